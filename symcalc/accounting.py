@@ -1,0 +1,151 @@
+"""Parameter accounting: a spec's components composed into a :class:`Breakdown`.
+
+Two model shapes cover the seven families:
+
+* ``single``: one stack (encoder-only BERT, decoder-only GPT/Llama/Mistral/Qwen/Mixtral, and
+  T5's encoder alone): embeddings, ``L`` layers, final norm, head, BERT's pooler and
+  masked-LM transform.
+* ``encoder-decoder`` (T5): a shared token table, an encoder of ``L`` layers and a decoder of
+  ``L_dec`` layers with cross-attention, each stack with its relative-attention bias and
+  final norm, and the head.
+
+:func:`shape_params` builds the expression with every switch as a symbol, once per shape;
+:func:`params` substitutes one spec's switches and drops the parts that are off.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy
+
+from . import components as c
+from .breakdown import Breakdown, Leaf
+from .spec import Spec, size_values, switch_values
+from .symbols import ALL, SIZES, L, L_dec
+
+EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "head/weight")
+
+
+def _parts(prefix: str, parts: list[c.Part]) -> list[Leaf]:
+    return [Leaf(f"{prefix}/{p.name}", p.expr, p.source) for p in parts]
+
+
+def layer_params(cross_attention: bool = False) -> Breakdown:
+    """One layer: self-attention, optional cross-attention, FFN (or MoE) and its norms."""
+    norm = c.norm_params()
+    leaves = _parts("attention", c.attention_params())
+    if cross_attention:
+        leaves += _parts("cross_attention", c.attention_params())
+    leaves.append(Leaf("norm/attention", norm, c.norm_source()))
+    if cross_attention:
+        leaves.append(Leaf("norm/cross_attention", norm, c.norm_source()))
+    leaves.append(Leaf("norm/ffn", norm, c.norm_source()))
+    leaves += _parts("ffn", c.ffn_params())
+    return Breakdown(leaves)
+
+
+def _stack(prefix: str, layers, layer: Breakdown) -> list[Leaf]:
+    """Relative-attention bias (first layer only), ``layers`` copies of ``layer``, final norm."""
+    head = f"{prefix}/" if prefix else ""
+    out = [Leaf(f"{head}relative_bias", c.relative_bias_params(), "raffel2020")]
+    out += [Leaf(f"{head}layer/{l.path}", layers * l.value, l.source) for l in layer]
+    out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params(), "radford2019"))
+    return out
+
+
+@lru_cache(maxsize=None)
+def shape_layers(shape: str) -> dict[str, tuple[sympy.Symbol, Breakdown]]:
+    """The repeated layer of each stack of ``shape``: stack prefix -> (count symbol, layer)."""
+    if shape == "single":
+        return {"layer": (L, layer_params())}
+    return {"encoder/layer": (L, layer_params()),
+            "decoder/layer": (L_dec, layer_params(cross_attention=True))}
+
+
+@lru_cache(maxsize=None)
+def shape_params(shape: str) -> Breakdown:
+    """Every parameter of a model of ``shape``, switches left as symbols."""
+    leaves = _parts("embedding", c.embedding_params())
+    leaves.append(Leaf("embedding_norm", c.sw("emb_norm") * c.norm_params(), "devlin2019"))
+    if shape == "single":
+        leaves += _stack("", L, layer_params())
+    else:
+        leaves += _stack("encoder", L, layer_params())
+        leaves += _stack("decoder", L_dec, layer_params(cross_attention=True))
+    leaves += _parts("head", c.head_params())
+    leaves.append(Leaf("pooler", c.pooler_params(), "devlin2019"))
+    leaves.append(Leaf("mlm_head", c.mlm_transform_params(), "devlin2019"))
+    return Breakdown(leaves)
+
+
+def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
+    """The substitution that fixes a spec's structure: its switches, and E = k = 1 for a
+    dense FFN."""
+    out = {ALL[name].symbol: sympy.Integer(v) for name, v in switch_values(spec).items()}
+    if not spec.moe:
+        out[SIZES["E"].symbol] = sympy.Integer(1)
+        out[SIZES["k"].symbol] = sympy.Integer(1)
+    return out
+
+
+def concrete(breakdown: Breakdown, spec: Spec) -> Breakdown:
+    """Substitute the spec's structure and drop the parts that vanish."""
+    fixed = structure(spec)
+    return breakdown.map(lambda e: sympy.expand(e.xreplace(fixed))).where(lambda l: l.value != 0)
+
+
+@lru_cache(maxsize=None)
+def _params_for_structure(shape: str, key: tuple) -> Breakdown:
+    return _concrete_from_key(shape_params(shape), key)
+
+
+def _concrete_from_key(breakdown: Breakdown, key: tuple) -> Breakdown:
+    fixed = dict(key)
+    return breakdown.map(lambda e: sympy.expand(e.xreplace(fixed))).where(lambda l: l.value != 0)
+
+
+def structure_key(spec: Spec) -> tuple:
+    return tuple(sorted(structure(spec).items(), key=lambda kv: kv[0].name))
+
+
+def params(spec: Spec) -> Breakdown:
+    """The spec's parameters, sizes left symbolic (cached per structure)."""
+    return _params_for_structure(spec.shape, structure_key(spec))
+
+
+def per_layer(spec: Spec) -> dict[str, Breakdown]:
+    """One layer of each stack, the spec's structure substituted."""
+    key = structure_key(spec)
+    return {prefix: _concrete_from_key(layer, key)
+            for prefix, (_, layer) in shape_layers(spec.shape).items()}
+
+
+def embedding_total(breakdown: Breakdown):
+    """Vocabulary and position tables, and an untied head's weight (as the seeds count it:
+    "embeddings and output layer"); everything else is non-embedding."""
+    return sympy.Add(*[l.value for l in breakdown if l.path in EMBEDDING_PATHS])
+
+
+def active_params(spec: Spec) -> sympy.Expr:
+    """Parameters one token passes through: for MoE, k of the E experts (router included)."""
+    bd = params(spec)
+    if not spec.moe:
+        return bd.total
+    E, k = SIZES["E"].symbol, SIZES["k"].symbol
+    total = sympy.Integer(0)
+    for leaf in bd:
+        expert = leaf.path.split("/")[-1] in ("gate", "up", "down") and "/ffn/" in f"/{leaf.path}"
+        total += leaf.value.xreplace({E: k}) if expert else leaf.value
+    return sympy.expand(total)
+
+
+def numbers(expr_or_breakdown, values: dict[str, int]):
+    """Substitute sizes (by canonical name) and return exact Python ints."""
+    subs = {SIZES[n].symbol: sympy.Integer(v) for n, v in values.items() if n in SIZES}
+    if isinstance(expr_or_breakdown, Breakdown):
+        return expr_or_breakdown.map(lambda e: int(e.xreplace(subs)))
+    return int(sympy.sympify(expr_or_breakdown).xreplace(subs))
+
+
+def spec_values(spec: Spec) -> dict[str, int]:
+    return size_values(spec)

@@ -1,0 +1,58 @@
+"""Named models shipped as data files (``symcalc/presets/*.toml``).
+
+Grammar of a preset file (TOML): top-level ``name``, ``description``, ``source`` (where the
+dimensions come from), ``expected_total`` (the parameter count the source or transformers
+gives, checked by the tests), optionally ``expected_active`` (MoE) and ``reference`` (the
+transformers class whose count it is); a ``[spec]`` table holds the fields of
+:class:`symcalc.spec.Spec`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Optional
+
+from .spec import Spec, make_spec
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    description: str
+    source: str
+    expected_total: int
+    spec: Spec
+    expected_active: Optional[int] = None
+    reference: str = ""
+
+
+def _files():
+    return resources.files(__package__).joinpath("presets")
+
+
+@lru_cache(maxsize=None)
+def names() -> tuple[str, ...]:
+    return tuple(sorted(f.name[:-5] for f in _files().iterdir() if f.name.endswith(".toml")))
+
+
+def exists(name: str) -> bool:
+    return name in names()
+
+
+@lru_cache(maxsize=None)
+def load(name: str) -> Preset:
+    data = tomllib.loads(_files().joinpath(f"{name}.toml").read_text(encoding="utf-8"))
+    spec = make_spec(name=data["name"], source=data["source"], **data["spec"])
+    return Preset(name=data["name"], description=data["description"], source=data["source"],
+                  expected_total=data["expected_total"], spec=spec,
+                  expected_active=data.get("expected_active"), reference=data.get("reference", ""))
+
+
+def all_presets() -> list[Preset]:
+    return [load(n) for n in names()]

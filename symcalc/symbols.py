@@ -1,0 +1,114 @@
+"""Every sympy symbol symcalc uses, created once, with its meaning and LaTeX name.
+
+Two kinds of symbol live here:
+
+* **sizes** (``L``, ``d``, ``n_h`` ...): positive integers that describe a model's
+  dimensions or a workload (batch, sequence length). Their names are the canonical names
+  that appear in sympy output (``12*L*d**2``) and are part of the public contract.
+* **switches**: 0/1 indicators (and a few small rational conventions) that turn a
+  component on or off. Expressions are built with them as symbols so that one polynomial
+  per model shape covers every architecture; for display they are replaced by their values
+  first, so a closed form never shows a switch that is off.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+
+@dataclass(frozen=True)
+class SymbolInfo:
+    name: str
+    meaning: str
+    latex: str
+    symbol: sympy.Symbol
+
+
+def _size(name: str, meaning: str, latex: str) -> SymbolInfo:
+    return SymbolInfo(name, meaning, latex, sympy.Symbol(name, positive=True, integer=True))
+
+
+def _switch(name: str, meaning: str, latex: str) -> SymbolInfo:
+    return SymbolInfo(name, meaning, latex, sympy.Symbol(name, nonnegative=True, integer=True))
+
+
+SIZES: dict[str, SymbolInfo] = {
+    info.name: info
+    for info in (
+        _size("L", "layers (encoder layers for encoder-decoder models)", "L"),
+        _size("L_dec", "decoder layers of an encoder-decoder model", "L_{\\mathrm{dec}}"),
+        _size("d", "hidden size d_model", "d"),
+        _size("d_ff", "FFN intermediate width", "d_{\\mathrm{ff}}"),
+        _size("n_h", "attention (query) heads", "n_h"),
+        _size("n_kv", "key/value heads", "n_{\\mathrm{kv}}"),
+        _size("d_h", "head dimension", "d_h"),
+        _size("V", "vocabulary size", "V"),
+        _size("P", "learned position table size", "P"),
+        _size("T", "token-type vocabulary", "T"),
+        _size("E", "MoE experts per layer", "E"),
+        _size("k", "experts active per token", "k"),
+        _size("R", "relative-attention buckets", "R"),
+        _size("s", "sequence length", "s"),
+        _size("s_dec", "decoder sequence length", "s_{\\mathrm{dec}}"),
+        _size("b", "batch size", "b"),
+        _size("W", "sliding attention window", "W"),
+        _size("N_d", "data-parallel ranks", "N_d"),
+        _size("t", "tensor-parallel degree", "t"),
+    )
+}
+
+SWITCHES: dict[str, SymbolInfo] = {
+    info.name: info
+    for info in (
+        _switch("sw_bias_q", "query projection has a bias", "\\beta_q"),
+        _switch("sw_bias_k", "key projection has a bias", "\\beta_k"),
+        _switch("sw_bias_v", "value projection has a bias", "\\beta_v"),
+        _switch("sw_bias_o", "output projection has a bias", "\\beta_o"),
+        _switch("sw_attn_out", "attention has an output projection", "\\omega"),
+        _switch("sw_gated", "FFN is gated (three matrices)", "\\gamma"),
+        _switch("sw_ffn_bias", "FFN linear layers have biases", "\\beta_f"),
+        _switch("sw_norm_w", "norms have a weight (scale) vector", "\\nu_w"),
+        _switch("sw_norm_b", "norms have a bias vector", "\\nu_b"),
+        _switch("sw_final_norm", "a norm after the last layer", "\\phi"),
+        _switch("sw_emb_norm", "a norm after the embeddings", "\\epsilon_n"),
+        _switch("sw_tok_emb", "token embedding table", "\\tau"),
+        _switch("sw_pos_emb", "learned position table", "\\pi"),
+        _switch("sw_type_emb", "token-type embedding table", "\\theta"),
+        _switch("sw_rel_bias", "relative-attention bias table", "\\rho"),
+        _switch("sw_head", "an output head (projection to the vocabulary)", "\\eta"),
+        _switch("sw_head_untied", "output head has its own weight (untied)", "\\eta_u"),
+        _switch("sw_head_bias", "output head has a bias", "\\eta_b"),
+        _switch("sw_pooler", "BERT pooler (dense d x d with bias on the first token)", "\\kappa"),
+        _switch("sw_mlm", "BERT masked-LM head transform", "\\mu"),
+        _switch("sw_router", "MoE router (d x E, no bias)", "\\varrho"),
+        # FLOP conventions, all integers so that generated code stays exact.
+        _switch("sw_causal", "skip the masked half of causal attention scores", "\\chi"),
+        _switch("sw_causal_exact", "count the diagonal when skipping (s(s+1)/2)", "\\chi_e"),
+    )
+}
+
+ALL: dict[str, SymbolInfo] = {**SIZES, **SWITCHES}
+
+_by_symbol = {info.symbol: info for info in ALL.values()}
+
+
+def sym(name: str) -> sympy.Symbol:
+    """The canonical sympy Symbol named ``name``."""
+    return ALL[name].symbol
+
+
+def info_of(symbol: sympy.Symbol) -> SymbolInfo:
+    return _by_symbol[symbol]
+
+
+def latex_names() -> dict[sympy.Symbol, str]:
+    """symbol -> LaTeX name, for printers (``symbol_names=``)."""
+    return {info.symbol: info.latex for info in ALL.values()}
+
+
+(L, L_dec, d, d_ff, n_h, n_kv, d_h, V, P, T, E, k, R, s, s_dec, b, W, N_d, t) = (
+    SIZES[n].symbol
+    for n in ("L", "L_dec", "d", "d_ff", "n_h", "n_kv", "d_h", "V", "P", "T", "E", "k", "R",
+              "s", "s_dec", "b", "W", "N_d", "t")
+)
