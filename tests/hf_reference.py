@@ -8,7 +8,7 @@ Plain helper module for the symcalc tests (no test functions here).  Given a con
 * ``reference_forward_matmul_flops(config, batch, seq_len)`` -> total of
   ``torch.utils.flop_counter.FlopCounterMode`` over one eager-attention forward pass
   (eval, ``torch.no_grad()``, ``use_cache=False``), run on the meta device.
-* ``generated_configs()`` -> ~80 tiny deterministic configs; ``PRESET_CONFIGS`` -> real hub configs.
+* ``generated_configs()`` -> 74 tiny deterministic configs; ``PRESET_CONFIGS`` -> real hub configs.
 
 Verified against transformers 5.24.0 / torch 2.13.0 (CPU):
 

@@ -1,0 +1,63 @@
+"""Named assumption sets for closed forms.
+
+An assumption set changes the architecture (drop biases, norms, embeddings; make the FFN
+plain) and relates sizes (n_h d_h = d, n_kv = n_h, d_ff = 4d). Applying one to a spec's
+expression gives the textbook closed forms: ``kaplan`` turns GPT-2-, BERT- and Llama-shaped
+totals into exactly ``12*L*d**2``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+
+from .errors import SymcalcError
+from .spec import Spec, replace_spec
+from .symbols import d, d_ff, d_h, n_h, n_kv
+
+
+@dataclass(frozen=True)
+class Assumption:
+    name: str
+    description: str
+    source: str
+    relations: dict = field(default_factory=dict)  # symbol -> expression in other symbols
+    structure: dict = field(default_factory=dict)  # Spec field -> value
+
+    def apply_spec(self, spec: Spec) -> Spec:
+        changes = {k: v for k, v in self.structure.items()}
+        if changes.get("token_embedding") is False and spec.head == "tied":
+            changes.setdefault("head", "none")
+        return replace_spec(spec, **changes) if changes else spec
+
+    def apply_expr(self, expr: sympy.Expr) -> sympy.Expr:
+        return sympy.expand(expr.xreplace(self.relations)) if self.relations else expr
+
+    def describe_relations(self) -> list[str]:
+        return [f"{k} = {v}" for k, v in self.relations.items()]
+
+
+TEXTBOOK_RELATIONS = {d_h: d / n_h, n_kv: n_h, d_ff: 4 * d}
+
+ASSUMPTIONS: dict[str, Assumption] = {
+    a.name: a
+    for a in (
+        Assumption("none", "the architecture as it is, sizes as symbols", "", {}, {}),
+        Assumption("textbook", "n_h d_h = d, n_kv = n_h (multi-head), d_ff = 4d; the rest of "
+                   "the architecture kept (biases, norms, embeddings)", "vaswani2017",
+                   TEXTBOOK_RELATIONS, {}),
+        Assumption("kaplan", "Kaplan et al. 2020: n_h d_h = d, n_kv = n_h, d_ff = 4d, plain FFN, "
+                   "no biases; norms, embeddings and head dropped (non-embedding N)", "kaplan2020",
+                   TEXTBOOK_RELATIONS,
+                   {"ffn": "plain", "ffn_bias": False, "attention_bias": "none",
+                    "attention_output": True, "norm": "none", "token_embedding": False,
+                    "position": "none", "T": None, "head": "none", "head_bias": False,
+                    "pooler": False, "mlm_head": False, "E": None, "k": None}),
+    )
+}
+
+
+def assumption(name: str) -> Assumption:
+    if name not in ASSUMPTIONS:
+        raise SymcalcError("--assume", f"must be one of {', '.join(ASSUMPTIONS)} (got {name!r})")
+    return ASSUMPTIONS[name]

@@ -1,0 +1,42 @@
+"""Command line: `symcalc COMMAND ...`. Bad input exits with status 2 and one line on stderr."""
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import import_module
+
+from .errors import SymcalcError
+
+COMMANDS = ("report", "closed_form")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, status 2, no usage dump
+        raise SymcalcError(self.prog, message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="symcalc", description="Symbolic accounting for transformer models: "
+                     "parameters, FLOPs and memory, exact, with their derivations.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        import_module(f"symcalc.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if not getattr(args, "func", None):
+            build_parser().print_help()
+            return 2
+        return args.func(args)
+    except SymcalcError as err:
+        print(f"symcalc: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""`symcalc closed-form MODEL [--assume NAME] [--quantity Q] [--json]`."""
+from __future__ import annotations
+
+import json
+
+from .common import add_model, add_workload, options_from
+
+
+def register(sub) -> None:
+    from ..assumptions import ASSUMPTIONS
+
+    p = sub.add_parser("closed-form", help="a quantity with sizes as symbols, simplified")
+    add_model(p)
+    p.add_argument("--assume", default="none",
+                   help="assumption set: " + ", ".join(ASSUMPTIONS) + " (see --list-assumptions)")
+    p.add_argument("--quantity", default="params.total",
+                   help="params.total (default), params.active, flops.forward_matmul, "
+                        "memory.kv_cache_bytes, ...")
+    p.add_argument("--list-assumptions", action="store_true", help="list assumption sets and exit")
+    p.add_argument("--json", action="store_true",
+                   help='{"expression": ..., "latex": ..., "dominant": ...}')
+    add_workload(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..assumptions import ASSUMPTIONS
+    from ..closed_form import closed_form
+    from ..inputs import resolve
+    from ..render.latex_math import to_latex
+
+    if args.list_assumptions:
+        for a in ASSUMPTIONS.values():
+            print(f"{a.name:10s} {a.description}")
+        return 0
+    spec = resolve(args.model, args.sets)
+    cf = closed_form(spec, args.quantity, args.assume, options_from(args))
+    if args.json:
+        print(json.dumps({
+            "model": spec.name, "quantity": cf.quantity, "assumption": cf.assumption,
+            "expression": str(cf.expression), "latex": to_latex(cf.expression),
+            "expanded": str(cf.expanded),
+            "dominant": None if cf.dominant is None else str(cf.dominant),
+            "dominant_share": None if cf.dominant_share is None else float(cf.dominant_share),
+        }, indent=1))
+    else:
+        print(f"{cf.quantity} of {spec.name} (assumptions: {cf.assumption})")
+        print(f"  {cf.expression}")
+        if cf.dominant is not None:
+            print(f"  dominant term: {cf.dominant}  ({float(cf.dominant_share):.1%} at the model's sizes)")
+    return 0

@@ -1,0 +1,57 @@
+"""Arguments shared by several commands: the model, --set, the workload and conventions."""
+from __future__ import annotations
+
+import argparse
+
+from ..options import CAUSAL, OPTIMIZER_NAMES, RECOMPUTE, Options
+
+
+def add_model(p: argparse.ArgumentParser, many: bool = False) -> None:
+    p.add_argument("model", nargs="+" if many else None, metavar="MODEL",
+                   help="preset name (see `symcalc presets`), config.json or folder, or .toml spec")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a spec field, e.g. --set L=48 --set ffn=gated")
+
+
+def add_workload(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("workload and conventions")
+    g.add_argument("--batch", type=str, default="1", help="sequences per step (default 1)")
+    g.add_argument("--seq-len", type=str, default=None,
+                   help="tokens per sequence (default: position table, capped at 2048, else 2048)")
+    g.add_argument("--dec-seq-len", type=str, default=None,
+                   help="decoder tokens of an encoder-decoder model (default: seq-len)")
+    g.add_argument("--dtype", default="bf16", help="weights dtype: fp32 fp16 bf16 fp8 int8 int4 or bitsN")
+    g.add_argument("--kv-dtype", default="bf16", help="KV cache dtype (default bf16)")
+    g.add_argument("--causal", default="full", help=f"attention scores: {' | '.join(CAUSAL)}")
+    g.add_argument("--macs", action="store_true", help="count multiply-accumulates (matmul FLOPs / 2)")
+    g.add_argument("--nonmatmul", action="store_true", help="add softmax, norms, activations, residuals")
+    g.add_argument("--recompute", default="none", help=f"activation recomputation: {' | '.join(RECOMPUTE)}")
+    g.add_argument("--optimizer", default="adam-mixed", help=f"{' | '.join(OPTIMIZER_NAMES)}")
+    g.add_argument("--zero", type=str, default="0", help="ZeRO stage 0-3")
+    g.add_argument("--dp", type=str, default="1", help="data-parallel ranks N_d")
+    g.add_argument("--tp", type=str, default="1", help="tensor-parallel degree t")
+    g.add_argument("--sequence-parallel", action="store_true", help="sequence parallelism (with --tp)")
+    g.add_argument("--context", type=str, default=None,
+                   help="KV-cache length for decode FLOPs per token (default: seq-len)")
+
+
+def _int(field: str, text):
+    from ..errors import SymcalcError
+
+    if text is None:
+        return None
+    try:
+        return int(str(text).replace("_", "").replace(",", ""))
+    except ValueError:
+        raise SymcalcError(field, f"must be a positive integer (got {text!r})") from None
+
+
+def options_from(args: argparse.Namespace) -> Options:
+    return Options(
+        batch=_int("batch", args.batch), seq_len=_int("seq-len", args.seq_len),
+        dec_seq_len=_int("dec-seq-len", args.dec_seq_len), dtype=args.dtype,
+        kv_dtype=args.kv_dtype, causal=args.causal, macs=args.macs, nonmatmul=args.nonmatmul,
+        recompute=args.recompute, optimizer=args.optimizer, zero=_int("zero", args.zero),
+        dp=_int("dp", args.dp), tp=_int("tp", args.tp), sequence_parallel=args.sequence_parallel,
+        context=_int("context", args.context),
+    ).checked()

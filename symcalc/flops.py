@@ -1,0 +1,148 @@
+"""Forward-pass FLOPs of every component, as sympy expressions.
+
+The matmul count follows the command-line contract: 2 FLOPs per multiply-accumulate of
+every matrix product (``torch.utils.flop_counter.FlopCounterMode`` on the transformers
+model with eager attention), embedding lookups free, each token through exactly its top-k
+experts, the head over every position. Attention scores cover
+``s**2 - sw_causal*(s**2 - sw_causal_exact*s)/2`` query-key pairs, so the full matrix
+(contract), half of it, or the exact lower triangle s(s+1)/2 is one substitution away.
+
+Non-matmul work (softmax, norms, activations, residual adds) is a separate breakdown with
+the per-element costs of :data:`NONMATMUL_COSTS`, a stated convention.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy
+
+from .breakdown import Breakdown, Leaf
+from .components import sw
+from .symbols import E, L, L_dec, V, b, d, d_ff, d_h, k, n_h, n_kv, s, s_dec
+
+# FLOPs per element for work that is not a matrix product (a convention, shown in
+# derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
+# LayerNorm = mean, centre, variance, normalise, scale-and-shift (RMSNorm drops the mean and
+# the shift); the activation and the gate's product one each; a residual add one.
+NONMATMUL_COSTS = {"softmax": 5, "scale": 1, "layernorm": 5, "rmsnorm": 3, "activation": 1,
+                   "gate_product": 1, "residual": 1}
+
+
+def pairs(n) -> sympy.Expr:
+    """Query-key pairs of self-attention over n tokens under the causal switches."""
+    return n**2 - sw("causal") * (n**2 - sw("causal_exact") * n) / 2
+
+
+def _attention(tokens_q, tokens_kv, batch_pairs) -> list[Leaf]:
+    """Q from the query tokens; K, V from the key/value tokens (encoder output for
+    cross-attention); scores Q.K^T and the weighted sum of V over ``batch_pairs``."""
+    return [
+        Leaf("q", 2 * tokens_q * d * n_h * d_h, "vaswani2017"),
+        Leaf("k", 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
+        Leaf("v", 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
+        Leaf("scores", 2 * n_h * d_h * batch_pairs, "vaswani2017"),
+        Leaf("context", 2 * n_h * d_h * batch_pairs, "vaswani2017"),
+        Leaf("o", sw("attn_out") * 2 * tokens_q * n_h * d_h * d, "vaswani2017"),
+    ]
+
+
+def _ffn(tokens) -> list[Leaf]:
+    """Each token through k experts (k = 1 for a dense FFN); the router sees every token."""
+    return [
+        Leaf("router", sw("router") * 2 * tokens * d * E, "shazeer2017"),
+        Leaf("gate", sw("gated") * 2 * tokens * k * d * d_ff, "shazeer2020"),
+        Leaf("up", 2 * tokens * k * d * d_ff, "vaswani2017"),
+        Leaf("down", 2 * tokens * k * d_ff * d, "vaswani2017"),
+    ]
+
+
+def _prefix(prefix: str, leaves: list[Leaf], times=1) -> list[Leaf]:
+    return [Leaf(f"{prefix}/{l.path}", times * l.value, l.source) for l in leaves]
+
+
+def self_pairs(seq, causal: bool) -> sympy.Expr:
+    return pairs(seq) if causal else seq**2
+
+
+def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
+    """One layer's matmul FLOPs over b sequences of ``seq`` tokens; with ``cross_seq``, a
+    decoder layer attending to ``cross_seq`` encoder tokens. An encoder stack of an
+    encoder-decoder model is never causal; a single stack is causal when its family is
+    decoder (the switch is 0 for encoder-only models)."""
+    leaves = _prefix("attention", _attention(b * seq, b * seq, b * self_pairs(seq, causal)))
+    if cross_seq is not None:
+        leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
+    leaves += _prefix("ffn", _ffn(b * seq))
+    return Breakdown(leaves)
+
+
+@lru_cache(maxsize=None)
+def shape_matmul(shape: str) -> Breakdown:
+    """Forward matmul FLOPs of a model of ``shape``, switches as symbols."""
+    if shape == "single":
+        leaves = list(layer_matmul(s).prefixed("layer").map(lambda e: L * e))
+        out_tokens = b * s
+    else:
+        leaves = list(layer_matmul(s, causal=False).prefixed("encoder/layer").map(lambda e: L * e))
+        leaves += list(layer_matmul(s_dec, cross_seq=s).prefixed("decoder/layer")
+                       .map(lambda e: L_dec * e))
+        out_tokens = b * s_dec
+    leaves += [
+        Leaf("head", sw("head") * 2 * out_tokens * d * V, "press2017"),
+        Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
+        Leaf("mlm_head", sw("mlm") * 2 * out_tokens * d * d, "devlin2019"),
+    ]
+    return Breakdown(leaves)
+
+
+def _norm_cost():
+    c = NONMATMUL_COSTS
+    # sw_norm_b is 1 for LayerNorm, 0 for RMSNorm and T5's scale-only norm.
+    return sw("norm_w") * (c["rmsnorm"] + sw("norm_b") * (c["layernorm"] - c["rmsnorm"]))
+
+
+def layer_nonmatmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
+    c = NONMATMUL_COSTS
+    tokens = b * seq
+    norms = 3 if cross_seq is not None else 2
+    score_elems = n_h * b * self_pairs(seq, causal) + (n_h * b * seq * cross_seq if cross_seq is not None else 0)
+    return Breakdown([
+        Leaf("softmax", (c["softmax"] + c["scale"]) * score_elems, "hoffmann2022"),
+        Leaf("norm", norms * _norm_cost() * tokens * d, "ba2016"),
+        Leaf("activation", tokens * k * d_ff * (c["activation"] + sw("gated") * c["gate_product"]),
+             "shazeer2020"),
+        Leaf("residual", norms * c["residual"] * tokens * d, "vaswani2017"),
+    ])
+
+
+@lru_cache(maxsize=None)
+def shape_nonmatmul(shape: str) -> Breakdown:
+    if shape == "single":
+        leaves = list(layer_nonmatmul(s).prefixed("layer").map(lambda e: L * e))
+        tokens = b * s
+    else:
+        leaves = list(layer_nonmatmul(s, causal=False).prefixed("encoder/layer")
+                      .map(lambda e: L * e))
+        leaves += list(layer_nonmatmul(s_dec, s).prefixed("decoder/layer").map(lambda e: L_dec * e))
+        tokens = b * s_dec
+    leaves.append(Leaf("final_norm", sw("final_norm") * _norm_cost() * tokens * d, "ba2016"))
+    return Breakdown(leaves)
+
+
+def decode_matmul_per_token(shape: str, context) -> sympy.Expr:
+    """Matmul FLOPs to generate one token per sequence with a KV cache holding ``context``
+    tokens: every projection on the one new token, scores and context over ``context + 1``
+    keys (single shape; for encoder-decoder the decoder side with an encoder output of s)."""
+    one = shape_matmul(shape)
+    if shape == "single":
+        subs = {s: 1}
+        attn = L * 2 * 2 * b * n_h * d_h * (context + 1)
+        drop = ("layer/attention/scores", "layer/attention/context", "pooler")
+    else:
+        subs = {s_dec: 1}
+        attn = L_dec * 2 * 2 * b * n_h * d_h * (context + 1)
+        drop = ("decoder/layer/attention/scores", "decoder/layer/attention/context",
+                "decoder/layer/cross_attention/k", "decoder/layer/cross_attention/v", "pooler")
+    kept = [l for l in one if not l.path.startswith("encoder/") and l.path not in drop]
+    total = sum((l.value.xreplace(subs) for l in kept), sympy.Integer(0))
+    return sympy.expand(total + attn)

@@ -1,0 +1,128 @@
+"""Memory in bytes, as sympy expressions: weights, KV cache, activations, training state.
+
+Byte counts may be fractional in the algebra (int4 weights, a ZeRO partition over N_d
+ranks); the numbers reported round up to whole bytes (a partition or a packed tensor needs
+its last byte).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from .errors import SymcalcError
+from .options import check_dtype, dtype_fraction
+from .symbols import L, L_dec, N_d, W, b, d, d_h, n_h, n_kv, s, s_dec, t
+
+GB = 10**9
+GiB = 2**30
+
+
+def dtype_bytes(name: str, field: str = "dtype") -> sympy.Rational:
+    """Bytes per element of a dtype name (fp32 4, fp16/bf16 2, fp8/int8 1, int4 1/2), or of a
+    bit width ``bitsN`` / ``N`` (N/8)."""
+    check_dtype(field, name)
+    return sympy.Rational(*dtype_fraction(name))
+
+
+@dataclass(frozen=True)
+class Optimizer:
+    """Bytes per parameter of weights, gradients and optimizer state (Rajbhandari et al.)."""
+    name: str
+    weights: int
+    gradients: int
+    state: int
+    meaning: str
+
+
+OPTIMIZERS = {
+    o.name: o
+    for o in (
+        Optimizer("adam-mixed", 2, 2, 12, "mixed-precision Adam: fp16/bf16 weights and gradients, "
+                  "fp32 master weights, momentum and variance (2 + 2 + 12 = 16 bytes)"),
+        Optimizer("adam-fp32", 4, 4, 8, "fp32 Adam: weights, gradients, momentum, variance (16 bytes)"),
+        Optimizer("sgd-momentum", 4, 4, 4, "fp32 SGD with momentum (12 bytes)"),
+    )
+}
+
+
+def optimizer(name: str) -> Optimizer:
+    if name not in OPTIMIZERS:
+        raise SymcalcError("optimizer", f"must be one of {', '.join(OPTIMIZERS)} (got {name!r})")
+    return OPTIMIZERS[name]
+
+
+def weights_bytes(n_params, bytes_per) -> sympy.Expr:
+    return n_params * bytes_per
+
+
+def training_bytes(n_params, opt: Optimizer, zero_stage: int) -> sympy.Expr:
+    """Weights, gradients and optimizer state per data-parallel rank under ZeRO stage 0-3:
+    stage 1 partitions the optimizer state over N_d ranks, stage 2 the gradients too, stage 3
+    the weights too (Rajbhandari et al. 2020, Sec. 5)."""
+    if zero_stage not in (0, 1, 2, 3):
+        raise SymcalcError("zero", f"stage must be 0, 1, 2 or 3 (got {zero_stage})")
+    w, g, o = opt.weights, opt.gradients, opt.state
+    whole, split = {0: (w + g + o, 0), 1: (w + g, o), 2: (w, g + o), 3: (0, w + g + o)}[zero_stage]
+    return n_params * (whole + sympy.Rational(1, 1) * split / N_d)
+
+
+def kv_cache_bytes(family: str, bytes_per, window: bool) -> sympy.Expr:
+    """Keys and values of every layer for b sequences: 2 L n_kv d_h per token (Pope et al.
+    2022); a sliding window caps the cached tokens at W. An encoder-decoder caches its
+    decoder's self-attention (s_dec tokens) and cross-attention (s encoder tokens); an
+    encoder-only model keeps no cache."""
+    if family == "encoder":
+        return sympy.Integer(0)
+    per_token = 2 * n_kv * d_h * b * bytes_per
+    if family == "encoder-decoder":
+        return L_dec * per_token * (s_dec + s)
+    tokens = sympy.Min(s, W) if window else s
+    return L * per_token * tokens
+
+
+RECOMPUTE = ("none", "selective", "full")
+
+
+def activation_bytes_per_layer(seq, recompute: str = "none", tensor_parallel: bool = False,
+                               sequence_parallel: bool = False) -> sympy.Expr:
+    """Korthikanti et al. 2022, Sec. 4: bytes of activations one layer stores for the
+    backward pass at 16 bits with 1-byte dropout masks:
+
+    * no parallelism: s b d (34 + 5 n_h s / d)
+    * tensor parallel over t: s b d (10 + 24/t + 5 n_h s / (d t))
+    * tensor + sequence parallel: s b d (34/t + 5 n_h s / (d t))
+    * selective recompute (attention core recomputed): s b d 34/t (with sequence parallel),
+      s b d (10 + 24/t) without
+    * full recompute: only the layer input, 2 s b d (divided by t with sequence parallel)
+    """
+    if recompute not in RECOMPUTE:
+        raise SymcalcError("recompute", f"must be one of {', '.join(RECOMPUTE)} (got {recompute!r})")
+    tp = t if tensor_parallel or sequence_parallel else sympy.Integer(1)
+    sbd = seq * b * d
+    attn_core = 5 * n_h * seq**2 * b / tp
+    if recompute == "full":
+        return 2 * sbd / (tp if sequence_parallel else 1)
+    if sequence_parallel:
+        linear_part = 34 * sbd / tp
+    elif tensor_parallel:
+        linear_part = sbd * (10 + 24 / tp)
+    else:
+        linear_part = 34 * sbd
+    return linear_part if recompute == "selective" else linear_part + attn_core
+
+
+def activations_bytes(family: str, **options) -> sympy.Expr:
+    """Per-layer activations times the number of layers (each stack at its own length)."""
+    if family == "encoder-decoder":
+        return (L * activation_bytes_per_layer(s, **options)
+                + L_dec * activation_bytes_per_layer(s_dec, **options))
+    return L * activation_bytes_per_layer(s, **options)
+
+
+def seed_activation_bytes(family: str) -> sympy.Expr:
+    """The layer calculator's baseline (seeds/000): s d 4 bytes per layer (fp32 hidden
+    states only), times b sequences."""
+    if family == "encoder-decoder":
+        return 4 * b * d * (L * s + L_dec * s_dec)
+    return 4 * b * s * d * L

@@ -1,0 +1,104 @@
+"""Workload and conventions of a report: every switch practitioners argue about, named.
+No sympy here."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from .errors import SymcalcError
+
+CAUSAL = ("full", "half", "exact")
+RECOMPUTE = ("none", "selective", "full")
+OPTIMIZER_NAMES = ("adam-mixed", "adam-fp32", "sgd-momentum")
+DTYPES = ("fp32", "float32", "fp16", "float16", "bf16", "bfloat16", "fp8", "int8", "int4", "fp4")
+
+
+@dataclass(frozen=True)
+class Options:
+    batch: int = 1
+    seq_len: Optional[int] = None  # None: the model's position table, capped at 2048
+    dec_seq_len: Optional[int] = None  # encoder-decoder: decoder tokens (default seq_len)
+    dtype: str = "bf16"
+    kv_dtype: str = "bf16"
+    causal: str = "full"  # full s^2 | half s^2/2 | exact s(s+1)/2
+    macs: bool = False  # count multiply-accumulates (matmul FLOPs / 2)
+    nonmatmul: bool = False  # add softmax, norms, activations, residual adds
+    recompute: str = "none"  # none | selective | full
+    optimizer: str = "adam-mixed"
+    zero: int = 0
+    dp: int = 1  # data-parallel ranks N_d
+    tp: int = 1  # tensor-parallel degree t
+    sequence_parallel: bool = False
+    context: Optional[int] = None  # decode FLOPs per token at this KV-cache length
+
+    def checked(self) -> "Options":
+        for name in ("batch", "seq_len", "dec_seq_len", "dp", "tp", "context"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise SymcalcError(name.replace("_", "-"), f"must be a positive integer (got {value!r})")
+        for name, allowed in (("causal", CAUSAL), ("recompute", RECOMPUTE),
+                              ("optimizer", OPTIMIZER_NAMES)):
+            if getattr(self, name) not in allowed:
+                raise SymcalcError(name, f"must be one of {', '.join(allowed)} "
+                                         f"(got {getattr(self, name)!r})")
+        for name in ("dtype", "kv_dtype"):
+            check_dtype(name.replace("_", "-"), getattr(self, name))
+        if self.zero not in (0, 1, 2, 3):
+            raise SymcalcError("zero", f"stage must be 0, 1, 2 or 3 (got {self.zero})")
+        return self
+
+    def with_(self, **changes) -> "Options":
+        return replace(self, **changes)
+
+
+def check_dtype(field: str, name: str) -> None:
+    key = str(name).strip().lower()
+    digits = key[4:] if key.startswith("bits") else key
+    if key in DTYPES or (digits.isdigit() and 0 < int(digits) <= 64):
+        return
+    raise SymcalcError(field, f"must be one of {', '.join(DTYPES)} or a bit width like bits3 "
+                              f"(got {name!r})")
+
+
+def dtype_fraction(name: str) -> tuple[int, int]:
+    """Bytes per element as (numerator, denominator), e.g. int4 -> (1, 2)."""
+    key = str(name).strip().lower()
+    table = {"fp32": (4, 1), "float32": (4, 1), "fp16": (2, 1), "float16": (2, 1),
+             "bf16": (2, 1), "bfloat16": (2, 1), "fp8": (1, 1), "int8": (1, 1),
+             "int4": (1, 2), "fp4": (1, 2)}
+    if key in table:
+        return table[key]
+    digits = key[4:] if key.startswith("bits") else key
+    return int(digits), 8
+
+
+DEFAULT_SEQ_LEN = 2048
+
+
+def seq_len_of(spec, opts: Options) -> int:
+    """The sequence length used: ``--seq-len``, else the model's learned position table
+    (capped at 2048), else 2048. Reports always show the value used."""
+    if opts.seq_len is not None:
+        return opts.seq_len
+    if spec.position == "learned" and spec.P:
+        return min(spec.P, DEFAULT_SEQ_LEN)
+    return DEFAULT_SEQ_LEN
+
+
+def workload_values(spec, opts: Options) -> dict[str, int]:
+    """Values of the workload symbols b, s, s_dec, W, N_d, t."""
+    s = seq_len_of(spec, opts)
+    out = {"b": opts.batch, "s": s, "N_d": opts.dp, "t": opts.tp}
+    if spec.family == "encoder-decoder":
+        out["s_dec"] = opts.dec_seq_len or s
+    if spec.W is not None:
+        out["W"] = spec.W
+    return out
+
+
+def convention_switches(spec, opts: Options) -> dict[str, int]:
+    """The causal-attention indicators: encoder-only models are never causal."""
+    causal = int(opts.causal != "full" and spec.family != "encoder")
+    return {"sw_causal": causal, "sw_causal_exact": int(causal and opts.causal == "exact")}

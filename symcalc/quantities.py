@@ -1,0 +1,119 @@
+"""Every quantity symcalc reports, as a sympy expression of one spec under one set of
+options: the single source of truth for numbers, closed forms and derivations.
+
+Quantity names are the report's keys: ``params.total``, ``params.active``,
+``flops.forward_matmul``, ``flops.forward``, ``flops.training``,
+``flops.decode_per_token``, ``memory.weights_bytes``, ``memory.kv_cache_bytes``,
+``memory.activations_bytes``, ``memory.training_bytes``.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy
+
+from . import accounting, flops, memory
+from .breakdown import Breakdown
+from .errors import SymcalcError
+from .options import Options, convention_switches
+from .spec import Spec
+from .symbols import ALL, SIZES
+
+QUANTITIES = {
+    "params.total": "parameters",
+    "params.active": "parameters a token passes through (MoE: k of E experts)",
+    "params.embedding": "vocabulary and position tables, untied head weight",
+    "params.non_embedding": "all other parameters",
+    "flops.forward_matmul": "matmul FLOPs of one forward pass (contract convention)",
+    "flops.forward": "forward FLOPs under the chosen conventions",
+    "flops.training": "forward + backward (2x forward) [+ recompute forward]",
+    "flops.decode_per_token": "matmul FLOPs to generate one token per sequence at --context",
+    "memory.weights_bytes": "weights at --dtype",
+    "memory.kv_cache_bytes": "KV cache at --kv-dtype for batch x seq_len tokens",
+    "memory.activations_bytes": "activations kept for backward (Korthikanti et al.)",
+    "memory.training_bytes": "weights, gradients and optimizer state per rank",
+}
+
+
+def check_quantity(name: str) -> str:
+    if name not in QUANTITIES:
+        raise SymcalcError("quantity", f"must be one of {', '.join(QUANTITIES)} (got {name!r})")
+    return name
+
+
+def _fix(expr_or_bd, spec: Spec, opts: Options):
+    fixed = accounting.structure(spec)
+    fixed.update({ALL[n].symbol: sympy.Integer(v) for n, v in convention_switches(spec, opts).items()})
+    if isinstance(expr_or_bd, Breakdown):
+        return expr_or_bd.map(lambda e: sympy.expand(e.xreplace(fixed))).where(lambda l: l.value != 0)
+    return sympy.expand(expr_or_bd.xreplace(fixed))
+
+
+def matmul_breakdown(spec: Spec, opts: Options = Options()) -> Breakdown:
+    """Forward matmul FLOPs by component under the options' causal convention."""
+    return _fix(flops.shape_matmul(spec.shape), spec, opts)
+
+
+def nonmatmul_breakdown(spec: Spec, opts: Options = Options()) -> Breakdown:
+    return _fix(flops.shape_nonmatmul(spec.shape), spec, opts)
+
+
+def expression(name: str, spec: Spec, opts: Options = Options()) -> sympy.Expr:
+    """The sympy expression of quantity ``name`` for ``spec`` under ``opts``."""
+    check_quantity(name)
+    return _cached(name, spec, opts)
+
+
+@lru_cache(maxsize=512)
+def _cached(name: str, spec: Spec, opts: Options) -> sympy.Expr:
+    params = accounting.params(spec)
+    if name == "params.total":
+        return params.total
+    if name == "params.active":
+        return accounting.active_params(spec)
+    if name == "params.embedding":
+        return accounting.embedding_total(params)
+    if name == "params.non_embedding":
+        return sympy.expand(params.total - accounting.embedding_total(params))
+    if name == "flops.forward_matmul":
+        return matmul_breakdown(spec, opts.with_(causal="full")).total
+    if name == "flops.forward":
+        matmul = matmul_breakdown(spec, opts).total
+        if opts.macs:
+            matmul = matmul / 2
+        extra = nonmatmul_breakdown(spec, opts).total if opts.nonmatmul else 0
+        return sympy.expand(matmul + extra)
+    if name == "flops.training":
+        passes = 3 + (1 if opts.recompute == "full" else 0)
+        return sympy.expand(passes * _cached("flops.forward", spec, opts))
+    if name == "flops.decode_per_token":
+        context = SIZES["s"].symbol
+        return _fix(flops.decode_matmul_per_token(spec.shape, context), spec, opts)
+    if name == "memory.weights_bytes":
+        return sympy.expand(params.total * memory.dtype_bytes(opts.dtype))
+    if name == "memory.kv_cache_bytes":
+        return memory.kv_cache_bytes(spec.family, memory.dtype_bytes(opts.kv_dtype, "kv-dtype"),
+                                     window=spec.W is not None)
+    if name == "memory.activations_bytes":
+        return sympy.expand(memory.activations_bytes(
+            spec.family, recompute=opts.recompute, tensor_parallel=opts.tp > 1,
+            sequence_parallel=opts.sequence_parallel))
+    if name == "memory.training_bytes":
+        return sympy.expand(memory.training_bytes(params.total, memory.optimizer(opts.optimizer),
+                                                  opts.zero))
+    raise AssertionError(name)
+
+
+def value(expr: sympy.Expr, values: dict[str, int]) -> sympy.Rational:
+    """Exact value of ``expr`` at the given sizes (by canonical name)."""
+    subs = {SIZES[n].symbol: sympy.Integer(v) for n, v in values.items() if n in SIZES}
+    out = sympy.sympify(expr).xreplace(subs)
+    if not out.is_number:
+        raise ValueError(f"unsubstituted symbols in {out}")
+    return sympy.nsimplify(out) if out.is_Float else out
+
+
+def whole(x) -> int:
+    """Round an exact rational value up to a whole number (bytes of a packed or partitioned
+    tensor); integers pass through."""
+    return int(sympy.ceiling(x))

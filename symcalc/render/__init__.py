@@ -1,0 +1,1 @@
+"""Renderers: the only code that formats numbers, calls ``sympy.latex`` or loads jinja2."""

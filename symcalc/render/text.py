@@ -1,0 +1,59 @@
+"""The readable report table (plain text, reads the report object only)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .numbers import bytes_both, grouped, short, si
+
+
+def _rows(rows: list[tuple[str, str]]) -> list[str]:
+    width = max(len(k) for k, _ in rows)
+    return [f"  {k.ljust(width)}  {v}" for k, v in rows]
+
+
+def report_table(rep: dict[str, Any]) -> str:
+    p, f, m = rep["params"], rep["flops"], rep["memory"]
+    lines = [f"model: {rep['model']}", "", "parameters"]
+    per = p["per_layer"]
+    stacks = [k[:-len("/total")] for k in per if k.endswith("/total")] or [""]
+    rows = [("total", f"{grouped(p['total'])}  ({short(p['total'])})"),
+            ("embedding", f"{grouped(p['embedding'])}  (token/position tables, untied head)"),
+            ("non-embedding", grouped(p["non_embedding"]))]
+    if p["active"] != p["total"]:
+        rows.append(("active per token", f"{grouped(p['active'])}  ({short(p['active'])})"))
+    for stack in stacks:
+        pre = f"{stack}/" if stack else ""
+        label = f"{stack} layer" if stack else "per layer"
+        rows.append((label, grouped(per[f"{pre}total"])))
+        for part in ("attention", "cross_attention", "ffn", "norm"):
+            if f"{pre}{part}" in per:
+                rows.append((f"  {part.replace('_', '-')}", grouped(per[f"{pre}{part}"])))
+    rows.append(("head dimension", str(p["head_dim"])))
+    w16 = 2 * p["total"]
+    rows.append(("weights at 16 bits", bytes_both(w16)))
+    lines += _rows(rows)
+
+    conv = f["conventions"]
+    lines += ["", f"compute  (batch {f['batch']} x seq_len {f['seq_len']}"
+              + (f", decoder {f['dec_seq_len']}" if "dec_seq_len" in f else "") + ")"]
+    lines += _rows([
+        ("forward, matmul", f"{grouped(f['forward_matmul'])} FLOPs  ({si(f['forward_matmul'])})"),
+        ("", f"[{conv['forward_matmul']}]"),
+        ("forward", f"{grouped(f['forward'])}  ({si(f['forward'], unit='')})  [{conv['forward']}]"),
+        ("training step", f"{grouped(f['training'])}  ({si(f['training'], unit='')})  [{conv['training']}]"),
+        ("decode, per token", f"{grouped(f['decode_per_token'])} FLOPs at context {f['decode_context']}"),
+    ])
+    mc = m["conventions"]
+    lines += ["", "memory"]
+    lines += _rows([
+        ("weights", f"{grouped(m['weights_bytes'])} B = {bytes_both(m['weights_bytes'])}  [{mc['weights_bytes']}]"),
+        ("KV cache", f"{grouped(m['kv_cache_bytes'])} B = {bytes_both(m['kv_cache_bytes'])}  [{mc['kv_cache_bytes']}]"),
+        ("activations", f"{grouped(m['activations_bytes'])} B = {bytes_both(m['activations_bytes'])}  [{mc['activations_bytes']}]"),
+        ("training state", f"{grouped(m['training_bytes'])} B = {bytes_both(m['training_bytes'])}  [{mc['training_bytes']}]"),
+    ])
+    return "\n".join(lines) + "\n"
+
+
+def presets_table(presets) -> str:
+    rows = [(p.name, f"{grouped(p.expected_total):>16}  {p.description}") for p in presets]
+    return "\n".join(_rows(rows)) + "\n"
