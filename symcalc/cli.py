@@ -7,7 +7,7 @@ from importlib import import_module
 
 from .errors import SymcalcError
 
-COMMANDS = ("report", "closed_form")
+COMMANDS = ("report", "closed_form", "forms", "derive", "handout", "sweep")
 
 
 class _Parser(argparse.ArgumentParser):

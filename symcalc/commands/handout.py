@@ -1,0 +1,5 @@
+"""`symcalc handout`: placeholder, not implemented yet (registers nothing)."""
+
+
+def register(sub) -> None:
+    return None

@@ -1,0 +1,5 @@
+"""`symcalc sweep`: placeholder, not implemented yet (registers nothing)."""
+
+
+def register(sub) -> None:
+    return None
