@@ -20,7 +20,7 @@ import sympy
 
 from . import components as c
 from .breakdown import Breakdown, Leaf
-from .spec import Spec, size_values, switch_values
+from .spec import Spec, switch_values
 from .symbols import ALL, SIZES, L, L_dec
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "head/weight")
@@ -36,10 +36,10 @@ def layer_params(cross_attention: bool = False) -> Breakdown:
     leaves = _parts("attention", c.attention_params())
     if cross_attention:
         leaves += _parts("cross_attention", c.attention_params())
-    leaves.append(Leaf("norm/attention", norm, c.norm_source()))
+    leaves.append(Leaf("norm/attention", norm, c.NORM_SOURCE))
     if cross_attention:
-        leaves.append(Leaf("norm/cross_attention", norm, c.norm_source()))
-    leaves.append(Leaf("norm/ffn", norm, c.norm_source()))
+        leaves.append(Leaf("norm/cross_attention", norm, c.NORM_SOURCE))
+    leaves.append(Leaf("norm/ffn", norm, c.NORM_SOURCE))
     leaves += _parts("ffn", c.ffn_params())
     return Breakdown(leaves)
 
@@ -88,18 +88,13 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
     return out
 
 
-def concrete(breakdown: Breakdown, spec: Spec) -> Breakdown:
-    """Substitute the spec's structure and drop the parts that vanish."""
-    fixed = structure(spec)
-    return breakdown.map(lambda e: sympy.expand(e.xreplace(fixed))).where(lambda l: l.value != 0)
-
-
 @lru_cache(maxsize=None)
 def _params_for_structure(shape: str, key: tuple) -> Breakdown:
     return _concrete_from_key(shape_params(shape), key)
 
 
 def _concrete_from_key(breakdown: Breakdown, key: tuple) -> Breakdown:
+    """Substitute a structure (see :func:`structure_key`) and drop the parts that vanish."""
     fixed = dict(key)
     return breakdown.map(lambda e: sympy.expand(e.xreplace(fixed))).where(lambda l: l.value != 0)
 
@@ -145,7 +140,3 @@ def numbers(expr_or_breakdown, values: dict[str, int]):
     if isinstance(expr_or_breakdown, Breakdown):
         return expr_or_breakdown.map(lambda e: int(e.xreplace(subs)))
     return int(sympy.sympify(expr_or_breakdown).xreplace(subs))
-
-
-def spec_values(spec: Spec) -> dict[str, int]:
-    return size_values(spec)

@@ -57,13 +57,12 @@ def ffn_params() -> list[Part]:
     ]
 
 
+NORM_SOURCE = "ba2016"
+
+
 def norm_params() -> sympy.Expr:
     """One LayerNorm (scale and shift: 2d), scale-only LayerNorm as in T5 (d) or RMSNorm (d)."""
     return sw("norm_w") * d + sw("norm_b") * d
-
-
-def norm_source() -> str:
-    return "ba2016"
 
 
 def embedding_params() -> list[Part]:
