@@ -29,8 +29,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                 "head_dim": None, "sliding_window": 4096, "tie_word_embeddings": False},
     "qwen2": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
               "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
-              "head_dim": None, "use_sliding_window": False, "sliding_window": None,
-              "tie_word_embeddings": False},
+              "head_dim": None, "use_sliding_window": False, "sliding_window": 4096,
+              "max_window_layers": 28, "tie_word_embeddings": False},
     "mixtral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
                 "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
                 "head_dim": None, "num_local_experts": 8, "num_experts_per_tok": 2,
@@ -89,8 +89,9 @@ class _Config:
         self.defaults = DEFAULTS[model_type]
 
     def get(self, key: str) -> Any:
-        value = self.data.get(key, self.defaults.get(key))
-        return self.defaults.get(key) if value is None and key in self.data else value
+        """The file's value (an explicit ``null`` stays ``None``, as transformers keeps it:
+        ``"sliding_window": null`` means no window), else the class default."""
+        return self.data[key] if key in self.data else self.defaults.get(key)
 
     def size(self, key: str, optional: bool = False) -> int | None:
         value = self.get(key)
@@ -102,6 +103,8 @@ class _Config:
 
     def flag(self, key: str) -> bool:
         value = self.get(key)
+        if value is None:
+            value = self.defaults.get(key)
         if not isinstance(value, bool):
             raise SymcalcError(key, f"must be true or false (got {value!r})")
         return value
@@ -124,7 +127,30 @@ def spec_from_config(data: dict[str, Any], name: str = "config.json") -> Spec:
     fields = builder(cfg, CLASSES[cls][1])
     fields.setdefault("name", name)
     fields["source"] = f"Hugging Face config ({model_type}, {cls})"
-    return make_spec(**fields)
+    try:
+        return make_spec(**fields)
+    except SymcalcError as err:  # name the config.json key beside the symcalc field
+        key = HF_KEYS[model_type].get(err.field)
+        if key is None:
+            raise
+        raise SymcalcError(f"{key} ({err.field})", err.rule) from None
+
+
+# symcalc size field -> the config.json key it comes from, per model_type (error messages)
+_LLAMA_KEYS = {"L": "num_hidden_layers", "d": "hidden_size", "n_h": "num_attention_heads",
+               "n_kv": "num_key_value_heads", "d_h": "head_dim", "d_ff": "intermediate_size",
+               "V": "vocab_size", "k": "num_experts_per_tok", "E": "num_local_experts",
+               "W": "sliding_window"}
+HF_KEYS: dict[str, dict[str, str]] = {
+    "bert": {"L": "num_hidden_layers", "d": "hidden_size", "n_h": "num_attention_heads",
+             "d_ff": "intermediate_size", "V": "vocab_size", "P": "max_position_embeddings",
+             "T": "type_vocab_size"},
+    "gpt2": {"L": "n_layer", "d": "n_embd", "n_h": "n_head", "d_ff": "n_inner",
+             "V": "vocab_size", "P": "n_positions"},
+    "llama": _LLAMA_KEYS, "mistral": _LLAMA_KEYS, "qwen2": _LLAMA_KEYS, "mixtral": _LLAMA_KEYS,
+    "t5": {"L": "num_layers", "L_dec": "num_decoder_layers", "d": "d_model", "n_h": "num_heads",
+           "d_h": "d_kv", "d_ff": "d_ff", "V": "vocab_size", "R": "relative_attention_num_buckets"},
+}
 
 
 def _lm_head(cfg: _Config, role: str) -> dict[str, Any]:
@@ -168,7 +194,9 @@ def _llama_like(cfg: _Config, role: str, model_type: str) -> dict[str, Any]:
         out["ffn_bias"] = cfg.flag("mlp_bias")
     elif model_type == "qwen2":
         out["attention_bias"] = "qkv"
-        if cfg.flag("use_sliding_window"):
+        # transformers: layers i >= max_window_layers slide, the others attend fully; symcalc
+        # caps every layer's cache at W only when every layer slides (max_window_layers 0).
+        if cfg.flag("use_sliding_window") and cfg.get("max_window_layers") == 0:
             out["W"] = cfg.size("sliding_window", optional=True)
     else:  # mistral, mixtral
         out["W"] = cfg.size("sliding_window", optional=True)

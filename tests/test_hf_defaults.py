@@ -1,0 +1,131 @@
+"""symcalc.hf.DEFAULTS against transformers' config classes, and configs that lean on them."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import transformers
+
+import hf_reference as H
+from symcalc.hf import BARE, DEFAULTS, spec_from_config
+
+CONFIG_CLASS = {"bert": "BertConfig", "gpt2": "GPT2Config", "llama": "LlamaConfig",
+                "mistral": "MistralConfig", "qwen2": "Qwen2Config", "mixtral": "MixtralConfig",
+                "t5": "T5Config"}
+# Keys whose default is "derived from another key" (None in symcalc's table): transformers
+# fills in the effective value, which test_effective_sizes compares.
+DERIVED = {("llama", "num_key_value_heads"), ("llama", "head_dim"), ("mistral", "head_dim"),
+           ("qwen2", "head_dim"), ("mixtral", "head_dim"), ("t5", "num_decoder_layers")}
+# Qwen2 keeps its class default sliding_window (4096) only while use_sliding_window is on.
+SWITCHED_ON = {("qwen2", "sliding_window"): {"use_sliding_window": True}}
+# transformers attribute names of the sizes, per family: (L, d, n_h, n_kv, d_h, d_ff, V)
+SIZE_ATTRS = {
+    "bert": ("num_hidden_layers", "hidden_size", "num_attention_heads", None, None,
+             "intermediate_size", "vocab_size"),
+    "gpt2": ("n_layer", "n_embd", "n_head", None, None, "n_inner", "vocab_size"),
+    "t5": ("num_layers", "d_model", "num_heads", None, "d_kv", "d_ff", "vocab_size"),
+}
+LLAMA_ATTRS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
+               "head_dim", "intermediate_size", "vocab_size")
+
+
+def config_class(model_type: str):
+    return getattr(transformers, CONFIG_CLASS[model_type])
+
+
+CASES = [(mt, key) for mt, keys in DEFAULTS.items() for key in keys]
+
+
+def test_every_family_has_defaults():
+    assert set(DEFAULTS) == set(CONFIG_CLASS) == set(H.SUPPORTED_CLASSES)
+
+
+@pytest.mark.parametrize("model_type,key", CASES, ids=[f"{m}.{k}" for m, k in CASES])
+def test_default_equals_transformers(model_type, key):
+    ours = DEFAULTS[model_type][key]
+    theirs = getattr(config_class(model_type)(**SWITCHED_ON.get((model_type, key), {})), key, None)
+    if (model_type, key) in DERIVED:
+        assert ours is None  # resolved from other keys, as in test_effective_sizes
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("model_type", sorted(DEFAULTS))
+def test_effective_sizes(model_type):
+    """A config.json with only the model_type: every size as transformers resolves it."""
+    spec = spec_from_config({"model_type": model_type})
+    hf = config_class(model_type)()
+    attrs = SIZE_ATTRS.get(model_type, LLAMA_ATTRS)
+    L, d, n_h, n_kv, d_h, d_ff, V = (getattr(hf, a, None) if a else None for a in attrs)
+    assert (spec.L, spec.d, spec.n_h, spec.V) == (L, d, n_h, V)
+    assert spec.d_ff == (d_ff or 4 * d)  # GPT-2: n_inner None means 4 d
+    assert spec.n_kv == (n_kv or n_h)
+    assert spec.d_h == (d_h or d // n_h)
+    if model_type == "t5":
+        assert spec.L_dec == hf.num_decoder_layers
+    if model_type == "mixtral":
+        assert (spec.E, spec.k) == (hf.num_local_experts, hf.num_experts_per_tok)
+
+
+@pytest.mark.parametrize("model_type", sorted(DEFAULTS))
+def test_bare_default_model_count(model_type):
+    """No architectures key: the bare model class with every default."""
+    cfg = {"model_type": model_type}
+    assert H.model_class_name(cfg) == BARE[model_type]
+    from symcalc.report import report
+    from symcalc.options import Options
+
+    assert report(spec_from_config(cfg), Options(seq_len=4))["params"]["total"] == H.reference_params(cfg)
+
+
+def test_llama_only_model_type_via_cli(cli, write_config):
+    want = H.reference_params({"model_type": "llama"})
+    assert want == 6_607_343_616  # Llama-2-7B's 6,738,415,616 without its 32000 x 4096 head
+    path = write_config({"model_type": "llama"})
+    assert cli("report", path, "--json").json()["params"]["total"] == want
+    assert cli("report", path.parent, "--json").json()["params"]["total"] == want  # a folder
+
+
+def test_folder_with_config_json(cli, tmp_path):
+    cfg = H.PRESET_CONFIGS["Mistral-7B-v0.1"]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    out = cli("report", tmp_path, "--json").json()
+    assert out["params"]["total"] == 7_241_732_096
+    assert out["model"] == tmp_path.name
+
+
+@pytest.mark.parametrize("extra,window", [
+    ({}, 4096),
+    ({"sliding_window": None}, None),  # explicit null: no window, as transformers keeps it
+    ({"sliding_window": 17}, 17),
+])
+def test_mistral_sliding_window(extra, window):
+    cfg = {"model_type": "mistral", **extra}
+    assert spec_from_config(cfg).W == window
+    assert transformers.MistralConfig(**extra).sliding_window == window
+
+
+@pytest.mark.parametrize("extra,window", [
+    ({}, None),
+    ({"use_sliding_window": True}, None),  # layers >= max_window_layers (28) slide: none here
+    ({"use_sliding_window": True, "max_window_layers": 0}, 4096),
+    ({"use_sliding_window": True, "max_window_layers": 0, "sliding_window": 9}, 9),
+])
+def test_qwen2_sliding_window(extra, window):
+    cfg = {"model_type": "qwen2", "num_hidden_layers": 4, **extra}
+    assert spec_from_config(cfg).W == window
+    hf = transformers.Qwen2Config(**{k: v for k, v in cfg.items() if k != "model_type"})
+    sliding = {t == "sliding_attention" for t in hf.layer_types}
+    assert sliding == ({True} if window else {False})
+    if window:
+        assert hf.sliding_window == window
+
+
+@pytest.mark.parametrize("key,value", [("num_key_value_heads", None), ("head_dim", None),
+                                       ("num_decoder_layers", None), ("n_inner", None)])
+def test_explicit_null_means_derived(key, value):
+    family = {"num_key_value_heads": "llama", "head_dim": "mistral", "num_decoder_layers": "t5",
+              "n_inner": "gpt2"}[key]
+    cfg = {"model_type": family, key: value}
+    assert spec_from_config(cfg) == spec_from_config({"model_type": family})
+    assert H.reference_params(cfg) == H.reference_params({"model_type": family})
