@@ -175,13 +175,18 @@ def make_spec(**values: Any) -> Spec:
 
 
 def with_overrides(spec: Spec, overrides: dict[str, Any]) -> Spec:
-    """``--set key=value`` on an existing spec, re-checked."""
+    """``--set key=value`` on an existing spec, re-checked. Sizes that followed from others
+    keep following them unless set too: d_h = d / n_h, n_kv = n_h, and d_ff = 4 d (so
+    ``gpt2 --set L=24 --set d=1024 --set n_h=16`` is GPT-2 medium)."""
     base = asdict(spec)
     for key in overrides:
         if key not in FIELD_NAMES:
             raise SymcalcError(f"--set {key}", "is not a symcalc spec field "
                                f"(known: {', '.join(FIELD_NAMES)})")
     base.update(overrides)
+    new_d = overrides.get("d")
+    if "d_ff" not in overrides and spec.d_ff == 4 * spec.d and type(new_d) is int and new_d > 0:
+        base["d_ff"] = 4 * new_d
     if "d" in overrides or "n_h" in overrides:
         if "d_h" not in overrides and spec.d_h == spec.d // spec.n_h and spec.d % spec.n_h == 0:
             base["d_h"] = None  # keep d_h = d / n_h when it was derived

@@ -1,0 +1,127 @@
+"""Bad input: exit status 2, exactly one line on stderr naming the field, no traceback."""
+from __future__ import annotations
+
+import pytest
+
+from symcalc.errors import SymcalcError
+from symcalc.hf import spec_from_config
+from symcalc.options import Options
+from symcalc.report import report
+
+SPEC_TOML = 'family = "decoder"\nL = 2\nd = 100\nn_h = 7\nd_ff = 64\nV = 50\n'
+
+# id -> (config.json object or raw text or None, extra CLI args, field named on stderr)
+CASES = {
+    "unknown-model-type": ({"model_type": "gpt5"}, [], "model_type"),
+    "unknown-class": ({"model_type": "llama", "architectures": ["LlamaForSequenceClassification"]},
+                      [], "architectures[0]"),
+    "class-of-other-type": ({"model_type": "bert", "architectures": ["GPT2Model"]}, [],
+                            "architectures[0]"),
+    "d-not-divisible-hf": ({"model_type": "llama", "hidden_size": 100, "num_attention_heads": 7},
+                           [], "hidden_size"),
+    "kv-not-dividing-hf": ({"model_type": "mistral", "num_key_value_heads": 5}, [],
+                           "num_key_value_heads"),
+    "negative-size": ({"model_type": "llama", "hidden_size": -5}, [], "hidden_size"),
+    "zero-size": ({"model_type": "gpt2", "n_layer": 0}, [], "n_layer"),
+    "fractional-size": ({"model_type": "llama", "num_hidden_layers": 2.5}, [], "num_hidden_layers"),
+    "text-size": ({"model_type": "llama", "vocab_size": "x"}, [], "vocab_size"),
+    "bool-size": ({"model_type": "bert", "num_hidden_layers": True}, [], "num_hidden_layers"),
+    "top-k-above-experts": ({"model_type": "mixtral", "num_local_experts": 4,
+                             "num_experts_per_tok": 5}, [], "num_experts_per_tok"),
+    "malformed-json": ('{"model_type": "llama",', [], "config.json"),
+    "non-object-json": ("[1, 2]", [], "config.json"),
+    "bad-feed-forward-proj": ({"model_type": "t5", "feed_forward_proj": "gated"}, [],
+                              "feed_forward_proj"),
+    "bad-tie-flag": ({"model_type": "llama", "architectures": ["LlamaForCausalLM"],
+                      "tie_word_embeddings": "yes"}, [], "tie_word_embeddings"),
+    # spec file (TOML) and --set
+    "d-not-divisible-spec-file": (None, ["@spec.toml"], "d"),
+    "d-not-divisible-set": (None, ["gpt2", "--set", "n_h=7"], "d"),
+    "kv-not-dividing-set": (None, ["llama-2-7b", "--set", "n_kv=3"], "n_kv"),
+    "top-k-above-experts-set": (None, ["mixtral-8x7b", "--set", "k=9"], "k"),
+    "non-integer-set": (None, ["gpt2", "--set", "L=2.5"], "--set L"),
+    "zero-set": (None, ["gpt2", "--set", "L=0"], "L"),
+    "unknown-set-key": (None, ["gpt2", "--set", "layers=3"], "--set layers"),
+    "set-without-equals": (None, ["gpt2", "--set", "L"], "--set L"),
+    "bad-choice-set": (None, ["gpt2", "--set", "ffn=swiglu"], "ffn"),
+    "unknown-preset": (None, ["gpt-7"], "MODEL"),
+    "missing-json": (None, ["@missing/config.json"], "MODEL"),
+    "missing-toml": (None, ["@missing.toml"], "MODEL"),
+    "malformed-toml": (None, ["@bad.toml"], "bad.toml"),
+    # issue 3: workload and conventions
+    "batch-zero": (None, ["gpt2", "--batch", "0"], "batch"),
+    "batch-negative": (None, ["gpt2", "--batch", "-1"], "batch"),
+    "batch-text": (None, ["gpt2", "--batch", "abc"], "batch"),
+    "seq-len-zero": (None, ["gpt2", "--seq-len", "0"], "seq-len"),
+    "seq-len-negative": (None, ["gpt2", "--seq-len", "-1"], "seq-len"),
+    "seq-len-text": (None, ["gpt2", "--seq-len", "abc"], "seq-len"),
+    "seq-len-fraction": (None, ["gpt2", "--seq-len", "1.5"], "seq-len"),
+    "unknown-dtype": (None, ["gpt2", "--dtype", "fp7"], "dtype"),
+    "unknown-kv-dtype": (None, ["gpt2", "--kv-dtype", "float8x"], "kv-dtype"),
+    "zero-stage-4": (None, ["gpt2", "--zero", "4"], "zero"),
+    "zero-stage-negative": (None, ["gpt2", "--zero", "-1"], "zero"),
+    "tp-not-dividing-heads": (None, ["gpt2", "--tp", "5"], "tp"),
+    "unknown-optimizer": (None, ["gpt2", "--optimizer", "lion"], "optimizer"),
+    "unknown-causal": (None, ["gpt2", "--causal", "quarter"], "causal"),
+}
+
+
+def _args(case, tmp_path):
+    config, extra, _ = CASES[case]
+    (tmp_path / "spec.toml").write_text(SPEC_TOML)
+    (tmp_path / "bad.toml").write_text("family = \n")
+    if config is not None:
+        text = config if isinstance(config, str) else __import__("json").dumps(config)
+        (tmp_path / "config.json").write_text(text)
+        return [tmp_path / "config.json", *extra]
+    return [str(tmp_path / a[1:]) if a.startswith("@") else a for a in extra]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_one_line_exit_2(case, tmp_path, cli):
+    run = cli("report", *_args(case, tmp_path))
+    field = CASES[case][2]
+    assert run.returncode == 2, run.stdout
+    assert run.stdout == ""
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, run.stderr
+    assert "Traceback" not in run.stderr
+    assert lines[0].startswith("symcalc: error: ")
+    named = lines[0][len("symcalc: error: "):].split(": ")[0]
+    assert named == field or named.startswith(field + " ") or named.endswith(f"/{field}"), lines[0]
+
+
+def test_good_input_is_not_an_error(tmp_path, cli):
+    """The same paths with valid values succeed (so the cases above fail for their reason)."""
+    (tmp_path / "spec.toml").write_text(SPEC_TOML.replace("n_h = 7", "n_h = 5"))
+    assert cli("report", tmp_path / "spec.toml", "--json").returncode == 0
+    assert cli("report", "gpt2", "--set", "n_h=16", "--tp", "4", "--zero", "3", "--batch", "2",
+               "--seq-len", "9", "--dtype", "int4", "--json").returncode == 0
+
+
+@pytest.mark.parametrize("config,field", [
+    ({"model_type": "gpt5"}, "model_type"),
+    ({"model_type": "mixtral", "num_experts_per_tok": 9}, "num_experts_per_tok (k)"),
+    ({"model_type": "llama", "hidden_size": 100, "num_attention_heads": 7}, "hidden_size (d)"),
+    ({"model_type": "t5", "num_heads": 6, "num_key_value_heads": 4}, None),  # T5 has no n_kv key
+])
+def test_library_raises_symcalc_error(config, field):
+    if field is None:
+        spec_from_config(config)  # unknown keys are ignored, as transformers stores them
+        return
+    with pytest.raises(SymcalcError) as err:
+        spec_from_config(config)
+    assert err.value.field == field
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("opts,field", [
+    (Options(batch=0), "batch"), (Options(seq_len=-3), "seq-len"), (Options(dtype="fp7"), "dtype"),
+    (Options(zero=4), "zero"), (Options(batch=True), "batch"),
+])
+def test_options_checked_in_the_library(opts, field):
+    from symcalc import presets
+
+    with pytest.raises(SymcalcError) as err:
+        report(presets.load("gpt2").spec, opts)
+    assert err.value.field == field
