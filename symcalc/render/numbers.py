@@ -36,3 +36,23 @@ def bytes_both(n: int) -> str:
     """Bytes in GB (10^9) and GiB (2^30), always both named: 14.48 GB / 13.49 GiB."""
     n = int(n)
     return f"{n / GB:,.2f} GB / {n / GiB:,.2f} GiB"
+
+
+PARAM_UNITS = {"exact": None, "K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12, "yi": 10**8}
+
+
+def params_in(n: int, unit: str = "auto") -> str:
+    """A count in the unit asked for: 'auto' (short), K, M, B, T, or yi (10^8, 亿);
+    'exact' gives the grouped integer."""
+    if unit == "auto":
+        return short(n)
+    if unit == "exact":
+        return grouped(n)
+    if unit == "yi":
+        return yi(n)
+    return f"{int(n) / PARAM_UNITS[unit]:,.3f} {unit}"
+
+
+def flops_in(n: int, prefix: str = "auto") -> str:
+    """FLOPs with the SI prefix asked for (auto picks the largest that keeps a leading digit)."""
+    return si(n, None if prefix == "auto" else prefix)

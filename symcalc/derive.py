@@ -1,0 +1,370 @@
+"""Derivations built from the engine's expressions, as data (no formatting here).
+
+:func:`derive` turns one quantity of one model (``params.total``, ``flops.forward_matmul``,
+``memory.kv_cache_bytes`` ...) into a :class:`~symcalc.derivation.Derivation`: the sizes,
+every component's formula with its source, the numbers substituted, each intermediate
+value, the per-layer sum, the layers, the total. :func:`derive_closed_form` and
+:func:`derive_difference` give the closed form under a named assumption set with its exact
+correction, and the per-component difference between two models.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import sympy
+
+from . import accounting, memory, quantities as q
+from .assumptions import assumption
+from .breakdown import Breakdown, Leaf
+from .closed_form import closed_form, simplify
+from .derivation import (Compose, Define, Derivation, Evaluate, Formula, Result, Section,
+                         Simplify, Substitute, part_symbol)
+from .options import Options, workload_values
+from .spec import Spec, size_values
+from .symbols import SIZES, info_of
+
+MEANINGS = {
+    "attention/q": "query projection", "attention/k": "key projection",
+    "attention/v": "value projection", "attention/o": "attention output projection",
+    "attention/scores": "attention scores Q K^T", "attention/context": "scores times V",
+    "cross_attention/q": "cross-attention query", "cross_attention/k": "cross-attention key",
+    "cross_attention/v": "cross-attention value", "cross_attention/o": "cross-attention output",
+    "cross_attention/scores": "cross-attention scores", "cross_attention/context":
+    "cross-attention scores times V",
+    "norm/attention": "norm before attention", "norm/cross_attention": "norm before cross-attention",
+    "norm/ffn": "norm before the FFN", "ffn/router": "MoE router", "ffn/gate": "FFN gate",
+    "ffn/up": "FFN up projection", "ffn/down": "FFN down projection",
+    "embedding/token": "token embeddings", "embedding/position": "learned positions",
+    "embedding/token_type": "token-type embeddings", "embedding_norm": "embedding norm",
+    "relative_bias": "relative-attention bias", "final_norm": "final norm",
+    "head/weight": "output head weight (untied)", "head/bias": "output head bias",
+    "head": "output head", "pooler": "BERT pooler", "mlm_head": "masked-LM head transform",
+    "softmax": "softmax and score scaling", "norm": "norms", "activation": "activation (and gate)",
+    "residual": "residual adds",
+}
+TITLES = {"N": "Parameters", "C": "FLOPs", "M": "Memory"}
+
+
+def meaning(path: str) -> str:
+    parts = path.split("/")
+    for i in range(len(parts)):
+        key = "/".join(parts[i:])
+        if key in MEANINGS:
+            return MEANINGS[key]
+    return path
+
+
+def model_values(spec: Spec, opts: Options = Options()) -> dict[str, int]:
+    """Every size and workload value of a model by canonical name."""
+    return {**size_values(spec), **workload_values(spec, opts)}
+
+
+def numbers(values: dict[str, int]) -> dict[sympy.Symbol, sympy.Integer]:
+    return {SIZES[n].symbol: sympy.Integer(v) for n, v in values.items() if n in SIZES}
+
+
+def substitute(path: str, letter: str, expr: sympy.Expr, subs: dict) -> Substitute:
+    """The substitution step of ``expr``: the numbers of its free symbols."""
+    used = sorted(expr.free_symbols & set(subs), key=lambda s: s.name)
+    return Substitute(path, letter, expr, tuple((s, subs[s]) for s in used))
+
+
+def evaluate(expr: sympy.Expr, subs: dict):
+    out = sympy.sympify(expr).xreplace(subs)
+    if not out.is_number:
+        raise ValueError(f"unsubstituted symbols in {out}")
+    return sympy.Rational(out) if out.is_Rational else out
+
+
+def chain(step, subs: dict) -> tuple[list, object]:
+    """A formula or composition followed by its substitution and value."""
+    expr = step.expr
+    value = evaluate(expr, subs)
+    steps = [step]
+    if not expr.is_Atom:
+        steps.append(substitute(step.path, step.letter, expr, subs))
+    steps.append(Evaluate(step.path, step.letter, value))
+    return steps, value
+
+
+def defines(exprs: Iterable[sympy.Expr], values: dict[str, int]) -> list[Define]:
+    used = set().union(*(sympy.sympify(e).free_symbols for e in exprs))
+    out = []
+    for name, info in SIZES.items():
+        if info.symbol in used and name in values:
+            out.append(Define(info.symbol, int(values[name]), info.meaning))
+    return out
+
+
+def stacks_of(spec: Spec) -> dict[str, sympy.Symbol]:
+    """Prefix of each repeated layer -> its count symbol (``layer`` -> L)."""
+    return {prefix: count for prefix, (count, _) in accounting.shape_layers(spec.shape).items()}
+
+
+def components(bd: Breakdown, spec: Spec, letter: str, subs: dict,
+               total_path: str = "total") -> tuple[list[Section], object, list[sympy.Expr]]:
+    """Sections deriving ``bd``'s total: one section per repeated layer (per-layer formulas,
+    their sum, times the layer count), one for the parts outside the layers, and the total."""
+    stacks = stacks_of(spec)
+    sections, formulas, order = [], [], []
+    values: dict[str, object] = {}
+    for prefix, count in stacks.items():
+        leaves = [l for l in bd if l.path.startswith(prefix + "/")]
+        if not leaves:
+            continue
+        steps = []
+        for leaf in leaves:
+            per = sympy.expand(leaf.value / count)
+            formulas.append(per)
+            more, values[leaf.path] = chain(
+                Formula(leaf.path, letter, per, leaf.source, meaning(leaf.path)), subs)
+            steps += more
+        one = sympy.Add(*[part_symbol(letter, l.path) for l in leaves], evaluate=False)
+        more, values[prefix] = chain(Compose(prefix, letter, one, "one layer"), {
+            **subs, **{part_symbol(letter, l.path): values[l.path] for l in leaves}})
+        steps += more
+        everything = prefix + "s"
+        more, values[everything] = chain(Compose(everything, letter, sympy.Mul(count, part_symbol(letter, prefix), evaluate=False),
+                                                 f"all {count} layers"),
+                                         {**subs, part_symbol(letter, prefix): values[prefix]})
+        steps += more
+        formulas.append(count)
+        title = "One layer" if prefix == "layer" else f"One {prefix.split('/')[0]} layer"
+        sections.append(Section(title, tuple(steps)))
+    outside = []
+    for leaf in bd:
+        stack = next((p for p in stacks if leaf.path.startswith(p + "/")), None)
+        if stack is not None:
+            if stack + "s" not in order:
+                order.append(stack + "s")
+            continue
+        formulas.append(leaf.value)
+        more, values[leaf.path] = chain(
+            Formula(leaf.path, letter, leaf.value, leaf.source, meaning(leaf.path)), subs)
+        outside += more
+        order.append(leaf.path)
+    if outside:
+        sections.append(Section("Outside the layers", tuple(outside)))
+    total = sympy.Add(*[part_symbol(letter, p) for p in order], evaluate=False)
+    more, value = chain(Compose(total_path, letter, total, "the sum of every part"),
+                        {**subs, **{part_symbol(letter, p): values[p] for p in order}})
+    sections.append(Section("Total", tuple(more)))
+    return sections, value, formulas
+
+
+def _with_sizes(sections: list[Section], formulas, values) -> tuple[Section, ...]:
+    return (Section("Sizes", tuple(defines(formulas, values))),) + tuple(sections)
+
+
+def _result(path: str, letter: str, value, meaning_: str) -> Section:
+    unit = {"N": "parameters", "C": "FLOPs", "M": "bytes"}[letter]
+    return Section("Result", (Result(path, letter, q.whole(value), unit, meaning_),))
+
+
+def _params_breakdown(spec: Spec, quantity: str) -> Breakdown:
+    bd = accounting.params(spec)
+    if quantity == "params.embedding":
+        return bd.where(lambda l: l.path in accounting.EMBEDDING_PATHS)
+    if quantity == "params.non_embedding":
+        return bd.where(lambda l: l.path not in accounting.EMBEDDING_PATHS)
+    if quantity == "params.active" and spec.moe:
+        E, k = SIZES["E"].symbol, SIZES["k"].symbol
+        expert = ("/ffn/gate", "/ffn/up", "/ffn/down")
+        return Breakdown(Leaf(l.path, sympy.expand(l.value.xreplace({E: k})), l.source)
+                         if l.path.endswith(expert) else l for l in bd)
+    return bd
+
+
+def derive_breakdown(spec: Spec, quantity: str, bd: Breakdown, letter: str, values: dict,
+                     title: str, conventions: tuple[str, ...] = ()) -> Derivation:
+    subs = numbers(values)
+    sections, value, formulas = components(bd, spec, letter, subs, quantity)
+    body = _with_sizes(sections, formulas, values) + (_result(quantity, letter, value,
+                                                              q.QUANTITIES[quantity]),)
+    return Derivation(spec.name, quantity, title, letter, body, conventions)
+
+
+def derive(spec: Spec, quantity: str = "params.total", opts: Options = Options()) -> Derivation:
+    """The worked example of ``quantity`` for ``spec`` under ``opts``."""
+    q.check_quantity(quantity)
+    opts = opts.checked()
+    values = model_values(spec, opts)
+    kind = quantity.split(".")[0]
+    if kind == "params":
+        conv = ("each token passes through k of the E experts; the router counts in full",) \
+            if quantity == "params.active" and spec.moe else ()
+        return derive_breakdown(spec, quantity, _params_breakdown(spec, quantity), "N", values,
+                                f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}", conv)
+    if quantity in ("flops.forward_matmul", "flops.forward", "flops.training"):
+        return _derive_flops(spec, quantity, opts, values)
+    if quantity in ("memory.weights_bytes", "memory.training_bytes"):
+        return _derive_state_bytes(spec, quantity, opts, values)
+    return _derive_single(spec, quantity, opts, values)
+
+
+FLOP_CONVENTION = ("2 FLOPs per multiply-accumulate; every matrix product; embedding lookups "
+                   "free; the head over every position")
+
+
+def _causal_note(spec: Spec, opts: Options) -> str:
+    if spec.family == "encoder" or opts.causal == "full":
+        return "attention scores over the full s x s matrix"
+    return {"half": "causal attention: half of the s x s scores",
+            "exact": "causal attention: s(s+1)/2 query-key pairs"}[opts.causal]
+
+
+def _derive_flops(spec: Spec, quantity: str, opts: Options, values: dict) -> Derivation:
+    contract = quantity == "flops.forward_matmul"
+    mopts = opts.with_(causal="full") if contract else opts
+    bd = q.matmul_breakdown(spec, mopts)
+    subs = numbers(values)
+    conv = [FLOP_CONVENTION, _causal_note(spec, mopts)]
+    path = "flops.forward_matmul" if contract else "matmul"
+    sections, value, formulas = components(bd, spec, "C", subs, path)
+    tail: list[Section] = []
+    if not contract:
+        parts = {part_symbol("C", path): value}
+        fwd = part_symbol("C", path)
+        if opts.macs:
+            fwd = fwd / 2
+            conv.append("counted in multiply-accumulates: 1 MAC = 2 FLOPs")
+        if opts.nonmatmul:
+            nm_sections, nm_value, nm_formulas = components(
+                q.nonmatmul_breakdown(spec, opts), spec, "C", subs, "nonmatmul")
+            sections += [Section("Non-matmul: " + s.title.lower(), s.steps) for s in nm_sections]
+            formulas += nm_formulas
+            parts[part_symbol("C", "nonmatmul")] = nm_value
+            fwd = fwd + part_symbol("C", "nonmatmul")
+            conv.append("non-matmul work at the per-element costs of symcalc.flops.NONMATMUL_COSTS")
+        steps, value = chain(Compose("flops.forward", "C", fwd, "forward pass"), parts)
+        if quantity == "flops.training":
+            passes = 3 + (1 if opts.recompute == "full" else 0)
+            more, value = chain(Compose("flops.training", "C", sympy.Mul(passes, part_symbol("C", "flops.forward"), evaluate=False),
+                                        "forward + backward (2x forward)" +
+                                        (" + recompute forward" if passes == 4 else "")),
+                                {part_symbol("C", "flops.forward"): value})
+            steps += more
+            conv.append("training = forward + backward (2x forward)" +
+                        (" + one recompute forward" if passes == 4 else ""))
+        tail.append(Section("Forward" if quantity == "flops.forward" else "Training", tuple(steps)))
+    body = _with_sizes(sections + tail, formulas, values) + (
+        _result(quantity, "C", value, q.QUANTITIES[quantity]),)
+    title = f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}"
+    return Derivation(spec.name, quantity, title, "C", body, tuple(conv))
+
+
+def _params_line(spec: Spec, subs: dict) -> tuple[list, object, sympy.Expr]:
+    expr = simplify(q.expression("params.total", spec))
+    steps, value = chain(Formula("params.total", "N", expr, "hf_transformers",
+                                 "parameters (the derivation of params.total itemises it)"), subs)
+    return steps, value, expr
+
+
+def _derive_state_bytes(spec: Spec, quantity: str, opts: Options, values: dict) -> Derivation:
+    subs = numbers(values)
+    steps, n_value, n_expr = _params_line(spec, subs)
+    N = part_symbol("N", "params.total")
+    if quantity == "memory.weights_bytes":
+        expr = N * memory.dtype_bytes(opts.dtype)
+        conv = (f"weights stored as {opts.dtype}: {memory.dtype_bytes(opts.dtype)} bytes each",)
+        source = ""
+    else:
+        opt = memory.optimizer(opts.optimizer)
+        expr = memory.training_bytes(N, opt, opts.zero)
+        conv = (opt.meaning, f"ZeRO stage {opts.zero} over N_d = {opts.dp} data-parallel ranks, per rank")
+        source = "rajbhandari2020"
+    more, value = chain(Compose(quantity, "M", expr, q.QUANTITIES[quantity], source),
+                        {**subs, N: n_value})
+    body = _with_sizes([Section("Parameters", tuple(steps)), Section("Bytes", tuple(more))],
+                       [n_expr, expr], values) + (_result(quantity, "M", value, q.QUANTITIES[quantity]),)
+    title = f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}"
+    return Derivation(spec.name, quantity, title, "M", body, conv)
+
+
+SINGLE_SOURCES = {"flops.decode_per_token": "pope2022", "memory.kv_cache_bytes": "pope2022",
+                  "memory.activations_bytes": "korthikanti2022"}
+
+
+def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> Derivation:
+    letter = "C" if quantity.startswith("flops") else "M"
+    if quantity == "flops.decode_per_token" and opts.context:
+        values = dict(values, s=opts.context)
+    subs = numbers(values)
+    if spec.W is not None:
+        subs[SIZES["W"].symbol] = sympy.Integer(spec.W)
+    expr = simplify(q.expression(quantity, spec, opts))
+    steps, value = chain(Formula(quantity, letter, expr, SINGLE_SOURCES.get(quantity, ""),
+                                 q.QUANTITIES[quantity]), subs)
+    conv = {"flops.decode_per_token": ("one new token per sequence; s is the KV-cache length",),
+            "memory.kv_cache_bytes": (f"keys and values at {opts.kv_dtype}",),
+            "memory.activations_bytes": ("16-bit activations, 1-byte dropout masks",)}[quantity]
+    all_values = dict(values, **({"W": spec.W} if spec.W else {}))
+    body = _with_sizes([Section("Formula", tuple(steps))], [expr], all_values) + (
+        _result(quantity, letter, value, q.QUANTITIES[quantity]),)
+    title = f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}"
+    return Derivation(spec.name, quantity, title, letter, body, conv)
+
+
+def derive_closed_form(spec: Spec, assume: str = "kaplan", quantity: str = "params.total",
+                       opts: Options = Options()) -> Derivation:
+    """The exact closed form, the form under ``assume``, and the exact correction between
+    them (symbolic and at the model's sizes)."""
+    a = assumption(assume)
+    exact = closed_form(spec, quantity, "none", opts)
+    approx = closed_form(spec, quantity, assume, opts)
+    values = model_values(spec, opts)
+    subs = numbers(values)
+    letter = {"params": "N", "flops": "C", "memory": "M"}[quantity.split(".")[0]]
+    first, exact_value = chain(Formula("exact", letter, exact.expression, "hf_transformers",
+                                       "exact, sizes as symbols"), subs)
+    second, approx_value = chain(Formula(assume, letter, approx.expression, a.source,
+                                         a.description), subs)
+    second[0] = Simplify(assume, letter, exact.expression, approx.expression, assume,
+                         a.description, a.source)
+    correction = sympy.expand(exact.expanded - approx.expanded)
+    corr = simplify(correction)
+    third, corr_value = chain(Formula("correction", letter, corr, "",
+                                      "exact minus the assumed form"), subs)
+    body = _with_sizes([Section("Exact", tuple(first)),
+                        Section(f"Under the assumptions '{assume}'", tuple(second)),
+                        Section("Correction", tuple(third))],
+                       [exact.expression, approx.expression], values)
+    body += (_result("correction", letter, corr_value, "exact minus assumed"),)
+    meta = {"exact": exact_value, "approx": approx_value, "correction": corr_value,
+            "relations": tuple(a.describe_relations()), "assumption": assume}
+    return Derivation(spec.name, quantity, f"Closed form of {spec.name} under '{assume}'",
+                      letter, body, (a.description,), meta)
+
+
+def derive_difference(base: Spec, other: Spec) -> Derivation:
+    """Parameters of ``other`` minus those of ``base``, component by component: every path
+    whose count differs, its formula difference, the numbers, the value, and the total."""
+    subs_b, subs_o = numbers(size_values(base)), numbers(size_values(other))
+    a, b = accounting.params(base), accounting.params(other)
+    va, vb = accounting.numbers(a, size_values(base)), accounting.numbers(b, size_values(other))
+    da, db = va.as_dict(), vb.as_dict()
+    leaves = {l.path: l for l in a}
+    steps, parts = [], {}
+    for leaf in list(b) + [l for l in a if l.path not in db]:
+        before, after = da.get(leaf.path, 0), db.get(leaf.path, 0)
+        if before == after:
+            continue
+        old = leaves[leaf.path].value if leaf.path in leaves else sympy.Integer(0)
+        new = leaf.value if leaf.path in db else sympy.Integer(0)
+        expr = sympy.expand(new - old) if subs_b == subs_o else new - old
+        formula = Formula(leaf.path, "N", expr, leaf.source, meaning(leaf.path))
+        value = after - before
+        steps += [formula] + ([substitute(leaf.path, "N", expr, subs_o)]
+                              if not expr.is_Atom else []) + [Evaluate(leaf.path, "N", value)]
+        parts[part_symbol("N", leaf.path)] = value
+    more, total = chain(Compose("difference", "N", sympy.Add(*parts, evaluate=False), "the sum of the differences"),
+                        parts)
+    totals = (Evaluate(f"{base.name}", "N", va.total), Evaluate(f"{other.name}", "N", vb.total))
+    body = (Section("Sizes", tuple(defines([s.expr for s in steps if isinstance(s, Formula)],
+                                           size_values(other)))),
+            Section("Totals", totals),
+            Section("Component by component", tuple(steps)),
+            Section("Total difference", tuple(more)),
+            _result("difference", "N", total, f"{other.name} minus {base.name}"))
+    return Derivation(other.name, "params.total", f"{other.name} against {base.name}", "N", body,
+                      (), {"base": base.name, "other": other.name})

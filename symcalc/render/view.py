@@ -1,0 +1,216 @@
+"""A :class:`~symcalc.derivation.Derivation` as the plain data its templates show: LaTeX
+math strings for each line, escaped text, formatted numbers. Shared by the Markdown and the
+LaTeX renderers (both write their math in LaTeX); the text escaping is theirs.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import sympy
+from sympy.printing.latex import LatexPrinter
+
+from .. import derivation as dv
+from ..sources import SOURCES
+from ..symbols import latex_names
+from .numbers import GB, GiB, bytes_both, flops_in, grouped, params_in
+
+LINE_LIMIT = 58  # visible characters of math per line before a break (A4, 11pt)
+SUM_CHUNK = 4  # terms per line of a long sum
+
+
+@dataclass(frozen=True)
+class Units:
+    """How results are shown: parameters in ``params`` (auto, exact, K, M, B, T, yi) and
+    FLOPs with the SI prefix ``flops`` (auto, K, M, G, T, P, E)."""
+    params: str = "auto"
+    flops: str = "auto"
+
+
+SHORT_NAMES = {"params.total": "", "params.active": "active", "params.embedding": "emb",
+               "params.non_embedding": "non-emb", "flops.forward_matmul": "fwd",
+               "flops.forward": "fwd", "flops.training": "train", "flops.decode_per_token":
+               "decode", "memory.weights_bytes": "weights", "memory.kv_cache_bytes": "KV",
+               "memory.activations_bytes": "act", "memory.training_bytes": "train"}
+
+
+def part_name(letter: str, path: str) -> str:
+    """``N`` + a subscript naming the path: ``layer/attention/q`` -> N_{attention,q}."""
+    if path in SHORT_NAMES:
+        sub = SHORT_NAMES[path]
+    else:
+        bits = path.split("/")
+        keep = [b for i, b in enumerate(bits) if b != "layer" or i == len(bits) - 1]
+        sub = ",".join(keep)
+    if not sub:
+        return letter
+    sub = re.sub(r"[^A-Za-z0-9._,/ -]", "", sub)
+    sub = sub.replace("_", r"\_").replace(" ", r"\ ")
+    return f"{letter}_{{\\mathrm{{{sub}}}}}"
+
+
+def number_tex(value) -> str:
+    """An exact number in math: 7{,}241{,}732{,}096 (grouped from five digits on); a
+    fraction as \\frac."""
+    value = sympy.Rational(value) if not isinstance(value, int) else value
+    if isinstance(value, int) or value.q == 1:
+        n = int(value)
+        return grouped(n, "{,}") if abs(n) >= 10**4 else str(n)
+    return f"\\frac{{{number_tex(int(value.p))}}}{{{number_tex(int(value.q))}}}"
+
+
+class StepPrinter(LatexPrinter):
+    """LaTeX of a step: canonical symbol names, part symbols as N_{...}, grouped integers,
+    and (for a substitution) each symbol printed as its number, so the substituted line
+    keeps the formula's shape: ``12 \\cdot 32 \\cdot 4096^{2}``."""
+
+    def __init__(self, values: dict | None = None, **settings):
+        super().__init__({"symbol_names": latex_names(), "mul_symbol": "dot", **settings})
+        self.values = values or {}
+
+    def _print_Symbol(self, expr, style="plain"):
+        if expr in self.values:
+            return number_tex(self.values[expr])
+        part = dv.part_of(expr)
+        if part:
+            return part_name(*part)
+        return super()._print_Symbol(expr, style)
+
+    def _print_Integer(self, expr):
+        return number_tex(int(expr))
+
+
+def math(expr, values: dict | None = None, order: str | None = None) -> list[str]:
+    """An expression as a list of chunks: one chunk, or a long sum cut every few terms
+    (continuation chunks start with '+')."""
+    settings = {"order": order} if order else {}
+    printer = StepPrinter(values, **settings)
+    if isinstance(expr, sympy.Add) and len(expr.args) > SUM_CHUNK:
+        terms = list(expr.args) if order == "none" else list(expr.as_ordered_terms())
+        texts = [printer.doprint(t) for t in terms]
+        chunks = [" + ".join(texts[i:i + SUM_CHUNK]) for i in range(0, len(texts), SUM_CHUNK)]
+        return [chunks[0]] + ["+ " + c for c in chunks[1:]]
+    return [printer.doprint(expr)]
+
+
+def visible(tex: str) -> int:
+    """Rough width of a LaTeX math string in characters."""
+    t = tex.replace("{,}", ",")
+    t = re.sub(r"\\(cdot|quad)", " ", t)
+    t = re.sub(r"\\(left|right|mathrm|frac|min|max)", "", t)
+    t = re.sub(r"\\[a-zA-Z]+", "x", t)
+    return len(re.sub(r"[{}^_\\ ]", "", t)) + t.count(" ") // 2
+
+
+def lines_of(pieces: list[list[str]]) -> list[str]:
+    """Right-hand sides joined by '=' into lines no wider than :data:`LINE_LIMIT`."""
+    lines, current, broken = [], "", False
+    for piece in pieces:
+        for i, chunk in enumerate(piece):
+            text = ("= " if i == 0 else "\\quad ") + chunk
+            if current and (broken or len(piece) > 1 or visible(current + text) > LINE_LIMIT):
+                lines.append(current)
+                current = text
+            else:
+                current = f"{current} {text}".strip()
+        broken = len(piece) > 1
+    lines.append(current)
+    return lines
+
+
+class SourceIndex:
+    """Numbers the sources of one document in order of first use."""
+
+    def __init__(self):
+        self.keys: list[str] = []
+
+    def ref(self, key: str) -> str:
+        if not key:
+            return ""
+        if key not in self.keys:
+            self.keys.append(key)
+        return str(self.keys.index(key) + 1)
+
+    def entries(self, esc: Callable[[str], str]) -> list[dict]:
+        return [{"n": i + 1, "key": k, "citation": esc(SOURCES[k].citation),
+                 "where": esc(SOURCES[k].where)} for i, k in enumerate(self.keys) if k in SOURCES]
+
+
+def _equation(step, esc, refs: SourceIndex) -> dict:
+    order = "none" if isinstance(step, dv.Compose) else None
+    if isinstance(step, dv.Simplify):
+        pieces = [math(step.after)]
+        note = f"under the assumptions '{step.assumption}'"
+    else:
+        pieces = [math(step.expr, order=order)] if isinstance(step, (dv.Formula, dv.Compose)) else []
+        note = getattr(step, "meaning", "")
+    ref = refs.ref(getattr(step, "source", ""))
+    return {"lhs": part_name(step.letter, step.path), "pieces": pieces, "order": order,
+            "meaning": esc(note), "path": esc(step.path), "ref": ref,
+            "source": esc(SOURCES[step.source].citation) if ref and step.source in SOURCES else ""}
+
+
+def _finish(eq: dict) -> dict:
+    eq["lines"] = lines_of(eq["pieces"])
+    eq["inline"] = f"{eq['lhs']} " + " ".join(eq["lines"])
+    return eq
+
+
+def steps_view(steps, esc, refs: SourceIndex) -> list[dict]:
+    """Consecutive steps on one path become one equation: formula = numbers = value."""
+    out: list[dict] = []
+    for step in steps:
+        if isinstance(step, (dv.Formula, dv.Compose, dv.Simplify)):
+            out.append(_equation(step, esc, refs))
+        elif isinstance(step, dv.Substitute):
+            out[-1]["pieces"].append(math(step.expr, dict(step.values), out[-1]["order"]))
+        elif isinstance(step, dv.Evaluate):
+            if not out or out[-1]["path"] != esc(step.path) or out[-1].get("done"):
+                out.append({"lhs": part_name(step.letter, step.path),
+                            "pieces": [], "order": None, "meaning": esc(step.path),
+                            "path": esc(step.path), "ref": "", "source": ""})
+            out[-1]["pieces"].append([number_tex(step.value)])
+            out[-1]["value"] = step.value
+            out[-1]["done"] = True
+    return [_finish(eq) for eq in out]
+
+
+def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
+    """The result in words, each unit the user may want: exact, short, SI, GB and GiB."""
+    n = result.value
+    if result.unit == "parameters":
+        shown = params_in(n, units.params)
+        shown = shown.replace("亿", yi_text)
+        return [f"{grouped(n)} parameters", shown]
+    if result.unit == "FLOPs":
+        return [f"{grouped(n)} FLOPs", flops_in(n, units.flops)]
+    return [f"{grouped(n)} bytes", bytes_both(n)]
+
+
+def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = Units(),
+                    refs: SourceIndex | None = None, yi_text: str = "亿") -> dict:
+    """Everything a derivation template shows, prepared."""
+    refs = refs or SourceIndex()
+    sections = []
+    for section in d.sections:
+        defines = [s for s in section.steps if isinstance(s, dv.Define)]
+        results = [s for s in section.steps if isinstance(s, dv.Result)]
+        if defines:
+            rows = [{"symbol": latex_names()[s.symbol], "meaning": esc(s.meaning),
+                     "value": grouped(s.value), "value_tex": number_tex(s.value)} for s in defines]
+            sections.append({"title": esc(section.title), "kind": "sizes", "rows": rows})
+        elif results:
+            r = results[0]
+            sections.append({"title": esc(section.title), "kind": "result",
+                             "lhs": part_name(r.letter, r.path), "value_tex": number_tex(r.value),
+                             "value": grouped(r.value),
+                             "words": [esc(w) for w in result_text(r, units, yi_text)],
+                             "meaning": esc(r.meaning)})
+        else:
+            sections.append({"title": esc(section.title), "kind": "steps",
+                             "equations": steps_view(section.steps, esc, refs),
+                             "note": esc(section.note)})
+    return {"title": esc(d.title), "model": esc(d.model), "quantity": esc(d.quantity),
+            "conventions": [esc(c) for c in d.conventions], "sections": sections,
+            "references": refs.entries(esc)}
