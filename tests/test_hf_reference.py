@@ -113,3 +113,20 @@ def test_cli_report_equals_transformers(cfg, batch, seq_len, cli, write_config):
     assert (out["flops"]["batch"], out["flops"]["seq_len"]) == (batch, seq_len)
     assert out == report(spec_from_config(cfg, name=path.parent.name),
                          Options(batch=batch, seq_len=seq_len))
+
+
+def test_shared_check_reference():
+    """../shared/tools/check-reference (the reference cases) agrees on every case."""
+    import subprocess
+    import sys
+
+    from conftest import SHARED
+
+    tool = SHARED / "tools" / "check-reference"
+    if not tool.exists():
+        pytest.skip(f"{tool} not present (shared/ is not beside the repository)")
+    done = subprocess.run([sys.executable, str(tool), sys.executable, "-m", "symcalc.cli"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all reference cases match" in done.stdout
+    assert "MISMATCH" not in done.stdout
