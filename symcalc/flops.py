@@ -126,6 +126,16 @@ def shape_nonmatmul(shape: str) -> Breakdown:
         leaves += list(layer_nonmatmul(s_dec, s).prefixed("decoder/layer").map(lambda e: L_dec * e))
         tokens = b * s_dec
     leaves.append(Leaf("final_norm", sw("final_norm") * _norm_cost() * tokens * d, "ba2016"))
+    if shape == "single":
+        # BERT: the norm after the embeddings, the pooler's tanh on the first token, the
+        # masked-LM transform's activation and norm on every position.
+        c = NONMATMUL_COSTS
+        leaves += [
+            Leaf("embedding_norm", sw("emb_norm") * _norm_cost() * tokens * d, "devlin2019"),
+            Leaf("pooler", sw("pooler") * c["activation"] * b * d, "devlin2019"),
+            Leaf("mlm_head", sw("mlm") * (c["activation"] + _norm_cost()) * tokens * d,
+                 "devlin2019"),
+        ]
     return Breakdown(leaves)
 
 
