@@ -126,6 +126,12 @@ def active_params(spec: Spec) -> sympy.Expr:
     bd = params(spec)
     if not spec.moe:
         return bd.total
+    return active_total(bd)
+
+
+def active_total(bd: Breakdown) -> sympy.Expr:
+    """The total of ``bd`` with each expert matrix counted k times instead of E times (also
+    used on the shape's breakdown by :mod:`symcalc.codegen`, where dense models have E = k = 1)."""
     E, k = SIZES["E"].symbol, SIZES["k"].symbol
     total = sympy.Integer(0)
     for leaf in bd:

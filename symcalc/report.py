@@ -9,36 +9,8 @@ from typing import Any
 
 from . import accounting, quantities as q
 from .options import Options, seq_len_of, workload_values
+from .quick import conventions  # sympy-free; re-exported here
 from .spec import Spec, size_values
-
-
-def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
-    """The named conventions behind each figure, as shown in the report."""
-    causal = {"full": "full s^2 score matrix", "half": "causal, s^2/2",
-              "exact": "causal, s(s+1)/2"}[opts.causal]
-    if spec.family == "encoder":
-        causal = "full s^2 score matrix (bidirectional encoder)"
-    return {
-        "flops": {
-            "forward_matmul": "2 FLOPs per multiply-accumulate, every matmul, full s^2 scores, "
-                              "top-k experts per token, head over every position "
-                              "(torch FlopCounterMode)",
-            "forward": ("MACs" if opts.macs else "FLOPs") + f"; attention {causal}; "
-                       + ("non-matmul work included" if opts.nonmatmul else "matmuls only"),
-            "training": "forward + backward (2x forward)"
-                        + (" + recompute forward (full recomputation)" if opts.recompute == "full" else ""),
-        },
-        "memory": {
-            "weights_bytes": f"parameters x {opts.dtype}",
-            "kv_cache_bytes": f"2 L n_kv d_h x tokens x {opts.kv_dtype}"
-                              + (f", window W={spec.W} caps tokens" if spec.W else ""),
-            "activations_bytes": "Korthikanti et al. 2022 per-layer bytes x layers (16-bit, "
-                                 + (f"tensor parallel t={opts.tp}, " if opts.tp > 1 else "no parallelism, ")
-                                 + ("sequence parallel, " if opts.sequence_parallel else "")
-                                 + f"recompute {opts.recompute})",
-            "training_bytes": f"{opts.optimizer}, ZeRO stage {opts.zero} over N_d={opts.dp} ranks, per rank",
-        },
-    }
 
 
 def params_report(spec: Spec) -> dict[str, Any]:

@@ -1,4 +1,8 @@
-"""`symcalc report MODEL [--json]` and `symcalc presets`."""
+"""`symcalc report MODEL [--json]` and `symcalc presets`.
+
+The report's numbers come from the generated evaluators (:mod:`symcalc.quick`): this command
+never imports sympy or jinja2.
+"""
 from __future__ import annotations
 
 import json
@@ -19,14 +23,13 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..inputs import resolve
-    from ..report import report
+    from ..quick import quick_report
+    from ..spec import check_workload
 
     spec = resolve(args.model, args.sets)
     opts = options_from(args)
-    from ..spec import check_workload
-
     check_workload(spec, opts.tp)
-    rep = report(spec, opts)
+    rep = quick_report(spec, opts)
     if args.json:
         print(json.dumps(rep, indent=1))
     else:

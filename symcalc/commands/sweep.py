@@ -1,5 +1,61 @@
-"""`symcalc sweep`: placeholder, not implemented yet (registers nothing)."""
+"""`symcalc sweep MODEL --grid NAME=VALUES ... --quantity Q ... [--format csv|json]`:
+quantities over a grid or a table of configurations, vectorised (numpy; no sympy)."""
+from __future__ import annotations
+
+import json
+import sys
+
+from .common import add_model, add_workload, options_from
 
 
 def register(sub) -> None:
-    return None
+    p = sub.add_parser("sweep", help="quantities over a grid of sizes (numpy, vectorised)")
+    add_model(p)
+    p.add_argument("--grid", action="append", default=[], metavar="NAME=VALUES",
+                   help="a grid axis: sizes (L, d, n_h, n_kv, d_h, d_ff, V, ...), batch, seq_len "
+                        "or dec_seq_len; VALUES like 512,1024,2048 or 512:4096:512 (stop included)")
+    p.add_argument("--table", metavar="FILE.csv",
+                   help="configurations, one per row, header = grid keys (instead of --grid)")
+    p.add_argument("--quantity", action="append", default=[], metavar="Q",
+                   help="params.total (default), flops.forward_matmul, memory.kv_cache_bytes, ...")
+    p.add_argument("--format", default="csv", choices=("csv", "json"))
+    numbers = p.add_mutually_exclusive_group()
+    numbers.add_argument("--exact", action="store_true",
+                         help="exact Python integers when int64 may overflow (slower)")
+    numbers.add_argument("--float", action="store_true",
+                         help="float64 (approximate) when int64 may overflow")
+    add_workload(p)
+    p.set_defaults(func=run)
+
+
+def _grid(items: list[str]) -> dict[str, list[int]]:
+    from ..errors import SymcalcError
+    from ..sweep import parse_values
+
+    grid: dict[str, list[int]] = {}
+    for item in items:
+        name, eq, text = item.partition("=")
+        if not eq:
+            raise SymcalcError(f"--grid {item}", "must have the form NAME=VALUES")
+        name = name.strip()
+        if name in grid:
+            raise SymcalcError(f"--grid {name}", "is given twice")
+        grid[name] = parse_values(name, text)
+    return grid
+
+
+def run(args) -> int:
+    from ..errors import SymcalcError
+    from ..sweep import sweep
+
+    if bool(args.grid) == bool(args.table):
+        raise SymcalcError("sweep", "give --grid NAME=VALUES (one or more) or --table FILE.csv")
+    numbers = "exact" if args.exact else "float" if args.float else "int64"
+    result = sweep(args.model, grid=_grid(args.grid) if args.grid else None,
+                   table=args.table, quantities=args.quantity or ["params.total"],
+                   options=options_from(args), numbers=numbers, sets=args.sets)
+    if args.format == "json":
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        result.to_csv(sys.stdout)
+    return 0

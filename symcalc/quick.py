@@ -1,0 +1,160 @@
+"""The report object without sympy: the numbers come from the evaluators that
+``python -m symcalc.codegen`` generated from the sympy expressions (``symcalc/_generated.py``).
+
+:func:`quick_report` returns exactly what :func:`symcalc.report.report` returns (a test
+compares them for every preset and many options); :func:`evaluate` gives one quantity.
+Importing this module loads neither sympy nor jinja2.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from . import _generated as gen
+from .breakdown import Breakdown, Leaf
+from .errors import SymcalcError
+from .options import Options, convention_switches, dtype_fraction, seq_len_of, workload_values
+from .spec import Spec, size_values, switch_values
+
+QUANTITIES = gen.QUANTITIES
+
+
+def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
+    """The named conventions behind each figure, as shown in the report."""
+    causal = {"full": "full s^2 score matrix", "half": "causal, s^2/2",
+              "exact": "causal, s(s+1)/2"}[opts.causal]
+    if spec.family == "encoder":
+        causal = "full s^2 score matrix (bidirectional encoder)"
+    return {
+        "flops": {
+            "forward_matmul": "2 FLOPs per multiply-accumulate, every matmul, full s^2 scores, "
+                              "top-k experts per token, head over every position "
+                              "(torch FlopCounterMode)",
+            "forward": ("MACs" if opts.macs else "FLOPs") + f"; attention {causal}; "
+                       + ("non-matmul work included" if opts.nonmatmul else "matmuls only"),
+            "training": "forward + backward (2x forward)"
+                        + (" + recompute forward (full recomputation)" if opts.recompute == "full" else ""),
+        },
+        "memory": {
+            "weights_bytes": f"parameters x {opts.dtype}",
+            "kv_cache_bytes": f"2 L n_kv d_h x tokens x {opts.kv_dtype}"
+                              + (f", window W={spec.W} caps tokens" if spec.W else ""),
+            "activations_bytes": "Korthikanti et al. 2022 per-layer bytes x layers (16-bit, "
+                                 + (f"tensor parallel t={opts.tp}, " if opts.tp > 1 else "no parallelism, ")
+                                 + ("sequence parallel, " if opts.sequence_parallel else "")
+                                 + f"recompute {opts.recompute})",
+            "training_bytes": f"{opts.optimizer}, ZeRO stage {opts.zero} over N_d={opts.dp} ranks, per rank",
+        },
+    }
+
+
+def option_values(spec: Spec, opts: Options) -> dict[str, int]:
+    """Values of the option symbols of :mod:`symcalc.codegen` (dtype bytes, optimizer bytes,
+    one-hot ZeRO stage and recomputation, ...)."""
+    w_num, w_den = dtype_fraction(opts.dtype)
+    kv_num, kv_den = dtype_fraction(opts.kv_dtype)
+    if opts.optimizer not in gen.OPTIMIZERS:
+        raise SymcalcError("optimizer", f"must be one of {', '.join(gen.OPTIMIZERS)} "
+                                        f"(got {opts.optimizer!r})")
+    opt_w, opt_g, opt_o = gen.OPTIMIZERS[opts.optimizer]
+    return {
+        "w_num": w_num, "w_den": w_den, "kv_num": kv_num, "kv_den": kv_den,
+        "opt_w": opt_w, "opt_g": opt_g, "opt_o": opt_o,
+        "sw_zero1": int(opts.zero == 1), "sw_zero2": int(opts.zero == 2),
+        "sw_zero3": int(opts.zero == 3),
+        "sw_macs": int(opts.macs), "sw_nonmatmul": int(opts.nonmatmul),
+        "sw_rc_sel": int(opts.recompute == "selective"), "sw_rc_full": int(opts.recompute == "full"),
+        "sw_tp": int(opts.tp > 1), "sw_sp": int(opts.sequence_parallel),
+        "sw_decoder": int(spec.family != "encoder"), "sw_window": int(spec.W is not None),
+    }
+
+
+def values(spec: Spec, opts: Options = Options()) -> dict[str, int]:
+    """Every symbol the generated evaluators read, for one spec under one set of options."""
+    out: dict[str, int] = {"W": 1}
+    out.update(size_values(spec))
+    out.update(workload_values(spec, opts))
+    out.update(switch_values(spec))
+    out.update(convention_switches(spec, opts))
+    out.update(option_values(spec, opts))
+    return out
+
+
+def evaluator(name: str, shape: str):
+    """(evaluate, bound) functions of quantity ``name`` for models of ``shape``."""
+    if name not in gen.QUANTITIES:
+        raise SymcalcError("quantity", f"must be one of {', '.join(gen.QUANTITIES)} (got {name!r})")
+    return gen.EVALUATORS[(shape, name)]
+
+
+def evaluate(name: str, spec: Spec, opts: Options = Options(),
+             at: Optional[dict[str, int]] = None) -> int:
+    """Quantity ``name`` of ``spec`` as an exact int (rounded up to a whole number, as the
+    report does); ``at`` overrides symbol values (e.g. ``{"s": context}``)."""
+    v = values(spec, opts.checked())
+    if at:
+        v.update(at)
+    return evaluator(name, spec.shape)[0](v)
+
+
+def _leaves(shape: str, kind: str, v: dict[str, int]) -> Breakdown:
+    paths, fn = gen.LEAVES[(shape, kind)]
+    return Breakdown(Leaf(p, x) for p, x in zip(paths, fn(v)) if x != 0)
+
+
+def _num(name: str, shape: str, v: dict[str, int]) -> int:
+    return gen.EVALUATORS[(shape, name)][0](v)
+
+
+def params_report(spec: Spec, v: dict[str, int]) -> dict[str, Any]:
+    shape = spec.shape
+    bd = _leaves(shape, "params", v)
+    total = bd.total
+    embedding = _num("params.embedding", shape, v)
+    per_layer: dict[str, int] = {}
+    for kind in (k for (sh, k) in gen.LEAVES if sh == shape and k.startswith("layer:")):
+        prefix = kind.split(":", 1)[1]
+        nums = _leaves(shape, kind, v).as_dict()
+        head = prefix.split("/")[0] + "/" if "/" in prefix else ""
+        per_layer[f"{head}total" if head else "total"] = sum(nums[p] for p in nums if "/" not in p)
+        per_layer.update({f"{head}{p}": x for p, x in nums.items()})
+    return {
+        "total": total,
+        "embedding": embedding,
+        "non_embedding": total - embedding,
+        "active": _num("params.active", shape, v),
+        "head_dim": spec.d_h,
+        "per_layer": per_layer,
+        "breakdown": bd.as_dict(),
+    }
+
+
+def quick_report(spec: Spec, opts: Options = Options()) -> dict[str, Any]:
+    """The full report (params, flops, memory) as exact ints, without sympy."""
+    opts = opts.checked()
+    shape = spec.shape
+    v = values(spec, opts)
+    full = dict(v, sw_causal=0, sw_causal_exact=0)
+    decode = dict(v, s=opts.context or v["s"])
+    flops: dict[str, Any] = {"batch": opts.batch, "seq_len": seq_len_of(spec, opts)}
+    if spec.family == "encoder-decoder":
+        flops["dec_seq_len"] = v["s_dec"]
+    flops.update({
+        "forward_matmul": _num("flops.forward_matmul", shape, v),
+        "forward": _num("flops.forward", shape, v),
+        "training": _num("flops.training", shape, v),
+        "decode_per_token": _num("flops.decode_per_token", shape, decode),
+        "decode_context": decode["s"],
+        "breakdown": _leaves(shape, "matmul", full).as_dict(),
+    })
+    memory = {
+        "dtype": opts.dtype,
+        "kv_dtype": opts.kv_dtype,
+        "weights_bytes": _num("memory.weights_bytes", shape, v),
+        "kv_cache_bytes": _num("memory.kv_cache_bytes", shape, v),
+        "activations_bytes": _num("memory.activations_bytes", shape, v),
+        "training_bytes": _num("memory.training_bytes", shape, v),
+    }
+    conv = conventions(spec, opts)
+    flops["conventions"] = conv["flops"]
+    memory["conventions"] = conv["memory"]
+    return {"model": spec.name, "params": params_report(spec, v), "flops": flops, "memory": memory}

@@ -1,0 +1,271 @@
+"""Sweeps: any quantity over a grid (Cartesian product) or a table of configurations,
+vectorised with numpy through the generated evaluators (no sympy).
+
+    >>> from symcalc.sweep import sweep
+    >>> r = sweep("mistral-7b", grid={"d": [2048, 4096], "L": [16, 32]},
+    ...           quantities=["params.total"])
+    >>> [int(x) for x in r.columns["params.total"]]
+    [1708197888, 3285321728, 3751940096, 7241732096]
+
+Numbers are exact int64 when every intermediate value provably fits (an upper bound is
+evaluated exactly at the largest grid values first). When it may not fit, :func:`sweep`
+raises :class:`SymcalcError` saying so, unless the caller asked for ``numbers="exact"``
+(Python ints in object arrays, exact at any size) or ``numbers="float"`` (float64).
+Never silently rounded or wrapped.
+
+Grid keys: the spec's sizes (``L``, ``d``, ``n_h``, ``n_kv``, ``d_h``, ``d_ff``, ``V``, ``P``,
+``T``, ``E``, ``k``, ``R``, ``L_dec``, ``W``) and the workload ``batch``, ``seq_len``,
+``dec_seq_len``. A point is the spec with those values overridden (``--set``), so ``d_h``
+follows ``d / n_h`` and ``n_kv`` follows ``n_h`` when they did in the model.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Optional, Union
+
+from . import quick
+from .errors import SymcalcError
+from .options import DEFAULT_SEQ_LEN, Options
+from .spec import SIZE_FIELDS, Spec
+
+WORKLOAD_KEYS = {"batch": "b", "seq_len": "s", "dec_seq_len": "s_dec"}
+GRID_KEYS = SIZE_FIELDS + tuple(WORKLOAD_KEYS)
+INT64_MAX = 2**63 - 1
+NUMBERS = ("int64", "exact", "float")
+
+
+def _numpy():
+    try:
+        import numpy
+    except ModuleNotFoundError:
+        raise SymcalcError("sweep", "needs numpy: pip install 'symcalc[sweep]'") from None
+    return numpy
+
+
+@dataclass
+class SweepResult:
+    """Columns of equal length: the grid keys, then the quantities."""
+    model: str
+    keys: list[str]
+    quantities: list[str]
+    columns: dict[str, Any]
+    numbers: str
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+    def rows(self) -> Iterable[dict[str, Any]]:
+        names = self.keys + self.quantities
+        cols = [self._python(self.columns[n]) for n in names]
+        for row in zip(*cols):
+            yield dict(zip(names, row))
+
+    def _python(self, column) -> list:
+        return [int(x) for x in column] if self.numbers != "float" else [float(x) for x in column]
+
+    def to_csv(self, out) -> None:
+        names = self.keys + self.quantities
+        out.write(",".join(names) + "\n")
+        cols = [map(str, self._python(self.columns[n])) for n in names]
+        out.write("".join(",".join(row) + "\n" for row in zip(*cols)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "numbers": self.numbers, "keys": self.keys,
+                "quantities": self.quantities, "rows": list(self.rows())}
+
+
+def parse_values(name: str, text: str) -> list[int]:
+    """``512,1024,2048`` or ``512:4096:512`` (start:stop:step, stop included), mixed freely."""
+    out: list[int] = []
+    for part in str(text).replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            nums = [int(x.replace("_", "")) for x in part.split(":")]
+        except ValueError:
+            raise SymcalcError(f"--grid {name}", f"values must be integers like 512,1024 or "
+                                                 f"512:4096:512 (got {part!r})") from None
+        if len(nums) == 1:
+            out.append(nums[0])
+        elif len(nums) in (2, 3) and (len(nums) == 2 or nums[2] > 0):
+            start, stop, step = nums[0], nums[1], nums[2] if len(nums) == 3 else 1
+            out.extend(range(start, stop + 1, step))
+        else:
+            raise SymcalcError(f"--grid {name}", f"a range is start:stop:step with step > 0 "
+                                                 f"(got {part!r})")
+    if not out:
+        raise SymcalcError(f"--grid {name}", "needs at least one value")
+    return out
+
+
+def _check_key(spec: Spec, key: str) -> str:
+    if key not in GRID_KEYS:
+        raise SymcalcError(f"--grid {key}", f"is not a grid key (known: {', '.join(GRID_KEYS)})")
+    if key == "dec_seq_len" and spec.family != "encoder-decoder":
+        raise SymcalcError(f"--grid {key}", "applies only to encoder-decoder models")
+    if key in SIZE_FIELDS and getattr(spec, key) is None:
+        raise SymcalcError(f"--grid {key}", f"the model has no {key} (give it one with "
+                                            f"--set {key}=VALUE first)")
+    return key
+
+
+def _column(np, key: str, values) -> Any:
+    arr = np.asarray(values)
+    if arr.ndim != 1 or arr.size == 0:
+        raise SymcalcError(f"--grid {key}", "needs a non-empty list of values")
+    if arr.dtype.kind not in "iu" and not all(isinstance(x, int) and not isinstance(x, bool)
+                                              for x in arr.tolist()):
+        raise SymcalcError(f"--grid {key}", "values must be positive integers")
+    if arr.dtype == object:
+        arr = np.asarray([int(x) for x in arr.tolist()], dtype=object)
+    if (arr <= 0).any():
+        raise SymcalcError(f"--grid {key}", f"values must be positive integers (got {arr[arr <= 0][0]})")
+    return arr
+
+
+def _cartesian(np, columns: dict[str, Any]) -> dict[str, Any]:
+    if len(columns) == 1:
+        return dict(columns)
+    meshes = np.meshgrid(*columns.values(), indexing="ij", copy=False)
+    return {k: m.ravel() for k, m in zip(columns, meshes)}
+
+
+def _first_bad(np, mask, what: dict[str, Any]) -> str:
+    i = int(np.argmax(mask))
+    return ", ".join(f"{k}={int(v[i]) if hasattr(v, '__len__') else v}" for k, v in what.items())
+
+
+def _points(np, spec: Spec, opts: Options, cols: dict[str, Any]) -> dict[str, Any]:
+    """Symbol values of every point: the spec's values, the grid's, and what follows."""
+    v: dict[str, Any] = quick.values(spec, opts)
+    for key, arr in cols.items():
+        v[WORKLOAD_KEYS.get(key, key)] = arr
+    if "d_h" not in cols and ("d" in cols or "n_h" in cols) \
+            and spec.d % spec.n_h == 0 and spec.d_h == spec.d // spec.n_h:
+        bad = v["d"] % v["n_h"] != 0
+        if np.any(bad):
+            raise SymcalcError("d", "must be divisible by n_h unless d_h is given ("
+                               + _first_bad(np, bad, {"d": v["d"], "n_h": v["n_h"]}) + ")")
+        v["d_h"] = v["d"] // v["n_h"]
+    if "n_h" in cols and "n_kv" not in cols and spec.n_kv == spec.n_h:
+        v["n_kv"] = v["n_h"]
+    if "n_h" in cols or "n_kv" in cols:
+        bad = v["n_h"] % v["n_kv"] != 0
+        if np.any(bad):
+            raise SymcalcError("n_kv", "must divide n_h ("
+                               + _first_bad(np, bad, {"n_h": v["n_h"], "n_kv": v["n_kv"]}) + ")")
+    if spec.moe and ("E" in cols or "k" in cols):
+        bad = v["k"] > v["E"]
+        if np.any(bad):
+            raise SymcalcError("k", "top-k must not exceed the number of experts ("
+                               + _first_bad(np, bad, {"k": v["k"], "E": v["E"]}) + ")")
+    if opts.tp > 1 and ("n_h" in cols or "n_kv" in cols):
+        bad = (v["n_h"] % opts.tp != 0) | ((v["n_kv"] % opts.tp != 0) & (opts.tp % v["n_kv"] != 0))
+        if np.any(bad):
+            raise SymcalcError("tp", "tensor-parallel degree must divide the heads ("
+                               + _first_bad(np, bad, {"n_h": v["n_h"], "n_kv": v["n_kv"],
+                                                      "tp": opts.tp}) + ")")
+    if "seq_len" not in cols and opts.seq_len is None and spec.position == "learned" and "P" in cols:
+        v["s"] = np.minimum(v["P"], DEFAULT_SEQ_LEN)
+    if spec.family == "encoder-decoder" and "dec_seq_len" not in cols and opts.dec_seq_len is None:
+        v["s_dec"] = v["s"]
+    return v
+
+
+def _maximum(np, v: dict[str, Any]) -> dict[str, int]:
+    return {k: int(x.max()) if hasattr(x, "max") else x for k, x in v.items()}
+
+
+def _convert(np, v: dict[str, Any], numbers: str) -> dict[str, Any]:
+    dtype = {"int64": np.int64, "exact": object, "float": np.float64}[numbers]
+    out = {}
+    for k, x in v.items():
+        if hasattr(x, "dtype"):
+            x = np.asarray([int(i) for i in x.tolist()], dtype=object) if dtype is object \
+                else x.astype(dtype)
+        elif numbers == "float":
+            x = float(x)
+        out[k] = x
+    return out
+
+
+def _evaluate(np, name: str, spec: Spec, v: dict[str, Any], vmax: dict[str, int],
+              numbers: str, n: int):
+    fn, bound = quick.evaluator(name, spec.shape)
+    if numbers == "int64" and bound(vmax) > INT64_MAX:
+        raise SymcalcError(name, f"may exceed int64 on this grid (intermediate values up to "
+                                 f"{float(bound(vmax)):.3g}); ask for exact Python integers "
+                                 "(--exact, numbers='exact') or floats (--float, numbers='float')")
+    out = fn(v)
+    if not hasattr(out, "shape") or out.shape != (n,):
+        dtype = {"int64": np.int64, "exact": object, "float": np.float64}[numbers]
+        out = np.full(n, out, dtype=dtype)
+    return out
+
+
+def load_table(path: Union[str, Path]) -> dict[str, list[int]]:
+    """A CSV file whose header names grid keys; one configuration per row."""
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except OSError as err:
+        raise SymcalcError(str(path), f"cannot be read ({err.strerror or err})") from None
+    if len(rows) < 2:
+        raise SymcalcError(path.name, "needs a header of grid keys and at least one row")
+    header = [h.strip() for h in rows[0]]
+    cols: dict[str, list[int]] = {h: [] for h in header}
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise SymcalcError(f"{path.name} line {line}", f"has {len(row)} values, "
+                                                           f"the header {len(header)}")
+        for h, text in zip(header, row):
+            try:
+                cols[h].append(int(text.strip().replace("_", "")))
+            except ValueError:
+                raise SymcalcError(f"{path.name} line {line} {h}",
+                                   f"must be a positive integer (got {text!r})") from None
+    return cols
+
+
+def sweep(model: Union[str, Spec], grid: Optional[dict[str, Any]] = None,
+          quantities: Iterable[str] = ("params.total",), options: Options = Options(),
+          table: Optional[Union[dict[str, Any], str, Path]] = None, numbers: str = "int64",
+          sets: Iterable[str] = ()) -> SweepResult:
+    """Evaluate ``quantities`` of ``model`` (preset, config.json, spec file or :class:`Spec`)
+    at every point of ``grid`` (Cartesian product, first key slowest) or every row of
+    ``table`` (columns of equal length, or a CSV path)."""
+    np = _numpy()
+    if numbers not in NUMBERS:
+        raise SymcalcError("numbers", f"must be one of {', '.join(NUMBERS)} (got {numbers!r})")
+    if isinstance(model, Spec):
+        spec = model
+    else:
+        from .inputs import resolve
+        spec = resolve(model, sets)
+    opts = options.checked()
+    quantities = list(quantities)
+    for name in quantities:
+        quick.evaluator(name, spec.shape)
+    if (grid is None) == (table is None):
+        raise SymcalcError("sweep", "give either a grid or a table of configurations")
+    given = load_table(table) if isinstance(table, (str, Path)) else (grid or table)
+    cols = {_check_key(spec, k): _column(np, k, vals) for k, vals in given.items()}
+    if table is not None:
+        if len({len(c) for c in cols.values()}) > 1:
+            raise SymcalcError("table", "columns must have the same length")
+    else:
+        cols = _cartesian(np, cols)
+    n = len(next(iter(cols.values()))) if cols else 1
+    v = _points(np, spec, opts, cols)
+    vmax = _maximum(np, v)
+    v = _convert(np, v, numbers)
+    decode = dict(v, s=opts.context) if opts.context else v
+    decode_max = dict(vmax, s=opts.context) if opts.context else vmax
+    out = dict(cols)
+    for name in quantities:
+        at, at_max = (decode, decode_max) if name == "flops.decode_per_token" else (v, vmax)
+        out[name] = _evaluate(np, name, spec, at, at_max, numbers, n)
+    return SweepResult(spec.name, list(cols), quantities, out, numbers)
