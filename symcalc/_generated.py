@@ -831,6 +831,7 @@ def single__flops_forward(v):
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
+    sw_emb_norm = v["sw_emb_norm"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
@@ -902,22 +903,40 @@ def single__flops_forward(v):
     c = sw_macs*sw_router
     if c:
         out = out + c*(-E*L*b*d*s)
+    c = sw_mlm*sw_nonmatmul
+    if c:
+        out = out + c*(b*d*s)
     c = sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_pooler
+    if c:
+        out = out + c*(b*d)
     c = sw_causal*sw_causal_exact*sw_macs
     if c:
         out = out + c*(-L*b*d_h*n_h*s)
     c = sw_causal*sw_causal_exact*sw_nonmatmul
     if c:
         out = out + c*(3*L*b*n_h*s)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(3*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(3*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(3*b*d*s)
     c = sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*L*b*d*s)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(2*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(2*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(2*b*d*s)
     return out
@@ -938,6 +957,7 @@ def single__flops_forward__bound(v):
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
+    sw_emb_norm = v["sw_emb_norm"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
@@ -1009,22 +1029,40 @@ def single__flops_forward__bound(v):
     c = sw_macs*sw_router
     if c:
         out = out + c*(E*L*b*d*s)
+    c = sw_mlm*sw_nonmatmul
+    if c:
+        out = out + c*(b*d*s)
     c = sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_pooler
+    if c:
+        out = out + c*(b*d)
     c = sw_causal*sw_causal_exact*sw_macs
     if c:
         out = out + c*(L*b*d_h*n_h*s)
     c = sw_causal*sw_causal_exact*sw_nonmatmul
     if c:
         out = out + c*(3*L*b*n_h*s)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(3*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(3*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(3*b*d*s)
     c = sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*L*b*d*s)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(2*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(2*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(2*b*d*s)
     return out + 1
@@ -1045,6 +1083,7 @@ def single__flops_training(v):
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
+    sw_emb_norm = v["sw_emb_norm"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
@@ -1135,12 +1174,18 @@ def single__flops_training(v):
     c = sw_macs*sw_router
     if c:
         out = out + c*(-3*E*L*b*d*s)
+    c = sw_mlm*sw_nonmatmul
+    if c:
+        out = out + c*(3*b*d*s)
     c = sw_mlm*sw_rc_full
     if c:
         out = out + c*(2*b*d**2*s)
     c = sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(18*L*b*d*s)
+    c = sw_nonmatmul*sw_pooler
+    if c:
+        out = out + c*(3*b*d)
     c = sw_nonmatmul*sw_rc_full
     if c:
         out = out + c*(2*L*b*d*s + L*b*d_ff*k*s + 6*L*b*n_h*s**2)
@@ -1168,6 +1213,9 @@ def single__flops_training(v):
     c = sw_causal*sw_nonmatmul*sw_rc_full
     if c:
         out = out + c*(-3*L*b*n_h*s**2)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(9*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(9*b*d*s)
@@ -1189,28 +1237,55 @@ def single__flops_training(v):
     c = sw_macs*sw_rc_full*sw_router
     if c:
         out = out + c*(-E*L*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(9*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_rc_full
+    if c:
+        out = out + c*(b*d*s)
     c = sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(12*L*b*d*s)
     c = sw_nonmatmul*sw_norm_w*sw_rc_full
     if c:
         out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_pooler*sw_rc_full
+    if c:
+        out = out + c*(b*d)
     c = sw_causal*sw_causal_exact*sw_macs*sw_rc_full
     if c:
         out = out + c*(-L*b*d_h*n_h*s)
     c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_full
     if c:
         out = out + c*(3*L*b*n_h*s)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(6*b*d*s)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_w*sw_rc_full
+    if c:
+        out = out + c*(3*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(6*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_w*sw_rc_full
     if c:
         out = out + c*(3*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(6*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_w*sw_rc_full
+    if c:
+        out = out + c*(3*b*d*s)
     c = sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
     if c:
         out = out + c*(4*L*b*d*s)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
+    if c:
+        out = out + c*(2*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
+    if c:
+        out = out + c*(2*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
     if c:
         out = out + c*(2*b*d*s)
     return out
@@ -1231,6 +1306,7 @@ def single__flops_training__bound(v):
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
+    sw_emb_norm = v["sw_emb_norm"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
@@ -1321,12 +1397,18 @@ def single__flops_training__bound(v):
     c = sw_macs*sw_router
     if c:
         out = out + c*(3*E*L*b*d*s)
+    c = sw_mlm*sw_nonmatmul
+    if c:
+        out = out + c*(3*b*d*s)
     c = sw_mlm*sw_rc_full
     if c:
         out = out + c*(2*b*d**2*s)
     c = sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(18*L*b*d*s)
+    c = sw_nonmatmul*sw_pooler
+    if c:
+        out = out + c*(3*b*d)
     c = sw_nonmatmul*sw_rc_full
     if c:
         out = out + c*(2*L*b*d*s + L*b*d_ff*k*s + 6*L*b*n_h*s**2)
@@ -1354,6 +1436,9 @@ def single__flops_training__bound(v):
     c = sw_causal*sw_nonmatmul*sw_rc_full
     if c:
         out = out + c*(3*L*b*n_h*s**2)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(9*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(9*b*d*s)
@@ -1375,28 +1460,55 @@ def single__flops_training__bound(v):
     c = sw_macs*sw_rc_full*sw_router
     if c:
         out = out + c*(E*L*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(9*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_rc_full
+    if c:
+        out = out + c*(b*d*s)
     c = sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(12*L*b*d*s)
     c = sw_nonmatmul*sw_norm_w*sw_rc_full
     if c:
         out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_pooler*sw_rc_full
+    if c:
+        out = out + c*(b*d)
     c = sw_causal*sw_causal_exact*sw_macs*sw_rc_full
     if c:
         out = out + c*(L*b*d_h*n_h*s)
     c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_full
     if c:
         out = out + c*(3*L*b*n_h*s)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(6*b*d*s)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_w*sw_rc_full
+    if c:
+        out = out + c*(3*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(6*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_w*sw_rc_full
     if c:
         out = out + c*(3*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(6*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_w*sw_rc_full
+    if c:
+        out = out + c*(3*b*d*s)
     c = sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
     if c:
         out = out + c*(4*L*b*d*s)
+    c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
+    if c:
+        out = out + c*(2*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
+    if c:
+        out = out + c*(2*b*d*s)
+    c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
     if c:
         out = out + c*(2*b*d*s)
     return out + 1
