@@ -19,6 +19,26 @@ model and the form is architecture, and :meth:`Form.difference` gives it exactly
 Symbols: ``b`` is the published ``B`` (sequences per step, summed over every device), ``s``
 the sequence length (Kaplan's ``n_ctx``), ``d`` the hidden size (Megatron's ``h``),
 ``n_h*d_h`` Kaplan's ``d_attn``. Nothing here formats or renders.
+
+Which symcalc settings reproduce each form exactly (for a model meeting its assumptions):
+
+* seed layer calculator (seeds/000): ``flops.forward_matmul`` at batch 1 is its FLOP-consistent
+  version L(8sd^2 + 4s^2d + 4sd d_ff); the printed 4sd^2 + 2s^2d + 4sd d_ff is the attention
+  subtree counted with ``--macs`` plus the FFN without; its parameters are ``params.total``
+  with P = s.
+* Kaplan et al. 2020: N is ``params.non_embedding`` under ``--assume kaplan``; C_fwd is
+  ``flops.forward --causal half`` per token (its 2 L n_ctx d_attn is half the score matrix
+  and half the weighted sum); 6N is 3x the weight matmuls only (the context term dropped).
+* Hoffmann et al. 2022: ``flops.forward_matmul`` (full s^2) + the token lookup as a one-hot
+  matmul 2sVd + softmax at 3 FLOPs per score element; training 3x.
+* Narayanan et al. 2021 eq. 2: ``params.total`` with final_norm = false and P = s; eq. 3: 3x
+  forward + one more forward of the layers (the logit layer is not recomputed; symcalc's
+  ``--recompute full`` recomputes it too: 2bsdV more).
+* Korthikanti et al. 2022 eq. 7: ``flops.training`` (no recomputation, full s^2) exactly;
+  eq. 8: that + 3x the attention core (its s^2 term doubled), where one recomputed forward of
+  the core, :func:`selective_recompute_training`, is 8 b s^2 L d less.
+* PaLM / nanoGPT: ``flops.training --causal full`` per token, with N every parameter but a
+  learned position table, for a model whose every such parameter is a matmul weight.
 """
 from __future__ import annotations
 
