@@ -322,7 +322,7 @@ def derive_closed_form(spec: Spec, assume: str = "kaplan", quantity: str = "para
     second[0] = Simplify(assume, letter, exact.expression, approx.expression, assume,
                          a.description, a.source)
     correction = sympy.expand(exact.expanded - approx.expanded)
-    corr = simplify(correction)
+    corr = correction
     third, corr_value = chain(Formula("correction", letter, corr, "",
                                       "exact minus the assumed form"), subs)
     body = _with_sizes([Section("Exact", tuple(first)),

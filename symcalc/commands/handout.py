@@ -1,5 +1,48 @@
-"""`symcalc handout`: placeholder, not implemented yet (registers nothing)."""
+"""`symcalc handout MODEL [MODEL ...] [--title TEXT] -o FILE.md|FILE.tex|FILE.pdf`: a teaching
+handout of one or more models side by side."""
+from __future__ import annotations
+
+from .common import add_model, add_workload, options_from
+from .derive import add_units, units_from, write
 
 
 def register(sub) -> None:
-    return None
+    p = sub.add_parser("handout", help="a teaching handout: dimensions, breakdown, derivations, "
+                                       "closed forms, figures, references")
+    add_model(p, many=True)
+    p.add_argument("--title", default=None, help="the handout's title (shown as plain text)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="FILE.md, FILE.tex or FILE.pdf (PDF needs pdflatex)")
+    add_units(p)
+    add_workload(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from ..errors import SymcalcError
+    from ..handout_data import handout
+    from ..inputs import resolve
+    from ..render import handout as render
+
+    out = Path(args.output)
+    kind = out.suffix.lower()
+    if kind not in (".md", ".tex", ".pdf"):
+        raise SymcalcError("-o", f"must end in .md, .tex or .pdf (got {args.output!r})")
+    if kind == ".pdf":
+        import shutil
+
+        if not shutil.which("pdflatex"):
+            raise SymcalcError("-o", "PDF output needs pdflatex (not found on PATH); "
+                                     "write FILE.tex instead, or install texlive and latexmk")
+    specs = [resolve(m, args.sets) for m in args.model]
+    data = handout(specs, args.title, options_from(args))
+    units = units_from(args)
+    if kind == ".md":
+        write(render.handout_markdown(data, units, args.template), args.output)
+    elif kind == ".tex":
+        write(render.handout_latex(data, units, args.template), args.output)
+    else:
+        render.compile_pdf(render.handout_latex(data, units, args.template), out)
+    return 0

@@ -82,16 +82,28 @@ class StepPrinter(LatexPrinter):
 
 
 def math(expr, values: dict | None = None, order: str | None = None) -> list[str]:
-    """An expression as a list of chunks: one chunk, or a long sum cut every few terms
+    """An expression as a list of chunks: one chunk, or a long sum cut into lines that fit
     (continuation chunks start with '+')."""
     settings = {"order": order} if order else {}
     printer = StepPrinter(values, **settings)
-    if isinstance(expr, sympy.Add) and len(expr.args) > SUM_CHUNK:
-        terms = list(expr.args) if order == "none" else list(expr.as_ordered_terms())
-        texts = [printer.doprint(t) for t in terms]
-        chunks = [" + ".join(texts[i:i + SUM_CHUNK]) for i in range(0, len(texts), SUM_CHUNK)]
-        return [chunks[0]] + ["+ " + c for c in chunks[1:]]
-    return [printer.doprint(expr)]
+    whole = printer.doprint(expr)
+    if not isinstance(expr, sympy.Add) or (len(expr.args) <= SUM_CHUNK
+                                           and visible(whole) <= LINE_LIMIT + 12):
+        return [whole]
+    terms = list(expr.args) if order == "none" else list(expr.as_ordered_terms())
+    chunks, current = [], ""
+    for term in terms:
+        text = printer.doprint(term)
+        joined = text if not current else (f"{current} - {text[1:].lstrip()}"
+                                           if text.startswith("-") else f"{current} + {text}")
+        count = joined.count(" + ") + joined.count(" - ") + 1
+        if current and (visible(joined) > LINE_LIMIT or count > SUM_CHUNK):
+            chunks.append(current)
+            current = text
+        else:
+            current = joined
+    chunks.append(current)
+    return [chunks[0]] + [c if c.startswith("-") else "+ " + c for c in chunks[1:]]
 
 
 def visible(tex: str) -> int:
