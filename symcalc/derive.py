@@ -368,3 +368,30 @@ def derive_difference(base: Spec, other: Spec) -> Derivation:
             _result("difference", "N", total, f"{other.name} minus {base.name}"))
     return Derivation(other.name, "params.total", f"{other.name} against {base.name}", "N", body,
                       (), {"base": base.name, "other": other.name})
+
+
+def derive_published(name: str, spec: Spec, opts: Options = Options()) -> Derivation:
+    """A published formula (:mod:`symcalc.published`) at a model's sizes beside symcalc's
+    own count under the same counting convention, and their exact difference."""
+    from . import published
+
+    form = published.form(name)
+    values = model_values(spec, opts)
+    subs = numbers(values)
+    letter = "N" if form.unit.startswith("parameters") else "C"
+    pub = form.published(spec)
+    mine = form.symcalc(spec)
+    first, pub_value = chain(Formula(name, letter, pub, form.source, "as published"), subs)
+    second, mine_value = chain(Formula("symcalc", letter, simplify(mine), "hf_transformers",
+                                       "symcalc's components, same counting"), subs)
+    diff = form.relate(mine - pub)
+    third, diff_value = chain(Formula("difference", letter, diff, "",
+                                      "symcalc minus published, under the form's relations"),
+                              subs)
+    body = _with_sizes([Section("The published formula", tuple(first)),
+                        Section("From the components", tuple(second)),
+                        Section("Difference", tuple(third))], [pub, mine], values)
+    body += (_result(name, letter, pub_value, form.unit),)
+    return Derivation(spec.name, name, f"{form.description} ({spec.name})", letter, body,
+                      form.assumptions, {"published": pub_value, "symcalc": mine_value,
+                                         "difference": diff_value})

@@ -32,6 +32,9 @@ def register(sub) -> None:
     p.add_argument("--assume", default=None, metavar="NAME",
                    help="instead: the closed form under an assumption set (kaplan, textbook) "
                         "and its exact correction")
+    p.add_argument("--form", default=None, metavar="NAME",
+                   help="instead: a published formula (see symcalc.published, e.g. "
+                        "seed-layer-mixed) at the model's sizes against symcalc's count")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE")
     add_units(p)
     add_workload(p)
@@ -52,6 +55,13 @@ def build(args):
     opts = options_from(args)
     if args.against:
         return dv.derive_difference(spec, resolve(args.against, args.sets))
+    if args.form:
+        from ..published import FORMS
+        from ..errors import SymcalcError
+
+        if args.form not in FORMS:
+            raise SymcalcError("--form", f"must be one of {', '.join(FORMS)} (got {args.form!r})")
+        return dv.derive_published(args.form, spec, opts)
     if args.assume:
         return dv.derive_closed_form(spec, args.assume, args.quantity, opts)
     return dv.derive(spec, args.quantity, opts)
