@@ -1,0 +1,103 @@
+"""The quick report (generated evaluators, no sympy) equals the sympy report exactly, and
+`symcalc report --json` never imports sympy or jinja2."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from hf_reference import PRESET_CONFIGS
+from symcalc import presets, quick
+from symcalc.hf import spec_from_config
+from symcalc.options import Options
+from symcalc.report import report
+from symcalc.spec import with_overrides
+
+OPTION_SETS = {
+    "default": Options(),
+    "workload": Options(batch=8, seq_len=4096, context=1000),
+    "int4-exact-macs": Options(batch=3, seq_len=100, dtype="int4", kv_dtype="fp32",
+                               causal="exact", macs=True, nonmatmul=True),
+    "half-recompute-zero": Options(causal="half", recompute="full", optimizer="sgd-momentum",
+                                   zero=2, dp=7),
+    "tp-sp-selective": Options(seq_len=513, tp=2, sequence_parallel=True, recompute="selective",
+                               zero=3, dp=64, dtype="bits3"),
+    "tp-zero1": Options(tp=4, zero=1, dp=3, kv_dtype="bits5", seq_len=77, dec_seq_len=13,
+                        optimizer="adam-fp32", nonmatmul=True),
+}
+
+
+def _fits(spec, opts):
+    return opts.tp == 1 or (spec.n_h % opts.tp == 0 and not (spec.n_kv % opts.tp and opts.tp % spec.n_kv))
+
+
+@pytest.mark.parametrize("name", presets.names())
+@pytest.mark.parametrize("opts", OPTION_SETS.values(), ids=OPTION_SETS.keys())
+def test_quick_report_equals_sympy_report(name, opts):
+    spec = presets.load(name).spec
+    if not _fits(spec, opts):
+        opts = opts.with_(tp=1, sequence_parallel=False)
+    expected, got = report(spec, opts), quick.quick_report(spec, opts)
+    assert got == expected
+    assert json.dumps(got) == json.dumps(expected)  # same keys in the same order
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_CONFIGS))
+def test_quick_report_of_configs(name):
+    spec = spec_from_config(PRESET_CONFIGS[name], name=name)
+    opts = Options(batch=2, seq_len=1024)
+    assert quick.quick_report(spec, opts) == report(spec, opts)
+
+
+@pytest.mark.parametrize("overrides", [{"L": 7, "d": 1000, "n_h": 10, "n_kv": 5}, {"W": 1024},
+                                       {"ffn": "plain", "head": "tied"}, {"E": 4, "k": 3}])
+def test_quick_report_with_overrides(overrides):
+    spec = with_overrides(presets.load("mistral-7b").spec, overrides)
+    opts = Options(seq_len=3000)
+    assert quick.quick_report(spec, opts) == report(spec, opts)
+
+
+def test_evaluate_gives_the_contract_numbers():
+    spec = presets.load("mistral-7b").spec
+    assert quick.evaluate("params.total", spec) == 7_241_732_096
+    per_token = quick.evaluate("memory.kv_cache_bytes", spec, Options(seq_len=1))
+    assert per_token == 131_072
+
+
+def test_unknown_quantity_is_one_clear_error():
+    from symcalc.errors import SymcalcError
+
+    with pytest.raises(SymcalcError, match="quantity: must be one of"):
+        quick.evaluate("params.nope", presets.load("gpt2").spec)
+
+
+NO_SYMPY = textwrap.dedent("""
+    import contextlib, io, json, sys
+    from symcalc.cli import main
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main({argv!r})
+    assert status == 0, status
+    text = out.getvalue()
+    assert json.loads(text) if "--json" in {argv!r} else "7,241,732,096" in text
+    heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("sympy", "jinja2", "numpy"))
+    print(json.dumps(heavy))
+""")
+
+
+@pytest.mark.parametrize("argv", [
+    ["report", "mistral-7b", "--json"],
+    ["report", "t5-small", "--json", "--batch", "4", "--seq-len", "512", "--dtype", "int4"],
+    ["report", "CONFIG", "--json"],
+    ["report", "mistral-7b"],
+])
+def test_report_imports_no_sympy(argv, write_config):
+    config = write_config(PRESET_CONFIGS["Mixtral-8x7B-v0.1"])
+    argv = [str(config) if a == "CONFIG" else a for a in argv]
+    done = subprocess.run([sys.executable, "-c", NO_SYMPY.format(argv=argv)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
