@@ -6,4 +6,6 @@ Importing the package is cheap: sympy is loaded only by the modules that build e
 """
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+from .model import Model, model  # noqa: E402  (no sympy: the notebook entry point)
+
+__all__ = ["__version__", "Model", "model"]

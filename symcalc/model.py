@@ -1,0 +1,57 @@
+"""A model in a notebook: ``symcalc.model("mistral-7b")`` displays its dimensions and
+totals, and ``.derive("params.total")`` returns a derivation that displays itself.
+
+Both objects implement ``_repr_markdown_`` and ``_repr_latex_`` (Jupyter picks one); the
+formatting is done by :mod:`symcalc.render`, imported only when something is displayed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .options import Options
+from .spec import Spec
+
+
+@dataclass(frozen=True)
+class Model:
+    spec: Spec
+    options: Options = Options()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def report(self) -> dict:
+        from .report import report
+
+        return report(self.spec, self.options)
+
+    def derive(self, quantity: str = "params.total"):
+        """The worked example of ``quantity`` (a :class:`~symcalc.derivation.Derivation`)."""
+        from .derive import derive
+
+        return derive(self.spec, quantity, self.options)
+
+    def closed_form(self, assume: str = "kaplan"):
+        from .derive import derive_closed_form
+
+        return derive_closed_form(self.spec, assume, "params.total", self.options)
+
+    def _repr_markdown_(self) -> str:
+        from .render.model import model_markdown
+
+        return model_markdown(self)
+
+    def _repr_latex_(self) -> str:
+        from .render.model import model_latex
+
+        return model_latex(self)
+
+
+def model(name: str, sets: Iterable[str] = (), **options) -> Model:
+    """A preset name, config.json or spec file, with ``--set``-style overrides
+    (``sets=["L=48"]``) and workload options (``batch=8, seq_len=4096``)."""
+    from .inputs import resolve
+
+    return Model(resolve(name, sets), Options(**options).checked())
