@@ -1,0 +1,124 @@
+"""Breakdowns: parents are the sums of their children, per-layer figures agree with the
+whole-model breakdown, and the component paths the issue names exist."""
+from __future__ import annotations
+
+import pytest
+import sympy
+
+from symcalc import accounting, presets
+from symcalc import quantities as q
+from symcalc.breakdown import Breakdown, Leaf
+from symcalc.options import Options
+from symcalc.report import report
+from symcalc.spec import size_values
+
+ALL = [p.name for p in presets.all_presets()]
+
+
+def children(flat: dict, path: str) -> list:
+    depth = path.count("/") + 1
+    return [v for p, v in flat.items() if p.startswith(path + "/") and p.count("/") == depth]
+
+
+def assert_parents_are_sums(flat: dict) -> None:
+    for path, value in flat.items():
+        kids = children(flat, path)
+        if kids:
+            assert sympy.expand(value - sum(kids)) == 0, path
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_report_breakdowns(name):
+    spec = presets.load(name).spec
+    rep = report(spec, Options(batch=2, seq_len=16))
+    for flat in (rep["params"]["breakdown"], rep["flops"]["breakdown"], rep["params"]["per_layer"]):
+        assert_parents_are_sums(flat)
+    assert sum(v for p, v in rep["params"]["breakdown"].items() if "/" not in p) == rep["params"]["total"]
+    assert sum(v for p, v in rep["flops"]["breakdown"].items() if "/" not in p) == rep["flops"]["forward_matmul"]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_symbolic_breakdown_parents(name):
+    bd = accounting.params(presets.load(name).spec)
+    assert_parents_are_sums(bd.as_dict())
+    assert sympy.expand(bd.total - sum(l.value for l in bd)) == 0
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_per_layer_times_layers_is_the_stack(name):
+    spec = presets.load(name).spec
+    p = report(spec, Options(seq_len=8))["params"]
+    stacks = {"layer": spec.L} if spec.shape == "single" else {"encoder/layer": spec.L,
+                                                               "decoder/layer": spec.L_dec}
+    for prefix, count in stacks.items():
+        head = prefix[: -len("layer")]
+        assert p["breakdown"][prefix] == count * p["per_layer"][f"{head}total"]
+        for part, value in p["per_layer"].items():
+            if part.startswith(head) and not part.endswith("total"):
+                assert p["breakdown"][f"{prefix}/{part[len(head):]}"] == count * value
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_embedding_plus_non_embedding(name):
+    p = report(presets.load(name).spec, Options(seq_len=8))["params"]
+    assert p["embedding"] + p["non_embedding"] == p["total"]
+    emb = sum(p["breakdown"].get(path, 0) for path in accounting.EMBEDDING_PATHS)
+    assert p["embedding"] == emb
+
+
+@pytest.mark.parametrize("name,paths", [
+    ("bert-base", ["embedding/token", "embedding/position", "embedding/token_type", "embedding_norm",
+                   "layer/attention/q", "layer/attention/o", "layer/ffn/up", "layer/ffn/down",
+                   "layer/norm/attention", "pooler"]),
+    ("gpt2", ["embedding/token", "embedding/position", "layer/attention/k", "final_norm"]),
+    ("mistral-7b", ["layer/ffn/gate", "head/weight", "final_norm"]),
+    ("mixtral-8x7b", ["layer/ffn/router", "layer/ffn/gate", "head/weight"]),
+    ("t5-small", ["encoder/relative_bias", "decoder/relative_bias", "decoder/layer/cross_attention/q",
+                  "decoder/layer/norm/cross_attention", "encoder/final_norm"]),
+])
+def test_component_paths(name, paths):
+    bd = report(presets.load(name).spec, Options(seq_len=8))["params"]["breakdown"]
+    for path in paths:
+        assert bd[path] > 0, path
+
+
+def test_absent_parts_are_dropped():
+    bd = report(presets.load("gpt2").spec, Options(seq_len=8))["params"]["breakdown"]
+    assert "head/weight" not in bd  # tied
+    assert "layer/ffn/gate" not in bd and "pooler" not in bd and "layer/ffn/router" not in bd
+
+
+def test_mistral_leaves():
+    values = size_values(presets.load("mistral-7b").spec)
+    bd = accounting.numbers(accounting.params(presets.load("mistral-7b").spec), values).as_dict()
+    assert bd["layer/attention/q"] == 32 * 4096 * 4096
+    assert bd["layer/attention/k"] == bd["layer/attention/v"] == 32 * 4096 * 1024
+    assert bd["layer/ffn/gate"] == bd["layer/ffn/up"] == bd["layer/ffn/down"] == 32 * 4096 * 14336
+    assert bd["layer/norm"] == 32 * 2 * 4096
+    assert bd["final_norm"] == 4096
+
+
+def test_breakdown_class():
+    bd = Breakdown([Leaf("a/x", 1), Leaf("a/y/z", 2), Leaf("b", 4), Leaf("a/y/w", 8)])
+    assert bd.paths() == ["a", "a/x", "a/y", "a/y/z", "b", "a/y/w"]
+    assert bd.as_dict() == {"a": 11, "a/x": 1, "a/y": 10, "a/y/z": 2, "b": 4, "a/y/w": 8}
+    assert bd.total == 15 and bd.value("a/y") == 10
+    assert bd.children() == ["a", "b"] and bd.children("a") == ["a/x", "a/y"]
+    assert bd.subtree("a").as_dict() == {"x": 1, "y": 10, "y/z": 2, "y/w": 8}
+    assert "a/y" in bd and "a/q" not in bd and "a/yy" not in bd
+    assert bd.map(lambda v: 2 * v).total == 30
+    assert bd.where(lambda l: l.value > 2).as_dict() == {"b": 4, "a": 8, "a/y": 8, "a/y/w": 8}
+    with pytest.raises(ValueError):
+        Breakdown([Leaf("a", 1), Leaf("a", 2)])
+    with pytest.raises(KeyError):
+        bd.value("nope")
+
+
+def test_quantity_expressions_match_report():
+    spec = presets.load("llama-3-8b").spec
+    opts = Options(batch=3, seq_len=100)
+    rep = report(spec, opts)
+    values = {**size_values(spec), "b": 3, "s": 100}
+    assert q.value(q.expression("params.non_embedding", spec), values) == rep["params"]["non_embedding"]
+    assert q.value(q.expression("flops.training", spec, opts), values) == rep["flops"]["training"]
+    assert q.value(q.expression("memory.kv_cache_bytes", spec, opts), values) == rep["memory"]["kv_cache_bytes"]
