@@ -15,8 +15,9 @@ Never silently rounded or wrapped.
 
 Grid keys: the spec's sizes (``L``, ``d``, ``n_h``, ``n_kv``, ``d_h``, ``d_ff``, ``V``, ``P``,
 ``T``, ``E``, ``k``, ``R``, ``L_dec``, ``W``) and the workload ``batch``, ``seq_len``,
-``dec_seq_len``. A point is the spec with those values overridden (``--set``), so ``d_h``
-follows ``d / n_h`` and ``n_kv`` follows ``n_h`` when they did in the model.
+``dec_seq_len``. A point is the spec with those values overridden (as ``--set`` does), so
+``d_h`` follows ``d / n_h``, ``n_kv`` follows ``n_h`` and ``d_ff`` follows ``4 d`` when they
+did in the model (:func:`symcalc.spec.with_overrides`; a test compares point by point).
 """
 from __future__ import annotations
 
@@ -149,6 +150,8 @@ def _points(np, spec: Spec, opts: Options, cols: dict[str, Any]) -> dict[str, An
             raise SymcalcError("d", "must be divisible by n_h unless d_h is given ("
                                + _first_bad(np, bad, {"d": v["d"], "n_h": v["n_h"]}) + ")")
         v["d_h"] = v["d"] // v["n_h"]
+    if "d" in cols and "d_ff" not in cols and spec.d_ff == 4 * spec.d:
+        v["d_ff"] = 4 * v["d"]
     if "n_h" in cols and "n_kv" not in cols and spec.n_kv == spec.n_h:
         v["n_kv"] = v["n_h"]
     if "n_h" in cols or "n_kv" in cols:

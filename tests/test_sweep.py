@@ -1,0 +1,192 @@
+"""Sweeps agree point by point with single evaluations (and with sympy), overflow is never
+silent, and bad grids give one clear line."""
+from __future__ import annotations
+
+import io
+import itertools
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+from symcalc import presets, quantities as q, quick  # noqa: E402
+from symcalc.errors import SymcalcError  # noqa: E402
+from symcalc.options import Options, workload_values  # noqa: E402
+from symcalc.spec import size_values, with_overrides  # noqa: E402
+from symcalc.sweep import parse_values, sweep  # noqa: E402
+
+ALL = list(q.QUANTITIES)
+WORKLOAD = {"batch": "batch", "seq_len": "seq_len", "dec_seq_len": "dec_seq_len"}
+
+
+def _single(spec, opts, point: dict, name: str) -> int:
+    sizes = {k: v for k, v in point.items() if k not in WORKLOAD}
+    work = {k: v for k, v in point.items() if k in WORKLOAD}
+    one = with_overrides(spec, sizes) if sizes else spec
+    o = opts.with_(**work)
+    at = {"s": o.context} if name == "flops.decode_per_token" and o.context else None
+    return quick.evaluate(name, one, o, at)
+
+
+CASES = [
+    ("mistral-7b", {"d": [2048, 4096], "n_h": [16, 32], "L": [1, 32], "seq_len": [100, 5000]},
+     Options(context=7000)),
+    ("mistral-7b", {"W": [10, 4096], "seq_len": [100, 5000], "batch": [1, 7]},
+     Options(kv_dtype="int4", tp=2, sequence_parallel=True)),
+    ("llama-2-7b", {"n_kv": [1, 8, 32], "d_ff": [11008, 1], "batch": [1, 3]}, Options()),
+    ("mixtral-8x7b", {"E": [2, 8], "k": [1, 2], "d_ff": [10, 4096]},
+     Options(seq_len=300, causal="exact", macs=True, nonmatmul=True)),
+    ("t5-small", {"L": [1, 6], "L_dec": [2, 6], "dec_seq_len": [5, 512], "d_h": [64, 10]},
+     Options(recompute="selective", zero=3, dp=8)),
+    ("bert-base", {"P": [128, 512, 4096], "V": [1000, 30522]}, Options(nonmatmul=True)),
+    ("gpt2", {"d": [768, 1600], "n_h": [12, 25], "seq_len": [1, 1024]},
+     Options(dtype="int4", tp=1, recompute="full")),
+    ("qwen2-0.5b", {"d": [896, 1024], "d_ff": [4864, 100], "V": [151936, 7]},
+     Options(dtype="int4", tp=1, recompute="full")),
+]
+
+
+@pytest.mark.parametrize("model,grid,opts", CASES, ids=[c[0] for c in CASES])
+def test_sweep_agrees_point_by_point(model, grid, opts):
+    spec = presets.load(model).spec
+    points = [dict(zip(grid, combo)) for combo in itertools.product(*grid.values())]
+    valid = []
+    for p in points:
+        try:
+            _single(spec, opts, p, "params.total")
+            valid.append(p)
+        except SymcalcError:
+            pass
+    table = {k: [p[k] for p in valid] for k in grid}
+    result = sweep(model, table=table, quantities=ALL, options=opts)
+    assert len(result) == len(valid) > 0
+    for i, p in enumerate(valid):
+        for name in ALL:
+            assert int(result.columns[name][i]) == _single(spec, opts, p, name), (p, name)
+
+
+def test_grid_is_the_cartesian_product_first_key_slowest():
+    r = sweep("mistral-7b", grid={"d": [2048, 4096], "L": [16, 32]}, quantities=["params.total"])
+    assert [(row["d"], row["L"]) for row in r.rows()] == [(2048, 16), (2048, 32), (4096, 16),
+                                                          (4096, 32)]
+    assert r.columns["params.total"].dtype == np.int64
+    assert int(r.columns["params.total"][-1]) == 7_241_732_096
+
+
+def test_sweep_agrees_with_sympy_substitution():
+    spec = presets.load("llama-3-8b").spec
+    r = sweep(spec, grid={"L": [3, 32], "seq_len": [10, 8192]},
+              quantities=["flops.forward_matmul", "memory.activations_bytes"])
+    for row in r.rows():
+        one = with_overrides(spec, {"L": row["L"]})
+        opts = Options(seq_len=row["seq_len"])
+        at = {**size_values(one), **workload_values(one, opts)}
+        for name in r.quantities:
+            assert row[name] == q.whole(q.value(q.expression(name, one, opts), at))
+
+
+def test_constant_quantity_is_broadcast():
+    r = sweep("gpt2", grid={"seq_len": [1, 2, 3]}, quantities=["params.total"])
+    assert list(r.columns["params.total"]) == [124_439_808] * 3
+
+
+def test_overflow_is_never_silent():
+    grid = {"V": [10**11], "d": [10**8]}
+    with pytest.raises(SymcalcError, match="int64"):
+        sweep("mistral-7b", grid=grid)
+    exact = sweep("mistral-7b", grid=grid, numbers="exact")
+    spec = with_overrides(presets.load("mistral-7b").spec, {"V": 10**11, "d": 10**8})
+    value = quick.evaluate("params.total", spec)
+    assert value > 2**63 and exact.columns["params.total"][0] == value
+    assert type(next(exact.rows())["params.total"]) is int
+    approx = sweep("mistral-7b", grid=grid, numbers="float")
+    assert approx.columns["params.total"][0] == pytest.approx(value, rel=1e-12)
+
+
+def test_float_and_exact_agree_with_int64_where_it_fits():
+    grid = {"d": [512, 1024], "L": [2, 4]}
+    names = ["params.total", "memory.kv_cache_bytes", "memory.training_bytes"]
+    base = sweep("llama-2-7b", grid=grid, quantities=names, options=Options(zero=3, dp=7))
+    for mode in ("exact", "float"):
+        other = sweep("llama-2-7b", grid=grid, quantities=names, options=Options(zero=3, dp=7),
+                      numbers=mode)
+        for name in names:
+            assert [float(x) for x in other.columns[name]] == [float(x) for x in base.columns[name]]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("512,1024,2048", [512, 1024, 2048]),
+    ("512:2048:512", [512, 1024, 1536, 2048]),
+    ("1:3", [1, 2, 3]),
+    ("8, 16:32:8, 1_000", [8, 16, 24, 32, 1000]),
+])
+def test_parse_values(text, expected):
+    assert parse_values("d", text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "a,b", "1:10:0", "1:2:3:4", "1.5"])
+def test_parse_values_rejects(text):
+    with pytest.raises(SymcalcError, match="--grid d"):
+        parse_values("d", text)
+
+
+@pytest.mark.parametrize("grid,match", [
+    ({"d": [1000], "n_h": [3]}, "d: must be divisible by n_h"),
+    ({"n_kv": [3]}, "n_kv: must divide n_h"),
+    ({"bogus": [1]}, "--grid bogus: is not a grid key"),
+    ({"E": [8]}, "--grid E: the model has no E"),
+    ({"dec_seq_len": [8]}, "applies only to encoder-decoder"),
+    ({"d": [0, 8]}, "positive integers"),
+    ({"d": [1.5]}, "positive integers"),
+])
+def test_bad_grids(grid, match):
+    with pytest.raises(SymcalcError, match=match):
+        sweep("mistral-7b", grid=grid)
+
+
+def test_topk_above_experts_is_rejected():
+    with pytest.raises(SymcalcError, match="k: top-k must not exceed"):
+        sweep("mixtral-8x7b", grid={"k": [1, 4], "E": [2]})
+
+
+def test_table_from_csv(tmp_path):
+    path = tmp_path / "configs.csv"
+    path.write_text("L,d,n_h,d_ff\n12,768,12,3072\n24,1024,16,4096\n", encoding="utf-8")
+    r = sweep("gpt2", table=path, quantities=["params.total"])
+    assert list(r.columns["params.total"]) == [124_439_808, 354_823_168]  # GPT-2 small, medium
+    out = io.StringIO()
+    r.to_csv(out)
+    assert out.getvalue().splitlines() == ["L,d,n_h,d_ff,params.total",
+                                           "12,768,12,3072,124439808",
+                                           "24,1024,16,4096,354823168"]
+
+
+def test_cli_sweep_csv_and_json(cli):
+    done = cli("sweep", "gpt2", "--grid", "L=12,24", "--grid", "d=768:1536:768",
+               "--quantity", "params.total", "--quantity", "memory.kv_cache_bytes",
+               "--seq-len", "1024")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "L,d,params.total,memory.kv_cache_bytes"
+    assert len(lines) == 5
+    data = cli("sweep", "gpt2", "--grid", "n_h=12", "--format", "json").json()
+    assert data["rows"] == [{"n_h": 12, "params.total": 124_439_808}]
+
+
+@pytest.mark.parametrize("args,field", [
+    (["--grid", "d=1000", "--grid", "n_h=3"], "d:"),
+    (["--grid", "d=1:5:0"], "--grid d:"),
+    (["--grid", "V=100000000000", "--grid", "d=100000000"], "params.total: may exceed int64"),
+    ([], "sweep:"),
+    (["--grid", "d=8", "--quantity", "params.bogus"], "quantity:"),
+])
+def test_cli_sweep_bad_input(cli, args, field):
+    done = cli("sweep", "mistral-7b", *args)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and field in done.stderr and "Traceback" not in done.stderr
+
+
+def test_cli_sweep_exact(cli):
+    done = cli("sweep", "mistral-7b", "--grid", "V=100000000000", "--grid", "d=100000000", "--exact")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1] == "100000000000,100000000,20800137632100000000"
