@@ -92,7 +92,20 @@ class Substitute:
 
     @property
     def unevaluated(self) -> sympy.Expr:
-        return self.expr.xreplace({s: sympy.UnevaluatedExpr(v) for s, v in self.values})
+        return _unevaluated(self.expr, dict(self.values))
+
+
+def _unevaluated(expr: sympy.Expr, values: dict) -> sympy.Expr:
+    """``expr`` with symbols replaced by ``UnevaluatedExpr`` numbers, nothing combined
+    (``.doit()`` evaluates it). Min/Max compare numbers, so they get plain ones."""
+    if expr in values:
+        return sympy.UnevaluatedExpr(sympy.sympify(values[expr]))
+    if expr.is_Atom:
+        return expr
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        return expr.func(*[a.xreplace({k: sympy.sympify(v) for k, v in values.items()})
+                           for a in expr.args], evaluate=False)
+    return expr.func(*[_unevaluated(a, values) for a in expr.args], evaluate=False)
 
 
 @dataclass(frozen=True)

@@ -218,7 +218,7 @@ def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = 
                              "lhs": part_name(r.letter, r.path), "value_tex": number_tex(r.value),
                              "value": grouped(r.value),
                              "words": [esc(w) for w in result_text(r, units, yi_text)],
-                             "meaning": esc(r.meaning)})
+                             "meaning": esc(r.meaning) if r.meaning != r.unit else ""})
         else:
             sections.append({"title": esc(section.title), "kind": "steps",
                              "equations": steps_view(section.steps, esc, refs),
