@@ -227,3 +227,18 @@ def test_forms_command_text_names_sources(capsys):
     out = capsys.readouterr().out
     assert "77,309,411,328" in out and "96,636,764,160" in out and "seed 000" in out
     assert main(["forms", "gpt2", "--form", "nope"]) == 2
+
+
+def test_head_dim_not_d_over_n_h_shows_in_the_difference():
+    """d_h = 256 with 32 heads (n_h d_h = 2 d): Megatron's forms assume n_h d_h = d and
+    miss the wider attention; Chinchilla's table writes d_h n_h and does not."""
+    from symcalc.spec import with_overrides
+
+    wide = with_overrides(spec("llama-2-7b"), {"d_h": 256})
+    assert wide.n_h * wide.d_h == 2 * wide.d
+    k7 = pub.reduced_difference("korthikanti-model", wide)
+    hand = (24 * b * s * L * d * n_h * d_h + 12 * b * s**2 * L * n_h * d_h
+            + 18 * b * s * L * d * d_ff - 72 * b * s * L * d**2 - 12 * b * s**2 * L * d)
+    assert sympy.expand(k7 - hand) == 0
+    assert sympy.expand(pub.reduced_difference("chinchilla-forward", wide)
+                        - 2 * L * s * d * d_ff) == 0  # the gate only
