@@ -70,7 +70,7 @@ def substitute(path: str, letter: str, expr: sympy.Expr, subs: dict) -> Substitu
 
 
 def evaluate(expr: sympy.Expr, subs: dict):
-    out = sympy.sympify(expr).xreplace(subs)
+    out = sympy.sympify(sympy.sympify(expr).xreplace(subs))
     if not out.is_number:
         raise ValueError(f"unsubstituted symbols in {out}")
     return sympy.Rational(out) if out.is_Rational else out
@@ -101,6 +101,18 @@ def stacks_of(spec: Spec) -> dict[str, sympy.Symbol]:
     return {prefix: count for prefix, (count, _) in accounting.shape_layers(spec.shape).items()}
 
 
+GROUPS = {"attention": "self-attention in one layer", "cross_attention": "cross-attention in one layer",
+          "norm": "norms in one layer", "ffn": "FFN in one layer"}
+
+
+def _groups(prefix: str, leaves: list[Leaf]) -> dict[str, list[Leaf]]:
+    """A layer's leaves by their first path segment (attention, norm, ffn ...), in order."""
+    out: dict[str, list[Leaf]] = {}
+    for leaf in leaves:
+        out.setdefault(leaf.path[len(prefix) + 1:].split("/")[0], []).append(leaf)
+    return out
+
+
 def components(bd: Breakdown, spec: Spec, letter: str, subs: dict,
                total_path: str = "total") -> tuple[list[Section], object, list[sympy.Expr]]:
     """Sections deriving ``bd``'s total: one section per repeated layer (per-layer formulas,
@@ -112,16 +124,26 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict,
         leaves = [l for l in bd if l.path.startswith(prefix + "/")]
         if not leaves:
             continue
-        steps = []
-        for leaf in leaves:
-            per = sympy.expand(leaf.value / count)
-            formulas.append(per)
-            more, values[leaf.path] = chain(
-                Formula(leaf.path, letter, per, leaf.source, meaning(leaf.path)), subs)
+        steps, parts = [], []
+        for group, members in _groups(prefix, leaves).items():
+            for leaf in members:
+                per = sympy.expand(leaf.value / count)
+                formulas.append(per)
+                more, values[leaf.path] = chain(
+                    Formula(leaf.path, letter, per, leaf.source, meaning(leaf.path)), subs)
+                steps += more
+            if len(members) == 1:
+                parts.append(members[0].path)
+                continue
+            path = f"{prefix}/{group}"
+            more, values[path] = chain(Compose(path, letter, sympy.Add(
+                *[part_symbol(letter, l.path) for l in members], evaluate=False),
+                GROUPS.get(group, group)), {part_symbol(letter, l.path): values[l.path] for l in members})
             steps += more
-        one = sympy.Add(*[part_symbol(letter, l.path) for l in leaves], evaluate=False)
+            parts.append(path)
+        one = sympy.Add(*[part_symbol(letter, p) for p in parts], evaluate=False)
         more, values[prefix] = chain(Compose(prefix, letter, one, "one layer"), {
-            **subs, **{part_symbol(letter, l.path): values[l.path] for l in leaves}})
+            **subs, **{part_symbol(letter, p): values[p] for p in parts}})
         steps += more
         everything = prefix + "s"
         more, values[everything] = chain(Compose(everything, letter, sympy.Mul(count, part_symbol(letter, prefix), evaluate=False),
