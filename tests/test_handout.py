@@ -1,0 +1,154 @@
+"""Handouts (Markdown and LaTeX), the seeds' worked examples in docs/examples/, and the
+package's templates loading from a non-editable install."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from golden_files import check_golden
+from symcalc import presets
+from symcalc.handout_data import handout
+from symcalc.render.handout import handout_latex, handout_markdown
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "docs" / "examples"
+
+
+def specs(*names):
+    return [presets.load(n).spec for n in names]
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return handout(specs("mistral-7b", "llama-2-7b"))
+
+
+def test_handout_markdown_golden(pair):
+    check_golden("handout-mistral-7b-llama-2-7b.md", handout_markdown(pair))
+
+
+def test_handout_latex_golden(pair):
+    check_golden("handout-mistral-7b-llama-2-7b.tex", handout_latex(pair))
+
+
+def test_handout_content(pair):
+    md = handout_markdown(pair)
+    for figure in ("7,241,732,096", "6,738,415,616", "27{,}124", "25{,}204", "799{,}281{,}152",
+                   "GQA: 32 query heads share 8 K/V heads", "MHA: 32 heads"):
+        assert figure in md, figure
+    # n_kv side by side: 8 for Mistral (GQA), 32 for Llama-2 (MHA)
+    assert re.search(r"\| \$n_\{\\mathrm\{kv\}\}\$ \| [^|]+ \| 8 \| 32 \|", md)
+    # every reference cited in the text is listed, numbered in order of first use
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]\n", md)}
+    listed = re.findall(r"^(\d+)\. ", md.split("## References")[1], re.M)
+    assert cited and cited <= {int(n) for n in listed}
+    for key in ("vaswani2017", "ainslie2023", "kaplan2020", "shazeer2020"):
+        assert f"(`{key}`)" in md
+
+
+def test_handout_latex_figures(pair):
+    tex = handout_latex(pair)
+    assert tex.count("\\begin{axis}") == 2  # bar chart and FLOPs against s
+    assert "symbolic x coords={embeddings,attention,FFN,norms,outputhead}" in tex
+    assert "$s^\\ast = 27{,}124$" in tex and "$s^\\ast = 25{,}204$" in tex
+    assert "\\input" not in tex.replace("\\input{", "")  # no \input at all
+    assert "\\usepackage{pgfplots}" in tex
+
+
+def test_handout_title_is_text(tmp_path, cli):
+    out = tmp_path / "h.tex"
+    res = cli("handout", "gpt2", "--title", r"\input{/etc/passwd} 100% & \write18{id}", "-o", out)
+    assert res.returncode == 0, res.stderr
+    tex = out.read_text()
+    assert r"\textbackslash{}input\{/etc/passwd\} 100\% \& \textbackslash{}write18\{id\}" in tex
+    assert "\\input{" not in tex and "\\write18{" not in tex
+
+
+def test_handout_bad_output(cli, tmp_path):
+    res = cli("handout", "gpt2", "-o", tmp_path / "h.docx")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "-o" in res.stderr
+
+
+def test_pdf_without_pdflatex(tmp_path):
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent))
+    done = subprocess.run([sys.executable, "-m", "symcalc.cli", "handout", "gpt2", "-o",
+                           str(tmp_path / "h.pdf")], capture_output=True, text=True, env=env)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "pdflatex" in done.stderr
+    assert not (tmp_path / "h.pdf").exists()
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("examples_generate", EXAMPLES / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_examples_are_up_to_date(tmp_path):
+    gen = _generator()
+    written = gen.generate(tmp_path)
+    assert len(written) == 2 * len(gen.EXAMPLES)
+    for path in written:
+        committed = EXAMPLES / path.name
+        assert committed.exists(), f"{committed} missing: run python docs/examples/generate.py"
+        assert committed.read_text() == path.read_text(), (
+            f"docs/examples/{path.name} is stale: run python docs/examples/generate.py")
+
+
+def test_examples_show_the_seed_figures():
+    gen = _generator()
+    for ex in gen.EXAMPLES:
+        md = (EXAMPLES / f"{ex.name}.md").read_text()
+        for figure in ex.checks:
+            assert figure in md, (ex.name, figure)
+    est = (EXAMPLES / "estimator-12x768.md").read_text()
+    assert "0.849 亿" in est and "0.384 亿" in est
+    bert = (EXAMPLES / "layer-calculator-bert-base.md").read_text()
+    assert "**676,608 parameters" in bert and "77.31 GFLOPs" in bert and "96.64 GFLOPs" in bert
+
+
+def test_templates_load_from_a_wheel_install(tmp_path):
+    """Build a wheel, install it (no deps) into a fresh venv that borrows sympy, jinja2 and
+    latexcodec from this interpreter's site-packages (not symcalc: the editable hook is not
+    read), and run `symcalc derive` from there."""
+    wheels = tmp_path / "wheels"
+    isolation = [] if importlib.util.find_spec("hatchling") is None else ["--no-build-isolation"]
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation,
+                            "-q", "-w", str(wheels), str(REPO)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-2000:]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    import jinja2, latexcodec, markupsafe, mpmath, sympy  # noqa: E401
+
+    borrowed = {str(Path(m.__file__).resolve().parent.parent)
+                for m in (jinja2, latexcodec, markupsafe, mpmath, sympy)}
+    (Path(site) / "borrowed.pth").write_text("\n".join(sorted(borrowed)) + "\n")
+    wheel = next(wheels.glob("symcalc-*.whl"))
+    inst = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q",
+                           "--no-deps", str(wheel)], capture_output=True, text=True)
+    if inst.returncode != 0:  # pip older than 22.3 has no --python: unpack the wheel instead
+        import zipfile
+
+        zipfile.ZipFile(wheel).extractall(site)
+    probe = subprocess.run([py, "-c", "import symcalc, symcalc.render.templates as t; "
+                            "print(symcalc.__file__); print(t.template_dir())"],
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert probe.returncode == 0, probe.stderr
+    where, templates = probe.stdout.split()
+    assert where.startswith(str(venv)) and templates.startswith(str(venv))
+    assert templates.endswith("symcalc/templates")
+    run = subprocess.run([py, "-m", "symcalc.cli", "derive", "gpt2", "--quantity", "params.total",
+                          "--format", "md"], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "124{,}439{,}808" in run.stdout and "## References" in run.stdout
