@@ -1,0 +1,94 @@
+"""The LaTeX symcalc writes compiles with pdflatex, and the PDF shows the numbers and the
+user's text literally (skipped where pdflatex or pdftotext is missing; CI installs them)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "docs" / "examples"
+
+needs_tex = pytest.mark.skipif(not (shutil.which("pdflatex") and shutil.which("pdftotext")),
+                               reason="pdflatex and pdftotext are not installed")
+
+
+def compile_tex(tex: Path) -> str:
+    """pdflatex (shell escape off) in the file's folder; the PDF's text."""
+    for _ in range(1):
+        done = subprocess.run(["pdflatex", "-no-shell-escape", "-interaction=nonstopmode",
+                               "-halt-on-error", tex.name], cwd=tex.parent, capture_output=True,
+                              text=True, errors="replace", timeout=120)
+        assert done.returncode == 0, done.stdout[-3000:]
+    pdf = tex.with_suffix(".pdf")
+    return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                          text=True, check=True).stdout
+
+
+EXAMPLE_TOTALS = {
+    "layer-calculator-bert-base": ["108,805,632", "109,482,240", "676,608", "77.31 GFLOPs",
+                                   "96.64 GFLOPs"],
+    "scratch-guide": ["29,828", "31,940"],
+    "kaplan-12x768": ["84,934,656"],
+    "decoder-calculator-default": ["7,241,732,096", "6,979,588,096", "262,144,000",
+                                   "218,112,000", "14.48 GB"],
+    "estimator-12x768": ["84,934,656", "38,400,000", "0.849", "0.384"],
+}
+
+
+@needs_tex
+@pytest.mark.parametrize("name", sorted(EXAMPLE_TOTALS))
+def test_example_compiles(name, tmp_path):
+    tex = tmp_path / f"{name}.tex"
+    shutil.copyfile(EXAMPLES / f"{name}.tex", tex)
+    text = compile_tex(tex)
+    for figure in EXAMPLE_TOTALS[name]:
+        assert figure in text, figure
+
+
+@needs_tex
+@pytest.mark.parametrize("quantity", ["params.total", "flops.training", "memory.kv_cache_bytes"])
+def test_derive_standalone_compiles(cli, tmp_path, quantity):
+    out = tmp_path / "d.tex"
+    res = cli("derive", "mixtral-8x7b", "--quantity", quantity, "--format", "tex", "--standalone",
+              "-o", out)
+    assert res.returncode == 0, res.stderr
+    text = compile_tex(out)
+    if quantity == "params.total":
+        assert "46,702,792,704" in text
+
+
+INJECTED = r"\input{/etc/passwd}"
+WRITE18 = r"\write18{touch pwned}"
+
+
+@needs_tex
+def test_injection_prints_as_text(cli, tmp_path):
+    out = tmp_path / "inj.tex"
+    res = cli("derive", "gpt2", "--set", f"name={INJECTED} {WRITE18}", "--format", "tex",
+              "--standalone", "-o", out)
+    assert res.returncode == 0, res.stderr
+    source = out.read_text()
+    assert "\\input{" not in source and "\\write18{" not in source
+    text = compile_tex(out)
+    assert INJECTED in text and WRITE18 in text  # shown literally
+    assert "root:" not in text  # /etc/passwd was not read
+    assert not (tmp_path / "pwned").exists()
+
+
+@needs_tex
+def test_handout_pdf(cli, tmp_path):
+    """The acceptance run: `symcalc handout mistral-7b llama-2-7b -o h.pdf`."""
+    out = tmp_path / "h.pdf"
+    res = cli("handout", "mistral-7b", "llama-2-7b", "-o", out)
+    assert res.returncode == 0, res.stderr
+    text = subprocess.run(["pdftotext", "-layout", str(out), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    for figure in ("7,241,732,096", "6,738,415,616", "799,281,152", "27,124", "25,204",
+                   "References", "GQA", "MHA"):
+        assert figure in text, figure
+    info = subprocess.run(["pdfinfo", str(out)], capture_output=True, text=True).stdout
+    pages = int(next(l.split()[-1] for l in info.splitlines() if l.startswith("Pages")))
+    assert 4 <= pages <= 12
