@@ -208,7 +208,10 @@ def _llama_like(cfg: _Config, role: str, model_type: str) -> dict[str, Any]:
 
 def _t5(cfg: _Config, role: str) -> dict[str, Any]:
     proj = cfg.get("feed_forward_proj")
-    if not isinstance(proj, str) or proj.split("-")[-1] not in ("relu", "gelu", "silu", "new"):
+    parts = proj.split("-") if isinstance(proj, str) else []
+    # transformers' rule (T5Config.validate_architecture): ACT or gated-ACT, any activation
+    if (not parts or parts[-1] in ("", "gated") or len(parts) > 2
+            or len(parts) == 2 and parts[0] != "gated"):
         raise SymcalcError("feed_forward_proj", f"must be 'ACT' or 'gated-ACT' (got {proj!r})")
     gated = proj.startswith("gated-")
     L = cfg.size("num_layers")

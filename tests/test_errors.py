@@ -32,6 +32,8 @@ CASES = {
     "non-object-json": ("[1, 2]", [], "config.json"),
     "bad-feed-forward-proj": ({"model_type": "t5", "feed_forward_proj": "gated"}, [],
                               "feed_forward_proj"),
+    "bad-feed-forward-proj-prefix": ({"model_type": "t5", "feed_forward_proj": "fancy-gelu"}, [],
+                                     "feed_forward_proj"),
     "bad-tie-flag": ({"model_type": "llama", "architectures": ["LlamaForCausalLM"],
                       "tie_word_embeddings": "yes"}, [], "tie_word_embeddings"),
     # spec file (TOML) and --set

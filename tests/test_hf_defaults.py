@@ -129,3 +129,18 @@ def test_explicit_null_means_derived(key, value):
     cfg = {"model_type": family, key: value}
     assert spec_from_config(cfg) == spec_from_config({"model_type": family})
     assert H.reference_params(cfg) == H.reference_params({"model_type": family})
+
+
+@pytest.mark.parametrize("proj,gated", [("relu", False), ("gelu_new", False), ("gated-gelu", True),
+                                        ("gated-silu", True), ("gelu", False)])
+def test_t5_feed_forward_proj(proj, gated):
+    """Any activation in transformers' form ACT or gated-ACT; gated means three matrices."""
+    cfg = {"model_type": "t5", "architectures": ["T5EncoderModel"], "d_model": 16, "d_kv": 4,
+           "num_heads": 4, "d_ff": 24, "num_layers": 1, "vocab_size": 50,
+           "feed_forward_proj": proj}
+    spec = spec_from_config(cfg)
+    assert spec.ffn == ("gated" if gated else "plain")
+    from symcalc.options import Options
+    from symcalc.report import report
+
+    assert report(spec, Options(seq_len=3))["params"]["total"] == H.reference_params(cfg)
