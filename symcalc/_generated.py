@@ -58,7 +58,7 @@ def single__params_total(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*E*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
+        out = out + c*(L*d*(2*E*d_ff + d_h*n_h + 2*d_h*n_kv))
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h)
@@ -73,13 +73,13 @@ def single__params_total(v):
         out = out + c*(L*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*L*d + E*L*d_ff)
+        out = out + c*(E*L*(d + d_ff))
     c = sw_gated
     if c:
         out = out + c*(E*L*d*d_ff)
     c = sw_mlm
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_norm_b
     if c:
         out = out + c*(2*L*d)
@@ -88,7 +88,7 @@ def single__params_total(v):
         out = out + c*(2*L*d)
     c = sw_pooler
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
@@ -289,7 +289,7 @@ def single__params_active(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*d*d_ff*k + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
+        out = out + c*(L*d*(2*d_ff*k + d_h*n_h + 2*d_h*n_kv))
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h)
@@ -304,13 +304,13 @@ def single__params_active(v):
         out = out + c*(L*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(L*d*k + L*d_ff*k)
+        out = out + c*(L*k*(d + d_ff))
     c = sw_gated
     if c:
         out = out + c*(L*d*d_ff*k)
     c = sw_mlm
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_norm_b
     if c:
         out = out + c*(2*L*d)
@@ -319,7 +319,7 @@ def single__params_active(v):
         out = out + c*(2*L*d)
     c = sw_pooler
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
@@ -566,7 +566,7 @@ def single__params_non_embedding(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*E*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
+        out = out + c*(L*d*(2*E*d_ff + d_h*n_h + 2*d_h*n_kv))
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h)
@@ -581,13 +581,13 @@ def single__params_non_embedding(v):
         out = out + c*(L*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*L*d + E*L*d_ff)
+        out = out + c*(E*L*(d + d_ff))
     c = sw_gated
     if c:
         out = out + c*(E*L*d*d_ff)
     c = sw_mlm
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_norm_b
     if c:
         out = out + c*(2*L*d)
@@ -596,7 +596,7 @@ def single__params_non_embedding(v):
         out = out + c*(2*L*d)
     c = sw_pooler
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
@@ -751,7 +751,7 @@ def single__flops_forward_matmul(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2)
+        out = out + c*(2*L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
     c = sw_attn_out
     if c:
         out = out + c*(2*L*b*d*d_h*n_h*s)
@@ -845,7 +845,7 @@ def single__flops_forward(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2)
+        out = out + c*(2*L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
     c = sw_attn_out
     if c:
         out = out + c*(2*L*b*d*d_h*n_h*s)
@@ -860,13 +860,13 @@ def single__flops_forward(v):
         out = out + c*(2*V*b*d*s)
     c = sw_macs
     if c:
-        out = out + c*(-2*L*b*d*d_ff*k*s - L*b*d*d_h*n_h*s - 2*L*b*d*d_h*n_kv*s - 2*L*b*d_h*n_h*s**2)
+        out = out + c*(-L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2*s)
     c = sw_nonmatmul
     if c:
-        out = out + c*(2*L*b*d*s + L*b*d_ff*k*s + 6*L*b*n_h*s**2)
+        out = out + c*(L*b*s*(2*d + d_ff*k + 6*n_h*s))
     c = sw_pooler
     if c:
         out = out + c*(2*b*d**2)
@@ -1098,7 +1098,7 @@ def single__flops_training(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(12*L*b*d*d_ff*k*s + 6*L*b*d*d_h*n_h*s + 12*L*b*d*d_h*n_kv*s + 12*L*b*d_h*n_h*s**2)
+        out = out + c*(6*L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
     c = sw_attn_out
     if c:
         out = out + c*(6*L*b*d*d_h*n_h*s)
@@ -1113,19 +1113,19 @@ def single__flops_training(v):
         out = out + c*(6*V*b*d*s)
     c = sw_macs
     if c:
-        out = out + c*(-6*L*b*d*d_ff*k*s - 3*L*b*d*d_h*n_h*s - 6*L*b*d*d_h*n_kv*s - 6*L*b*d_h*n_h*s**2)
+        out = out + c*(-3*L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
     c = sw_mlm
     if c:
         out = out + c*(6*b*d**2*s)
     c = sw_nonmatmul
     if c:
-        out = out + c*(6*L*b*d*s + 3*L*b*d_ff*k*s + 18*L*b*n_h*s**2)
+        out = out + c*(3*L*b*s*(2*d + d_ff*k + 6*n_h*s))
     c = sw_pooler
     if c:
         out = out + c*(6*b*d**2)
     c = sw_rc_full
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2)
+        out = out + c*(2*L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
     c = sw_router
     if c:
         out = out + c*(6*E*L*b*d*s)
@@ -1170,7 +1170,7 @@ def single__flops_training(v):
         out = out + c*(-3*b*d**2)
     c = sw_macs*sw_rc_full
     if c:
-        out = out + c*(-2*L*b*d*d_ff*k*s - L*b*d*d_h*n_h*s - 2*L*b*d*d_h*n_kv*s - 2*L*b*d_h*n_h*s**2)
+        out = out + c*(-L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
     c = sw_macs*sw_router
     if c:
         out = out + c*(-3*E*L*b*d*s)
@@ -1188,7 +1188,7 @@ def single__flops_training(v):
         out = out + c*(3*b*d)
     c = sw_nonmatmul*sw_rc_full
     if c:
-        out = out + c*(2*L*b*d*s + L*b*d_ff*k*s + 6*L*b*n_h*s**2)
+        out = out + c*(L*b*s*(2*d + d_ff*k + 6*n_h*s))
     c = sw_pooler*sw_rc_full
     if c:
         out = out + c*(2*b*d**2)
@@ -1534,7 +1534,7 @@ def single__flops_decode_per_token(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff*k + 2*L*b*d*d_h*n_h + 4*L*b*d*d_h*n_kv + 4*L*b*d_h*n_h*s + 4*L*b*d_h*n_h)
+        out = out + c*(2*L*b*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s + 2*d_h*n_h))
     c = sw_attn_out
     if c:
         out = out + c*(2*L*b*d*d_h*n_h)
@@ -1631,7 +1631,7 @@ def single__memory_kv_cache_bytes(v):
         out = out + c*(2*L*b*d_h*n_kv*s)
     c = kv_num*sw_decoder*sw_window
     if c:
-        out = out + c*(-2*L*b*d_h*n_kv*s + 2*L*b*d_h*n_kv*_min(W, s))
+        out = out + c*(2*L*b*d_h*n_kv*(-s + _min(W, s)))
     return _ceil_div(out, kv_den)
 
 
@@ -1670,40 +1670,40 @@ def single__memory_activations_bytes(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(34*L*b*d*s*t + 5*L*b*n_h*s**2*t)
+        out = out + c*(L*b*s*t*(34*d + 5*n_h*s))
     c = sw_rc_full
     if c:
-        out = out + c*(-32*L*b*d*s*t - 5*L*b*n_h*s**2*t)
+        out = out + c*(-L*b*s*t*(32*d + 5*n_h*s))
     c = sw_rc_sel
     if c:
         out = out + c*(-5*L*b*n_h*s**2*t)
     c = sw_sp
     if c:
-        out = out + c*(-34*L*b*d*s*t + 34*L*b*d*s - 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
+        out = out + c*(L*b*s*(-34*d*t + 34*d - 5*n_h*s*t + 5*n_h*s))
     c = sw_tp
     if c:
-        out = out + c*(-24*L*b*d*s*t + 24*L*b*d*s - 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
+        out = out + c*(L*b*s*(-24*d*t + 24*d - 5*n_h*s*t + 5*n_h*s))
     c = sw_rc_full*sw_sp
     if c:
-        out = out + c*(32*L*b*d*s*t - 32*L*b*d*s + 5*L*b*n_h*s**2*t - 5*L*b*n_h*s**2)
+        out = out + c*(L*b*s*(32*d*t - 32*d + 5*n_h*s*t - 5*n_h*s))
     c = sw_rc_full*sw_tp
     if c:
-        out = out + c*(24*L*b*d*s*t - 24*L*b*d*s + 5*L*b*n_h*s**2*t - 5*L*b*n_h*s**2)
+        out = out + c*(L*b*s*(24*d*t - 24*d + 5*n_h*s*t - 5*n_h*s))
     c = sw_rc_sel*sw_sp
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t - 5*L*b*n_h*s**2)
+        out = out + c*(5*L*b*n_h*s**2*(t - 1))
     c = sw_rc_sel*sw_tp
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t - 5*L*b*n_h*s**2)
+        out = out + c*(5*L*b*n_h*s**2*(t - 1))
     c = sw_sp*sw_tp
     if c:
-        out = out + c*(24*L*b*d*s*t - 24*L*b*d*s + 5*L*b*n_h*s**2*t - 5*L*b*n_h*s**2)
+        out = out + c*(L*b*s*(24*d*t - 24*d + 5*n_h*s*t - 5*n_h*s))
     c = sw_rc_full*sw_sp*sw_tp
     if c:
-        out = out + c*(-24*L*b*d*s*t + 24*L*b*d*s - 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
+        out = out + c*(L*b*s*(-24*d*t + 24*d - 5*n_h*s*t + 5*n_h*s))
     c = sw_rc_sel*sw_sp*sw_tp
     if c:
-        out = out + c*(-5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
+        out = out + c*(5*L*b*n_h*s**2*(1 - t))
     return _ceil_div(out, t)
 
 
@@ -1779,22 +1779,22 @@ def single__memory_training_bytes(v):
         out = out + c*(N_d*params_total)
     c = opt_g*sw_zero2
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     c = opt_g*sw_zero3
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     c = opt_o*sw_zero1
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     c = opt_o*sw_zero2
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     c = opt_o*sw_zero3
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     c = opt_w*sw_zero3
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     return _ceil_div(out, N_d)
 
 
@@ -1998,37 +1998,37 @@ def encoder_decoder__params_total(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*E*L*d*d_ff + 2*E*L_dec*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
+        out = out + c*(d*(2*E*L*d_ff + 2*E*L_dec*d_ff + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
     c = sw_attn_out
     if c:
-        out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
+        out = out + c*(d*d_h*n_h*(L + 2*L_dec))
     c = sw_bias_k
     if c:
-        out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L + 2*L_dec))
     c = sw_bias_q
     if c:
-        out = out + c*(L*d_h*n_h + 2*L_dec*d_h*n_h)
+        out = out + c*(d_h*n_h*(L + 2*L_dec))
     c = sw_bias_v
     if c:
-        out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L + 2*L_dec))
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*L*d + E*L*d_ff + E*L_dec*d + E*L_dec*d_ff)
+        out = out + c*(E*(L*d + L*d_ff + L_dec*d + L_dec*d_ff))
     c = sw_gated
     if c:
-        out = out + c*(E*L*d*d_ff + E*L_dec*d*d_ff)
+        out = out + c*(E*d*d_ff*(L + L_dec))
     c = sw_mlm
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_norm_b
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(d*(2*L + 3*L_dec))
     c = sw_norm_w
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(d*(2*L + 3*L_dec))
     c = sw_pooler
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
@@ -2037,7 +2037,7 @@ def encoder_decoder__params_total(v):
         out = out + c*(2*R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d + E*L_dec*d)
+        out = out + c*(E*d*(L + L_dec))
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -2046,7 +2046,7 @@ def encoder_decoder__params_total(v):
         out = out + c*(T*d)
     c = sw_attn_out*sw_bias_o
     if c:
-        out = out + c*(L*d + 2*L_dec*d)
+        out = out + c*(d*(L + 2*L_dec))
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -2055,7 +2055,7 @@ def encoder_decoder__params_total(v):
         out = out + c*(d)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(E*L*d_ff + E*L_dec*d_ff)
+        out = out + c*(E*d_ff*(L + L_dec))
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(2*d)
@@ -2231,37 +2231,37 @@ def encoder_decoder__params_active(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*d*d_ff*k + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_ff*k + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
+        out = out + c*(d*(2*L*d_ff*k + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_ff*k + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
     c = sw_attn_out
     if c:
-        out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
+        out = out + c*(d*d_h*n_h*(L + 2*L_dec))
     c = sw_bias_k
     if c:
-        out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L + 2*L_dec))
     c = sw_bias_q
     if c:
-        out = out + c*(L*d_h*n_h + 2*L_dec*d_h*n_h)
+        out = out + c*(d_h*n_h*(L + 2*L_dec))
     c = sw_bias_v
     if c:
-        out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L + 2*L_dec))
     c = sw_ffn_bias
     if c:
-        out = out + c*(L*d*k + L*d_ff*k + L_dec*d*k + L_dec*d_ff*k)
+        out = out + c*(k*(L*d + L*d_ff + L_dec*d + L_dec*d_ff))
     c = sw_gated
     if c:
-        out = out + c*(L*d*d_ff*k + L_dec*d*d_ff*k)
+        out = out + c*(d*d_ff*k*(L + L_dec))
     c = sw_mlm
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_norm_b
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(d*(2*L + 3*L_dec))
     c = sw_norm_w
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(d*(2*L + 3*L_dec))
     c = sw_pooler
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
@@ -2270,7 +2270,7 @@ def encoder_decoder__params_active(v):
         out = out + c*(2*R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d + E*L_dec*d)
+        out = out + c*(E*d*(L + L_dec))
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -2279,7 +2279,7 @@ def encoder_decoder__params_active(v):
         out = out + c*(T*d)
     c = sw_attn_out*sw_bias_o
     if c:
-        out = out + c*(L*d + 2*L_dec*d)
+        out = out + c*(d*(L + 2*L_dec))
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -2288,7 +2288,7 @@ def encoder_decoder__params_active(v):
         out = out + c*(d)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(L*d_ff*k + L_dec*d_ff*k)
+        out = out + c*(d_ff*k*(L + L_dec))
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(2*d)
@@ -2510,46 +2510,46 @@ def encoder_decoder__params_non_embedding(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*E*L*d*d_ff + 2*E*L_dec*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
+        out = out + c*(d*(2*E*L*d_ff + 2*E*L_dec*d_ff + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
     c = sw_attn_out
     if c:
-        out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
+        out = out + c*(d*d_h*n_h*(L + 2*L_dec))
     c = sw_bias_k
     if c:
-        out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L + 2*L_dec))
     c = sw_bias_q
     if c:
-        out = out + c*(L*d_h*n_h + 2*L_dec*d_h*n_h)
+        out = out + c*(d_h*n_h*(L + 2*L_dec))
     c = sw_bias_v
     if c:
-        out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L + 2*L_dec))
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*L*d + E*L*d_ff + E*L_dec*d + E*L_dec*d_ff)
+        out = out + c*(E*(L*d + L*d_ff + L_dec*d + L_dec*d_ff))
     c = sw_gated
     if c:
-        out = out + c*(E*L*d*d_ff + E*L_dec*d*d_ff)
+        out = out + c*(E*d*d_ff*(L + L_dec))
     c = sw_mlm
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_norm_b
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(d*(2*L + 3*L_dec))
     c = sw_norm_w
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(d*(2*L + 3*L_dec))
     c = sw_pooler
     if c:
-        out = out + c*(d**2 + d)
+        out = out + c*(d*(d + 1))
     c = sw_rel_bias
     if c:
         out = out + c*(2*R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d + E*L_dec*d)
+        out = out + c*(E*d*(L + L_dec))
     c = sw_attn_out*sw_bias_o
     if c:
-        out = out + c*(L*d + 2*L_dec*d)
+        out = out + c*(d*(L + 2*L_dec))
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -2558,7 +2558,7 @@ def encoder_decoder__params_non_embedding(v):
         out = out + c*(d)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(E*L*d_ff + E*L_dec*d_ff)
+        out = out + c*(E*d_ff*(L + L_dec))
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(2*d)
@@ -2698,13 +2698,13 @@ def encoder_decoder__flops_forward_matmul(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_h*n_kv*s + 4*L_dec*b*d*d_h*n_kv*s_dec + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(2*b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
     c = sw_attn_out
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
+        out = out + c*(2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dec*b*d*d_ff*k*s_dec)
+        out = out + c*(2*b*d*d_ff*k*(L*s + L_dec*s_dec))
     c = sw_head
     if c:
         out = out + c*(2*V*b*d*s_dec)
@@ -2716,7 +2716,7 @@ def encoder_decoder__flops_forward_matmul(v):
         out = out + c*(2*b*d**2)
     c = sw_router
     if c:
-        out = out + c*(2*E*L*b*d*s + 2*E*L_dec*b*d*s_dec)
+        out = out + c*(2*E*b*d*(L*s + L_dec*s_dec))
     return out
 
 
@@ -2795,37 +2795,37 @@ def encoder_decoder__flops_forward(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_h*n_kv*s + 4*L_dec*b*d*d_h*n_kv*s_dec + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(2*b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
     c = sw_attn_out
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
+        out = out + c*(2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_causal
     if c:
         out = out + c*(-2*L_dec*b*d_h*n_h*s_dec**2)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dec*b*d*d_ff*k*s_dec)
+        out = out + c*(2*b*d*d_ff*k*(L*s + L_dec*s_dec))
     c = sw_head
     if c:
         out = out + c*(2*V*b*d*s_dec)
     c = sw_macs
     if c:
-        out = out + c*(-2*L*b*d*d_ff*k*s - L*b*d*d_h*n_h*s - 2*L*b*d*d_h*n_kv*s - 2*L*b*d_h*n_h*s**2 - 2*L_dec*b*d*d_ff*k*s_dec - 2*L_dec*b*d*d_h*n_h*s_dec - 2*L_dec*b*d*d_h*n_kv*s - 2*L_dec*b*d*d_h*n_kv*s_dec - 2*L_dec*b*d_h*n_h*s*s_dec - 2*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(-b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2*s_dec)
     c = sw_nonmatmul
     if c:
-        out = out + c*(2*L*b*d*s + L*b*d_ff*k*s + 6*L*b*n_h*s**2 + 3*L_dec*b*d*s_dec + L_dec*b*d_ff*k*s_dec + 6*L_dec*b*n_h*s*s_dec + 6*L_dec*b*n_h*s_dec**2)
+        out = out + c*(b*(2*L*d*s + L*d_ff*k*s + 6*L*n_h*s**2 + 3*L_dec*d*s_dec + L_dec*d_ff*k*s_dec + 6*L_dec*n_h*s*s_dec + 6*L_dec*n_h*s_dec**2))
     c = sw_pooler
     if c:
         out = out + c*(2*b*d**2)
     c = sw_router
     if c:
-        out = out + c*(2*E*L*b*d*s + 2*E*L_dec*b*d*s_dec)
+        out = out + c*(2*E*b*d*(L*s + L_dec*s_dec))
     c = sw_attn_out*sw_macs
     if c:
-        out = out + c*(-L*b*d*d_h*n_h*s - 2*L_dec*b*d*d_h*n_h*s_dec)
+        out = out + c*(-b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_causal*sw_causal_exact
     if c:
         out = out + c*(2*L_dec*b*d_h*n_h*s_dec)
@@ -2837,10 +2837,10 @@ def encoder_decoder__flops_forward(v):
         out = out + c*(-3*L_dec*b*n_h*s_dec**2)
     c = sw_gated*sw_macs
     if c:
-        out = out + c*(-L*b*d*d_ff*k*s - L_dec*b*d*d_ff*k*s_dec)
+        out = out + c*(-b*d*d_ff*k*(L*s + L_dec*s_dec))
     c = sw_gated*sw_nonmatmul
     if c:
-        out = out + c*(L*b*d_ff*k*s + L_dec*b*d_ff*k*s_dec)
+        out = out + c*(b*d_ff*k*(L*s + L_dec*s_dec))
     c = sw_head*sw_macs
     if c:
         out = out + c*(-V*b*d*s_dec)
@@ -2852,10 +2852,10 @@ def encoder_decoder__flops_forward(v):
         out = out + c*(-b*d**2)
     c = sw_macs*sw_router
     if c:
-        out = out + c*(-E*L*b*d*s - E*L_dec*b*d*s_dec)
+        out = out + c*(-E*b*d*(L*s + L_dec*s_dec))
     c = sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(6*L*b*d*s + 9*L_dec*b*d*s_dec)
+        out = out + c*(3*b*d*(2*L*s + 3*L_dec*s_dec))
     c = sw_causal*sw_causal_exact*sw_macs
     if c:
         out = out + c*(-L_dec*b*d_h*n_h*s_dec)
@@ -2867,7 +2867,7 @@ def encoder_decoder__flops_forward(v):
         out = out + c*(3*b*d*s_dec)
     c = sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(4*L*b*d*s + 6*L_dec*b*d*s_dec)
+        out = out + c*(2*b*d*(2*L*s + 3*L_dec*s_dec))
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(2*b*d*s_dec)
@@ -3014,43 +3014,43 @@ def encoder_decoder__flops_training(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(12*L*b*d*d_ff*k*s + 6*L*b*d*d_h*n_h*s + 12*L*b*d*d_h*n_kv*s + 12*L*b*d_h*n_h*s**2 + 12*L_dec*b*d*d_ff*k*s_dec + 12*L_dec*b*d*d_h*n_h*s_dec + 12*L_dec*b*d*d_h*n_kv*s + 12*L_dec*b*d*d_h*n_kv*s_dec + 12*L_dec*b*d_h*n_h*s*s_dec + 12*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(6*b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
     c = sw_attn_out
     if c:
-        out = out + c*(6*L*b*d*d_h*n_h*s + 12*L_dec*b*d*d_h*n_h*s_dec)
+        out = out + c*(6*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_causal
     if c:
         out = out + c*(-6*L_dec*b*d_h*n_h*s_dec**2)
     c = sw_gated
     if c:
-        out = out + c*(6*L*b*d*d_ff*k*s + 6*L_dec*b*d*d_ff*k*s_dec)
+        out = out + c*(6*b*d*d_ff*k*(L*s + L_dec*s_dec))
     c = sw_head
     if c:
         out = out + c*(6*V*b*d*s_dec)
     c = sw_macs
     if c:
-        out = out + c*(-6*L*b*d*d_ff*k*s - 3*L*b*d*d_h*n_h*s - 6*L*b*d*d_h*n_kv*s - 6*L*b*d_h*n_h*s**2 - 6*L_dec*b*d*d_ff*k*s_dec - 6*L_dec*b*d*d_h*n_h*s_dec - 6*L_dec*b*d*d_h*n_kv*s - 6*L_dec*b*d*d_h*n_kv*s_dec - 6*L_dec*b*d_h*n_h*s*s_dec - 6*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(-3*b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
     c = sw_mlm
     if c:
         out = out + c*(6*b*d**2*s_dec)
     c = sw_nonmatmul
     if c:
-        out = out + c*(6*L*b*d*s + 3*L*b*d_ff*k*s + 18*L*b*n_h*s**2 + 9*L_dec*b*d*s_dec + 3*L_dec*b*d_ff*k*s_dec + 18*L_dec*b*n_h*s*s_dec + 18*L_dec*b*n_h*s_dec**2)
+        out = out + c*(3*b*(2*L*d*s + L*d_ff*k*s + 6*L*n_h*s**2 + 3*L_dec*d*s_dec + L_dec*d_ff*k*s_dec + 6*L_dec*n_h*s*s_dec + 6*L_dec*n_h*s_dec**2))
     c = sw_pooler
     if c:
         out = out + c*(6*b*d**2)
     c = sw_rc_full
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_h*n_kv*s + 4*L_dec*b*d*d_h*n_kv*s_dec + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(2*b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
     c = sw_router
     if c:
-        out = out + c*(6*E*L*b*d*s + 6*E*L_dec*b*d*s_dec)
+        out = out + c*(6*E*b*d*(L*s + L_dec*s_dec))
     c = sw_attn_out*sw_macs
     if c:
-        out = out + c*(-3*L*b*d*d_h*n_h*s - 6*L_dec*b*d*d_h*n_h*s_dec)
+        out = out + c*(-3*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_attn_out*sw_rc_full
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
+        out = out + c*(2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_causal*sw_causal_exact
     if c:
         out = out + c*(6*L_dec*b*d_h*n_h*s_dec)
@@ -3065,13 +3065,13 @@ def encoder_decoder__flops_training(v):
         out = out + c*(-2*L_dec*b*d_h*n_h*s_dec**2)
     c = sw_gated*sw_macs
     if c:
-        out = out + c*(-3*L*b*d*d_ff*k*s - 3*L_dec*b*d*d_ff*k*s_dec)
+        out = out + c*(-3*b*d*d_ff*k*(L*s + L_dec*s_dec))
     c = sw_gated*sw_nonmatmul
     if c:
-        out = out + c*(3*L*b*d_ff*k*s + 3*L_dec*b*d_ff*k*s_dec)
+        out = out + c*(3*b*d_ff*k*(L*s + L_dec*s_dec))
     c = sw_gated*sw_rc_full
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dec*b*d*d_ff*k*s_dec)
+        out = out + c*(2*b*d*d_ff*k*(L*s + L_dec*s_dec))
     c = sw_head*sw_macs
     if c:
         out = out + c*(-3*V*b*d*s_dec)
@@ -3086,28 +3086,28 @@ def encoder_decoder__flops_training(v):
         out = out + c*(-3*b*d**2)
     c = sw_macs*sw_rc_full
     if c:
-        out = out + c*(-2*L*b*d*d_ff*k*s - L*b*d*d_h*n_h*s - 2*L*b*d*d_h*n_kv*s - 2*L*b*d_h*n_h*s**2 - 2*L_dec*b*d*d_ff*k*s_dec - 2*L_dec*b*d*d_h*n_h*s_dec - 2*L_dec*b*d*d_h*n_kv*s - 2*L_dec*b*d*d_h*n_kv*s_dec - 2*L_dec*b*d_h*n_h*s*s_dec - 2*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(-b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
     c = sw_macs*sw_router
     if c:
-        out = out + c*(-3*E*L*b*d*s - 3*E*L_dec*b*d*s_dec)
+        out = out + c*(-3*E*b*d*(L*s + L_dec*s_dec))
     c = sw_mlm*sw_rc_full
     if c:
         out = out + c*(2*b*d**2*s_dec)
     c = sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(18*L*b*d*s + 27*L_dec*b*d*s_dec)
+        out = out + c*(9*b*d*(2*L*s + 3*L_dec*s_dec))
     c = sw_nonmatmul*sw_rc_full
     if c:
-        out = out + c*(2*L*b*d*s + L*b*d_ff*k*s + 6*L*b*n_h*s**2 + 3*L_dec*b*d*s_dec + L_dec*b*d_ff*k*s_dec + 6*L_dec*b*n_h*s*s_dec + 6*L_dec*b*n_h*s_dec**2)
+        out = out + c*(b*(2*L*d*s + L*d_ff*k*s + 6*L*n_h*s**2 + 3*L_dec*d*s_dec + L_dec*d_ff*k*s_dec + 6*L_dec*n_h*s*s_dec + 6*L_dec*n_h*s_dec**2))
     c = sw_pooler*sw_rc_full
     if c:
         out = out + c*(2*b*d**2)
     c = sw_rc_full*sw_router
     if c:
-        out = out + c*(2*E*L*b*d*s + 2*E*L_dec*b*d*s_dec)
+        out = out + c*(2*E*b*d*(L*s + L_dec*s_dec))
     c = sw_attn_out*sw_macs*sw_rc_full
     if c:
-        out = out + c*(-L*b*d*d_h*n_h*s - 2*L_dec*b*d*d_h*n_h*s_dec)
+        out = out + c*(-b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_causal*sw_causal_exact*sw_macs
     if c:
         out = out + c*(-3*L_dec*b*d_h*n_h*s_dec)
@@ -3128,10 +3128,10 @@ def encoder_decoder__flops_training(v):
         out = out + c*(9*b*d*s_dec)
     c = sw_gated*sw_macs*sw_rc_full
     if c:
-        out = out + c*(-L*b*d*d_ff*k*s - L_dec*b*d*d_ff*k*s_dec)
+        out = out + c*(-b*d*d_ff*k*(L*s + L_dec*s_dec))
     c = sw_gated*sw_nonmatmul*sw_rc_full
     if c:
-        out = out + c*(L*b*d_ff*k*s + L_dec*b*d_ff*k*s_dec)
+        out = out + c*(b*d_ff*k*(L*s + L_dec*s_dec))
     c = sw_head*sw_macs*sw_rc_full
     if c:
         out = out + c*(-V*b*d*s_dec)
@@ -3143,13 +3143,13 @@ def encoder_decoder__flops_training(v):
         out = out + c*(-b*d**2)
     c = sw_macs*sw_rc_full*sw_router
     if c:
-        out = out + c*(-E*L*b*d*s - E*L_dec*b*d*s_dec)
+        out = out + c*(-E*b*d*(L*s + L_dec*s_dec))
     c = sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(12*L*b*d*s + 18*L_dec*b*d*s_dec)
+        out = out + c*(6*b*d*(2*L*s + 3*L_dec*s_dec))
     c = sw_nonmatmul*sw_norm_w*sw_rc_full
     if c:
-        out = out + c*(6*L*b*d*s + 9*L_dec*b*d*s_dec)
+        out = out + c*(3*b*d*(2*L*s + 3*L_dec*s_dec))
     c = sw_causal*sw_causal_exact*sw_macs*sw_rc_full
     if c:
         out = out + c*(-L_dec*b*d_h*n_h*s_dec)
@@ -3164,7 +3164,7 @@ def encoder_decoder__flops_training(v):
         out = out + c*(3*b*d*s_dec)
     c = sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
     if c:
-        out = out + c*(4*L*b*d*s + 6*L_dec*b*d*s_dec)
+        out = out + c*(2*b*d*(2*L*s + 3*L_dec*s_dec))
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
     if c:
         out = out + c*(2*b*d*s_dec)
@@ -3379,7 +3379,7 @@ def encoder_decoder__flops_decode_per_token(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L_dec*b*d*d_ff*k + 4*L_dec*b*d*d_h*n_h + 4*L_dec*b*d*d_h*n_kv + 8*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h)
+        out = out + c*(4*L_dec*b*(d*d_ff*k + d*d_h*n_h + d*d_h*n_kv + 2*d_h*n_h*s + d_h*n_h))
     c = sw_attn_out
     if c:
         out = out + c*(4*L_dec*b*d*d_h*n_h)
@@ -3471,7 +3471,7 @@ def encoder_decoder__memory_kv_cache_bytes(v):
     out = 0
     c = kv_num
     if c:
-        out = out + c*(2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+        out = out + c*(2*L_dec*b*d_h*n_kv*(s + s_dec))
     return _ceil_div(out, kv_den)
 
 
@@ -3507,40 +3507,40 @@ def encoder_decoder__memory_activations_bytes(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(34*L*b*d*s*t + 5*L*b*n_h*s**2*t + 34*L_dec*b*d*s_dec*t + 5*L_dec*b*n_h*s_dec**2*t)
+        out = out + c*(b*t*(34*L*d*s + 5*L*n_h*s**2 + 34*L_dec*d*s_dec + 5*L_dec*n_h*s_dec**2))
     c = sw_rc_full
     if c:
-        out = out + c*(-32*L*b*d*s*t - 5*L*b*n_h*s**2*t - 32*L_dec*b*d*s_dec*t - 5*L_dec*b*n_h*s_dec**2*t)
+        out = out + c*(-b*t*(32*L*d*s + 5*L*n_h*s**2 + 32*L_dec*d*s_dec + 5*L_dec*n_h*s_dec**2))
     c = sw_rc_sel
     if c:
-        out = out + c*(-5*L*b*n_h*s**2*t - 5*L_dec*b*n_h*s_dec**2*t)
+        out = out + c*(-5*b*n_h*t*(L*s**2 + L_dec*s_dec**2))
     c = sw_sp
     if c:
-        out = out + c*(-34*L*b*d*s*t + 34*L*b*d*s - 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 - 34*L_dec*b*d*s_dec*t + 34*L_dec*b*d*s_dec - 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
+        out = out + c*(b*(-34*L*d*s*t + 34*L*d*s - 5*L*n_h*s**2*t + 5*L*n_h*s**2 - 34*L_dec*d*s_dec*t + 34*L_dec*d*s_dec - 5*L_dec*n_h*s_dec**2*t + 5*L_dec*n_h*s_dec**2))
     c = sw_tp
     if c:
-        out = out + c*(-24*L*b*d*s*t + 24*L*b*d*s - 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 - 24*L_dec*b*d*s_dec*t + 24*L_dec*b*d*s_dec - 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
+        out = out + c*(b*(-24*L*d*s*t + 24*L*d*s - 5*L*n_h*s**2*t + 5*L*n_h*s**2 - 24*L_dec*d*s_dec*t + 24*L_dec*d*s_dec - 5*L_dec*n_h*s_dec**2*t + 5*L_dec*n_h*s_dec**2))
     c = sw_rc_full*sw_sp
     if c:
-        out = out + c*(32*L*b*d*s*t - 32*L*b*d*s + 5*L*b*n_h*s**2*t - 5*L*b*n_h*s**2 + 32*L_dec*b*d*s_dec*t - 32*L_dec*b*d*s_dec + 5*L_dec*b*n_h*s_dec**2*t - 5*L_dec*b*n_h*s_dec**2)
+        out = out + c*(b*(32*L*d*s*t - 32*L*d*s + 5*L*n_h*s**2*t - 5*L*n_h*s**2 + 32*L_dec*d*s_dec*t - 32*L_dec*d*s_dec + 5*L_dec*n_h*s_dec**2*t - 5*L_dec*n_h*s_dec**2))
     c = sw_rc_full*sw_tp
     if c:
-        out = out + c*(24*L*b*d*s*t - 24*L*b*d*s + 5*L*b*n_h*s**2*t - 5*L*b*n_h*s**2 + 24*L_dec*b*d*s_dec*t - 24*L_dec*b*d*s_dec + 5*L_dec*b*n_h*s_dec**2*t - 5*L_dec*b*n_h*s_dec**2)
+        out = out + c*(b*(24*L*d*s*t - 24*L*d*s + 5*L*n_h*s**2*t - 5*L*n_h*s**2 + 24*L_dec*d*s_dec*t - 24*L_dec*d*s_dec + 5*L_dec*n_h*s_dec**2*t - 5*L_dec*n_h*s_dec**2))
     c = sw_rc_sel*sw_sp
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t - 5*L*b*n_h*s**2 + 5*L_dec*b*n_h*s_dec**2*t - 5*L_dec*b*n_h*s_dec**2)
+        out = out + c*(5*b*n_h*(L*s**2*t - L*s**2 + L_dec*s_dec**2*t - L_dec*s_dec**2))
     c = sw_rc_sel*sw_tp
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t - 5*L*b*n_h*s**2 + 5*L_dec*b*n_h*s_dec**2*t - 5*L_dec*b*n_h*s_dec**2)
+        out = out + c*(5*b*n_h*(L*s**2*t - L*s**2 + L_dec*s_dec**2*t - L_dec*s_dec**2))
     c = sw_sp*sw_tp
     if c:
-        out = out + c*(24*L*b*d*s*t - 24*L*b*d*s + 5*L*b*n_h*s**2*t - 5*L*b*n_h*s**2 + 24*L_dec*b*d*s_dec*t - 24*L_dec*b*d*s_dec + 5*L_dec*b*n_h*s_dec**2*t - 5*L_dec*b*n_h*s_dec**2)
+        out = out + c*(b*(24*L*d*s*t - 24*L*d*s + 5*L*n_h*s**2*t - 5*L*n_h*s**2 + 24*L_dec*d*s_dec*t - 24*L_dec*d*s_dec + 5*L_dec*n_h*s_dec**2*t - 5*L_dec*n_h*s_dec**2))
     c = sw_rc_full*sw_sp*sw_tp
     if c:
-        out = out + c*(-24*L*b*d*s*t + 24*L*b*d*s - 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 - 24*L_dec*b*d*s_dec*t + 24*L_dec*b*d*s_dec - 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
+        out = out + c*(b*(-24*L*d*s*t + 24*L*d*s - 5*L*n_h*s**2*t + 5*L*n_h*s**2 - 24*L_dec*d*s_dec*t + 24*L_dec*d*s_dec - 5*L_dec*n_h*s_dec**2*t + 5*L_dec*n_h*s_dec**2))
     c = sw_rc_sel*sw_sp*sw_tp
     if c:
-        out = out + c*(-5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 - 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
+        out = out + c*(5*b*n_h*(-L*s**2*t + L*s**2 - L_dec*s_dec**2*t + L_dec*s_dec**2))
     return _ceil_div(out, t)
 
 
@@ -3618,22 +3618,22 @@ def encoder_decoder__memory_training_bytes(v):
         out = out + c*(N_d*params_total)
     c = opt_g*sw_zero2
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     c = opt_g*sw_zero3
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     c = opt_o*sw_zero1
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     c = opt_o*sw_zero2
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     c = opt_o*sw_zero3
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     c = opt_w*sw_zero3
     if c:
-        out = out + c*(-N_d*params_total + params_total)
+        out = out + c*(params_total*(1 - N_d))
     return _ceil_div(out, N_d)
 
 

@@ -221,7 +221,9 @@ def _grouped_body(num: sympy.Expr, den: sympy.Expr, shape: str, bound: bool) -> 
     parts = groups(num)
     lines = _reads([num, den], shape, bound) + ["    out = 0"]
     for const, poly in parts:
-        poly = absolute(poly) if bound else poly
+        # bounds stay expanded; evaluators pull common factors out (a numpy grid then only
+        # pays full size for the products that involve every axis)
+        poly = absolute(poly) if bound else sympy.factor_terms(poly)
         c = code(abs(const) if bound else const)
         lines += [f"    c = {c}", "    if c:", f"        out = out + c*({code(poly)})"]
     if bound:

@@ -127,15 +127,17 @@ def _column(np, key: str, values) -> Any:
 
 
 def _cartesian(np, columns: dict[str, Any]) -> dict[str, Any]:
-    if len(columns) == 1:
-        return dict(columns)
-    meshes = np.meshgrid(*columns.values(), indexing="ij", copy=False)
-    return {k: m.ravel() for k, m in zip(columns, meshes)}
+    """Each axis as an array broadcastable against the others (axis i has shape 1 except
+    along i), so that a term only costs the size of the axes it involves."""
+    n = len(columns)
+    return {k: np.reshape(c, [len(c) if j == i else 1 for j in range(n)])
+            for i, (k, c) in enumerate(columns.items())}
 
 
 def _first_bad(np, mask, what: dict[str, Any]) -> str:
-    i = int(np.argmax(mask))
-    return ", ".join(f"{k}={int(v[i]) if hasattr(v, '__len__') else v}" for k, v in what.items())
+    arrays = np.broadcast_arrays(np.asarray(mask), *[np.asarray(x) for x in what.values()])
+    i = int(np.argmax(arrays[0].ravel()))
+    return ", ".join(f"{k}={int(a.ravel()[i])}" for k, a in zip(what, arrays[1:]))
 
 
 def _points(np, spec: Spec, opts: Options, cols: dict[str, Any]) -> dict[str, Any]:
@@ -186,8 +188,11 @@ def _convert(np, v: dict[str, Any], numbers: str) -> dict[str, Any]:
     out = {}
     for k, x in v.items():
         if hasattr(x, "dtype"):
-            x = np.asarray([int(i) for i in x.tolist()], dtype=object) if dtype is object \
-                else x.astype(dtype)
+            if dtype is object:
+                x = np.reshape(np.asarray([int(i) for i in x.ravel().tolist()], dtype=object),
+                               x.shape)
+            else:
+                x = x.astype(dtype, copy=False)
         elif numbers == "float":
             x = float(x)
         out[k] = x
@@ -195,17 +200,19 @@ def _convert(np, v: dict[str, Any], numbers: str) -> dict[str, Any]:
 
 
 def _evaluate(np, name: str, spec: Spec, v: dict[str, Any], vmax: dict[str, int],
-              numbers: str, n: int):
+              numbers: str, shape: tuple[int, ...]):
     fn, bound = quick.evaluator(name, spec.shape)
     if numbers == "int64" and bound(vmax) > INT64_MAX:
         raise SymcalcError(name, f"may exceed int64 on this grid (intermediate values up to "
                                  f"{float(bound(vmax)):.3g}); ask for exact Python integers "
                                  "(--exact, numbers='exact') or floats (--float, numbers='float')")
-    out = fn(v)
-    if not hasattr(out, "shape") or out.shape != (n,):
-        dtype = {"int64": np.int64, "exact": object, "float": np.float64}[numbers]
-        out = np.full(n, out, dtype=dtype)
-    return out
+    dtype = {"int64": np.int64, "exact": object, "float": np.float64}[numbers]
+    return _flat(np, np.asarray(fn(v), dtype=dtype), shape)
+
+
+def _flat(np, arr, shape: tuple[int, ...]):
+    """``arr`` broadcast to the grid's shape, as one row per point."""
+    return arr.reshape(-1) if arr.shape == shape else np.broadcast_to(arr, shape).reshape(-1)
 
 
 def load_table(path: Union[str, Path]) -> dict[str, list[int]]:
@@ -259,16 +266,17 @@ def sweep(model: Union[str, Spec], grid: Optional[dict[str, Any]] = None,
     if table is not None:
         if len({len(c) for c in cols.values()}) > 1:
             raise SymcalcError("table", "columns must have the same length")
+        shape = (len(next(iter(cols.values()))),)
     else:
+        shape = tuple(len(c) for c in cols.values())
         cols = _cartesian(np, cols)
-    n = len(next(iter(cols.values()))) if cols else 1
     v = _points(np, spec, opts, cols)
     vmax = _maximum(np, v)
     v = _convert(np, v, numbers)
     decode = dict(v, s=opts.context) if opts.context else v
     decode_max = dict(vmax, s=opts.context) if opts.context else vmax
-    out = dict(cols)
+    out = {k: _flat(np, c, shape) for k, c in cols.items()}
     for name in quantities:
         at, at_max = (decode, decode_max) if name == "flops.decode_per_token" else (v, vmax)
-        out[name] = _evaluate(np, name, spec, at, at_max, numbers, n)
+        out[name] = _evaluate(np, name, spec, at, at_max, numbers, shape)
     return SweepResult(spec.name, list(cols), quantities, out, numbers)
