@@ -33,6 +33,12 @@ def _approx(x) -> str:
     return grouped(int(x)) if x == int(x) else f"{float(x):,.1f}"
 
 
+def _no_sizes(v: dict) -> dict:
+    """The handout lists every size once, in its first table."""
+    v["sections"] = [s for s in v["sections"] if s["kind"] != "sizes"]
+    return v
+
+
 def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
     esc = latex_text if tex else markdown_text
     view_of = tex_view if tex else md_view
@@ -56,9 +62,9 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
             "model": models[i], "attention": esc(sh.attention),
             "color": COLORS[i % len(COLORS)], "anchor": "south east" if i % 2 == 0 else "north west",
             "total": grouped(sh.total), "total_short": short(sh.total),
-            "params": view_of(sh.params, units, refs),
-            "closed": view_of(sh.closed, units, refs),
-            "flops": view_of(sh.flops, units, refs),
+            "params": _no_sizes(view_of(sh.params, units, refs)),
+            "closed": _no_sizes(view_of(sh.closed, units, refs)),
+            "flops": _no_sizes(view_of(sh.flops, units, refs)),
             "correction": grouped(sh.closed.meta["correction"]),
             "kaplan": grouped(sh.closed.meta["approx"]),
             "crossover": _approx(sh.curve.crossover),

@@ -16,7 +16,7 @@ from ..sources import SOURCES
 from ..symbols import latex_names
 from .numbers import GB, GiB, bytes_both, flops_in, grouped, params_in
 
-LINE_LIMIT = 58  # visible characters of math per line before a break (A4, 11pt)
+LINE_LIMIT = 66  # visible characters of math per line before a break (A4, 11pt)
 SUM_CHUNK = 4  # terms per line of a long sum
 
 
@@ -87,8 +87,8 @@ def math(expr, values: dict | None = None, order: str | None = None) -> list[str
     settings = {"order": order} if order else {}
     printer = StepPrinter(values, **settings)
     whole = printer.doprint(expr)
-    if not isinstance(expr, sympy.Add) or (len(expr.args) <= SUM_CHUNK
-                                           and visible(whole) <= LINE_LIMIT + 12):
+    width = LINE_LIMIT - 16  # room for the tag beside the first line
+    if not isinstance(expr, sympy.Add) or (len(expr.args) <= SUM_CHUNK and visible(whole) <= width):
         return [whole]
     terms = list(expr.args) if order == "none" else list(expr.as_ordered_terms())
     chunks, current = [], ""
@@ -97,7 +97,7 @@ def math(expr, values: dict | None = None, order: str | None = None) -> list[str
         joined = text if not current else (f"{current} - {text[1:].lstrip()}"
                                            if text.startswith("-") else f"{current} + {text}")
         count = joined.count(" + ") + joined.count(" - ") + 1
-        if current and (visible(joined) > LINE_LIMIT or count > SUM_CHUNK):
+        if current and (visible(joined) > width or count > SUM_CHUNK):
             chunks.append(current)
             current = text
         else:
@@ -115,13 +115,15 @@ def visible(tex: str) -> int:
     return len(re.sub(r"[{}^_\\ ]", "", t)) + t.count(" ") // 2
 
 
-def lines_of(pieces: list[list[str]]) -> list[str]:
-    """Right-hand sides joined by '=' into lines no wider than :data:`LINE_LIMIT`."""
+def lines_of(pieces: list[list[str]], tag: str = "") -> list[str]:
+    """Right-hand sides joined by '=' into lines no wider than :data:`LINE_LIMIT` (the
+    first line leaves room for its tag, set in a smaller font)."""
     lines, current, broken = [], "", False
     for piece in pieces:
         for i, chunk in enumerate(piece):
             text = ("= " if i == 0 else "\\quad ") + chunk
-            if current and (broken or len(piece) > 1 or visible(current + text) > LINE_LIMIT):
+            limit = LINE_LIMIT - (int(0.7 * len(tag)) + 4 if not lines and tag else 0)
+            if current and (broken or len(piece) > 1 or visible(current + text) > limit):
                 lines.append(current)
                 current = text
             else:
@@ -164,7 +166,8 @@ def _equation(step, esc, refs: SourceIndex) -> dict:
 
 
 def _finish(eq: dict) -> dict:
-    eq["lines"] = lines_of(eq["pieces"])
+    tag = re.sub(r"\\[a-z]+\{\}|\\", "", eq["meaning"]) + (f" [{eq['ref']}]" if eq["ref"] else "")
+    eq["lines"] = lines_of(eq["pieces"], tag)
     eq["inline"] = f"{eq['lhs']} " + " ".join(eq["lines"])
     return eq
 
