@@ -4,6 +4,8 @@ the library and through the command line."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import hf_reference as H
 from symcalc.hf import spec_from_config
@@ -130,3 +132,51 @@ def test_shared_check_reference():
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all reference cases match" in done.stdout
     assert "MISMATCH" not in done.stdout
+
+
+@st.composite
+def hf_configs(draw) -> dict:
+    """Small config.json objects transformers accepts (even head dims for rotary models)."""
+    mt = draw(st.sampled_from(sorted(H.SUPPORTED_CLASSES)))
+    n_kv = draw(st.integers(1, 3))
+    n_h = n_kv * draw(st.integers(1, 3))
+    d_h = 2 * draw(st.integers(1, 4))
+    d, V, L = n_h * d_h, draw(st.integers(8, 90)), draw(st.integers(1, 3))
+    ff, tie = draw(st.integers(2, 40)), draw(st.booleans())
+    if mt == "bert":
+        cfg = dict(hidden_size=d, num_hidden_layers=L, num_attention_heads=n_h, intermediate_size=ff,
+                   vocab_size=V, max_position_embeddings=draw(st.integers(12, 40)),
+                   type_vocab_size=draw(st.integers(1, 3)), pad_token_id=0)
+    elif mt == "gpt2":
+        cfg = dict(n_embd=d, n_layer=L, n_head=n_h, vocab_size=V, n_positions=draw(st.integers(12, 40)),
+                   n_inner=draw(st.one_of(st.none(), st.integers(2, 40))), bos_token_id=0, eos_token_id=0)
+    elif mt == "t5":
+        cfg = dict(d_model=draw(st.integers(4, 40)), d_kv=d_h, num_heads=n_h, d_ff=ff, num_layers=L,
+                   num_decoder_layers=draw(st.one_of(st.none(), st.integers(1, 3))), vocab_size=V,
+                   feed_forward_proj=draw(st.sampled_from(["relu", "gated-gelu", "gelu_new", "gated-silu"])),
+                   relative_attention_num_buckets=draw(st.integers(4, 32)), is_encoder_decoder=True,
+                   pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    else:
+        cfg = dict(hidden_size=d, num_hidden_layers=L, num_attention_heads=n_h, num_key_value_heads=n_kv,
+                   intermediate_size=ff, vocab_size=V, max_position_embeddings=64, bos_token_id=1,
+                   eos_token_id=2)
+        if mt != "qwen2" and draw(st.booleans()):
+            cfg["head_dim"] = 2 * draw(st.integers(1, 5))
+        if mt == "llama":
+            cfg.update(attention_bias=draw(st.booleans()), mlp_bias=draw(st.booleans()))
+        if mt == "mixtral":
+            E = draw(st.integers(1, 4))
+            cfg.update(num_local_experts=E, num_experts_per_tok=draw(st.integers(1, E)))
+        if mt in ("mistral", "mixtral"):
+            cfg["sliding_window"] = draw(st.sampled_from([None, 3, 4096]))
+    cfg.update(model_type=mt, architectures=[draw(st.sampled_from(H.SUPPORTED_CLASSES[mt]))],
+               tie_word_embeddings=tie)
+    return cfg
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hf_configs(), st.integers(1, 3), st.integers(1, 12))
+def test_drawn_configs_equal_transformers(cfg, batch, seq_len):
+    rep = report(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len))
+    assert rep["params"]["total"] == H.reference_params(cfg) + deliberate_param_difference(cfg)
+    assert rep["flops"]["forward_matmul"] == H.reference_forward_matmul_flops(cfg, batch, seq_len)
