@@ -108,7 +108,10 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
             Section("Crossover", tuple(cross)))
     derivation = Derivation(spec.name, "flops.forward_matmul",
                             f"Forward FLOPs of {spec.name} against the sequence length", "C", body,
-                            ("matmul FLOPs of one sequence (b = 1); encoder-decoder: s_dec = s",),
+                            ("matmul FLOPs of one sequence (b = 1); encoder-decoder: s_dec = s",)
+                            + ((f"a sliding window (W = {spec.W}) masks scores, but the matrix "
+                                "products still cover all s x s pairs, as eager attention computes them",)
+                               if spec.W else ()),
                             {"a": int(a), "c": int(c), "e": int(e), "crossover": star})
     return derivation, Curve(int(a), int(c), int(e), star, ())
 

@@ -163,3 +163,18 @@ def test_jupyter_displays():
     assert d._repr_markdown_() == derivation_markdown(d)
     latex = d._repr_latex_()
     assert latex.startswith("$$\\begin{aligned}") and "7{,}241{,}732{,}096" in latex
+
+
+@pytest.mark.parametrize("args,field", [
+    (("--quantity", "params.bogus"), "quantity"),
+    (("--format", "docx"), "--format"),
+    (("--against", "no-such-model"), "MODEL"),
+    (("--form", "no-such-form"), "--form"),
+    (("--assume", "nonsense"), "--assume"),
+    (("--unit", "furlongs"), "--unit"),
+])
+def test_bad_derive_input(cli, args, field):
+    res = cli("derive", "gpt2", *args)
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    assert field in res.stderr
