@@ -2,7 +2,6 @@
 holding one), or a symcalc spec file (TOML), then ``--set key=value`` overrides."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Iterable
 
 from . import presets
@@ -48,10 +47,12 @@ def parse_sets(items: Iterable[str]) -> dict[str, Any]:
 
 def resolve(model: str, sets: Iterable[str] = ()) -> Spec:
     """The spec that MODEL names, with the ``--set`` overrides applied."""
-    path = Path(model)
     if presets.exists(model):
-        spec = presets.load(model).spec
-    elif path.is_dir() or path.suffix == ".json":
+        return _with_sets(presets.load(model).spec, sets)
+    from pathlib import Path  # not for presets: pathlib costs their quick report 3 ms
+
+    path = Path(model)
+    if path.is_dir() or path.suffix == ".json":
         if not path.exists():
             raise SymcalcError("MODEL", f"{model!r} does not exist")
         spec = spec_from_config(load_config(path), name=_hf_name(path))
@@ -62,6 +63,10 @@ def resolve(model: str, sets: Iterable[str] = ()) -> Spec:
     else:
         raise SymcalcError("MODEL", f"{model!r} is not a preset (see `symcalc presets`), "
                                     "a config.json, a folder with one, or a .toml spec file")
+    return _with_sets(spec, sets)
+
+
+def _with_sets(spec: Spec, sets: Iterable[str]) -> Spec:
     overrides = parse_sets(sets)
     return with_overrides(spec, overrides) if overrides else spec
 
