@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 CONFIG = BENCH / "mistral-7b" / "config.json"
 PY = sys.executable
-SYMCALC = [PY, "-m", "symcalc.cli"]
+_SCRIPT = Path(PY).with_name("symcalc")  # the installed console script, as users run it
+SYMCALC = [str(_SCRIPT)] if _SCRIPT.exists() else [PY, "-m", "symcalc.cli"]
 
 
 @dataclass
@@ -62,7 +63,7 @@ def wall(cmd: list[str], runs: int, env: dict[str, str], warmup: int = 1) -> Opt
         elapsed = time.perf_counter() - start
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["failed"])[-1]
-            print(f"  {' '.join(cmd[2:])}: {last}", file=sys.stderr)
+            print(f"  {' '.join(cmd[1:])}: {last}", file=sys.stderr)
             return None
         if i >= warmup:
             times.append(elapsed)
@@ -145,7 +146,7 @@ def sweep_rows(runs: int) -> list[Row]:
         Row("plain-Python loop calling a per-configuration function", t_loop,
             f"{max(1, runs // 2)}", f"{t_loop / t_sweep:.0f}x the sweep",
             note=f"timed on {sample:,} points, scaled x{n // sample}"),
-        Row("loop calling symcalc.quick.evaluate per configuration", t_scalar, "1",
+        Row("loop of with_overrides + symcalc.quick.evaluate per configuration", t_scalar, "1",
             f"{t_scalar / t_sweep:.0f}x the sweep", note="timed on 2,000 points, scaled x500"),
     ]
 
@@ -175,8 +176,9 @@ def cli_rows(runs: int, cache: str) -> list[Row]:
             "<= 3x the peer", "yes" if report and plain and report <= 3 * plain else "NO"),
         Row("symcalc report bench/mistral-7b/config.json --json", report_cfg, f"{runs}",
             ratio(report_cfg)),
-        Row("symcalc report mistral-7b --json, no cached bytecode", report_nocache, f"{runs}",
-            ratio(report_nocache), note="PYTHONDONTWRITEBYTECODE=1"),
+        Row("symcalc report mistral-7b --json, PYTHONDONTWRITEBYTECODE=1", report_nocache,
+            f"{runs}", ratio(report_nocache),
+            note="this checkout's setting: modules without a .pyc are compiled on every run"),
         Row("transformers: model on the meta device, num_parameters()", hf,
             f"{max(3, runs // 4)}" if hf else "-", ratio(hf),
             note="" if hf else "transformers not installed"),
