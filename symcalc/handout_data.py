@@ -91,9 +91,9 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
     values = model_values(spec, opts)
     subs = numbers(values)
     quad, a = chain(Formula("quadratic", "C", simplify(a_sym), "vaswani2017",
-                            "times s squared: scores and scores times V"), subs)
+                            "attention scores and context"), subs)
     lin, c = chain(Formula("linear", "C", simplify(c_sym), "torch_flop_counter",
-                           "times s: projections, FFN, head"), subs)
+                           "projections, FFN and head"), subs)
     e = q.value(e_sym, values) if e_sym != 0 else sympy.Integer(0)
     star_expr = c_sym / a_sym
     star = sympy.Rational(c, a)

@@ -92,3 +92,12 @@ def test_handout_pdf(cli, tmp_path):
     info = subprocess.run(["pdfinfo", str(out)], capture_output=True, text=True).stdout
     pages = int(next(l.split()[-1] for l in info.splitlines() if l.startswith("Pages")))
     assert 4 <= pages <= 12
+
+
+@needs_tex
+def test_non_ascii_title_compiles(cli, tmp_path):
+    out = tmp_path / "u.tex"
+    res = cli("handout", "seed-scratch-guide", "--title", "Ünïcode naïve 亿 & co", "-o", out)
+    assert res.returncode == 0, res.stderr
+    text = compile_tex(out)
+    assert "Ünïcode naïve [U+4EBF] & co" in text

@@ -121,7 +121,7 @@ def test_latex_escaping(text):
     bare = re.sub(r"\\text[a-z]+\{\}", "", out)
     for ch in "$&#_%{}^~":
         assert ch not in bare.replace("\\" + ch, ""), ch
-    assert latex_text("Müller") == r'M\"uller'
+    assert latex_text("Müller") == r'M{\"u}ller'
     assert latex_text("亿") == "[U+4EBF]"
 
 

@@ -21,7 +21,7 @@ LATEX_SPECIALS = {
 
 def _non_ascii(ch: str) -> str:
     try:
-        return codecs.encode(ch, "latex").decode("ascii")
+        return "{" + codecs.encode(ch, "latex").decode("ascii") + "}"  # {\"\i}code, not \"\icode
     except UnicodeEncodeError:
         return f"[U+{ord(ch):04X}]"
 

@@ -54,7 +54,7 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
                  for c in cats]
     keys = ["".join(ch for ch in c if ch.isalnum()) for c in cats]
     bars = [{"model": models[i], "color": COLORS[i % len(COLORS)], "coords": " ".join(
-        f"({key},{sh.categories.get(c, 0) / 1e6:.3f})" for key, c in zip(keys, cats))}
+        f"({key},{100 * sh.categories.get(c, 0) / sh.total:.2f})" for key, c in zip(keys, cats))}
         for i, sh in enumerate(h.sheets)]
     sheets = []
     for i, sh in enumerate(h.sheets):
@@ -82,7 +82,7 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
             "totals_short": [short(sh.total) for sh in h.sheets],
             "bars": bars, "categories": [esc(c) for c in cats], "category_keys": keys,
             "sheets": sheets, "points": [grouped(p) for p in h.points],
-            "xmin": h.points[0], "xmax": h.points[-1],
+            "xmin": h.points[0], "xmax": h.points[-1], "wide": len(h.sheets) > 2,
             "references": refs.entries(esc)}
 
 

@@ -60,6 +60,15 @@ def number_tex(value) -> str:
     return f"\\frac{{{number_tex(int(value.p))}}}{{{number_tex(int(value.q))}}}"
 
 
+def value_tex(value) -> str:
+    """An evaluated value: exact, and a fraction followed by its decimal value."""
+    exact = number_tex(value)
+    if isinstance(value, int) or sympy.Rational(value).q == 1:
+        return exact
+    approx = f"{float(value):,.1f}".replace(",", "{,}")
+    return f"{exact} \\approx {approx}"
+
+
 class StepPrinter(LatexPrinter):
     """LaTeX of a step: canonical symbol names, part symbols as N_{...}, grouped integers,
     and (for a substitution) each symbol printed as its number, so the substituted line
@@ -185,7 +194,7 @@ def steps_view(steps, esc, refs: SourceIndex) -> list[dict]:
                 out.append({"lhs": part_name(step.letter, step.path),
                             "pieces": [], "order": None, "meaning": esc(step.path),
                             "path": esc(step.path), "ref": "", "source": ""})
-            out[-1]["pieces"].append([number_tex(step.value)])
+            out[-1]["pieces"].append([value_tex(step.value)])
             out[-1]["value"] = step.value
             out[-1]["done"] = True
     return [_finish(eq) for eq in out]
