@@ -59,17 +59,20 @@ class SweepResult:
 
     def rows(self) -> Iterable[dict[str, Any]]:
         names = self.keys + self.quantities
-        cols = [self._python(self.columns[n]) for n in names]
+        cols = [self._python(n) for n in names]
         for row in zip(*cols):
             yield dict(zip(names, row))
 
-    def _python(self, column) -> list:
-        return [int(x) for x in column] if self.numbers != "float" else [float(x) for x in column]
+    def _python(self, name: str) -> list:
+        """A column as Python numbers: ints, except quantities asked for as floats."""
+        as_float = self.numbers == "float" and name in self.quantities
+        return [float(x) for x in self.columns[name]] if as_float else \
+            [int(x) for x in self.columns[name]]
 
     def to_csv(self, out) -> None:
         names = self.keys + self.quantities
         out.write(",".join(names) + "\n")
-        cols = [map(str, self._python(self.columns[n])) for n in names]
+        cols = [map(str, self._python(n)) for n in names]
         out.write("".join(",".join(row) + "\n" for row in zip(*cols)))
 
     def to_json(self) -> dict[str, Any]:

@@ -190,3 +190,14 @@ def test_cli_sweep_exact(cli):
     done = cli("sweep", "mistral-7b", "--grid", "V=100000000000", "--grid", "d=100000000", "--exact")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1] == "100000000000,100000000,20800137632100000000"
+
+
+def test_cli_sweep_table_and_float(cli, tmp_path):
+    path = tmp_path / "configs.csv"
+    path.write_text("L,d,n_h\n12,768,12\n24,1024,16\n", encoding="utf-8")
+    done = cli("sweep", "gpt2", "--table", path, "--quantity", "params.total")
+    assert done.stdout.splitlines()[1:] == ["12,768,12,124439808", "24,1024,16,354823168"]
+    done = cli("sweep", "gpt2", "--grid", "V=100000000000", "--grid", "d=120000000", "--float")
+    v, d, total = done.stdout.splitlines()[1].split(",")
+    assert (v, d) == ("100000000000", "120000000")
+    assert float(total) == pytest.approx(14_073_600_141_840_000_000, rel=1e-12)
