@@ -3,9 +3,8 @@
 :func:`derive` turns one quantity of one model (``params.total``, ``flops.forward_matmul``,
 ``memory.kv_cache_bytes`` ...) into a :class:`~symcalc.derivation.Derivation`: the sizes,
 every component's formula with its source, the numbers substituted, each intermediate
-value, the per-layer sum, the layers, the total. :func:`derive_closed_form` and
-:func:`derive_difference` give the closed form under a named assumption set with its exact
-correction, and the per-component difference between two models.
+value, the per-layer sum, the layers, the total. Comparisons (closed forms, two models,
+published formulas) are in :mod:`symcalc.derive_forms`.
 """
 from __future__ import annotations
 
@@ -14,14 +13,13 @@ from typing import Iterable
 import sympy
 
 from . import accounting, memory, quantities as q
-from .assumptions import assumption
 from .breakdown import Breakdown, Leaf
-from .closed_form import closed_form, simplify
+from .closed_form import simplify
 from .derivation import (Compose, Define, Derivation, Evaluate, Formula, Result, Section,
-                         Simplify, Substitute, part_symbol)
+                         Substitute, part_symbol)
 from .options import Options, workload_values
 from .spec import Spec, size_values
-from .symbols import SIZES, info_of
+from .symbols import SIZES
 
 MEANINGS = {
     "attention/q": "query projection", "attention/k": "key projection",
@@ -174,11 +172,11 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict,
     return sections, value, formulas
 
 
-def _with_sizes(sections: list[Section], formulas, values) -> tuple[Section, ...]:
+def with_sizes(sections: list[Section], formulas, values) -> tuple[Section, ...]:
     return (Section("Sizes", tuple(defines(formulas, values))),) + tuple(sections)
 
 
-def _result(path: str, letter: str, value, meaning_: str) -> Section:
+def result_section(path: str, letter: str, value, meaning_: str) -> Section:
     unit = {"N": "parameters", "C": "FLOPs", "M": "bytes"}[letter]
     return Section("Result", (Result(path, letter, q.whole(value), unit, meaning_),))
 
@@ -201,7 +199,7 @@ def derive_breakdown(spec: Spec, quantity: str, bd: Breakdown, letter: str, valu
                      title: str, conventions: tuple[str, ...] = ()) -> Derivation:
     subs = numbers(values)
     sections, value, formulas = components(bd, spec, letter, subs, quantity)
-    body = _with_sizes(sections, formulas, values) + (_result(quantity, letter, value,
+    body = with_sizes(sections, formulas, values) + (result_section(quantity, letter, value,
                                                               q.QUANTITIES[quantity]),)
     return Derivation(spec.name, quantity, title, letter, body, conventions)
 
@@ -269,8 +267,8 @@ def _derive_flops(spec: Spec, quantity: str, opts: Options, values: dict) -> Der
             conv.append("training = forward + backward (2x forward)" +
                         (" + one recompute forward" if passes == 4 else ""))
         tail.append(Section("Forward" if quantity == "flops.forward" else "Training", tuple(steps)))
-    body = _with_sizes(sections + tail, formulas, values) + (
-        _result(quantity, "C", value, q.QUANTITIES[quantity]),)
+    body = with_sizes(sections + tail, formulas, values) + (
+        result_section(quantity, "C", value, q.QUANTITIES[quantity]),)
     title = f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}"
     return Derivation(spec.name, quantity, title, "C", body, tuple(conv))
 
@@ -297,8 +295,8 @@ def _derive_state_bytes(spec: Spec, quantity: str, opts: Options, values: dict) 
         source = "rajbhandari2020"
     more, value = chain(Compose(quantity, "M", expr, q.QUANTITIES[quantity], source),
                         {**subs, N: n_value})
-    body = _with_sizes([Section("Parameters", tuple(steps)), Section("Bytes", tuple(more))],
-                       [n_expr, expr], values) + (_result(quantity, "M", value, q.QUANTITIES[quantity]),)
+    body = with_sizes([Section("Parameters", tuple(steps)), Section("Bytes", tuple(more))],
+                       [n_expr, expr], values) + (result_section(quantity, "M", value, q.QUANTITIES[quantity]),)
     title = f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}"
     return Derivation(spec.name, quantity, title, "M", body, conv)
 
@@ -321,99 +319,7 @@ def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> De
             "memory.kv_cache_bytes": (f"keys and values at {opts.kv_dtype}",),
             "memory.activations_bytes": ("16-bit activations, 1-byte dropout masks",)}[quantity]
     all_values = dict(values, **({"W": spec.W} if spec.W else {}))
-    body = _with_sizes([Section("Formula", tuple(steps))], [expr], all_values) + (
-        _result(quantity, letter, value, q.QUANTITIES[quantity]),)
+    body = with_sizes([Section("Formula", tuple(steps))], [expr], all_values) + (
+        result_section(quantity, letter, value, q.QUANTITIES[quantity]),)
     title = f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}"
     return Derivation(spec.name, quantity, title, letter, body, conv)
-
-
-def derive_closed_form(spec: Spec, assume: str = "kaplan", quantity: str = "params.total",
-                       opts: Options = Options()) -> Derivation:
-    """The exact closed form, the form under ``assume``, and the exact correction between
-    them (symbolic and at the model's sizes)."""
-    a = assumption(assume)
-    exact = closed_form(spec, quantity, "none", opts)
-    approx = closed_form(spec, quantity, assume, opts)
-    values = model_values(spec, opts)
-    subs = numbers(values)
-    letter = {"params": "N", "flops": "C", "memory": "M"}[quantity.split(".")[0]]
-    first, exact_value = chain(Formula("exact", letter, exact.expression, "hf_transformers",
-                                       "exact, sizes as symbols"), subs)
-    second, approx_value = chain(Formula(assume, letter, approx.expression, a.source,
-                                         a.description), subs)
-    second[0] = Simplify(assume, letter, exact.expression, approx.expression, assume,
-                         a.description, a.source)
-    correction = sympy.expand(exact.expanded - approx.expanded)
-    corr = correction
-    third, corr_value = chain(Formula("correction", letter, corr, "",
-                                      "exact minus the assumed form"), subs)
-    body = _with_sizes([Section("Exact", tuple(first)),
-                        Section(f"Under the assumptions '{assume}'", tuple(second)),
-                        Section("Correction", tuple(third))],
-                       [exact.expression, approx.expression], values)
-    body += (_result("correction", letter, corr_value, "exact minus assumed"),)
-    meta = {"exact": exact_value, "approx": approx_value, "correction": corr_value,
-            "relations": tuple(a.describe_relations()), "assumption": assume}
-    return Derivation(spec.name, quantity, f"Closed form of {spec.name} under '{assume}'",
-                      letter, body, (a.description,), meta)
-
-
-def derive_difference(base: Spec, other: Spec) -> Derivation:
-    """Parameters of ``other`` minus those of ``base``, component by component: every path
-    whose count differs, its formula difference, the numbers, the value, and the total."""
-    subs_b, subs_o = numbers(size_values(base)), numbers(size_values(other))
-    a, b = accounting.params(base), accounting.params(other)
-    va, vb = accounting.numbers(a, size_values(base)), accounting.numbers(b, size_values(other))
-    da, db = va.as_dict(), vb.as_dict()
-    leaves = {l.path: l for l in a}
-    steps, parts = [], {}
-    for leaf in list(b) + [l for l in a if l.path not in db]:
-        before, after = da.get(leaf.path, 0), db.get(leaf.path, 0)
-        if before == after:
-            continue
-        old = leaves[leaf.path].value if leaf.path in leaves else sympy.Integer(0)
-        new = leaf.value if leaf.path in db else sympy.Integer(0)
-        expr = sympy.expand(new - old) if subs_b == subs_o else new - old
-        formula = Formula(leaf.path, "N", expr, leaf.source, meaning(leaf.path))
-        value = after - before
-        steps += [formula] + ([substitute(leaf.path, "N", expr, subs_o)]
-                              if not expr.is_Atom else []) + [Evaluate(leaf.path, "N", value)]
-        parts[part_symbol("N", leaf.path)] = value
-    more, total = chain(Compose("difference", "N", sympy.Add(*parts, evaluate=False), "the sum of the differences"),
-                        parts)
-    totals = (Evaluate(f"{base.name}", "N", va.total), Evaluate(f"{other.name}", "N", vb.total))
-    body = (Section("Sizes", tuple(defines([s.expr for s in steps if isinstance(s, Formula)],
-                                           size_values(other)))),
-            Section("Totals", totals),
-            Section("Component by component", tuple(steps)),
-            Section("Total difference", tuple(more)),
-            _result("difference", "N", total, f"{other.name} minus {base.name}"))
-    return Derivation(other.name, "params.total", f"{other.name} against {base.name}", "N", body,
-                      (), {"base": base.name, "other": other.name})
-
-
-def derive_published(name: str, spec: Spec, opts: Options = Options()) -> Derivation:
-    """A published formula (:mod:`symcalc.published`) at a model's sizes beside symcalc's
-    own count under the same counting convention, and their exact difference."""
-    from . import published
-
-    form = published.form(name)
-    values = model_values(spec, opts)
-    subs = numbers(values)
-    letter = "N" if form.unit.startswith("parameters") else "C"
-    pub = form.published(spec)
-    mine = form.symcalc(spec)
-    first, pub_value = chain(Formula(name, letter, pub, form.source, "as published"), subs)
-    second, mine_value = chain(Formula("symcalc", letter, simplify(mine), "hf_transformers",
-                                       "symcalc's components, same counting"), subs)
-    diff = form.relate(mine - pub)
-    third, diff_value = chain(Formula("difference", letter, diff, "",
-                                      "symcalc minus published, under the form's relations"),
-                              subs)
-    body = _with_sizes([Section("The published formula", tuple(first)),
-                        Section("From the components", tuple(second)),
-                        Section("Difference", tuple(third))], [pub, mine], values)
-    body += (_result(name, letter, pub_value, form.unit),)
-    return Derivation(spec.name, name, f"{form.description} ({spec.name})", letter, body,
-                      form.assumptions, {"published": pub_value, "symcalc": mine_value,
-                                         "difference": diff_value})

@@ -13,7 +13,8 @@ import sympy
 from . import accounting, quantities as q
 from .closed_form import simplify
 from .derivation import Derivation, Evaluate, Formula, Section, Substitute
-from .derive import chain, defines, derive, derive_closed_form, model_values, numbers
+from .derive import chain, defines, derive, model_values, numbers
+from .derive_forms import derive_closed_form
 from .options import Options
 from .spec import Spec
 from .symbols import SIZES, b, s, s_dec

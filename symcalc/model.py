@@ -34,7 +34,7 @@ class Model:
         return derive(self.spec, quantity, self.options)
 
     def closed_form(self, assume: str = "kaplan"):
-        from .derive import derive_closed_form
+        from .derive_forms import derive_closed_form
 
         return derive_closed_form(self.spec, assume, "params.total", self.options)
 

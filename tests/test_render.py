@@ -8,7 +8,8 @@ import pytest
 
 from golden_files import check_golden
 from symcalc import presets
-from symcalc.derive import derive, derive_closed_form
+from symcalc.derive import derive
+from symcalc.derive_forms import derive_closed_form
 from symcalc.model import model
 from symcalc.options import Options
 from symcalc.render.escape import latex_text, markdown_text

@@ -48,22 +48,22 @@ def units_from(args):
 
 
 def build(args):
-    from .. import derive as dv
+    from .. import derive as dv, derive_forms as forms
     from ..inputs import resolve
 
     spec = resolve(args.model, args.sets)
     opts = options_from(args)
     if args.against:
-        return dv.derive_difference(spec, resolve(args.against, args.sets))
+        return forms.derive_difference(spec, resolve(args.against, args.sets))
     if args.form:
         from ..published import FORMS
         from ..errors import SymcalcError
 
         if args.form not in FORMS:
             raise SymcalcError("--form", f"must be one of {', '.join(FORMS)} (got {args.form!r})")
-        return dv.derive_published(args.form, spec, opts)
+        return forms.derive_published(args.form, spec, opts)
     if args.assume:
-        return dv.derive_closed_form(spec, args.assume, args.quantity, opts)
+        return forms.derive_closed_form(spec, args.assume, args.quantity, opts)
     return dv.derive(spec, args.quantity, opts)
 
 
