@@ -194,6 +194,9 @@ def _convert(np, v: dict[str, Any], numbers: str) -> dict[str, Any]:
             if dtype is object:
                 x = np.reshape(np.asarray([int(i) for i in x.ravel().tolist()], dtype=object),
                                x.shape)
+            elif numbers == "int64" and x.dtype == object and int(x.max()) > INT64_MAX:
+                raise SymcalcError(k, f"values beyond int64 (up to {int(x.max()):.3g}); ask for "
+                                      "exact Python integers (--exact) or floats (--float)")
             else:
                 x = x.astype(dtype, copy=False)
         elif numbers == "float":
