@@ -179,3 +179,39 @@ def test_bad_derive_input(cli, args, field):
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
     assert field in res.stderr
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from symcalc.spec import make_spec  # noqa: E402
+
+
+@st.composite
+def small_specs(draw):
+    n_h = draw(st.integers(1, 8))
+    n_kv = draw(st.sampled_from([k for k in range(1, n_h + 1) if n_h % k == 0]))
+    d_h = draw(st.integers(1, 24))
+    moe = draw(st.booleans())
+    E = draw(st.integers(2, 8)) if moe else None
+    position = draw(st.sampled_from(["learned", "rotary", "none"]))
+    return make_spec(
+        name="h", family=draw(st.sampled_from(["decoder", "encoder"])), L=draw(st.integers(1, 6)),
+        d=draw(st.integers(1, 200)), n_h=n_h, n_kv=n_kv, d_h=d_h, d_ff=draw(st.integers(1, 300)),
+        V=draw(st.integers(1, 5000)), E=E, k=draw(st.integers(1, E)) if moe else None,
+        P=draw(st.integers(1, 600)) if position == "learned" else None, position=position,
+        ffn=draw(st.sampled_from(["plain", "gated"])), ffn_bias=draw(st.booleans()),
+        attention_bias=draw(st.sampled_from(["none", "all", "qkv", "o"])),
+        norm=draw(st.sampled_from(["layernorm", "layernorm_nobias", "rmsnorm", "none"])),
+        head=draw(st.sampled_from(["tied", "untied", "none"])))
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_specs(), st.sampled_from(["md", "tex"]))
+def test_rendered_numbers_equal_engine_on_random_models(sp, fmt):
+    rep = report(sp)["params"]
+    text = render(derive(sp, "params.total"), fmt).split("References")[0]
+    found = numbers_in(text)
+    allowed = (set(sp.sizes().values()) | set(rep["breakdown"].values())
+               | set(rep["per_layer"].values()) | {rep["total"], 1, 2, 3})
+    assert found <= allowed, sorted(found - allowed)[:10]
+    assert rep["total"] in found
