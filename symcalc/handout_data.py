@@ -100,7 +100,7 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
     star = sympy.Rational(c, a)
     star_expr = sympy.factor(star_expr)
     cross = [Formula("crossover", "s", star_expr, "",
-                     "the quadratic term equals the linear one"),
+                     "where quadratic = linear"),
              Substitute("crossover", "s", star_expr, tuple((k, v) for k, v in subs.items()
                                                            if k in star_expr.free_symbols)),
              Evaluate("crossover", "s", star)]
@@ -109,7 +109,8 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
             Section("Crossover", tuple(cross)))
     derivation = Derivation(spec.name, "flops.forward_matmul",
                             f"Forward FLOPs of {spec.name} against the sequence length", "C", body,
-                            ("matmul FLOPs of one sequence (b = 1); encoder-decoder: s_dec = s",)
+                            ("matmul FLOPs of one sequence (b = 1)" + (
+                                "; decoder tokens s_dec = s" if spec.shape != "single" else ""),)
                             + ((f"a sliding window (W = {spec.W}) masks scores, but the matrix "
                                 "products still cover all s x s pairs, as eager attention computes them",)
                                if spec.W else ()),
