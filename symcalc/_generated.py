@@ -22,7 +22,7 @@ OPTIMIZERS = {
 }
 
 
-def single__params_total(v):
+def single__params_total__num(v):
     E = v["E"]
     L = v["L"]
     P = v["P"]
@@ -135,6 +135,10 @@ def single__params_total(v):
     if c:
         out = out + c*(d)
     return out
+
+
+def single__params_total(v):
+    return single__params_total__num(v)
 
 
 def single__params_total__bound(v):
@@ -252,7 +256,7 @@ def single__params_total__bound(v):
     return out + 1
 
 
-def single__params_active(v):
+def single__params_active__num(v):
     E = v["E"]
     L = v["L"]
     P = v["P"]
@@ -366,6 +370,10 @@ def single__params_active(v):
     if c:
         out = out + c*(d)
     return out
+
+
+def single__params_active(v):
+    return single__params_active__num(v)
 
 
 def single__params_active__bound(v):
@@ -484,7 +492,7 @@ def single__params_active__bound(v):
     return out + 1
 
 
-def single__params_embedding(v):
+def single__params_embedding__num(v):
     P = v["P"]
     T = v["T"]
     V = v["V"]
@@ -508,6 +516,10 @@ def single__params_embedding(v):
     if c:
         out = out + c*(V*d)
     return out
+
+
+def single__params_embedding(v):
+    return single__params_embedding__num(v)
 
 
 def single__params_embedding__bound(v):
@@ -536,7 +548,7 @@ def single__params_embedding__bound(v):
     return out + 1
 
 
-def single__params_non_embedding(v):
+def single__params_non_embedding__num(v):
     E = v["E"]
     L = v["L"]
     R = v["R"]
@@ -631,6 +643,10 @@ def single__params_non_embedding(v):
     if c:
         out = out + c*(d)
     return out
+
+
+def single__params_non_embedding(v):
+    return single__params_non_embedding__num(v)
 
 
 def single__params_non_embedding__bound(v):
@@ -730,7 +746,7 @@ def single__params_non_embedding__bound(v):
     return out + 1
 
 
-def single__flops_forward_matmul(v):
+def single__flops_forward_matmul__num(v):
     E = v["E"]
     L = v["L"]
     V = v["V"]
@@ -771,6 +787,10 @@ def single__flops_forward_matmul(v):
     if c:
         out = out + c*(2*E*L*b*d*s)
     return out
+
+
+def single__flops_forward_matmul(v):
+    return single__flops_forward_matmul__num(v)
 
 
 def single__flops_forward_matmul__bound(v):
@@ -816,7 +836,7 @@ def single__flops_forward_matmul__bound(v):
     return out + 1
 
 
-def single__flops_forward(v):
+def single__flops_forward__num(v):
     E = v["E"]
     L = v["L"]
     V = v["V"]
@@ -940,6 +960,10 @@ def single__flops_forward(v):
     if c:
         out = out + c*(2*b*d*s)
     return out
+
+
+def single__flops_forward(v):
+    return single__flops_forward__num(v)
 
 
 def single__flops_forward__bound(v):
@@ -1068,453 +1092,37 @@ def single__flops_forward__bound(v):
     return out + 1
 
 
-def single__flops_training(v):
-    E = v["E"]
-    L = v["L"]
-    V = v["V"]
-    b = v["b"]
-    d = v["d"]
-    d_ff = v["d_ff"]
-    d_h = v["d_h"]
-    k = v["k"]
-    n_h = v["n_h"]
-    n_kv = v["n_kv"]
-    s = v["s"]
-    sw_attn_out = v["sw_attn_out"]
-    sw_causal = v["sw_causal"]
-    sw_causal_exact = v["sw_causal_exact"]
-    sw_emb_norm = v["sw_emb_norm"]
-    sw_final_norm = v["sw_final_norm"]
-    sw_gated = v["sw_gated"]
-    sw_head = v["sw_head"]
-    sw_macs = v["sw_macs"]
-    sw_mlm = v["sw_mlm"]
-    sw_nonmatmul = v["sw_nonmatmul"]
-    sw_norm_b = v["sw_norm_b"]
-    sw_norm_w = v["sw_norm_w"]
-    sw_pooler = v["sw_pooler"]
+def single__flops_training__num(v):
+    forward_num = single__flops_forward__num(v)
     sw_rc_full = v["sw_rc_full"]
-    sw_router = v["sw_router"]
     out = 0
     c = 1
     if c:
-        out = out + c*(6*L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
-    c = sw_attn_out
-    if c:
-        out = out + c*(6*L*b*d*d_h*n_h*s)
-    c = sw_causal
-    if c:
-        out = out + c*(-6*L*b*d_h*n_h*s**2)
-    c = sw_gated
-    if c:
-        out = out + c*(6*L*b*d*d_ff*k*s)
-    c = sw_head
-    if c:
-        out = out + c*(6*V*b*d*s)
-    c = sw_macs
-    if c:
-        out = out + c*(-3*L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
-    c = sw_mlm
-    if c:
-        out = out + c*(6*b*d**2*s)
-    c = sw_nonmatmul
-    if c:
-        out = out + c*(3*L*b*s*(2*d + d_ff*k + 6*n_h*s))
-    c = sw_pooler
-    if c:
-        out = out + c*(6*b*d**2)
+        out = out + c*(3*forward_num)
     c = sw_rc_full
     if c:
-        out = out + c*(2*L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
-    c = sw_router
-    if c:
-        out = out + c*(6*E*L*b*d*s)
-    c = sw_attn_out*sw_macs
-    if c:
-        out = out + c*(-3*L*b*d*d_h*n_h*s)
-    c = sw_attn_out*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s)
-    c = sw_causal*sw_causal_exact
-    if c:
-        out = out + c*(6*L*b*d_h*n_h*s)
-    c = sw_causal*sw_macs
-    if c:
-        out = out + c*(3*L*b*d_h*n_h*s**2)
-    c = sw_causal*sw_nonmatmul
-    if c:
-        out = out + c*(-9*L*b*n_h*s**2)
-    c = sw_causal*sw_rc_full
-    if c:
-        out = out + c*(-2*L*b*d_h*n_h*s**2)
-    c = sw_gated*sw_macs
-    if c:
-        out = out + c*(-3*L*b*d*d_ff*k*s)
-    c = sw_gated*sw_nonmatmul
-    if c:
-        out = out + c*(3*L*b*d_ff*k*s)
-    c = sw_gated*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d*d_ff*k*s)
-    c = sw_head*sw_macs
-    if c:
-        out = out + c*(-3*V*b*d*s)
-    c = sw_head*sw_rc_full
-    if c:
-        out = out + c*(2*V*b*d*s)
-    c = sw_macs*sw_mlm
-    if c:
-        out = out + c*(-3*b*d**2*s)
-    c = sw_macs*sw_pooler
-    if c:
-        out = out + c*(-3*b*d**2)
-    c = sw_macs*sw_rc_full
-    if c:
-        out = out + c*(-L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
-    c = sw_macs*sw_router
-    if c:
-        out = out + c*(-3*E*L*b*d*s)
-    c = sw_mlm*sw_nonmatmul
-    if c:
-        out = out + c*(3*b*d*s)
-    c = sw_mlm*sw_rc_full
-    if c:
-        out = out + c*(2*b*d**2*s)
-    c = sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(18*L*b*d*s)
-    c = sw_nonmatmul*sw_pooler
-    if c:
-        out = out + c*(3*b*d)
-    c = sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(L*b*s*(2*d + d_ff*k + 6*n_h*s))
-    c = sw_pooler*sw_rc_full
-    if c:
-        out = out + c*(2*b*d**2)
-    c = sw_rc_full*sw_router
-    if c:
-        out = out + c*(2*E*L*b*d*s)
-    c = sw_attn_out*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(-L*b*d*d_h*n_h*s)
-    c = sw_causal*sw_causal_exact*sw_macs
-    if c:
-        out = out + c*(-3*L*b*d_h*n_h*s)
-    c = sw_causal*sw_causal_exact*sw_nonmatmul
-    if c:
-        out = out + c*(9*L*b*n_h*s)
-    c = sw_causal*sw_causal_exact*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d_h*n_h*s)
-    c = sw_causal*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(L*b*d_h*n_h*s**2)
-    c = sw_causal*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(-3*L*b*n_h*s**2)
-    c = sw_emb_norm*sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(9*b*d*s)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(9*b*d*s)
-    c = sw_gated*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(-L*b*d*d_ff*k*s)
-    c = sw_gated*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(L*b*d_ff*k*s)
-    c = sw_head*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(-V*b*d*s)
-    c = sw_macs*sw_mlm*sw_rc_full
-    if c:
-        out = out + c*(-b*d**2*s)
-    c = sw_macs*sw_pooler*sw_rc_full
-    if c:
-        out = out + c*(-b*d**2)
-    c = sw_macs*sw_rc_full*sw_router
-    if c:
-        out = out + c*(-E*L*b*d*s)
-    c = sw_mlm*sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(9*b*d*s)
-    c = sw_mlm*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(b*d*s)
-    c = sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(12*L*b*d*s)
-    c = sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(6*L*b*d*s)
-    c = sw_nonmatmul*sw_pooler*sw_rc_full
-    if c:
-        out = out + c*(b*d)
-    c = sw_causal*sw_causal_exact*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(-L*b*d_h*n_h*s)
-    c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(3*L*b*n_h*s)
-    c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(6*b*d*s)
-    c = sw_emb_norm*sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(3*b*d*s)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(6*b*d*s)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(3*b*d*s)
-    c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(6*b*d*s)
-    c = sw_mlm*sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(3*b*d*s)
-    c = sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(4*L*b*d*s)
-    c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(2*b*d*s)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(2*b*d*s)
-    c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(2*b*d*s)
+        out = out + c*(forward_num)
     return out
 
 
+def single__flops_training(v):
+    return single__flops_training__num(v)
+
+
 def single__flops_training__bound(v):
-    E = v["E"]
-    L = v["L"]
-    V = v["V"]
-    b = v["b"]
-    d = v["d"]
-    d_ff = v["d_ff"]
-    d_h = v["d_h"]
-    k = v["k"]
-    n_h = v["n_h"]
-    n_kv = v["n_kv"]
-    s = v["s"]
-    sw_attn_out = v["sw_attn_out"]
-    sw_causal = v["sw_causal"]
-    sw_causal_exact = v["sw_causal_exact"]
-    sw_emb_norm = v["sw_emb_norm"]
-    sw_final_norm = v["sw_final_norm"]
-    sw_gated = v["sw_gated"]
-    sw_head = v["sw_head"]
-    sw_macs = v["sw_macs"]
-    sw_mlm = v["sw_mlm"]
-    sw_nonmatmul = v["sw_nonmatmul"]
-    sw_norm_b = v["sw_norm_b"]
-    sw_norm_w = v["sw_norm_w"]
-    sw_pooler = v["sw_pooler"]
+    forward_num = single__flops_forward__bound(v)
     sw_rc_full = v["sw_rc_full"]
-    sw_router = v["sw_router"]
     out = 0
     c = 1
     if c:
-        out = out + c*(12*L*b*d*d_ff*k*s + 6*L*b*d*d_h*n_h*s + 12*L*b*d*d_h*n_kv*s + 12*L*b*d_h*n_h*s**2)
-    c = sw_attn_out
-    if c:
-        out = out + c*(6*L*b*d*d_h*n_h*s)
-    c = sw_causal
-    if c:
-        out = out + c*(6*L*b*d_h*n_h*s**2)
-    c = sw_gated
-    if c:
-        out = out + c*(6*L*b*d*d_ff*k*s)
-    c = sw_head
-    if c:
-        out = out + c*(6*V*b*d*s)
-    c = sw_macs
-    if c:
-        out = out + c*(6*L*b*d*d_ff*k*s + 3*L*b*d*d_h*n_h*s + 6*L*b*d*d_h*n_kv*s + 6*L*b*d_h*n_h*s**2)
-    c = sw_mlm
-    if c:
-        out = out + c*(6*b*d**2*s)
-    c = sw_nonmatmul
-    if c:
-        out = out + c*(6*L*b*d*s + 3*L*b*d_ff*k*s + 18*L*b*n_h*s**2)
-    c = sw_pooler
-    if c:
-        out = out + c*(6*b*d**2)
+        out = out + c*(3*forward_num)
     c = sw_rc_full
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2)
-    c = sw_router
-    if c:
-        out = out + c*(6*E*L*b*d*s)
-    c = sw_attn_out*sw_macs
-    if c:
-        out = out + c*(3*L*b*d*d_h*n_h*s)
-    c = sw_attn_out*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s)
-    c = sw_causal*sw_causal_exact
-    if c:
-        out = out + c*(6*L*b*d_h*n_h*s)
-    c = sw_causal*sw_macs
-    if c:
-        out = out + c*(3*L*b*d_h*n_h*s**2)
-    c = sw_causal*sw_nonmatmul
-    if c:
-        out = out + c*(9*L*b*n_h*s**2)
-    c = sw_causal*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d_h*n_h*s**2)
-    c = sw_gated*sw_macs
-    if c:
-        out = out + c*(3*L*b*d*d_ff*k*s)
-    c = sw_gated*sw_nonmatmul
-    if c:
-        out = out + c*(3*L*b*d_ff*k*s)
-    c = sw_gated*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d*d_ff*k*s)
-    c = sw_head*sw_macs
-    if c:
-        out = out + c*(3*V*b*d*s)
-    c = sw_head*sw_rc_full
-    if c:
-        out = out + c*(2*V*b*d*s)
-    c = sw_macs*sw_mlm
-    if c:
-        out = out + c*(3*b*d**2*s)
-    c = sw_macs*sw_pooler
-    if c:
-        out = out + c*(3*b*d**2)
-    c = sw_macs*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + L*b*d*d_h*n_h*s + 2*L*b*d*d_h*n_kv*s + 2*L*b*d_h*n_h*s**2)
-    c = sw_macs*sw_router
-    if c:
-        out = out + c*(3*E*L*b*d*s)
-    c = sw_mlm*sw_nonmatmul
-    if c:
-        out = out + c*(3*b*d*s)
-    c = sw_mlm*sw_rc_full
-    if c:
-        out = out + c*(2*b*d**2*s)
-    c = sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(18*L*b*d*s)
-    c = sw_nonmatmul*sw_pooler
-    if c:
-        out = out + c*(3*b*d)
-    c = sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d*s + L*b*d_ff*k*s + 6*L*b*n_h*s**2)
-    c = sw_pooler*sw_rc_full
-    if c:
-        out = out + c*(2*b*d**2)
-    c = sw_rc_full*sw_router
-    if c:
-        out = out + c*(2*E*L*b*d*s)
-    c = sw_attn_out*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(L*b*d*d_h*n_h*s)
-    c = sw_causal*sw_causal_exact*sw_macs
-    if c:
-        out = out + c*(3*L*b*d_h*n_h*s)
-    c = sw_causal*sw_causal_exact*sw_nonmatmul
-    if c:
-        out = out + c*(9*L*b*n_h*s)
-    c = sw_causal*sw_causal_exact*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d_h*n_h*s)
-    c = sw_causal*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(L*b*d_h*n_h*s**2)
-    c = sw_causal*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(3*L*b*n_h*s**2)
-    c = sw_emb_norm*sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(9*b*d*s)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(9*b*d*s)
-    c = sw_gated*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(L*b*d*d_ff*k*s)
-    c = sw_gated*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(L*b*d_ff*k*s)
-    c = sw_head*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(V*b*d*s)
-    c = sw_macs*sw_mlm*sw_rc_full
-    if c:
-        out = out + c*(b*d**2*s)
-    c = sw_macs*sw_pooler*sw_rc_full
-    if c:
-        out = out + c*(b*d**2)
-    c = sw_macs*sw_rc_full*sw_router
-    if c:
-        out = out + c*(E*L*b*d*s)
-    c = sw_mlm*sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(9*b*d*s)
-    c = sw_mlm*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(b*d*s)
-    c = sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(12*L*b*d*s)
-    c = sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(6*L*b*d*s)
-    c = sw_nonmatmul*sw_pooler*sw_rc_full
-    if c:
-        out = out + c*(b*d)
-    c = sw_causal*sw_causal_exact*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(L*b*d_h*n_h*s)
-    c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(3*L*b*n_h*s)
-    c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(6*b*d*s)
-    c = sw_emb_norm*sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(3*b*d*s)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(6*b*d*s)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(3*b*d*s)
-    c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(6*b*d*s)
-    c = sw_mlm*sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(3*b*d*s)
-    c = sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(4*L*b*d*s)
-    c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(2*b*d*s)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(2*b*d*s)
-    c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(2*b*d*s)
+        out = out + c*(forward_num)
     return out + 1
 
 
-def single__flops_decode_per_token(v):
+def single__flops_decode_per_token__num(v):
     E = v["E"]
     L = v["L"]
     V = v["V"]
@@ -1551,6 +1159,10 @@ def single__flops_decode_per_token(v):
     if c:
         out = out + c*(2*E*L*b*d)
     return out
+
+
+def single__flops_decode_per_token(v):
+    return single__flops_decode_per_token__num(v)
 
 
 def single__flops_decode_per_token__bound(v):
@@ -1592,15 +1204,19 @@ def single__flops_decode_per_token__bound(v):
     return out + 1
 
 
-def single__memory_weights_bytes(v):
-    params_total = single__params_total(v)
-    w_den = v["w_den"]
+def single__memory_weights_bytes__num(v):
+    params_total = single__params_total__num(v)
     w_num = v["w_num"]
     out = 0
     c = w_num
     if c:
         out = out + c*(params_total)
-    return _ceil_div(out, w_den)
+    return out
+
+
+def single__memory_weights_bytes(v):
+    w_den = v["w_den"]
+    return _ceil_div(single__memory_weights_bytes__num(v), w_den)
 
 
 def single__memory_weights_bytes__bound(v):
@@ -1614,12 +1230,11 @@ def single__memory_weights_bytes__bound(v):
     return out + w_den
 
 
-def single__memory_kv_cache_bytes(v):
+def single__memory_kv_cache_bytes__num(v):
     L = v["L"]
     W = v["W"]
     b = v["b"]
     d_h = v["d_h"]
-    kv_den = v["kv_den"]
     kv_num = v["kv_num"]
     n_kv = v["n_kv"]
     s = v["s"]
@@ -1632,7 +1247,12 @@ def single__memory_kv_cache_bytes(v):
     c = kv_num*sw_decoder*sw_window
     if c:
         out = out + c*(2*L*b*d_h*n_kv*(-s + _min(W, s)))
-    return _ceil_div(out, kv_den)
+    return out
+
+
+def single__memory_kv_cache_bytes(v):
+    kv_den = v["kv_den"]
+    return _ceil_div(single__memory_kv_cache_bytes__num(v), kv_den)
 
 
 def single__memory_kv_cache_bytes__bound(v):
@@ -1656,7 +1276,7 @@ def single__memory_kv_cache_bytes__bound(v):
     return out + kv_den
 
 
-def single__memory_activations_bytes(v):
+def single__memory_activations_bytes__num(v):
     L = v["L"]
     b = v["b"]
     d = v["d"]
@@ -1704,7 +1324,12 @@ def single__memory_activations_bytes(v):
     c = sw_rc_sel*sw_sp*sw_tp
     if c:
         out = out + c*(5*L*b*n_h*s**2*(1 - t))
-    return _ceil_div(out, t)
+    return out
+
+
+def single__memory_activations_bytes(v):
+    t = v["t"]
+    return _ceil_div(single__memory_activations_bytes__num(v), t)
 
 
 def single__memory_activations_bytes__bound(v):
@@ -1758,12 +1383,12 @@ def single__memory_activations_bytes__bound(v):
     return out + t
 
 
-def single__memory_training_bytes(v):
+def single__memory_training_bytes__num(v):
     N_d = v["N_d"]
     opt_g = v["opt_g"]
     opt_o = v["opt_o"]
     opt_w = v["opt_w"]
-    params_total = single__params_total(v)
+    params_total = single__params_total__num(v)
     sw_zero1 = v["sw_zero1"]
     sw_zero2 = v["sw_zero2"]
     sw_zero3 = v["sw_zero3"]
@@ -1795,7 +1420,12 @@ def single__memory_training_bytes(v):
     c = opt_w*sw_zero3
     if c:
         out = out + c*(params_total*(1 - N_d))
-    return _ceil_div(out, N_d)
+    return out
+
+
+def single__memory_training_bytes(v):
+    N_d = v["N_d"]
+    return _ceil_div(single__memory_training_bytes__num(v), N_d)
 
 
 def single__memory_training_bytes__bound(v):
@@ -1961,7 +1591,7 @@ def single__leaves_layer__layer(v):
     )
 
 
-def encoder_decoder__params_total(v):
+def encoder_decoder__params_total__num(v):
     E = v["E"]
     L = v["L"]
     L_dec = v["L_dec"]
@@ -2075,6 +1705,10 @@ def encoder_decoder__params_total(v):
     if c:
         out = out + c*(d)
     return out
+
+
+def encoder_decoder__params_total(v):
+    return encoder_decoder__params_total__num(v)
 
 
 def encoder_decoder__params_total__bound(v):
@@ -2193,7 +1827,7 @@ def encoder_decoder__params_total__bound(v):
     return out + 1
 
 
-def encoder_decoder__params_active(v):
+def encoder_decoder__params_active__num(v):
     E = v["E"]
     L = v["L"]
     L_dec = v["L_dec"]
@@ -2308,6 +1942,10 @@ def encoder_decoder__params_active(v):
     if c:
         out = out + c*(d)
     return out
+
+
+def encoder_decoder__params_active(v):
+    return encoder_decoder__params_active__num(v)
 
 
 def encoder_decoder__params_active__bound(v):
@@ -2427,7 +2065,7 @@ def encoder_decoder__params_active__bound(v):
     return out + 1
 
 
-def encoder_decoder__params_embedding(v):
+def encoder_decoder__params_embedding__num(v):
     P = v["P"]
     T = v["T"]
     V = v["V"]
@@ -2451,6 +2089,10 @@ def encoder_decoder__params_embedding(v):
     if c:
         out = out + c*(V*d)
     return out
+
+
+def encoder_decoder__params_embedding(v):
+    return encoder_decoder__params_embedding__num(v)
 
 
 def encoder_decoder__params_embedding__bound(v):
@@ -2479,7 +2121,7 @@ def encoder_decoder__params_embedding__bound(v):
     return out + 1
 
 
-def encoder_decoder__params_non_embedding(v):
+def encoder_decoder__params_non_embedding__num(v):
     E = v["E"]
     L = v["L"]
     L_dec = v["L_dec"]
@@ -2575,6 +2217,10 @@ def encoder_decoder__params_non_embedding(v):
     if c:
         out = out + c*(d)
     return out
+
+
+def encoder_decoder__params_non_embedding(v):
+    return encoder_decoder__params_non_embedding__num(v)
 
 
 def encoder_decoder__params_non_embedding__bound(v):
@@ -2675,7 +2321,7 @@ def encoder_decoder__params_non_embedding__bound(v):
     return out + 1
 
 
-def encoder_decoder__flops_forward_matmul(v):
+def encoder_decoder__flops_forward_matmul__num(v):
     E = v["E"]
     L = v["L"]
     L_dec = v["L_dec"]
@@ -2718,6 +2364,10 @@ def encoder_decoder__flops_forward_matmul(v):
     if c:
         out = out + c*(2*E*b*d*(L*s + L_dec*s_dec))
     return out
+
+
+def encoder_decoder__flops_forward_matmul(v):
+    return encoder_decoder__flops_forward_matmul__num(v)
 
 
 def encoder_decoder__flops_forward_matmul__bound(v):
@@ -2765,7 +2415,7 @@ def encoder_decoder__flops_forward_matmul__bound(v):
     return out + 1
 
 
-def encoder_decoder__flops_forward(v):
+def encoder_decoder__flops_forward__num(v):
     E = v["E"]
     L = v["L"]
     L_dec = v["L_dec"]
@@ -2872,6 +2522,10 @@ def encoder_decoder__flops_forward(v):
     if c:
         out = out + c*(2*b*d*s_dec)
     return out
+
+
+def encoder_decoder__flops_forward(v):
+    return encoder_decoder__flops_forward__num(v)
 
 
 def encoder_decoder__flops_forward__bound(v):
@@ -2983,383 +2637,37 @@ def encoder_decoder__flops_forward__bound(v):
     return out + 1
 
 
-def encoder_decoder__flops_training(v):
-    E = v["E"]
-    L = v["L"]
-    L_dec = v["L_dec"]
-    V = v["V"]
-    b = v["b"]
-    d = v["d"]
-    d_ff = v["d_ff"]
-    d_h = v["d_h"]
-    k = v["k"]
-    n_h = v["n_h"]
-    n_kv = v["n_kv"]
-    s = v["s"]
-    s_dec = v["s_dec"]
-    sw_attn_out = v["sw_attn_out"]
-    sw_causal = v["sw_causal"]
-    sw_causal_exact = v["sw_causal_exact"]
-    sw_final_norm = v["sw_final_norm"]
-    sw_gated = v["sw_gated"]
-    sw_head = v["sw_head"]
-    sw_macs = v["sw_macs"]
-    sw_mlm = v["sw_mlm"]
-    sw_nonmatmul = v["sw_nonmatmul"]
-    sw_norm_b = v["sw_norm_b"]
-    sw_norm_w = v["sw_norm_w"]
-    sw_pooler = v["sw_pooler"]
+def encoder_decoder__flops_training__num(v):
+    forward_num = encoder_decoder__flops_forward__num(v)
     sw_rc_full = v["sw_rc_full"]
-    sw_router = v["sw_router"]
     out = 0
     c = 1
     if c:
-        out = out + c*(6*b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
-    c = sw_attn_out
-    if c:
-        out = out + c*(6*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
-    c = sw_causal
-    if c:
-        out = out + c*(-6*L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_gated
-    if c:
-        out = out + c*(6*b*d*d_ff*k*(L*s + L_dec*s_dec))
-    c = sw_head
-    if c:
-        out = out + c*(6*V*b*d*s_dec)
-    c = sw_macs
-    if c:
-        out = out + c*(-3*b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
-    c = sw_mlm
-    if c:
-        out = out + c*(6*b*d**2*s_dec)
-    c = sw_nonmatmul
-    if c:
-        out = out + c*(3*b*(2*L*d*s + L*d_ff*k*s + 6*L*n_h*s**2 + 3*L_dec*d*s_dec + L_dec*d_ff*k*s_dec + 6*L_dec*n_h*s*s_dec + 6*L_dec*n_h*s_dec**2))
-    c = sw_pooler
-    if c:
-        out = out + c*(6*b*d**2)
+        out = out + c*(3*forward_num)
     c = sw_rc_full
     if c:
-        out = out + c*(2*b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
-    c = sw_router
-    if c:
-        out = out + c*(6*E*b*d*(L*s + L_dec*s_dec))
-    c = sw_attn_out*sw_macs
-    if c:
-        out = out + c*(-3*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
-    c = sw_attn_out*sw_rc_full
-    if c:
-        out = out + c*(2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
-    c = sw_causal*sw_causal_exact
-    if c:
-        out = out + c*(6*L_dec*b*d_h*n_h*s_dec)
-    c = sw_causal*sw_macs
-    if c:
-        out = out + c*(3*L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_causal*sw_nonmatmul
-    if c:
-        out = out + c*(-9*L_dec*b*n_h*s_dec**2)
-    c = sw_causal*sw_rc_full
-    if c:
-        out = out + c*(-2*L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_gated*sw_macs
-    if c:
-        out = out + c*(-3*b*d*d_ff*k*(L*s + L_dec*s_dec))
-    c = sw_gated*sw_nonmatmul
-    if c:
-        out = out + c*(3*b*d_ff*k*(L*s + L_dec*s_dec))
-    c = sw_gated*sw_rc_full
-    if c:
-        out = out + c*(2*b*d*d_ff*k*(L*s + L_dec*s_dec))
-    c = sw_head*sw_macs
-    if c:
-        out = out + c*(-3*V*b*d*s_dec)
-    c = sw_head*sw_rc_full
-    if c:
-        out = out + c*(2*V*b*d*s_dec)
-    c = sw_macs*sw_mlm
-    if c:
-        out = out + c*(-3*b*d**2*s_dec)
-    c = sw_macs*sw_pooler
-    if c:
-        out = out + c*(-3*b*d**2)
-    c = sw_macs*sw_rc_full
-    if c:
-        out = out + c*(-b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
-    c = sw_macs*sw_router
-    if c:
-        out = out + c*(-3*E*b*d*(L*s + L_dec*s_dec))
-    c = sw_mlm*sw_rc_full
-    if c:
-        out = out + c*(2*b*d**2*s_dec)
-    c = sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(9*b*d*(2*L*s + 3*L_dec*s_dec))
-    c = sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(b*(2*L*d*s + L*d_ff*k*s + 6*L*n_h*s**2 + 3*L_dec*d*s_dec + L_dec*d_ff*k*s_dec + 6*L_dec*n_h*s*s_dec + 6*L_dec*n_h*s_dec**2))
-    c = sw_pooler*sw_rc_full
-    if c:
-        out = out + c*(2*b*d**2)
-    c = sw_rc_full*sw_router
-    if c:
-        out = out + c*(2*E*b*d*(L*s + L_dec*s_dec))
-    c = sw_attn_out*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(-b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
-    c = sw_causal*sw_causal_exact*sw_macs
-    if c:
-        out = out + c*(-3*L_dec*b*d_h*n_h*s_dec)
-    c = sw_causal*sw_causal_exact*sw_nonmatmul
-    if c:
-        out = out + c*(9*L_dec*b*n_h*s_dec)
-    c = sw_causal*sw_causal_exact*sw_rc_full
-    if c:
-        out = out + c*(2*L_dec*b*d_h*n_h*s_dec)
-    c = sw_causal*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_causal*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(-3*L_dec*b*n_h*s_dec**2)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(9*b*d*s_dec)
-    c = sw_gated*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(-b*d*d_ff*k*(L*s + L_dec*s_dec))
-    c = sw_gated*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(b*d_ff*k*(L*s + L_dec*s_dec))
-    c = sw_head*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(-V*b*d*s_dec)
-    c = sw_macs*sw_mlm*sw_rc_full
-    if c:
-        out = out + c*(-b*d**2*s_dec)
-    c = sw_macs*sw_pooler*sw_rc_full
-    if c:
-        out = out + c*(-b*d**2)
-    c = sw_macs*sw_rc_full*sw_router
-    if c:
-        out = out + c*(-E*b*d*(L*s + L_dec*s_dec))
-    c = sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(6*b*d*(2*L*s + 3*L_dec*s_dec))
-    c = sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(3*b*d*(2*L*s + 3*L_dec*s_dec))
-    c = sw_causal*sw_causal_exact*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(-L_dec*b*d_h*n_h*s_dec)
-    c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(3*L_dec*b*n_h*s_dec)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(6*b*d*s_dec)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(3*b*d*s_dec)
-    c = sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(2*b*d*(2*L*s + 3*L_dec*s_dec))
-    c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(2*b*d*s_dec)
+        out = out + c*(forward_num)
     return out
 
 
+def encoder_decoder__flops_training(v):
+    return encoder_decoder__flops_training__num(v)
+
+
 def encoder_decoder__flops_training__bound(v):
-    E = v["E"]
-    L = v["L"]
-    L_dec = v["L_dec"]
-    V = v["V"]
-    b = v["b"]
-    d = v["d"]
-    d_ff = v["d_ff"]
-    d_h = v["d_h"]
-    k = v["k"]
-    n_h = v["n_h"]
-    n_kv = v["n_kv"]
-    s = v["s"]
-    s_dec = v["s_dec"]
-    sw_attn_out = v["sw_attn_out"]
-    sw_causal = v["sw_causal"]
-    sw_causal_exact = v["sw_causal_exact"]
-    sw_final_norm = v["sw_final_norm"]
-    sw_gated = v["sw_gated"]
-    sw_head = v["sw_head"]
-    sw_macs = v["sw_macs"]
-    sw_mlm = v["sw_mlm"]
-    sw_nonmatmul = v["sw_nonmatmul"]
-    sw_norm_b = v["sw_norm_b"]
-    sw_norm_w = v["sw_norm_w"]
-    sw_pooler = v["sw_pooler"]
+    forward_num = encoder_decoder__flops_forward__bound(v)
     sw_rc_full = v["sw_rc_full"]
-    sw_router = v["sw_router"]
     out = 0
     c = 1
     if c:
-        out = out + c*(12*L*b*d*d_ff*k*s + 6*L*b*d*d_h*n_h*s + 12*L*b*d*d_h*n_kv*s + 12*L*b*d_h*n_h*s**2 + 12*L_dec*b*d*d_ff*k*s_dec + 12*L_dec*b*d*d_h*n_h*s_dec + 12*L_dec*b*d*d_h*n_kv*s + 12*L_dec*b*d*d_h*n_kv*s_dec + 12*L_dec*b*d_h*n_h*s*s_dec + 12*L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_attn_out
-    if c:
-        out = out + c*(6*L*b*d*d_h*n_h*s + 12*L_dec*b*d*d_h*n_h*s_dec)
-    c = sw_causal
-    if c:
-        out = out + c*(6*L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_gated
-    if c:
-        out = out + c*(6*L*b*d*d_ff*k*s + 6*L_dec*b*d*d_ff*k*s_dec)
-    c = sw_head
-    if c:
-        out = out + c*(6*V*b*d*s_dec)
-    c = sw_macs
-    if c:
-        out = out + c*(6*L*b*d*d_ff*k*s + 3*L*b*d*d_h*n_h*s + 6*L*b*d*d_h*n_kv*s + 6*L*b*d_h*n_h*s**2 + 6*L_dec*b*d*d_ff*k*s_dec + 6*L_dec*b*d*d_h*n_h*s_dec + 6*L_dec*b*d*d_h*n_kv*s + 6*L_dec*b*d*d_h*n_kv*s_dec + 6*L_dec*b*d_h*n_h*s*s_dec + 6*L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_mlm
-    if c:
-        out = out + c*(6*b*d**2*s_dec)
-    c = sw_nonmatmul
-    if c:
-        out = out + c*(6*L*b*d*s + 3*L*b*d_ff*k*s + 18*L*b*n_h*s**2 + 9*L_dec*b*d*s_dec + 3*L_dec*b*d_ff*k*s_dec + 18*L_dec*b*n_h*s*s_dec + 18*L_dec*b*n_h*s_dec**2)
-    c = sw_pooler
-    if c:
-        out = out + c*(6*b*d**2)
+        out = out + c*(3*forward_num)
     c = sw_rc_full
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_h*n_kv*s + 4*L_dec*b*d*d_h*n_kv*s_dec + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_router
-    if c:
-        out = out + c*(6*E*L*b*d*s + 6*E*L_dec*b*d*s_dec)
-    c = sw_attn_out*sw_macs
-    if c:
-        out = out + c*(3*L*b*d*d_h*n_h*s + 6*L_dec*b*d*d_h*n_h*s_dec)
-    c = sw_attn_out*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
-    c = sw_causal*sw_causal_exact
-    if c:
-        out = out + c*(6*L_dec*b*d_h*n_h*s_dec)
-    c = sw_causal*sw_macs
-    if c:
-        out = out + c*(3*L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_causal*sw_nonmatmul
-    if c:
-        out = out + c*(9*L_dec*b*n_h*s_dec**2)
-    c = sw_causal*sw_rc_full
-    if c:
-        out = out + c*(2*L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_gated*sw_macs
-    if c:
-        out = out + c*(3*L*b*d*d_ff*k*s + 3*L_dec*b*d*d_ff*k*s_dec)
-    c = sw_gated*sw_nonmatmul
-    if c:
-        out = out + c*(3*L*b*d_ff*k*s + 3*L_dec*b*d_ff*k*s_dec)
-    c = sw_gated*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dec*b*d*d_ff*k*s_dec)
-    c = sw_head*sw_macs
-    if c:
-        out = out + c*(3*V*b*d*s_dec)
-    c = sw_head*sw_rc_full
-    if c:
-        out = out + c*(2*V*b*d*s_dec)
-    c = sw_macs*sw_mlm
-    if c:
-        out = out + c*(3*b*d**2*s_dec)
-    c = sw_macs*sw_pooler
-    if c:
-        out = out + c*(3*b*d**2)
-    c = sw_macs*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + L*b*d*d_h*n_h*s + 2*L*b*d*d_h*n_kv*s + 2*L*b*d_h*n_h*s**2 + 2*L_dec*b*d*d_ff*k*s_dec + 2*L_dec*b*d*d_h*n_h*s_dec + 2*L_dec*b*d*d_h*n_kv*s + 2*L_dec*b*d*d_h*n_kv*s_dec + 2*L_dec*b*d_h*n_h*s*s_dec + 2*L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_macs*sw_router
-    if c:
-        out = out + c*(3*E*L*b*d*s + 3*E*L_dec*b*d*s_dec)
-    c = sw_mlm*sw_rc_full
-    if c:
-        out = out + c*(2*b*d**2*s_dec)
-    c = sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(18*L*b*d*s + 27*L_dec*b*d*s_dec)
-    c = sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(2*L*b*d*s + L*b*d_ff*k*s + 6*L*b*n_h*s**2 + 3*L_dec*b*d*s_dec + L_dec*b*d_ff*k*s_dec + 6*L_dec*b*n_h*s*s_dec + 6*L_dec*b*n_h*s_dec**2)
-    c = sw_pooler*sw_rc_full
-    if c:
-        out = out + c*(2*b*d**2)
-    c = sw_rc_full*sw_router
-    if c:
-        out = out + c*(2*E*L*b*d*s + 2*E*L_dec*b*d*s_dec)
-    c = sw_attn_out*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(L*b*d*d_h*n_h*s + 2*L_dec*b*d*d_h*n_h*s_dec)
-    c = sw_causal*sw_causal_exact*sw_macs
-    if c:
-        out = out + c*(3*L_dec*b*d_h*n_h*s_dec)
-    c = sw_causal*sw_causal_exact*sw_nonmatmul
-    if c:
-        out = out + c*(9*L_dec*b*n_h*s_dec)
-    c = sw_causal*sw_causal_exact*sw_rc_full
-    if c:
-        out = out + c*(2*L_dec*b*d_h*n_h*s_dec)
-    c = sw_causal*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(L_dec*b*d_h*n_h*s_dec**2)
-    c = sw_causal*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(3*L_dec*b*n_h*s_dec**2)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_w
-    if c:
-        out = out + c*(9*b*d*s_dec)
-    c = sw_gated*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(L*b*d*d_ff*k*s + L_dec*b*d*d_ff*k*s_dec)
-    c = sw_gated*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(L*b*d_ff*k*s + L_dec*b*d_ff*k*s_dec)
-    c = sw_head*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(V*b*d*s_dec)
-    c = sw_macs*sw_mlm*sw_rc_full
-    if c:
-        out = out + c*(b*d**2*s_dec)
-    c = sw_macs*sw_pooler*sw_rc_full
-    if c:
-        out = out + c*(b*d**2)
-    c = sw_macs*sw_rc_full*sw_router
-    if c:
-        out = out + c*(E*L*b*d*s + E*L_dec*b*d*s_dec)
-    c = sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(12*L*b*d*s + 18*L_dec*b*d*s_dec)
-    c = sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(6*L*b*d*s + 9*L_dec*b*d*s_dec)
-    c = sw_causal*sw_causal_exact*sw_macs*sw_rc_full
-    if c:
-        out = out + c*(L_dec*b*d_h*n_h*s_dec)
-    c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_full
-    if c:
-        out = out + c*(3*L_dec*b*n_h*s_dec)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
-    if c:
-        out = out + c*(6*b*d*s_dec)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(3*b*d*s_dec)
-    c = sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(4*L*b*d*s + 6*L_dec*b*d*s_dec)
-    c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w*sw_rc_full
-    if c:
-        out = out + c*(2*b*d*s_dec)
+        out = out + c*(forward_num)
     return out + 1
 
 
-def encoder_decoder__flops_decode_per_token(v):
+def encoder_decoder__flops_decode_per_token__num(v):
     E = v["E"]
     L_dec = v["L_dec"]
     V = v["V"]
@@ -3396,6 +2704,10 @@ def encoder_decoder__flops_decode_per_token(v):
     if c:
         out = out + c*(2*E*L_dec*b*d)
     return out
+
+
+def encoder_decoder__flops_decode_per_token(v):
+    return encoder_decoder__flops_decode_per_token__num(v)
 
 
 def encoder_decoder__flops_decode_per_token__bound(v):
@@ -3437,15 +2749,19 @@ def encoder_decoder__flops_decode_per_token__bound(v):
     return out + 1
 
 
-def encoder_decoder__memory_weights_bytes(v):
-    params_total = encoder_decoder__params_total(v)
-    w_den = v["w_den"]
+def encoder_decoder__memory_weights_bytes__num(v):
+    params_total = encoder_decoder__params_total__num(v)
     w_num = v["w_num"]
     out = 0
     c = w_num
     if c:
         out = out + c*(params_total)
-    return _ceil_div(out, w_den)
+    return out
+
+
+def encoder_decoder__memory_weights_bytes(v):
+    w_den = v["w_den"]
+    return _ceil_div(encoder_decoder__memory_weights_bytes__num(v), w_den)
 
 
 def encoder_decoder__memory_weights_bytes__bound(v):
@@ -3459,11 +2775,10 @@ def encoder_decoder__memory_weights_bytes__bound(v):
     return out + w_den
 
 
-def encoder_decoder__memory_kv_cache_bytes(v):
+def encoder_decoder__memory_kv_cache_bytes__num(v):
     L_dec = v["L_dec"]
     b = v["b"]
     d_h = v["d_h"]
-    kv_den = v["kv_den"]
     kv_num = v["kv_num"]
     n_kv = v["n_kv"]
     s = v["s"]
@@ -3472,7 +2787,12 @@ def encoder_decoder__memory_kv_cache_bytes(v):
     c = kv_num
     if c:
         out = out + c*(2*L_dec*b*d_h*n_kv*(s + s_dec))
-    return _ceil_div(out, kv_den)
+    return out
+
+
+def encoder_decoder__memory_kv_cache_bytes(v):
+    kv_den = v["kv_den"]
+    return _ceil_div(encoder_decoder__memory_kv_cache_bytes__num(v), kv_den)
 
 
 def encoder_decoder__memory_kv_cache_bytes__bound(v):
@@ -3491,7 +2811,7 @@ def encoder_decoder__memory_kv_cache_bytes__bound(v):
     return out + kv_den
 
 
-def encoder_decoder__memory_activations_bytes(v):
+def encoder_decoder__memory_activations_bytes__num(v):
     L = v["L"]
     L_dec = v["L_dec"]
     b = v["b"]
@@ -3541,7 +2861,12 @@ def encoder_decoder__memory_activations_bytes(v):
     c = sw_rc_sel*sw_sp*sw_tp
     if c:
         out = out + c*(5*b*n_h*(-L*s**2*t + L*s**2 - L_dec*s_dec**2*t + L_dec*s_dec**2))
-    return _ceil_div(out, t)
+    return out
+
+
+def encoder_decoder__memory_activations_bytes(v):
+    t = v["t"]
+    return _ceil_div(encoder_decoder__memory_activations_bytes__num(v), t)
 
 
 def encoder_decoder__memory_activations_bytes__bound(v):
@@ -3597,12 +2922,12 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     return out + t
 
 
-def encoder_decoder__memory_training_bytes(v):
+def encoder_decoder__memory_training_bytes__num(v):
     N_d = v["N_d"]
     opt_g = v["opt_g"]
     opt_o = v["opt_o"]
     opt_w = v["opt_w"]
-    params_total = encoder_decoder__params_total(v)
+    params_total = encoder_decoder__params_total__num(v)
     sw_zero1 = v["sw_zero1"]
     sw_zero2 = v["sw_zero2"]
     sw_zero3 = v["sw_zero3"]
@@ -3634,7 +2959,12 @@ def encoder_decoder__memory_training_bytes(v):
     c = opt_w*sw_zero3
     if c:
         out = out + c*(params_total*(1 - N_d))
-    return _ceil_div(out, N_d)
+    return out
+
+
+def encoder_decoder__memory_training_bytes(v):
+    N_d = v["N_d"]
+    return _ceil_div(encoder_decoder__memory_training_bytes__num(v), N_d)
 
 
 def encoder_decoder__memory_training_bytes__bound(v):

@@ -60,10 +60,11 @@ OPTIONS = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in OPTION_ME
 CONSTANTS = {i.symbol for i in SWITCHES.values()} | set(OPTIONS.values())
 
 
-# Integer sub-quantities that larger expressions refer to by name instead of repeating them
-# (the generated code computes them first): the weights and training state are the
-# parameter total times bytes per parameter.
-LETS = {"params_total": "params.total"}
+# Sub-quantities that larger expressions refer to by name instead of repeating them: each
+# symbol stands for the integer *numerator* of a quantity (see split_fraction), which the
+# generated code computes first. Weights and training state are the parameter total times
+# bytes per parameter; training FLOPs are a multiple of the forward FLOPs.
+LETS = {"params_total": "params.total", "forward_num": "flops.forward"}
 LET_SYMBOLS = {n: sympy.Symbol(n, positive=True, integer=True) for n in LETS}
 
 
@@ -105,7 +106,7 @@ def _activations(shape: str) -> sympy.Expr:
 
 def _training_bytes(shape: str) -> sympy.Expr:
     opt = memory.Optimizer("general", _o("opt_w"), _o("opt_g"), _o("opt_o"), "symbols")
-    n_params = LET_SYMBOLS["params_total"]
+    n_params = _let("params_total", shape)
     z1, z2, z3 = _o("sw_zero1"), _o("sw_zero2"), _o("sw_zero3")
     stages = {0: 1 - z1 - z2 - z3, 1: z1, 2: z2, 3: z3}
     return sum((on * memory.training_bytes(n_params, opt, z) for z, on in stages.items()),
@@ -116,8 +117,17 @@ def general(name: str, shape: str) -> sympy.Expr:
     """Quantity ``name`` for every model of ``shape``: switches and options as symbols.
     Substituting a spec's and options' values gives ``quantities.expression(name, ...)``."""
     expr = general_with_lets(name, shape)
-    lets = {sym: general(LETS[n], shape) for n, sym in LET_SYMBOLS.items() if sym in expr.free_symbols}
+    lets = {sym: split_fraction(general(LETS[n], shape))[0]
+            for n, sym in LET_SYMBOLS.items() if sym in expr.free_symbols}
     return sympy.expand(expr.xreplace(lets)) if lets else expr
+
+
+def _let(name: str, shape: str) -> sympy.Expr:
+    """Quantity ``LETS[name]`` as its numerator symbol over its (numeric) denominator."""
+    den = split_fraction(general(LETS[name], shape))[1]
+    if not den.is_number:
+        raise ValueError(f"{LETS[name]} has a symbolic denominator {den}")
+    return LET_SYMBOLS[name] / den
 
 
 @lru_cache(maxsize=None)
@@ -132,9 +142,9 @@ def general_with_lets(name: str, shape: str) -> sympy.Expr:
         "params.non_embedding": lambda: bd.total - accounting.embedding_total(bd),
         "flops.forward_matmul": lambda: flops.shape_matmul(shape).total.xreplace(causal_off),
         "flops.forward": lambda: _forward(shape),
-        "flops.training": lambda: (3 + _o("sw_rc_full")) * _forward(shape),
+        "flops.training": lambda: (3 + _o("sw_rc_full")) * _let("forward_num", shape),
         "flops.decode_per_token": lambda: flops.decode_matmul_per_token(shape, s),
-        "memory.weights_bytes": lambda: memory.weights_bytes(LET_SYMBOLS["params_total"],
+        "memory.weights_bytes": lambda: memory.weights_bytes(_let("params_total", shape),
                                                              _o("w_num") / _o("w_den")),
         "memory.kv_cache_bytes": lambda: _kv_cache(shape),
         "memory.activations_bytes": lambda: _activations(shape),
@@ -212,35 +222,34 @@ def code(expr: sympy.Expr) -> str:
 
 def _reads(exprs, shape: str = "", bound: bool = False) -> list[str]:
     names = sorted({str(x) for e in exprs for x in e.free_symbols})
-    suffix = "__bound" if bound else ""
+    suffix = "__bound" if bound else "__num"
     return [f"    {n} = {_ident(shape, LETS[n])}{suffix}(v)" if n in LETS else f'    {n} = v["{n}"]'
             for n in names]
 
 
 def _grouped_body(num: sympy.Expr, den: sympy.Expr, shape: str, bound: bool) -> list[str]:
     parts = groups(num)
-    lines = _reads([num, den], shape, bound) + ["    out = 0"]
+    lines = _reads([num, den] if bound else [num], shape, bound) + ["    out = 0"]
     for const, poly in parts:
         # bounds stay expanded; evaluators pull common factors out (a numpy grid then only
         # pays full size for the products that involve every axis)
         poly = absolute(poly) if bound else sympy.factor_terms(poly)
         c = code(abs(const) if bound else const)
         lines += [f"    c = {c}", "    if c:", f"        out = out + c*({code(poly)})"]
-    if bound:
-        lines.append(f"    return out + {code(absolute(den))}")
-    elif den == 1:
-        lines.append("    return out")
-    else:
-        lines.append(f"    return _ceil_div(out, {code(den)})")
+    lines.append(f"    return out + {code(absolute(den))}" if bound else "    return out")
     return lines
 
 
 def quantity_source(fname: str, expr: sympy.Expr, shape: str) -> str:
+    """``fname__num`` (the integer numerator), ``fname`` (ceil of numerator / denominator)
+    and ``fname__bound``."""
     num, den = split_fraction(expr)
-    body = _grouped_body(num, den, shape, bound=False)
-    bound = _grouped_body(num, den, shape, bound=True)
-    return "\n".join([f"def {fname}(v):", *body, "", "",
-                      f"def {fname}__bound(v):", *bound, "", ""])
+    value = [*_reads([den], shape), f"    return {fname}__num(v)" if den == 1
+             else f"    return _ceil_div({fname}__num(v), {code(den)})"]
+    return "\n".join([f"def {fname}__num(v):", *_grouped_body(num, den, shape, bound=False),
+                      "", "", f"def {fname}(v):", *value, "", "",
+                      f"def {fname}__bound(v):", *_grouped_body(num, den, shape, bound=True),
+                      "", ""])
 
 
 def leaves_source(fname: str, items: list[tuple[str, sympy.Expr]]) -> str:
