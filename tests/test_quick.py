@@ -8,8 +8,11 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hf_reference import PRESET_CONFIGS
+from test_codegen import models, workloads
 from symcalc import presets, quick
 from symcalc.hf import spec_from_config
 from symcalc.options import Options
@@ -101,3 +104,11 @@ def test_report_imports_no_sympy(argv, write_config):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_quick_report_equals_sympy_report_on_drawn_models(data):
+    spec = data.draw(models())
+    opts = data.draw(workloads(spec))
+    assert quick.quick_report(spec, opts) == report(spec, opts)

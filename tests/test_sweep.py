@@ -6,6 +6,8 @@ import io
 import itertools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 np = pytest.importorskip("numpy")
 
@@ -206,3 +208,24 @@ def test_cli_sweep_table_and_float(cli, tmp_path):
     v, d, total = done.stdout.splitlines()[1].split(",")
     assert (v, d) == ("100000000000", "120000000")
     assert float(total) == pytest.approx(14_073_600_141_840_000_000, rel=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_drawn_sweeps_agree_point_by_point(data):
+    name = data.draw(st.sampled_from(["mistral-7b", "gpt2", "t5-small", "bert-base",
+                                      "mixtral-8x7b", "qwen2-0.5b"]))
+    spec = presets.load(name).spec
+    keys = ["L", "d_ff", "V", "batch", "seq_len"] + (["L_dec", "dec_seq_len"]
+                                                     if spec.family == "encoder-decoder" else [])
+    chosen = data.draw(st.lists(st.sampled_from(keys), min_size=1, max_size=3, unique=True))
+    grid = {k: data.draw(st.lists(st.integers(1, 5000), min_size=1, max_size=3, unique=True))
+            for k in chosen}
+    opts = Options(causal=data.draw(st.sampled_from(["full", "half", "exact"])),
+                   dtype=data.draw(st.sampled_from(["bf16", "int4", "bits3"])))
+    result = sweep(spec, grid=grid, quantities=ALL, options=opts)
+    points = [dict(zip(grid, combo)) for combo in itertools.product(*grid.values())]
+    assert len(result) == len(points)
+    for i, p in enumerate(points):
+        for q_name in ALL:
+            assert int(result.columns[q_name][i]) == _single(spec, opts, p, q_name), (p, q_name)
