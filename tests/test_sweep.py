@@ -229,3 +229,16 @@ def test_drawn_sweeps_agree_point_by_point(data):
     for i, p in enumerate(points):
         for q_name in ALL:
             assert int(result.columns[q_name][i]) == _single(spec, opts, p, q_name), (p, q_name)
+
+
+def test_sweep_imports_no_sympy():
+    import subprocess
+    import sys
+
+    code = ("import sys, contextlib, io\nfrom symcalc.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['sweep', 'mistral-7b', '--grid', 'd=1024:4096:1024']) == 0\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sympy', 'jinja2')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
