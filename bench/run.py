@@ -158,6 +158,9 @@ def cli_rows(runs: int, cache: str) -> list[Row]:
     report = wall([*SYMCALC, "report", "mistral-7b", "--json"], runs, env)
     report_cfg = wall([*SYMCALC, "report", str(CONFIG), "--json"], runs, env)
     report_nocache = wall([*SYMCALC, "report", "mistral-7b", "--json"], runs, _env(None), 0)
+    sympy_path = wall([PY, "-c", "import json; from symcalc.inputs import resolve; "
+                       "from symcalc.report import report; "
+                       "print(json.dumps(report(resolve('mistral-7b'))))"], max(3, runs // 2), env)
     hf = None
     try:
         import transformers  # noqa: F401
@@ -179,6 +182,8 @@ def cli_rows(runs: int, cache: str) -> list[Row]:
         Row("symcalc report mistral-7b --json, PYTHONDONTWRITEBYTECODE=1", report_nocache,
             f"{runs}", ratio(report_nocache),
             note="this checkout's setting: modules without a .pyc are compiled on every run"),
+        Row("the same report by sympy substitution (symcalc.report.report)", sympy_path,
+            f"{max(3, runs // 2)}", ratio(sympy_path)),
         Row("transformers: model on the meta device, num_parameters()", hf,
             f"{max(3, runs // 4)}" if hf else "-", ratio(hf),
             note="" if hf else "transformers not installed"),
