@@ -88,9 +88,12 @@ def evaluator(name: str, shape: str):
 
 def evaluate(name: str, spec: Spec, opts: Options = Options(),
              at: Optional[dict[str, int]] = None) -> int:
-    """Quantity ``name`` of ``spec`` as an exact int (rounded up to a whole number, as the
-    report does); ``at`` overrides symbol values (e.g. ``{"s": context}``)."""
-    v = values(spec, opts.checked())
+    """Quantity ``name`` of ``spec`` as an exact int, as the report gives it (rounded up to a
+    whole number; decode FLOPs at ``opts.context``); ``at`` overrides symbol values."""
+    opts = opts.checked()
+    v = values(spec, opts)
+    if name == "flops.decode_per_token" and opts.context:
+        v["s"] = opts.context
     if at:
         v.update(at)
     return evaluator(name, spec.shape)[0](v)

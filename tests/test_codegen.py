@@ -65,8 +65,7 @@ def _sympy_value(quantity, spec, opts) -> int:
 
 def _check_all(spec, opts):
     for quantity in q.QUANTITIES:
-        at = {"s": opts.context} if quantity == "flops.decode_per_token" and opts.context else None
-        assert quick.evaluate(quantity, spec, opts, at) == _sympy_value(quantity, spec, opts), quantity
+        assert quick.evaluate(quantity, spec, opts) == _sympy_value(quantity, spec, opts), quantity
 
 
 @pytest.mark.parametrize("name", PRESETS)

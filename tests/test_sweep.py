@@ -25,9 +25,7 @@ def _single(spec, opts, point: dict, name: str) -> int:
     sizes = {k: v for k, v in point.items() if k not in WORKLOAD}
     work = {k: v for k, v in point.items() if k in WORKLOAD}
     one = with_overrides(spec, sizes) if sizes else spec
-    o = opts.with_(**work)
-    at = {"s": o.context} if name == "flops.decode_per_token" and o.context else None
-    return quick.evaluate(name, one, o, at)
+    return quick.evaluate(name, one, opts.with_(**work))
 
 
 CASES = [
