@@ -112,3 +112,11 @@ def test_quick_report_equals_sympy_report_on_drawn_models(data):
     spec = data.draw(models())
     opts = data.draw(workloads(spec))
     assert quick.quick_report(spec, opts) == report(spec, opts)
+
+
+def test_registering_every_command_imports_no_sympy():
+    code = ("import sys\nfrom symcalc.cli import build_parser\nbuild_parser()\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sympy', 'jinja2')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
