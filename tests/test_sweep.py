@@ -244,3 +244,8 @@ def test_sweep_imports_no_sympy():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_cli_quantity_all(cli):
+    done = cli("sweep", "t5-small", "--grid", "L=1,2", "--quantity", "all")
+    assert done.stdout.splitlines()[0] == "L," + ",".join(q.QUANTITIES)

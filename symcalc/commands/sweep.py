@@ -17,7 +17,8 @@ def register(sub) -> None:
     p.add_argument("--table", metavar="FILE.csv",
                    help="configurations, one per row, header = grid keys (instead of --grid)")
     p.add_argument("--quantity", action="append", default=[], metavar="Q",
-                   help="params.total (default), flops.forward_matmul, memory.kv_cache_bytes, ...")
+                   help="params.total (default), flops.forward_matmul, memory.kv_cache_bytes, "
+                        "... (repeatable; 'all' for every quantity)")
     p.add_argument("--format", default="csv", choices=("csv", "json"))
     numbers = p.add_mutually_exclusive_group()
     numbers.add_argument("--exact", action="store_true",
@@ -50,9 +51,12 @@ def run(args) -> int:
 
     if bool(args.grid) == bool(args.table):
         raise SymcalcError("sweep", "give --grid NAME=VALUES (one or more) or --table FILE.csv")
+    from ..quick import QUANTITIES
+
     numbers = "exact" if args.exact else "float" if args.float else "int64"
+    names = list(QUANTITIES) if "all" in args.quantity else args.quantity or ["params.total"]
     result = sweep(args.model, grid=_grid(args.grid) if args.grid else None,
-                   table=args.table, quantities=args.quantity or ["params.total"],
+                   table=args.table, quantities=names,
                    options=options_from(args), numbers=numbers, sets=args.sets)
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=1))
