@@ -1093,8 +1093,18 @@ def single__flops_forward__bound(v):
 
 
 def single__flops_training__num(v):
+    L = v["L"]
+    b = v["b"]
+    d_h = v["d_h"]
     forward_num = single__flops_forward__num(v)
+    n_h = v["n_h"]
+    s = v["s"]
+    sw_causal = v["sw_causal"]
+    sw_causal_exact = v["sw_causal_exact"]
+    sw_macs = v["sw_macs"]
+    sw_nonmatmul = v["sw_nonmatmul"]
     sw_rc_full = v["sw_rc_full"]
+    sw_rc_sel = v["sw_rc_sel"]
     out = 0
     c = 1
     if c:
@@ -1102,6 +1112,33 @@ def single__flops_training__num(v):
     c = sw_rc_full
     if c:
         out = out + c*(forward_num)
+    c = sw_rc_sel
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s**2)
+    c = sw_causal*sw_rc_sel
+    if c:
+        out = out + c*(-2*L*b*d_h*n_h*s**2)
+    c = sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(-2*L*b*d_h*n_h*s**2)
+    c = sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(6*L*b*n_h*s**2)
+    c = sw_causal*sw_causal_exact*sw_rc_sel
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s)
+    c = sw_causal*sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(L*b*d_h*n_h*s**2)
+    c = sw_causal*sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(-3*L*b*n_h*s**2)
+    c = sw_causal*sw_causal_exact*sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(-L*b*d_h*n_h*s)
+    c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(3*L*b*n_h*s)
     return out
 
 
@@ -1110,8 +1147,18 @@ def single__flops_training(v):
 
 
 def single__flops_training__bound(v):
+    L = v["L"]
+    b = v["b"]
+    d_h = v["d_h"]
     forward_num = single__flops_forward__bound(v)
+    n_h = v["n_h"]
+    s = v["s"]
+    sw_causal = v["sw_causal"]
+    sw_causal_exact = v["sw_causal_exact"]
+    sw_macs = v["sw_macs"]
+    sw_nonmatmul = v["sw_nonmatmul"]
     sw_rc_full = v["sw_rc_full"]
+    sw_rc_sel = v["sw_rc_sel"]
     out = 0
     c = 1
     if c:
@@ -1119,6 +1166,33 @@ def single__flops_training__bound(v):
     c = sw_rc_full
     if c:
         out = out + c*(forward_num)
+    c = sw_rc_sel
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s**2)
+    c = sw_causal*sw_rc_sel
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s**2)
+    c = sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s**2)
+    c = sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(6*L*b*n_h*s**2)
+    c = sw_causal*sw_causal_exact*sw_rc_sel
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s)
+    c = sw_causal*sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(L*b*d_h*n_h*s**2)
+    c = sw_causal*sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(3*L*b*n_h*s**2)
+    c = sw_causal*sw_causal_exact*sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(L*b*d_h*n_h*s)
+    c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(3*L*b*n_h*s)
     return out + 1
 
 
@@ -2638,8 +2712,20 @@ def encoder_decoder__flops_forward__bound(v):
 
 
 def encoder_decoder__flops_training__num(v):
+    L = v["L"]
+    L_dec = v["L_dec"]
+    b = v["b"]
+    d_h = v["d_h"]
     forward_num = encoder_decoder__flops_forward__num(v)
+    n_h = v["n_h"]
+    s = v["s"]
+    s_dec = v["s_dec"]
+    sw_causal = v["sw_causal"]
+    sw_causal_exact = v["sw_causal_exact"]
+    sw_macs = v["sw_macs"]
+    sw_nonmatmul = v["sw_nonmatmul"]
     sw_rc_full = v["sw_rc_full"]
+    sw_rc_sel = v["sw_rc_sel"]
     out = 0
     c = 1
     if c:
@@ -2647,6 +2733,33 @@ def encoder_decoder__flops_training__num(v):
     c = sw_rc_full
     if c:
         out = out + c*(forward_num)
+    c = sw_rc_sel
+    if c:
+        out = out + c*(4*b*d_h*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = sw_causal*sw_rc_sel
+    if c:
+        out = out + c*(-2*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(-2*b*d_h*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(6*b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = sw_causal*sw_causal_exact*sw_rc_sel
+    if c:
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec)
+    c = sw_causal*sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_causal*sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(-3*L_dec*b*n_h*s_dec**2)
+    c = sw_causal*sw_causal_exact*sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(-L_dec*b*d_h*n_h*s_dec)
+    c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(3*L_dec*b*n_h*s_dec)
     return out
 
 
@@ -2655,8 +2768,20 @@ def encoder_decoder__flops_training(v):
 
 
 def encoder_decoder__flops_training__bound(v):
+    L = v["L"]
+    L_dec = v["L_dec"]
+    b = v["b"]
+    d_h = v["d_h"]
     forward_num = encoder_decoder__flops_forward__bound(v)
+    n_h = v["n_h"]
+    s = v["s"]
+    s_dec = v["s_dec"]
+    sw_causal = v["sw_causal"]
+    sw_causal_exact = v["sw_causal_exact"]
+    sw_macs = v["sw_macs"]
+    sw_nonmatmul = v["sw_nonmatmul"]
     sw_rc_full = v["sw_rc_full"]
+    sw_rc_sel = v["sw_rc_sel"]
     out = 0
     c = 1
     if c:
@@ -2664,6 +2789,33 @@ def encoder_decoder__flops_training__bound(v):
     c = sw_rc_full
     if c:
         out = out + c*(forward_num)
+    c = sw_rc_sel
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_causal*sw_rc_sel
+    if c:
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s**2 + 2*L_dec*b*d_h*n_h*s*s_dec + 2*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(6*L*b*n_h*s**2 + 6*L_dec*b*n_h*s*s_dec + 6*L_dec*b*n_h*s_dec**2)
+    c = sw_causal*sw_causal_exact*sw_rc_sel
+    if c:
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec)
+    c = sw_causal*sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_causal*sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(3*L_dec*b*n_h*s_dec**2)
+    c = sw_causal*sw_causal_exact*sw_macs*sw_rc_sel
+    if c:
+        out = out + c*(L_dec*b*d_h*n_h*s_dec)
+    c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_sel
+    if c:
+        out = out + c*(3*L_dec*b*n_h*s_dec)
     return out + 1
 
 

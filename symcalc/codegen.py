@@ -73,10 +73,15 @@ def _o(name: str) -> sympy.Symbol:
 
 
 # -- general expressions ------------------------------------------------------------------
-def _forward(shape: str) -> sympy.Expr:
-    matmul = flops.shape_matmul(shape).total
-    macs, extra = _o("sw_macs"), _o("sw_nonmatmul")
-    return (1 - macs) * matmul + macs * matmul / 2 + extra * flops.shape_nonmatmul(shape).total
+def _forward(shape: str, part=lambda bd: bd.total) -> sympy.Expr:
+    """``part`` of the forward FLOPs with the conventions as option symbols."""
+    return flops.forward_total(part(flops.shape_matmul(shape)), part(flops.shape_nonmatmul(shape)),
+                               _o("sw_macs"), _o("sw_nonmatmul"))
+
+
+def _training(shape: str) -> sympy.Expr:
+    return flops.training_total(_let("forward_num", shape), _forward(shape, flops.attention_core),
+                                _o("sw_rc_full"), _o("sw_rc_sel"))
 
 
 def _kv_cache(shape: str) -> sympy.Expr:
@@ -142,7 +147,7 @@ def general_with_lets(name: str, shape: str) -> sympy.Expr:
         "params.non_embedding": lambda: bd.total - accounting.embedding_total(bd),
         "flops.forward_matmul": lambda: flops.shape_matmul(shape).total.xreplace(causal_off),
         "flops.forward": lambda: _forward(shape),
-        "flops.training": lambda: (3 + _o("sw_rc_full")) * _let("forward_num", shape),
+        "flops.training": lambda: _training(shape),
         "flops.decode_per_token": lambda: flops.decode_matmul_per_token(shape, s),
         "memory.weights_bytes": lambda: memory.weights_bytes(_let("params_total", shape),
                                                              _o("w_num") / _o("w_den")),

@@ -258,19 +258,36 @@ def _derive_flops(spec: Spec, quantity: str, opts: Options, values: dict) -> Der
             conv.append("non-matmul work at the per-element costs of symcalc.flops.NONMATMUL_COSTS")
         steps, value = chain(Compose("flops.forward", "C", fwd, "forward pass"), parts)
         if quantity == "flops.training":
-            passes = 3 + (1 if opts.recompute == "full" else 0)
-            more, value = chain(Compose("flops.training", "C", sympy.Mul(passes, part_symbol("C", "flops.forward"), evaluate=False),
-                                        "forward + backward (2x forward)" +
-                                        (" + recompute forward" if passes == 4 else "")),
-                                {part_symbol("C", "flops.forward"): value})
-            steps += more
-            conv.append("training = forward + backward (2x forward)" +
-                        (" + one recompute forward" if passes == 4 else ""))
+            steps += _training_steps(spec, opts, value, subs)
+            value = steps[-1].value
+            conv.append("training = forward + backward (2x forward)" + RECOMPUTE_NOTE[opts.recompute])
         tail.append(Section("Forward" if quantity == "flops.forward" else "Training", tuple(steps)))
     body = with_sizes(sections + tail, formulas, values) + (
         result_section(quantity, "C", value, q.QUANTITIES[quantity]),)
     title = f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}"
     return Derivation(spec.name, quantity, title, "C", body, tuple(conv))
+
+
+RECOMPUTE_NOTE = {"none": "", "full": " + one recompute forward (full recomputation)",
+                  "selective": " + the attention core's forward (selective recomputation)"}
+
+
+def _training_steps(spec: Spec, opts: Options, forward_value, subs: dict) -> list:
+    """Training = (3 + full) x forward [+ attention core], as in flops.training_total."""
+    fwd = part_symbol("C", "flops.forward")
+    parts = {fwd: forward_value}
+    expr = sympy.Mul(3 + int(opts.recompute == "full"), fwd, evaluate=False)
+    steps: list = []
+    if opts.recompute == "selective":
+        core, core_value = chain(Formula("attention_core", "C", q.attention_core(spec, opts),
+                                         "korthikanti2022", "attention core recomputed: scores, "
+                                         "softmax and weighted sum of V"), subs)
+        steps += core
+        parts[part_symbol("C", "attention_core")] = core_value
+        expr = expr + part_symbol("C", "attention_core")
+    more, _ = chain(Compose("flops.training", "C", expr, "forward + backward (2x forward)"
+                            + RECOMPUTE_NOTE[opts.recompute]), parts)
+    return steps + more
 
 
 def _params_line(spec: Spec, subs: dict) -> tuple[list, object, sympy.Expr]:

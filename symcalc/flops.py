@@ -76,17 +76,20 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     return Breakdown(leaves)
 
 
+def _stacks(shape: str, layer_fn) -> tuple[list[Leaf], sympy.Expr]:
+    """``layer_fn`` applied to each stack of ``shape`` and multiplied by its layer count,
+    and the number of tokens the output side sees."""
+    if shape == "single":
+        return list(layer_fn(s).prefixed("layer").map(lambda e: L * e)), b * s
+    leaves = list(layer_fn(s, causal=False).prefixed("encoder/layer").map(lambda e: L * e))
+    leaves += list(layer_fn(s_dec, cross_seq=s).prefixed("decoder/layer").map(lambda e: L_dec * e))
+    return leaves, b * s_dec
+
+
 @lru_cache(maxsize=None)
 def shape_matmul(shape: str) -> Breakdown:
     """Forward matmul FLOPs of a model of ``shape``, switches as symbols."""
-    if shape == "single":
-        leaves = list(layer_matmul(s).prefixed("layer").map(lambda e: L * e))
-        out_tokens = b * s
-    else:
-        leaves = list(layer_matmul(s, causal=False).prefixed("encoder/layer").map(lambda e: L * e))
-        leaves += list(layer_matmul(s_dec, cross_seq=s).prefixed("decoder/layer")
-                       .map(lambda e: L_dec * e))
-        out_tokens = b * s_dec
+    leaves, out_tokens = _stacks(shape, layer_matmul)
     leaves += [
         Leaf("head", sw("head") * 2 * out_tokens * d * V, "press2017"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
@@ -117,14 +120,7 @@ def layer_nonmatmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
 
 @lru_cache(maxsize=None)
 def shape_nonmatmul(shape: str) -> Breakdown:
-    if shape == "single":
-        leaves = list(layer_nonmatmul(s).prefixed("layer").map(lambda e: L * e))
-        tokens = b * s
-    else:
-        leaves = list(layer_nonmatmul(s, causal=False).prefixed("encoder/layer")
-                      .map(lambda e: L * e))
-        leaves += list(layer_nonmatmul(s_dec, s).prefixed("decoder/layer").map(lambda e: L_dec * e))
-        tokens = b * s_dec
+    leaves, tokens = _stacks(shape, layer_nonmatmul)
     leaves.append(Leaf("final_norm", sw("final_norm") * _norm_cost() * tokens * d, "ba2016"))
     if shape == "single":
         # BERT: the norm after the embeddings, the pooler's tanh on the first token, the
@@ -156,3 +152,27 @@ def decode_matmul_per_token(shape: str, context) -> sympy.Expr:
     kept = [l for l in one if not l.path.startswith("encoder/") and l.path not in drop]
     total = sum((l.value.xreplace(subs) for l in kept), sympy.Integer(0))
     return sympy.expand(total + attn)
+
+
+# -- conventions on top of the breakdowns -------------------------------------------------
+ATTENTION_CORE = ("scores", "context", "softmax")
+
+
+def attention_core(bd: Breakdown) -> sympy.Expr:
+    """The attention core of every layer (scores Q.K^T, softmax, weighted sum of V; self- and
+    cross-attention): what selective recomputation runs again (Korthikanti et al. 2022, Sec. 5)."""
+    return sympy.Add(*[l.value for l in bd if l.path.rsplit("/", 1)[-1] in ATTENTION_CORE])
+
+
+def forward_total(matmul, nonmatmul, macs, with_nonmatmul) -> sympy.Expr:
+    """Forward work under the conventions: matmul FLOPs, halved when counting
+    multiply-accumulates (``macs`` = 1), plus the non-matmul FLOPs when ``with_nonmatmul`` = 1.
+    The flags are 0/1 integers or symbols."""
+    return matmul - macs * matmul / 2 + with_nonmatmul * nonmatmul
+
+
+def training_total(forward, core, full, selective) -> sympy.Expr:
+    """One training step: the forward, a backward of twice its work, and the recomputation:
+    one more forward with full recomputation (``full`` = 1), the attention core's forward
+    with selective recomputation (``selective`` = 1)."""
+    return (3 + full) * forward + selective * core

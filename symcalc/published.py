@@ -47,7 +47,7 @@ from typing import Callable, Optional
 
 import sympy
 
-from . import accounting
+from . import accounting, flops
 from . import quantities as q
 from .assumptions import ASSUMPTIONS
 from .breakdown import Breakdown
@@ -142,7 +142,7 @@ def _part(bd: Breakdown, path: str) -> sympy.Expr:
 
 def attention_core(bd: Breakdown) -> sympy.Expr:
     """Scores Q.K^T and their weighted sum of V (the s^2 work) of every layer."""
-    return _part(bd, "layer/attention/scores") + _part(bd, "layer/attention/context")
+    return flops.attention_core(bd)
 
 
 def score_elements(spec: Spec) -> sympy.Expr:
@@ -161,14 +161,15 @@ def per_token(expr) -> sympy.Expr:
 
 
 def training(spec: Spec, recompute: str = "none") -> sympy.Expr:
-    """symcalc's flops.training: 3 forward passes (4 with full recomputation), full s^2."""
+    """symcalc's flops.training: 3 forward passes (4 with full recomputation, 3 plus the
+    attention core with selective recomputation), full s^2."""
     return q.expression("flops.training", spec, Options(causal="full", recompute=recompute))
 
 
 def selective_recompute_training(spec: Spec) -> sympy.Expr:
     """Model FLOPs plus one recomputed forward of the attention core: what selective
     recomputation (Korthikanti et al. 2022, Sec. 5) executes."""
-    return sympy.expand(training(spec) + attention_core(matmul(spec)))
+    return training(spec, recompute="selective")
 
 
 def layers_recompute_training(spec: Spec) -> sympy.Expr:

@@ -26,7 +26,7 @@ QUANTITIES = {
     "params.non_embedding": "all other parameters",
     "flops.forward_matmul": "matmul FLOPs of one forward pass (contract convention)",
     "flops.forward": "forward FLOPs under the chosen conventions",
-    "flops.training": "forward + backward (2x forward) [+ recompute forward]",
+    "flops.training": "forward + backward (2x forward) [+ recomputation]",
     "flops.decode_per_token": "matmul FLOPs to generate one token per sequence at --context",
     "memory.weights_bytes": "weights at --dtype",
     "memory.kv_cache_bytes": "KV cache at --kv-dtype for batch x seq_len tokens",
@@ -58,6 +58,19 @@ def nonmatmul_breakdown(spec: Spec, opts: Options = Options()) -> Breakdown:
     return _fix(flops.shape_nonmatmul(spec.shape), spec, opts)
 
 
+def attention_core(spec: Spec, opts: Options = Options()) -> sympy.Expr:
+    """Forward FLOPs of every layer's attention core (scores, softmax, weighted sum of V)
+    under the conventions: what selective recomputation runs again."""
+    return sympy.expand(_forward(spec, opts, flops.attention_core))
+
+
+def _forward(spec: Spec, opts: Options, part) -> sympy.Expr:
+    """``part`` (a function of a breakdown) of the forward FLOPs under the conventions."""
+    return flops.forward_total(part(matmul_breakdown(spec, opts)),
+                               part(nonmatmul_breakdown(spec, opts)),
+                               int(opts.macs), int(opts.nonmatmul))
+
+
 def expression(name: str, spec: Spec, opts: Options = Options()) -> sympy.Expr:
     """The sympy expression of quantity ``name`` for ``spec`` under ``opts``."""
     check_quantity(name)
@@ -78,14 +91,11 @@ def _cached(name: str, spec: Spec, opts: Options) -> sympy.Expr:
     if name == "flops.forward_matmul":
         return matmul_breakdown(spec, opts.with_(causal="full")).total
     if name == "flops.forward":
-        matmul = matmul_breakdown(spec, opts).total
-        if opts.macs:
-            matmul = matmul / 2
-        extra = nonmatmul_breakdown(spec, opts).total if opts.nonmatmul else 0
-        return sympy.expand(matmul + extra)
+        return sympy.expand(_forward(spec, opts, lambda bd: bd.total))
     if name == "flops.training":
-        passes = 3 + (1 if opts.recompute == "full" else 0)
-        return sympy.expand(passes * _cached("flops.forward", spec, opts))
+        return sympy.expand(flops.training_total(
+            _cached("flops.forward", spec, opts), attention_core(spec, opts),
+            int(opts.recompute == "full"), int(opts.recompute == "selective")))
     if name == "flops.decode_per_token":
         context = SIZES["s"].symbol
         return _fix(flops.decode_matmul_per_token(spec.shape, context), spec, opts)

@@ -31,8 +31,11 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
                               "(torch FlopCounterMode)",
             "forward": ("MACs" if opts.macs else "FLOPs") + f"; attention {causal}; "
                        + ("non-matmul work included" if opts.nonmatmul else "matmuls only"),
-            "training": "forward + backward (2x forward)"
-                        + (" + recompute forward (full recomputation)" if opts.recompute == "full" else ""),
+            "training": "forward + backward (2x forward)" + {
+                "none": "",
+                "full": " + recompute forward (full recomputation)",
+                "selective": " + attention core forward (selective recomputation)",
+            }[opts.recompute],
         },
         "memory": {
             "weights_bytes": f"parameters x {opts.dtype}",

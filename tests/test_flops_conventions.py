@@ -34,6 +34,8 @@ def report(capsys, *args):
     return json.loads(capsys.readouterr().out)
 
 
+C = NONMATMUL_COSTS
+
 # Attention core (scores + weighted sum of V) of a single-stack model with full s^2:
 CORE = 4 * L * b * n_h * d_h * s**2
 
@@ -89,8 +91,22 @@ def test_training_three_or_four_forward_passes(model, capsys):
     assert "2x forward" in rep["conventions"]["training"]
 
 
+def test_selective_recompute_adds_one_attention_core(capsys):
+    """Selective recomputation (Korthikanti et al. 2022, Sec. 5) runs the attention core's
+    forward again: 3 forward passes plus scores, softmax and weighted sum of V."""
+    fwd = flops("flops.forward", "gpt2", causal="half")
+    sel = flops("flops.training", "gpt2", causal="half", recompute="selective")
+    assert sympy.expand(sel - 3 * fwd - CORE / 2) == 0
+    with_softmax = flops("flops.training", "gpt2", recompute="selective", nonmatmul=True)
+    fwd_nm = flops("flops.forward", "gpt2", nonmatmul=True)
+    softmax = (C["softmax"] + C["scale"]) * L * b * n_h * s**2
+    assert sympy.expand(with_softmax - 3 * fwd_nm - CORE - softmax) == 0
+    rep = report(capsys, "gpt2", "--seq-len", 128, "--batch", 2, "--recompute", "selective")["flops"]
+    assert rep["training"] == 3 * rep["forward"] + 4 * 12 * 2 * 12 * 64 * 128**2
+    assert "attention core" in rep["conventions"]["training"]
+
+
 # Non-matmul work, counted by hand from the stated costs (flops.NONMATMUL_COSTS):
-C = NONMATMUL_COSTS
 SOFTMAX = (C["softmax"] + C["scale"]) * L * b * n_h * s**2  # every score element
 RESIDUAL = 2 * C["residual"] * L * b * s * d  # two residual adds per layer
 NONMATMUL_BY_HAND = {
