@@ -2,12 +2,23 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite tests/golden/* from the current output (review the diff)")
+
+
+def pytest_configure(config):
+    if config.getoption("--update-golden"):
+        os.environ["SYMCALC_UPDATE_GOLDEN"] = "1"  # read by tests/golden_files.py
+
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"  # CI clones main with a copy of shared/ beside it

@@ -1,5 +1,6 @@
-"""Golden files for rendered output. Set SYMCALC_UPDATE_GOLDEN=1 to rewrite them from the
-current output (then review the diff and commit it)."""
+"""Golden files for rendered output. Run ``pytest --update-golden`` (or set
+SYMCALC_UPDATE_GOLDEN=1) to rewrite them from the current output, then review the diff and
+commit it."""
 from __future__ import annotations
 
 import os

@@ -102,11 +102,18 @@ def test_mistral_dominant_term():
                 + 2 * V * d + d)
 
 
-def test_list_assumptions(cli):
-    run = cli("closed-form", "gpt2", "--list-assumptions")
+@pytest.mark.parametrize("model", [(), ("gpt2",)])
+def test_list_assumptions(cli, model):
+    run = cli("closed-form", *model, "--list-assumptions")
     assert run.returncode == 0
     names = [line.split()[0] for line in run.stdout.splitlines() if line.strip()]
     assert {"kaplan", "textbook", "none"} <= set(names)
+
+
+def test_closed_form_without_model_is_one_error_line(cli):
+    run = cli("closed-form")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and "MODEL" in run.stderr
 
 
 def mistral_forward_matmul():

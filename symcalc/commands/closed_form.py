@@ -9,7 +9,7 @@ from .common import add_model, add_workload, options_from
 def register(sub) -> None:
     # no sympy here: registering every command must stay cheap (assumptions load in run())
     p = sub.add_parser("closed-form", help="a quantity with sizes as symbols, simplified")
-    add_model(p)
+    add_model(p, optional=True)  # --list-assumptions needs none
     p.add_argument("--assume", default="none",
                    help="assumption set, e.g. kaplan (see --list-assumptions)")
     p.add_argument("--quantity", default="params.total",
@@ -25,6 +25,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..assumptions import ASSUMPTIONS
     from ..closed_form import closed_form
+    from ..errors import SymcalcError
     from ..inputs import resolve
     from ..render.latex_math import to_latex
 
@@ -32,6 +33,8 @@ def run(args) -> int:
         for a in ASSUMPTIONS.values():
             print(f"{a.name:10s} {a.description}")
         return 0
+    if args.model is None:
+        raise SymcalcError("MODEL", "is required (a preset, config.json or .toml spec)")
     spec = resolve(args.model, args.sets)
     cf = closed_form(spec, args.quantity, args.assume, options_from(args))
     if args.json:

@@ -6,8 +6,8 @@ import argparse
 from ..options import CAUSAL, OPTIMIZER_NAMES, RECOMPUTE, Options
 
 
-def add_model(p: argparse.ArgumentParser, many: bool = False) -> None:
-    p.add_argument("model", nargs="+" if many else None, metavar="MODEL",
+def add_model(p: argparse.ArgumentParser, many: bool = False, optional: bool = False) -> None:
+    p.add_argument("model", nargs="+" if many else ("?" if optional else None), metavar="MODEL",
                    help="preset name (see `symcalc presets`), config.json or folder, or .toml spec")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override a spec field, e.g. --set L=48 --set ffn=gated")
