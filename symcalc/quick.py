@@ -102,24 +102,33 @@ def evaluate(name: str, spec: Spec, opts: Options = Options(),
     return evaluator(name, spec.shape)[0](v)
 
 
-def _leaves(shape: str, kind: str, v: dict[str, int]) -> Breakdown:
-    paths, fn = gen.LEAVES[(shape, kind)]
-    return Breakdown(Leaf(p, x) for p, x in zip(paths, fn(v)) if x != 0)
+class Numbers:
+    """Where a report's numbers come from: here, the generated evaluators.
+    :class:`symcalc.report.SympyNumbers` answers the same two questions by substitution."""
+
+    def __init__(self, spec: Spec, opts: Options):
+        self.shape = spec.shape
+
+    def number(self, name: str, v: dict[str, int]) -> int:
+        return gen.EVALUATORS[(self.shape, name)][0](v)
+
+    def leaves(self, kind: str, v: dict[str, int]) -> Breakdown:
+        """``params``, ``matmul`` (contract convention) or ``layer:<stack prefix>``."""
+        paths, fn = gen.LEAVES[(self.shape, kind)]
+        return Breakdown(Leaf(p, x) for p, x in zip(paths, fn(v)) if x != 0)
+
+    def layer_prefixes(self) -> list[str]:
+        return [k.split(":", 1)[1] for (sh, k) in gen.LEAVES
+                if sh == self.shape and k.startswith("layer:")]
 
 
-def _num(name: str, shape: str, v: dict[str, int]) -> int:
-    return gen.EVALUATORS[(shape, name)][0](v)
-
-
-def params_report(spec: Spec, v: dict[str, int]) -> dict[str, Any]:
-    shape = spec.shape
-    bd = _leaves(shape, "params", v)
+def params_report(spec: Spec, src, v: dict[str, int]) -> dict[str, Any]:
+    bd = src.leaves("params", v)
     total = bd.total
-    embedding = _num("params.embedding", shape, v)
+    embedding = src.number("params.embedding", v)
     per_layer: dict[str, int] = {}
-    for kind in (k for (sh, k) in gen.LEAVES if sh == shape and k.startswith("layer:")):
-        prefix = kind.split(":", 1)[1]
-        nums = _leaves(shape, kind, v).as_dict()
+    for prefix in src.layer_prefixes():
+        nums = src.leaves(f"layer:{prefix}", v).as_dict()
         head = prefix.split("/")[0] + "/" if "/" in prefix else ""
         per_layer[f"{head}total" if head else "total"] = sum(nums[p] for p in nums if "/" not in p)
         per_layer.update({f"{head}{p}": x for p, x in nums.items()})
@@ -127,17 +136,16 @@ def params_report(spec: Spec, v: dict[str, int]) -> dict[str, Any]:
         "total": total,
         "embedding": embedding,
         "non_embedding": total - embedding,
-        "active": _num("params.active", shape, v),
+        "active": src.number("params.active", v),
         "head_dim": spec.d_h,
         "per_layer": per_layer,
         "breakdown": bd.as_dict(),
     }
 
 
-def quick_report(spec: Spec, opts: Options = Options()) -> dict[str, Any]:
-    """The full report (params, flops, memory) as exact ints, without sympy."""
+def assemble(spec: Spec, opts: Options, src) -> dict[str, Any]:
+    """The report object (params, flops, memory; exact ints) from a source of numbers."""
     opts = opts.checked()
-    shape = spec.shape
     v = values(spec, opts)
     full = dict(v, sw_causal=0, sw_causal_exact=0)
     decode = dict(v, s=opts.context or v["s"])
@@ -145,22 +153,26 @@ def quick_report(spec: Spec, opts: Options = Options()) -> dict[str, Any]:
     if spec.family == "encoder-decoder":
         flops["dec_seq_len"] = v["s_dec"]
     flops.update({
-        "forward_matmul": _num("flops.forward_matmul", shape, v),
-        "forward": _num("flops.forward", shape, v),
-        "training": _num("flops.training", shape, v),
-        "decode_per_token": _num("flops.decode_per_token", shape, decode),
+        "forward_matmul": src.number("flops.forward_matmul", v),
+        "forward": src.number("flops.forward", v),
+        "training": src.number("flops.training", v),
+        "decode_per_token": src.number("flops.decode_per_token", decode),
         "decode_context": decode["s"],
-        "breakdown": _leaves(shape, "matmul", full).as_dict(),
+        "breakdown": src.leaves("matmul", full).as_dict(),
     })
     memory = {
         "dtype": opts.dtype,
         "kv_dtype": opts.kv_dtype,
-        "weights_bytes": _num("memory.weights_bytes", shape, v),
-        "kv_cache_bytes": _num("memory.kv_cache_bytes", shape, v),
-        "activations_bytes": _num("memory.activations_bytes", shape, v),
-        "training_bytes": _num("memory.training_bytes", shape, v),
+        **{key: src.number(f"memory.{key}", v) for key in
+           ("weights_bytes", "kv_cache_bytes", "activations_bytes", "training_bytes")},
     }
     conv = conventions(spec, opts)
     flops["conventions"] = conv["flops"]
     memory["conventions"] = conv["memory"]
-    return {"model": spec.name, "params": params_report(spec, v), "flops": flops, "memory": memory}
+    return {"model": spec.name, "params": params_report(spec, src, v), "flops": flops,
+            "memory": memory}
+
+
+def quick_report(spec: Spec, opts: Options = Options()) -> dict[str, Any]:
+    """The full report (params, flops, memory) as exact ints, without sympy."""
+    return assemble(spec, opts, Numbers(spec, opts))
