@@ -29,8 +29,8 @@ MEANINGS = {
     "cross_attention/v": "cross-attention value", "cross_attention/o": "cross-attention output",
     "cross_attention/scores": "cross-attention scores", "cross_attention/context":
     "cross-attention scores times V",
-    "norm/attention": "norm before attention", "norm/cross_attention": "norm before cross-attention",
-    "norm/ffn": "norm before the FFN", "ffn/router": "MoE router", "ffn/gate": "FFN gate",
+    "norm/attention": "norm of the attention block", "norm/cross_attention": "norm of the cross-attention block",
+    "norm/ffn": "norm of the FFN block", "ffn/router": "MoE router", "ffn/gate": "FFN gate",
     "ffn/up": "FFN up projection", "ffn/down": "FFN down projection",
     "embedding/token": "token embeddings", "embedding/position": "learned positions",
     "embedding/token_type": "token-type embeddings", "embedding_norm": "embedding norm",

@@ -177,7 +177,8 @@ def _equation(step, esc, refs: SourceIndex) -> dict:
 def _finish(eq: dict) -> dict:
     tag = re.sub(r"\\[a-z]+\{\}|\\", "", eq["meaning"]) + (f" [{eq['ref']}]" if eq["ref"] else "")
     eq["lines"] = lines_of(eq["pieces"], tag)
-    eq["inline"] = f"{eq['lhs']} " + " ".join(eq["lines"])
+    # one display line (Markdown): the pieces without the LaTeX line-break indents
+    eq["inline"] = f"{eq['lhs']} = " + " = ".join(" ".join(piece) for piece in eq["pieces"])
     return eq
 
 
