@@ -39,7 +39,7 @@ def report_table(rep: dict[str, Any]) -> str:
     lines += _rows([
         ("forward, matmul", f"{grouped(f['forward_matmul'])} FLOPs  ({si(f['forward_matmul'])})"),
         ("", f"[{conv['forward_matmul']}]"),
-        ("forward", f"{grouped(f['forward'])}  ({si(f['forward'], unit='')})  [{conv['forward']}]"),
+        ("forward (= prefill)", f"{grouped(f['forward'])}  ({si(f['forward'], unit='')})  [{conv['forward']}]"),
         ("training step", f"{grouped(f['training'])}  ({si(f['training'], unit='')})  [{conv['training']}]"),
         ("decode, per token", f"{grouped(f['decode_per_token'])} FLOPs at context {f['decode_context']}"),
     ])
