@@ -49,7 +49,7 @@ def test_mistral_table_rows(mistral_table):
 def test_mistral_workload_table_names_conventions(cli):
     out = cli("report", "mistral-7b", "--batch", "1", "--seq-len", "4096").stdout
     rows = table_rows(out)
-    for label in ("forward, matmul", "forward", "training step", "weights", "KV cache",
+    for label in ("forward, matmul", "forward (= prefill)", "training step", "weights", "KV cache",
                   "activations", "training state"):
         assert label in rows, label
     assert "batch 1 x seq_len 4096" in out
