@@ -113,10 +113,10 @@ class _Config:
 
 def spec_from_config(data: dict[str, Any], name: str = "config.json") -> Spec:
     model_type = data.get("model_type")
-    if model_type not in DEFAULTS:
+    if not isinstance(model_type, str) or model_type not in DEFAULTS:
         raise SymcalcError("model_type", f"must be one of {', '.join(DEFAULTS)} (got {model_type!r})")
     archs = data.get("architectures") or [BARE[model_type]]
-    if not isinstance(archs, list) or not isinstance(archs[0], str):
+    if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
         raise SymcalcError("architectures", "must be a list of class names")
     cls = archs[0]
     if cls not in CLASSES or CLASSES[cls][0] != model_type:

@@ -13,6 +13,9 @@ SPEC_TOML = 'family = "decoder"\nL = 2\nd = 100\nn_h = 7\nd_ff = 64\nV = 50\n'
 # id -> (config.json object or raw text or None, extra CLI args, field named on stderr)
 CASES = {
     "unknown-model-type": ({"model_type": "gpt5"}, [], "model_type"),
+    "non-text-model-type": ({"model_type": ["llama"]}, [], "model_type"),
+    "non-text-class": ({"model_type": "llama", "architectures": [1]}, [], "architectures"),
+    "null-json": ("null", [], "config.json"),
     "unknown-class": ({"model_type": "llama", "architectures": ["LlamaForSequenceClassification"]},
                       [], "architectures[0]"),
     "class-of-other-type": ({"model_type": "bert", "architectures": ["GPT2Model"]}, [],
