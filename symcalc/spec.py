@@ -128,6 +128,9 @@ def make_spec(**values: Any) -> Spec:
         if values.get(required) is None:
             raise SymcalcError(required, "is required")
     v = dict(values)
+    for f in ("name", "source"):
+        if f in v and not isinstance(v[f], str):
+            raise SymcalcError(f, f"must be text (got {v[f]!r})")
     for f in SIZE_FIELDS:
         if v.get(f) is not None:
             v[f] = _positive_int(f, v[f])

@@ -53,6 +53,7 @@ CASES = {
     "missing-json": (None, ["@missing/config.json"], "MODEL"),
     "missing-toml": (None, ["@missing.toml"], "MODEL"),
     "malformed-toml": (None, ["@bad.toml"], "bad.toml"),
+    "name-not-text": (None, ["@named.toml"], "name"),
     # issue 3: workload and conventions
     "batch-zero": (None, ["gpt2", "--batch", "0"], "batch"),
     "batch-negative": (None, ["gpt2", "--batch", "-1"], "batch"),
@@ -75,6 +76,7 @@ def _args(case, tmp_path):
     config, extra, _ = CASES[case]
     (tmp_path / "spec.toml").write_text(SPEC_TOML)
     (tmp_path / "bad.toml").write_text("family = \n")
+    (tmp_path / "named.toml").write_text(SPEC_TOML.replace("n_h = 7", "n_h = 4") + "name = 5\n")
     if config is not None:
         text = config if isinstance(config, str) else __import__("json").dumps(config)
         (tmp_path / "config.json").write_text(text)
