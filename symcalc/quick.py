@@ -39,8 +39,12 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
         },
         "memory": {
             "weights_bytes": f"parameters x {opts.dtype}",
-            "kv_cache_bytes": f"2 L n_kv d_h x tokens x {opts.kv_dtype}"
-                              + (f", window W={spec.W} caps tokens" if spec.W else ""),
+            "kv_cache_bytes": "none: an encoder-only model keeps no KV cache"
+                              if spec.family == "encoder" else
+                              f"2 L n_kv d_h x tokens x {opts.kv_dtype}"
+                              + (f", window W={spec.W} caps tokens" if spec.W else "")
+                              + (" (decoder self- and cross-attention)"
+                                 if spec.family == "encoder-decoder" else ""),
             "activations_bytes": "Korthikanti et al. 2022 per-layer bytes x layers (16-bit, "
                                  + (f"tensor parallel t={opts.tp}, " if opts.tp > 1 else "no parallelism, ")
                                  + ("sequence parallel, " if opts.sequence_parallel else "")
@@ -169,7 +173,7 @@ def assemble(spec: Spec, opts: Options, src) -> dict[str, Any]:
     conv = conventions(spec, opts)
     flops["conventions"] = conv["flops"]
     memory["conventions"] = conv["memory"]
-    return {"model": spec.name, "params": params_report(spec, src, v), "flops": flops,
+    return {"model": spec.name, "family": spec.family, "params": params_report(spec, src, v), "flops": flops,
             "memory": memory}
 
 

@@ -39,10 +39,11 @@ def report_table(rep: dict[str, Any]) -> str:
     lines += _rows([
         ("forward, matmul", f"{grouped(f['forward_matmul'])} FLOPs  ({si(f['forward_matmul'])})"),
         ("", f"[{conv['forward_matmul']}]"),
-        ("forward (= prefill)", f"{grouped(f['forward'])}  ({si(f['forward'], unit='')})  [{conv['forward']}]"),
+        ("forward" if rep.get("family") == "encoder" else "forward (= prefill)", f"{grouped(f['forward'])}  ({si(f['forward'], unit='')})  [{conv['forward']}]"),
         ("training step", f"{grouped(f['training'])}  ({si(f['training'], unit='')})  [{conv['training']}]"),
+    ] + ([] if rep.get("family") == "encoder" else [
         ("decode, per token", f"{grouped(f['decode_per_token'])} FLOPs at context {f['decode_context']}"),
-    ])
+    ]))
     mc = m["conventions"]
     lines += ["", "memory"]
     lines += _rows([
