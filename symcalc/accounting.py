@@ -95,7 +95,11 @@ def _params_for_structure(shape: str, key: tuple) -> Breakdown:
 
 def _concrete_from_key(breakdown: Breakdown, key: tuple) -> Breakdown:
     """Substitute a structure (see :func:`structure_key`) and drop the parts that vanish."""
-    fixed = dict(key)
+    return substitute(breakdown, dict(key))
+
+
+def substitute(breakdown: Breakdown, fixed: dict) -> Breakdown:
+    """``fixed`` substituted into every part, expanded; the parts that vanish dropped."""
     return breakdown.map(lambda e: sympy.expand(e.xreplace(fixed))).where(lambda l: l.value != 0)
 
 
@@ -123,10 +127,7 @@ def embedding_total(breakdown: Breakdown):
 
 def active_params(spec: Spec) -> sympy.Expr:
     """Parameters one token passes through: for MoE, k of the E experts (router included)."""
-    bd = params(spec)
-    if not spec.moe:
-        return bd.total
-    return active_total(bd)
+    return active_total(params(spec))
 
 
 def active_total(bd: Breakdown) -> sympy.Expr:

@@ -7,12 +7,12 @@ totals into exactly ``12*L*d**2``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy
 
 from .errors import SymcalcError
-from .spec import Spec, replace_spec
+from .spec import Spec
 from .symbols import d, d_ff, d_h, n_h, n_kv
 
 
@@ -28,7 +28,7 @@ class Assumption:
         changes = {k: v for k, v in self.structure.items()}
         if changes.get("token_embedding") is False and spec.head == "tied":
             changes.setdefault("head", "none")
-        return replace_spec(spec, **changes) if changes else spec
+        return replace(spec, **changes) if changes else spec
 
     def apply_expr(self, expr: sympy.Expr) -> sympy.Expr:
         return sympy.expand(expr.xreplace(self.relations)) if self.relations else expr

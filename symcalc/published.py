@@ -42,7 +42,7 @@ Which symcalc settings reproduce each form exactly (for a model meeting its assu
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 import sympy
@@ -54,7 +54,7 @@ from .breakdown import Breakdown
 from .errors import SymcalcError
 from .flops import NONMATMUL_COSTS
 from .options import Options
-from .spec import Spec, make_spec, replace_spec
+from .spec import Spec, make_spec
 from .symbols import L, P, V, b, d, d_ff, d_h, n_h, n_kv, s
 
 MHA = {n_kv: n_h}
@@ -85,7 +85,7 @@ class Form:
     def shaped(self, spec: Spec) -> Spec:
         """The spec with the architecture the form assumes."""
         changes = {k: v(spec) if callable(v) else v for k, v in self.structure.items()}
-        return replace_spec(spec, **changes) if changes else spec
+        return replace(spec, **changes) if changes else spec
 
     def relate(self, expr: sympy.Expr) -> sympy.Expr:
         return sympy.expand(sympy.sympify(expr).xreplace(self.relations))

@@ -45,7 +45,7 @@ def _fix(expr_or_bd, spec: Spec, opts: Options):
     fixed = accounting.structure(spec)
     fixed.update({ALL[n].symbol: sympy.Integer(v) for n, v in convention_switches(spec, opts).items()})
     if isinstance(expr_or_bd, Breakdown):
-        return expr_or_bd.map(lambda e: sympy.expand(e.xreplace(fixed))).where(lambda l: l.value != 0)
+        return accounting.substitute(expr_or_bd, fixed)
     return sympy.expand(expr_or_bd.xreplace(fixed))
 
 
