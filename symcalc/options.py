@@ -10,7 +10,11 @@ from .errors import SymcalcError
 CAUSAL = ("full", "half", "exact")
 RECOMPUTE = ("none", "selective", "full")
 OPTIMIZER_NAMES = ("adam-mixed", "adam-fp32", "sgd-momentum")
-DTYPES = ("fp32", "float32", "fp16", "float16", "bf16", "bfloat16", "fp8", "int8", "int4", "fp4")
+# Bytes per element as (numerator, denominator); "bitsN" or a bare N gives N/8.
+DTYPE_BYTES = {"fp32": (4, 1), "float32": (4, 1), "fp16": (2, 1), "float16": (2, 1),
+               "bf16": (2, 1), "bfloat16": (2, 1), "fp8": (1, 1), "int8": (1, 1),
+               "int4": (1, 2), "fp4": (1, 2)}
+DTYPES = tuple(DTYPE_BYTES)
 
 
 @dataclass(frozen=True)
@@ -65,11 +69,8 @@ def check_dtype(field: str, name: str) -> None:
 def dtype_fraction(name: str) -> tuple[int, int]:
     """Bytes per element as (numerator, denominator), e.g. int4 -> (1, 2)."""
     key = str(name).strip().lower()
-    table = {"fp32": (4, 1), "float32": (4, 1), "fp16": (2, 1), "float16": (2, 1),
-             "bf16": (2, 1), "bfloat16": (2, 1), "fp8": (1, 1), "int8": (1, 1),
-             "int4": (1, 2), "fp4": (1, 2)}
-    if key in table:
-        return table[key]
+    if key in DTYPE_BYTES:
+        return DTYPE_BYTES[key]
     digits = key[4:] if key.startswith("bits") else key
     return int(digits), 8
 
@@ -87,8 +88,18 @@ def seq_len_of(spec, opts: Options) -> int:
     return DEFAULT_SEQ_LEN
 
 
-def workload_values(spec, opts: Options) -> dict[str, int]:
-    """Values of the workload symbols b, s, s_dec, W, N_d, t."""
+def heads_split_badly(n_h, n_kv, tp):
+    """Tensor parallelism splits the heads: t must divide n_h, and n_kv unless the KV heads
+    are replicated (t a multiple of n_kv). Works on ints and on numpy arrays alike."""
+    return (n_h % tp != 0) | ((n_kv % tp != 0) & (tp % n_kv != 0))
+
+
+def workload_values(spec, opts: Options, check_heads: bool = True) -> dict[str, int]:
+    """Values of the workload symbols b, s, s_dec, W, N_d, t (the spec's heads checked
+    against the tensor-parallel degree unless ``check_heads`` is false)."""
+    if check_heads and opts.tp > 1 and heads_split_badly(spec.n_h, spec.n_kv, opts.tp):
+        raise SymcalcError("tp", f"tensor-parallel degree must divide the heads "
+                                 f"(n_h={spec.n_h}, n_kv={spec.n_kv}, tp={opts.tp})")
     s = seq_len_of(spec, opts)
     out = {"b": opts.batch, "s": s, "N_d": opts.dp, "t": opts.tp}
     if spec.family == "encoder-decoder":

@@ -75,11 +75,11 @@ def option_values(spec: Spec, opts: Options) -> dict[str, int]:
     }
 
 
-def values(spec: Spec, opts: Options = Options()) -> dict[str, int]:
+def values(spec: Spec, opts: Options = Options(), check_heads: bool = True) -> dict[str, int]:
     """Every symbol the generated evaluators read, for one spec under one set of options."""
     out: dict[str, int] = {"W": 1}
     out.update(size_values(spec))
-    out.update(workload_values(spec, opts))
+    out.update(workload_values(spec, opts, check_heads))
     out.update(switch_values(spec))
     out.update(convention_switches(spec, opts))
     out.update(option_values(spec, opts))

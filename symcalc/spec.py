@@ -7,7 +7,7 @@ the field and the rule it broke.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Optional
 
 from .errors import SymcalcError
@@ -250,14 +250,3 @@ def size_values(spec: Spec) -> dict[str, int]:
     if spec.shape == "single":
         out.pop("L_dec", None)
     return out
-
-
-def replace_spec(spec: Spec, **changes: Any) -> Spec:
-    return replace(spec, **changes)
-
-
-def check_workload(spec: Spec, tp: int) -> None:
-    """Rules between a spec and a workload: tensor parallelism splits heads."""
-    if tp > 1 and (spec.n_h % tp or spec.n_kv % tp and tp % spec.n_kv):
-        raise SymcalcError("tp", f"tensor-parallel degree must divide the heads "
-                                 f"(n_h={spec.n_h}, n_kv={spec.n_kv}, tp={tp})")

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Optional, Union
 
 from . import quick
 from .errors import SymcalcError
-from .options import DEFAULT_SEQ_LEN, Options
+from .options import DEFAULT_SEQ_LEN, Options, heads_split_badly
 from .spec import SIZE_FIELDS, Spec
 
 WORKLOAD_KEYS = {"batch": "b", "seq_len": "s", "dec_seq_len": "s_dec"}
@@ -145,7 +145,8 @@ def _first_bad(np, mask, what: dict[str, Any]) -> str:
 
 def _points(np, spec: Spec, opts: Options, cols: dict[str, Any]) -> dict[str, Any]:
     """Symbol values of every point: the spec's values, the grid's, and what follows."""
-    v: dict[str, Any] = quick.values(spec, opts)
+    heads_vary = "n_h" in cols or "n_kv" in cols  # then every point's heads are checked below
+    v: dict[str, Any] = quick.values(spec, opts, check_heads=not heads_vary)
     for key, arr in cols.items():
         v[WORKLOAD_KEYS.get(key, key)] = arr
     if "d_h" not in cols and ("d" in cols or "n_h" in cols) \
@@ -169,8 +170,8 @@ def _points(np, spec: Spec, opts: Options, cols: dict[str, Any]) -> dict[str, An
         if np.any(bad):
             raise SymcalcError("k", "top-k must not exceed the number of experts ("
                                + _first_bad(np, bad, {"k": v["k"], "E": v["E"]}) + ")")
-    if opts.tp > 1 and ("n_h" in cols or "n_kv" in cols):
-        bad = (v["n_h"] % opts.tp != 0) | ((v["n_kv"] % opts.tp != 0) & (opts.tp % v["n_kv"] != 0))
+    if opts.tp > 1 and heads_vary:
+        bad = heads_split_badly(v["n_h"], v["n_kv"], opts.tp)
         if np.any(bad):
             raise SymcalcError("tp", "tensor-parallel degree must divide the heads ("
                                + _first_bad(np, bad, {"n_h": v["n_h"], "n_kv": v["n_kv"],

@@ -132,3 +132,19 @@ def test_options_checked_in_the_library(opts, field):
     with pytest.raises(SymcalcError) as err:
         report(presets.load("gpt2").spec, opts)
     assert err.value.field == field
+
+
+@pytest.mark.parametrize("command", [
+    ["derive", "gpt2", "--quantity", "memory.activations_bytes"],
+    ["handout", "gpt2", "-o", "@h.md"],
+    ["forms", "gpt2"],
+    ["sweep", "gpt2", "--grid", "L=1,2"],
+    ["closed-form", "gpt2"],
+])
+def test_every_command_checks_tensor_parallel_heads(command, tmp_path, cli):
+    """The rule sits where a spec meets its workload, so no command skips it."""
+    args = [str(tmp_path / a[1:]) if a.startswith("@") else a for a in command]
+    run = cli(*args, "--tp", "5")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip().splitlines() == [run.stderr.strip()] and "tp:" in run.stderr
+    assert "Traceback" not in run.stderr and not (tmp_path / "h.md").exists()

@@ -24,12 +24,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..inputs import resolve
     from ..quick import quick_report
-    from ..spec import check_workload
 
-    spec = resolve(args.model, args.sets)
-    opts = options_from(args)
-    check_workload(spec, opts.tp)
-    rep = quick_report(spec, opts)
+    rep = quick_report(resolve(args.model, args.sets), options_from(args))
     if args.json:
         print(json.dumps(rep, indent=1))
     else:
