@@ -31,8 +31,7 @@ def derive_closed_form(spec: Spec, assume: str = "kaplan", quantity: str = "para
     second[0] = Simplify(assume, letter, exact.expression, approx.expression, assume,
                          a.description, a.source)
     correction = sympy.expand(exact.expanded - approx.expanded)
-    corr = correction
-    third, corr_value = chain(Formula("correction", letter, corr, "",
+    third, corr_value = chain(Formula("correction", letter, correction, "",
                                       "exact minus the assumed form"), subs)
     body = with_sizes([Section("Exact", tuple(first)),
                         Section(f"Under the assumptions '{assume}'", tuple(second)),
