@@ -7,19 +7,41 @@ Plain helper module for the symcalc tests (no test functions here).  Given a con
   (tied weights counted once).
 * ``reference_forward_matmul_flops(config, batch, seq_len)`` -> total of
   ``torch.utils.flop_counter.FlopCounterMode`` over one eager-attention forward pass
-  (eval, ``torch.no_grad()``, ``use_cache=False``), run on the meta device.
-* ``generated_configs()`` -> 74 tiny deterministic configs; ``PRESET_CONFIGS`` -> real hub configs.
+  (eval, ``torch.no_grad()``, ``use_cache=False``), on the meta device when the model runs there
+  (every family checked so far), else on CPU with small real weights (see below).
+* ``generated_configs()`` -> 74 tiny deterministic configs of the first seven families;
+  ``PRESET_CONFIGS`` -> their real hub configs; ``family_configs()`` -> every
+  ``tests/families/<model_type>/*.json``; ``family_files()`` -> ``symcalc/families/*.toml`` read
+  as TOML.
 
-Verified against transformers 5.24.0 / torch 2.13.0 (CPU):
+Works for any ``model_type`` transformers knows (verified against transformers 5.24.0 / torch
+2.13.0 CPU for bert, gpt2, t5, llama, mistral, qwen2, mixtral, gemma, gemma2, gemma3_text, qwen3,
+qwen3_moe, qwen2_moe, phi, phi3, falcon, gpt_neox, gptj, opt, olmo2, starcoder2, granite, cohere,
+stablelm, bloom, mpt, deepseek_v2, deepseek_v3, gpt_oss):
+
+The model
+  The class is ``getattr(transformers, architectures[0])``; without ``architectures`` it is the
+  family file's ``bare_class`` (symcalc/families/<model_type>.toml), else the bare class of the
+  first seven, else transformers' own ``MODEL_MAPPING_NAMES[model_type]``.  The config is
+  ``AutoConfig.for_model(model_type, **keys)`` without the metadata keys (``_DROP_KEYS``: dtype
+  keys are dropped so everything is fp32), with ``attn_implementation="eager"`` and
+  ``experts_implementation="batched_mm"`` (ignored by models without experts).
 
 How the forward pass is run
-  Everything runs on the meta device.  Causal decoders (GPT-2/Llama/Mistral/Qwen2/Mixtral) get an
-  explicit all-ones ``attention_mask``: without it ``masking_utils.find_packed_sequence_indices``
-  calls ``.all()`` on the position ids (a ``.item()``, fails on meta).  BERT/T5 get no mask: for
-  them a given mask triggers ``padding_mask.all()`` in ``sdpa_mask`` instead.  Masks add no matmul.  The counts equal the ones from a CPU run with real weights for every generated
-  config (``count_forward_flops(..., device="cpu")`` is the cross-check).
+  Inputs: ``input_ids`` (zeros on meta, random ids on CPU), ``decoder_input_ids`` too when the
+  config is an encoder-decoder (``is_encoder_decoder``) and the class's forward takes them,
+  ``use_cache=False`` when the forward takes ``use_cache``.  Masks: first WITH an explicit all-ones
+  ``attention_mask``; if that raises "Tensor.item() cannot be called on meta tensors" (BERT, T5:
+  a given mask makes ``masking_utils`` call ``padding_mask.all()``), again WITHOUT one.  The
+  decoders are the other way round: without a mask ``masking_utils.find_packed_sequence_indices``
+  calls ``.all()`` on the position ids (fails on meta) -- true for gemma*, qwen*, phi*, falcon,
+  gpt_neox, gptj, olmo2, starcoder2, granite, cohere, stablelm, deepseek*, llama, mistral,
+  mixtral, gpt2; opt, bloom, mpt and gpt_oss run on meta either way.  Which way worked is kept per
+  class (``_MASK_MODE``).  Masks add no matmul: with and without a mask give the same count on CPU
+  for every family above.
 
-Mixtral / MoE (``MixtralExperts`` is decorated with ``@use_experts_implementation``)
+MoE experts (every MoE family in 5.24: mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3,
+gpt_oss -- their ``*Experts`` classes are decorated with ``@use_experts_implementation``)
   The expert forward is chosen by ``config._experts_implementation`` (config.json / kwarg key
   ``experts_implementation``): ``"eager"`` (per-expert loop over ``nonzero()`` hits, ``F.linear``
   = ``aten.mm``), ``"batched_mm"`` (gathers ``gate_up_proj[expert_ids]`` per token-expert pair and
@@ -28,11 +50,17 @@ Mixtral / MoE (``MixtralExperts`` is decorated with ``@use_experts_implementatio
   default the experts count 0 FLOPs (only attention + router + lm_head are counted).  ``"eager"``
   fails on meta (data-dependent ``nonzero``/``.item()``).  We therefore use
   ``experts_implementation="batched_mm"`` on meta: shapes are data independent, exactly
-  T*k (token, expert) pairs each do gate_up (2*I x d) and down (d x I) bmm's.  What is counted per
-  MoE layer is: router ``2*T*d*E`` (aten.mm) + ``2*T*k*(2*I*d + d*I)`` experts (aten.bmm), i.e.
-  exactly top-k experts per token, never all E.  Cross-checked: equal to ``"eager"`` on CPU with
-  real random weights (whatever the routing, the loop covers T*k rows in total) for all generated
-  Mixtral configs, including k=1 and k=E.
+  T*k (token, expert) pairs each do gate_up (2*I x d) and down (d x I) bmm's (GPT-OSS:
+  ``is_transposed=True, has_bias=True``, interleaved gate/up -- same bmm shapes; its biases are
+  adds, not counted).  What is counted per MoE layer is: router ``2*T*d*E`` (aten.mm) +
+  ``2*T*k*(2*I*d + d*I)`` experts (aten.bmm), i.e. exactly top-k experts per token, never all E;
+  shared experts (qwen2_moe, deepseek) are plain MLPs on every token.  Cross-checked: equal to
+  ``"eager"`` on CPU with real random weights (whatever the routing, the loop covers T*k rows in
+  total) -- ``count_forward_flops(..., device="cpu", experts_implementation="eager")``.
+  A model that cannot run on meta at all (not seen in 5.24 for the families above; e.g. an MoE
+  whose experts are not on the experts interface) is run on CPU with real random weights and eager
+  experts when it has at most ``CPU_FALLBACK_MAX_PARAMS`` parameters (fine for tiny configs);
+  ``FORWARD_DEVICE`` records which device each class used.
 
 Findings
   (a) Qwen2: ``Qwen2Attention`` uses ``getattr(config, "head_dim", hidden//heads)`` and the
@@ -63,12 +91,19 @@ Findings
       ``repeat_kv``, so each costs 2*B*n_heads*s*s*head_dim (n_heads = query heads, not kv heads);
       sliding_window only changes the mask, not the FLOPs.  Causal LM heads compute logits for
       all positions (logits_to_keep=0): 2*B*s*d*V.  Softmax/norms/activations are not counted.
+  (g) DeepSeek-V2/V3 (MLA) need ``num_key_value_heads == num_attention_heads`` in the config
+      (otherwise the eager attention's shapes do not match: "size of tensor a (4) must match the
+      size of tensor b (8)"); Phi-3's default ``pad_token_id`` is 32000, so tiny vocabularies
+      need their own ``pad_token_id`` (``nn.Embedding``'s padding_idx must be in range).
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
 import json
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -79,15 +114,26 @@ __all__ = [
     "SUPPORTED_CLASSES",
     "BARE_MODEL_CLASS",
     "PRESET_CONFIGS",
+    "FAMILY_CONFIG_DIR",
+    "FAMILY_FILE_DIR",
     "model_class_name",
+    "hf_config",
     "build_model",
     "reference_params",
     "reference_forward_matmul_flops",
     "count_forward_flops",
+    "forward_inputs",
     "generated_configs",
+    "family_configs",
+    "family_files",
     "clear_cache",
 ]
 
+REPO = Path(__file__).resolve().parent.parent
+FAMILY_CONFIG_DIR = REPO / "tests" / "families"
+FAMILY_FILE_DIR = REPO / "symcalc" / "families"
+
+# The first seven families (the hand-written generated configs below cover exactly these classes).
 SUPPORTED_CLASSES: dict[str, tuple[str, ...]] = {
     "bert": ("BertModel", "BertForMaskedLM"),
     "gpt2": ("GPT2Model", "GPT2LMHeadModel"),
@@ -100,24 +146,65 @@ SUPPORTED_CLASSES: dict[str, tuple[str, ...]] = {
 BARE_MODEL_CLASS = {mt: classes[0] for mt, classes in SUPPORTED_CLASSES.items()}
 
 # Keys of a hub config.json that are metadata only (or would change dtype/implementation).
-_DROP_KEYS = ("architectures", "model_type", "transformers_version", "torch_dtype", "dtype", "_name_or_path")
+_DROP_KEYS = ("architectures", "model_type", "transformers_version", "torch_dtype", "dtype", "_name_or_path",
+              "attn_implementation", "experts_implementation", "quantization_config", "auto_map")
+
+# Models that cannot run on meta are run on CPU with real random weights up to this size.
+CPU_FALLBACK_MAX_PARAMS = 50_000_000
+
+_META_ERRORS = ("meta tensors", "meta tensor", "on meta", "device='meta'", "'meta'")
+
+
+def family_files() -> dict[str, dict]:
+    """``symcalc/families/<model_type>.toml`` read as TOML, by model_type (empty if none yet)."""
+    out = {}
+    for path in sorted(FAMILY_FILE_DIR.glob("*.toml")):
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+        out[data.get("model_type", path.stem)] = data
+    return out
+
+
+def family_configs() -> list[tuple[str, dict]]:
+    """Every ``tests/families/<model_type>/*.json`` as (``<model_type>/<file stem>``, dict)."""
+    out = []
+    for path in sorted(FAMILY_CONFIG_DIR.glob("*/*.json")):
+        out.append((f"{path.parent.name}/{path.stem}", json.loads(path.read_text(encoding="utf-8"))))
+    return out
+
+
+def _bare_class(model_type: str) -> str:
+    path = FAMILY_FILE_DIR / f"{model_type}.toml"
+    if path.exists():
+        with path.open("rb") as f:
+            bare = tomllib.load(f).get("bare_class")
+        if bare:
+            return bare
+    if model_type in BARE_MODEL_CLASS:
+        return BARE_MODEL_CLASS[model_type]
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    if model_type in MODEL_MAPPING_NAMES:
+        return MODEL_MAPPING_NAMES[model_type]
+    raise ValueError(f"no bare model class known for model_type {model_type!r}")
 
 
 def model_class_name(config: dict) -> str:
+    """``architectures[0]``, else the bare class of the model_type; must be a transformers class."""
     model_type = config["model_type"]
-    if model_type not in SUPPORTED_CLASSES:
-        raise ValueError(f"unsupported model_type {model_type!r}")
-    archs = config.get("architectures") or [BARE_MODEL_CLASS[model_type]]
+    archs = config.get("architectures") or [_bare_class(model_type)]
     name = archs[0]
-    if name not in SUPPORTED_CLASSES[model_type]:
-        raise ValueError(f"unsupported class {name!r} for model_type {model_type!r}")
+    cls = getattr(transformers, name, None)
+    if cls is None or not hasattr(cls, "config_class"):
+        raise ValueError(f"transformers {transformers.__version__} has no model class {name!r}")
     return name
 
 
-def _hf_config(config: dict, experts_implementation: str | None = None):
+def hf_config(config: dict, experts_implementation: str | None = "batched_mm"):
+    """The transformers config object (eager attention; experts as asked, None = default)."""
     kwargs = {k: copy.deepcopy(v) for k, v in config.items() if k not in _DROP_KEYS}
     kwargs["attn_implementation"] = "eager"
-    if config["model_type"] == "mixtral" and experts_implementation is not None:
+    if experts_implementation is not None:
         kwargs["experts_implementation"] = experts_implementation
     return transformers.AutoConfig.for_model(config["model_type"], **kwargs)
 
@@ -125,11 +212,16 @@ def _hf_config(config: dict, experts_implementation: str | None = None):
 def build_model(config: dict, device: str = "meta", experts_implementation: str | None = "batched_mm"):
     """Instantiate the class named by ``config`` on ``device`` (eval mode, eager attention)."""
     cls = getattr(transformers, model_class_name(config))
-    hf_config = _hf_config(config, experts_implementation)
+    cfg = hf_config(config, experts_implementation)
     with torch.device(device):
-        model = cls(hf_config)
+        model = cls(cfg)
     model.eval()
     return model
+
+
+def uses_experts_interface(model) -> bool:
+    """True when some module's forward is dispatched by ``@use_experts_implementation``."""
+    return any(hasattr(m, "is_concatenated") and hasattr(m, "has_post_expert_norm") for m in model.modules())
 
 
 def _key(config: dict) -> str:
@@ -138,6 +230,8 @@ def _key(config: dict) -> str:
 
 _PARAMS_CACHE: dict[str, int] = {}
 _FLOPS_CACHE: dict[tuple, int] = {}
+_MASK_MODE: dict[str, bool] = {}  # class name -> whether the forward gets an attention_mask
+FORWARD_DEVICE: dict[str, str] = {}  # class name -> "meta" or "cpu" (reference_forward_matmul_flops)
 
 
 def clear_cache() -> None:
@@ -153,25 +247,39 @@ def reference_params(config: dict) -> int:
     return _PARAMS_CACHE[key]
 
 
-def _forward_inputs(class_name: str, batch: int, seq_len: int, vocab_size: int, device: str) -> dict[str, Any]:
+def forward_inputs(model, batch: int, seq_len: int, device: str, mask: bool = True,
+                   use_cache: bool | None = False) -> dict[str, Any]:
+    """Keyword inputs for ``model(**inputs)`` (see the module docstring)."""
+    cfg = model.config
+    vocab = getattr(cfg, "vocab_size", None) or 2
     if device == "meta":
         ids = torch.zeros((batch, seq_len), dtype=torch.long, device=device)
         dec_ids = ids
     else:
         g = torch.Generator().manual_seed(1234)
-        ids = torch.randint(0, vocab_size, (batch, seq_len), generator=g).to(device)
-        dec_ids = torch.randint(0, vocab_size, (batch, seq_len), generator=g).to(device)
+        ids = torch.randint(0, vocab, (batch, seq_len), generator=g).to(device)
+        dec_ids = torch.randint(0, vocab, (batch, seq_len), generator=g).to(device)
+    params = inspect.signature(model.forward).parameters
     inputs: dict[str, Any] = {"input_ids": ids}
-    if class_name in ("T5Model", "T5ForConditionalGeneration"):
+    if getattr(cfg, "is_encoder_decoder", False) and "decoder_input_ids" in params:
         inputs["decoder_input_ids"] = dec_ids
-    if not class_name.startswith(("Bert", "T5")):
-        # Causal decoders (GPT-2, Llama, Mistral, Qwen2, Mixtral): an explicit all-ones mask skips
-        # masking_utils.find_packed_sequence_indices, whose .all() is a .item() (fails on meta).
-        # (BERT/T5 are the other way round: a given mask triggers padding_mask.all(), so none.)
+    if mask:
         inputs["attention_mask"] = torch.ones((batch, seq_len), dtype=torch.long, device=device)
-    if class_name not in ("BertModel", "BertForMaskedLM", "T5EncoderModel"):
-        inputs["use_cache"] = False
+    if use_cache is not None and "use_cache" in params:
+        inputs["use_cache"] = use_cache
     return inputs
+
+
+def _is_meta_error(err: BaseException) -> bool:
+    text = str(err)
+    return isinstance(err, (RuntimeError, NotImplementedError)) and any(s in text for s in _META_ERRORS)
+
+
+def _run_counted(model, inputs) -> int:
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        model(**inputs)
+    return int(counter.get_total_flops())
 
 
 def count_forward_flops(
@@ -183,31 +291,50 @@ def count_forward_flops(
 ) -> int:
     """FlopCounterMode total of one forward pass (uncached).
 
-    ``device="meta"`` (default) needs no memory and works for every supported model as long as the
-    Mixtral experts path is ``"batched_mm"``.  ``device="cpu"`` builds real random weights (only for
-    small configs); there ``experts_implementation="eager"`` gives the same total for Mixtral.
+    ``device="meta"`` (default) needs no memory and works for every family listed in the module
+    docstring as long as the experts path is ``"batched_mm"``.  ``device="cpu"`` builds real random
+    weights (only for small configs); there ``experts_implementation="eager"`` gives the same total.
     ``experts_implementation=None`` means the transformers default (``"grouped_mm"``), whose expert
     matmuls are invisible to FlopCounterMode.
     """
     class_name = model_class_name(config)
     torch.manual_seed(0)
     model = build_model(config, device, experts_implementation)
-    inputs = _forward_inputs(class_name, batch, seq_len, model.config.vocab_size, device)
-    counter = FlopCounterMode(display=False)
-    with torch.no_grad(), counter:
-        model(**inputs)
-    return int(counter.get_total_flops())
+    modes = [_MASK_MODE[class_name]] if class_name in _MASK_MODE else [True, False]
+    for i, mask in enumerate(modes):
+        try:
+            flops = _run_counted(model, forward_inputs(model, batch, seq_len, device, mask=mask))
+        except Exception as err:  # noqa: BLE001 - only the meta-device complaint moves on
+            if device != "meta" or not _is_meta_error(err) or i == len(modes) - 1:
+                raise
+            continue
+        if device == "meta":
+            _MASK_MODE[class_name] = mask
+        return flops
+    raise AssertionError("unreachable")
 
 
 def reference_forward_matmul_flops(config: dict, batch: int, seq_len: int) -> int:
     """Matmul FLOPs counted by FlopCounterMode for one eager forward on (batch, seq_len) input ids.
 
-    Runs on the meta device; Mixtral uses ``experts_implementation="batched_mm"`` so that each
-    token is counted through exactly its top-k experts (see module docstring).  Cached per process.
+    Runs on the meta device with ``experts_implementation="batched_mm"`` so that each token is
+    counted through exactly its top-k experts (see module docstring); a model that cannot run on
+    meta and is small is run on CPU with real weights and eager experts instead.  Cached per process.
     """
     key = (_key(config), int(batch), int(seq_len))
     if key not in _FLOPS_CACHE:
-        _FLOPS_CACHE[key] = count_forward_flops(config, batch, seq_len)
+        class_name = model_class_name(config)
+        try:
+            if FORWARD_DEVICE.get(class_name) == "cpu":
+                raise RuntimeError("known not to run on meta tensors")
+            flops = count_forward_flops(config, batch, seq_len)
+            FORWARD_DEVICE[class_name] = "meta"
+        except Exception as err:  # noqa: BLE001
+            if not _is_meta_error(err) or reference_params(config) > CPU_FALLBACK_MAX_PARAMS:
+                raise
+            flops = count_forward_flops(config, batch, seq_len, device="cpu", experts_implementation="eager")
+            FORWARD_DEVICE[class_name] = "cpu"
+        _FLOPS_CACHE[key] = flops
     return _FLOPS_CACHE[key]
 
 
