@@ -1,0 +1,488 @@
+"""Model families as data: reading ``symcalc/families/<model_type>.toml`` and evaluating
+the small expressions in it. See docs/families.md for the file format.
+
+A family file maps a Hugging Face ``config.json`` of one ``model_type`` to :class:`Spec`
+fields: literal values (``[fixed]``) and expressions over config keys (``[spec]``), with
+per-class additions (``[roles.<role>]``). Expressions are parsed with :mod:`ast` and walked
+by :func:`evaluate` -- never ``eval``/``exec``; only the constructs listed in
+``docs/families.md`` are accepted, and a file that uses anything else is refused when it is
+loaded, as one :class:`SymcalcError` naming the file and the key.
+
+Loaded only when a config.json is read (the quick path for presets never imports this).
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import SymcalcError
+from .spec import FIELD_NAMES
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+FAMILIES_DIR = Path(__file__).parent / "families"
+DOCS = "docs/families.md"
+
+TOP_KEYS = ("model_type", "description", "sources", "bare_class", "classes", "defaults",
+            "fixed", "spec", "roles", "checks")
+ROLE_KEYS = ("fixed", "spec")
+# Spec fields a family file may set (name and source come from the config and its class).
+SETTABLE = tuple(f for f in FIELD_NAMES if f not in ("name", "source"))
+LITERALS = {"null": None, "true": True, "false": False, "None": None, "True": True,
+            "False": False}
+
+
+# -- functions an expression may call ---------------------------------------------------------
+def _count(items: Any, value: Any) -> int:
+    _need_list("count", items)
+    return sum(1 for x in items if x == value)
+
+
+def _len(items: Any) -> int:
+    if not isinstance(items, (list, str)):
+        raise _ValueProblem("must be a list", items)
+    return len(items)
+
+
+def _min(*args: Any) -> Any:
+    return min(_numbers("min", args))
+
+
+def _max(*args: Any) -> Any:
+    return max(_numbers("max", args))
+
+
+def _sparse_layers(L: Any, step: Any, mlp_only_layers: Any) -> int:
+    """Qwen2-MoE / Qwen3-MoE: layers ``i`` with an MoE block (transformers:
+    ``i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0``)."""
+    L, step = _int_arg(L), _int_arg(step)
+    skip = set(mlp_only_layers or [])
+    return sum(1 for i in range(L) if i not in skip and (i + 1) % step == 0)
+
+
+def _deepseek_moe_layers(L: Any, first_k_dense_replace: Any, moe_layer_freq: Any = 1) -> int:
+    """DeepSeek: layers ``i`` with an MoE block: ``i >= first_k_dense_replace and
+    i % moe_layer_freq == 0`` (transformers' deepseek_v2/v3 read only first_k_dense_replace:
+    pass 1, or null, as moe_layer_freq to follow them)."""
+    L = _int_arg(L)
+    first = _int_arg(first_k_dense_replace or 0, allow_zero=True)
+    freq = _int_arg(moe_layer_freq if moe_layer_freq is not None else 1)
+    return sum(1 for i in range(L) if i >= first and i % freq == 0)
+
+
+def _matches(text: Any, pattern: Any) -> bool:
+    """``text`` is a string that ``pattern`` (a Python regular expression) matches whole."""
+    if not isinstance(pattern, str):
+        raise _ValueProblem("pattern must be text", pattern)
+    return isinstance(text, str) and re.fullmatch(pattern, text) is not None
+
+
+# name -> (function, smallest and largest number of arguments; None = any)
+FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
+    "count": (_count, 2, 2),
+    "len": (_len, 1, 1),
+    "min": (_min, 1, None),
+    "max": (_max, 1, None),
+    "sparse_layers": (_sparse_layers, 3, 3),
+    "deepseek_moe_layers": (_deepseek_moe_layers, 2, 3),
+    "matches": (_matches, 2, 2),
+}
+
+
+class _ValueProblem(Exception):
+    """A config value of the wrong kind; turned into a SymcalcError naming its key."""
+
+    def __init__(self, rule: str, value: Any):
+        super().__init__(rule)
+        self.rule = rule
+        self.value = value
+
+
+def _need_list(fn: str, items: Any) -> None:
+    if not isinstance(items, list):
+        raise _ValueProblem("must be a list", items)
+
+
+def _numbers(fn: str, args: tuple) -> list:
+    values = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
+    if not values:
+        raise _ValueProblem("must not be empty", args[0] if args else None)
+    for v in values:
+        if not _is_number(v):
+            raise _ValueProblem("must be a number", v)
+    return values
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _int_arg(v: Any, allow_zero: bool = False) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0 or (v == 0 and not allow_zero):
+        raise _ValueProblem("must be a positive integer" if not allow_zero
+                            else "must be a non-negative integer", v)
+    return v
+
+
+# -- expressions --------------------------------------------------------------------------------
+_BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+           ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b}
+_CMPOPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+           ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+           ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+           ast.Is: lambda a, b: a is b if a is None or b is None else a == b,
+           ast.IsNot: lambda a, b: a is not b if a is None or b is None else a != b,
+           ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+_ALLOWED = (ast.Expression, ast.Name, ast.Constant, ast.List, ast.Tuple, ast.BoolOp, ast.And,
+            ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.IfExp, ast.BinOp, ast.Compare, ast.Call,
+            ast.Load, *_BINOPS, *_CMPOPS)
+
+
+@dataclass(frozen=True)
+class Expr:
+    """One parsed expression of a family file."""
+
+    text: str
+    tree: ast.expr
+    names: frozenset[str]  # the config keys it may read
+
+
+def parse_expression(text: Any, where: str, key: str) -> Expr:
+    """Parse and check one expression; ``where`` names the file, ``key`` the table key."""
+    if not isinstance(text, str):
+        raise SymcalcError(where, f"{key}: must be an expression in a string (got {text!r})")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as err:
+        raise SymcalcError(where, f"{key}: expression does not parse ({err.msg}: {text!r})") from None
+    names: set[str] = set()
+    callees = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED):
+            raise SymcalcError(where, f"{key}: forbidden construct {type(node).__name__} "
+                                      f"in {text!r} (see {DOCS})")
+        if isinstance(node, ast.Constant) and not (
+                node.value is None or isinstance(node.value, (bool, int, str))):
+            raise SymcalcError(where, f"{key}: forbidden literal {node.value!r} in {text!r}")
+        if isinstance(node, ast.Call):
+            fn = node.func.id if isinstance(node.func, ast.Name) else None
+            if fn not in FUNCTIONS:
+                raise SymcalcError(where, f"{key}: unknown function "
+                                          f"{fn or ast.unparse(node.func)!r} in {text!r} "
+                                          f"(known: {', '.join(sorted(FUNCTIONS))})")
+            if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+                raise SymcalcError(where, f"{key}: {fn}() takes positional arguments only")
+            _, lo, hi = FUNCTIONS[fn]
+            if len(node.args) < lo or (hi is not None and len(node.args) > hi):
+                want = str(lo) if lo == hi else f"{lo} or more" if hi is None else f"{lo} to {hi}"
+                raise SymcalcError(where, f"{key}: {fn}() takes {want} arguments "
+                                          f"(got {len(node.args)}) in {text!r}")
+        if isinstance(node, ast.Name) and node.id not in LITERALS and id(node) not in callees:
+            names.add(node.id)
+    return Expr(text, tree.body, frozenset(names))
+
+
+class Scope:
+    """Config-key lookup for one config.json: the file's value (an explicit ``null`` stays
+    null), else the family's ``[defaults]``, else null."""
+
+    def __init__(self, data: dict[str, Any], defaults: dict[str, Any]):
+        self.data = data
+        self.defaults = defaults
+
+    def get(self, key: str) -> Any:
+        return self.data[key] if key in self.data else self.defaults.get(key)
+
+
+# an evaluated value and the config keys it came from (for error messages)
+Value = tuple[Any, tuple[str, ...]]
+
+
+def evaluate(expr: Expr, scope: Scope, where: str) -> Value:
+    """The value of ``expr`` and the config keys it was read from."""
+    return _eval(expr.tree, scope, where, expr.text)
+
+
+def condition(value: Value, where: str) -> bool:
+    """A value used as a condition: JSON true/false, or null (= false)."""
+    v, keys = value
+    if v is None or isinstance(v, bool):
+        return bool(v)
+    if keys:
+        raise SymcalcError(", ".join(keys), f"must be true or false (got {v!r})")
+    raise SymcalcError(where, f"condition must be true or false (got {v!r})")
+
+
+def _merge(*key_groups: tuple[str, ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    for keys in key_groups:
+        out.extend(k for k in keys if k not in out)
+    return tuple(out)
+
+
+def _eval(node: ast.expr, scope: Scope, where: str, text: str) -> Value:
+    if isinstance(node, ast.Constant):
+        return node.value, ()
+    if isinstance(node, ast.Name):
+        if node.id in LITERALS:
+            return LITERALS[node.id], ()
+        return scope.get(node.id), (node.id,)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [_eval(e, scope, where, text) for e in node.elts]
+        return [v for v, _ in items], _merge(*(k for _, k in items))
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.Or):  # a or b: a unless a is null
+            value: Value = (None, ())
+            for operand in node.values:
+                value = _eval(operand, scope, where, text)
+                if value[0] is not None:
+                    return value
+            return value
+        keys: tuple[str, ...] = ()
+        for operand in node.values:  # and: every operand a condition
+            value = _eval(operand, scope, where, text)
+            keys = _merge(keys, value[1])
+            if not condition(value, where):
+                return False, keys
+        return True, keys
+    if isinstance(node, ast.UnaryOp):
+        value = _eval(node.operand, scope, where, text)
+        if isinstance(node.op, ast.Not):
+            return not condition(value, where), value[1]
+        _numeric(value, where, text)
+        return -value[0], value[1]
+    if isinstance(node, ast.IfExp):
+        if condition(_eval(node.test, scope, where, text), where):
+            return _eval(node.body, scope, where, text)
+        return _eval(node.orelse, scope, where, text)
+    if isinstance(node, ast.BinOp):
+        a = _eval(node.left, scope, where, text)
+        b = _eval(node.right, scope, where, text)
+        _numeric(a, where, text)
+        _numeric(b, where, text)
+        if isinstance(node.op, ast.FloorDiv) and b[0] == 0:
+            raise SymcalcError(", ".join(b[1]) or where, f"must not be 0 (divides in {text!r})")
+        return _BINOPS[type(node.op)](a[0], b[0]), _merge(a[1], b[1])
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, scope, where, text)
+        keys = left[1]
+        result = True
+        for op, right_node in zip(node.ops, node.comparators):
+            right = _eval(right_node, scope, where, text)
+            keys = _merge(keys, right[1])
+            try:
+                ok = _CMPOPS[type(op)](left[0], right[0])
+            except TypeError:
+                bad = right if isinstance(op, (ast.In, ast.NotIn)) else left
+                raise SymcalcError(", ".join(keys) or where,
+                                   f"cannot be compared in {text!r} (got {bad[0]!r})") from None
+            result = result and ok
+            left = right
+        return result, keys
+    if isinstance(node, ast.Call):
+        fn = node.func.id  # type: ignore[attr-defined]
+        args = [_eval(a, scope, where, text) for a in node.args]
+        keys = _merge(*(k for _, k in args))
+        try:
+            return FUNCTIONS[fn][0](*(v for v, _ in args)), keys
+        except _ValueProblem as err:
+            culprit = next((k for v, k in args if v is err.value and k), keys)
+            name = ", ".join(culprit) or where
+            raise SymcalcError(name, f"{err.rule} (got {err.value!r}; in {fn}())") from None
+    raise SymcalcError(where, f"forbidden construct {type(node).__name__} in {text!r}")
+
+
+def _numeric(value: Value, where: str, text: str) -> None:
+    if not _is_number(value[0]):
+        name = ", ".join(value[1]) or where
+        raise SymcalcError(name, f"must be a number (got {value[0]!r}; in {text!r})")
+
+
+# -- family files -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Check:
+    require: Expr
+    rule: str
+
+
+@dataclass(frozen=True)
+class Role:
+    fixed: dict[str, Any]
+    spec: dict[str, Expr]
+
+
+@dataclass(frozen=True)
+class Family:
+    model_type: str
+    description: str
+    sources: tuple[str, ...]
+    bare_class: str
+    classes: dict[str, str]  # class name -> role
+    defaults: dict[str, Any]
+    fixed: dict[str, Any]
+    spec: dict[str, Expr]
+    roles: dict[str, Role]
+    checks: dict[str, Check] = field(default_factory=dict)
+    label: str = ""  # "families/<model_type>.toml", for error messages
+
+    def fields_for(self, role: str) -> dict[str, Any]:
+        """Field -> literal value or :class:`Expr`, the role's entries over the base ones."""
+        out: dict[str, Any] = {**self.fixed, **self.spec}
+        r = self.roles[role]
+        out.update(r.fixed)
+        out.update(r.spec)
+        return out
+
+
+def _table(raw: dict, key: str, where: str, required: bool = False) -> dict:
+    value = raw.get(key)
+    if value is None:
+        if required:
+            raise SymcalcError(where, f"{key}: is required (see {DOCS})")
+        return {}
+    if not isinstance(value, dict):
+        raise SymcalcError(where, f"{key}: must be a table (got {value!r})")
+    return value
+
+
+def _fields(table: dict, prefix: str, where: str, exprs: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in table.items():
+        key = f"{prefix}.{name}"
+        if name not in SETTABLE:
+            raise SymcalcError(where, f"{key}: is not a symcalc spec field it may set "
+                                      f"(known: {', '.join(SETTABLE)})")
+        if exprs:
+            out[name] = parse_expression(value, where, key)
+        elif isinstance(value, (str, int, bool)):
+            out[name] = value
+        else:
+            raise SymcalcError(where, f"{key}: must be text, an integer or a boolean "
+                                      f"(got {value!r})")
+    return out
+
+
+def _both(fixed: dict, spec: dict, prefix: str, where: str) -> None:
+    both = sorted(set(fixed) & set(spec))
+    if both:
+        raise SymcalcError(where, f"{prefix}spec.{both[0]}: is in {prefix}fixed too")
+
+
+def parse_family(text: str, label: str, stem: str) -> Family:
+    """One family file's text -> :class:`Family`; ``label`` names the file in errors."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SymcalcError(label, f"is not valid TOML ({err})") from None
+    unknown = [k for k in raw if k not in TOP_KEYS]
+    if unknown:
+        raise SymcalcError(label, f"{unknown[0]}: is not a family-file key "
+                                  f"(known: {', '.join(TOP_KEYS)})")
+    model_type = raw.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise SymcalcError(label, f"model_type: is required, as text (got {model_type!r})")
+    if model_type != stem:
+        raise SymcalcError(label, f"model_type: must match the file name {stem!r} "
+                                  f"(got {model_type!r})")
+    description = raw.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise SymcalcError(label, "description: is required, as text")
+    sources = raw.get("sources")
+    if (not isinstance(sources, list) or not sources
+            or not all(isinstance(s, str) and s.strip() for s in sources)):
+        raise SymcalcError(label, "sources: is required, a non-empty list of text")
+
+    classes = _table(raw, "classes", label, required=True)
+    if not classes:
+        raise SymcalcError(label, "classes: must name at least one class")
+    for cls, role in classes.items():
+        if not isinstance(role, str):
+            raise SymcalcError(label, f"classes.{cls}: must be a role name (got {role!r})")
+    bare = raw.get("bare_class")
+    if not isinstance(bare, str) or bare not in classes:
+        raise SymcalcError(label, f"bare_class: must be one of [classes] "
+                                  f"({', '.join(classes)}; got {bare!r})")
+
+    defaults = _table(raw, "defaults", label)
+    fixed = _fields(_table(raw, "fixed", label), "fixed", label, exprs=False)
+    spec_table = _table(raw, "spec", label, required=True)
+    if not spec_table:
+        raise SymcalcError(label, "spec: must map at least one field")
+    spec = _fields(spec_table, "spec", label, exprs=True)
+    _both(fixed, spec, "", label)
+
+    roles: dict[str, Role] = {}
+    for role, body in _table(raw, "roles", label).items():
+        prefix = f"roles.{role}"
+        if not isinstance(body, dict):
+            raise SymcalcError(label, f"{prefix}: must be a table (got {body!r})")
+        extra = [k for k in body if k not in ROLE_KEYS]
+        if extra:
+            raise SymcalcError(label, f"{prefix}.{extra[0]}: is not a role key "
+                                      f"(known: {', '.join(ROLE_KEYS)})")
+        r_fixed = _fields(_table(body, "fixed", f"{label}"), f"{prefix}.fixed", label,
+                          exprs=False)
+        r_spec = _fields(_table(body, "spec", label), f"{prefix}.spec", label, exprs=True)
+        _both(r_fixed, r_spec, f"{prefix}.", label)
+        roles[role] = Role(r_fixed, r_spec)
+    for cls, role in classes.items():
+        if role not in roles:
+            raise SymcalcError(label, f"classes.{cls}: role {role!r} has no [roles.{role}] "
+                                      "table (an empty one is fine)")
+    unused = [r for r in roles if r not in classes.values()]
+    if unused:
+        raise SymcalcError(label, f"roles.{unused[0]}: no class in [classes] has this role")
+
+    checks: dict[str, Check] = {}
+    for key, body in _table(raw, "checks", label).items():
+        prefix = f"checks.{key}"
+        if (not isinstance(body, dict) or set(body) != {"require", "rule"}
+                or not isinstance(body["rule"], str)):
+            raise SymcalcError(label, f"{prefix}: must be {{ require = \"<expression>\", "
+                                      "rule = \"<text>\" }")
+        checks[key] = Check(parse_expression(body["require"], label, f"{prefix}.require"),
+                            body["rule"])
+    return Family(model_type, description, tuple(sources), bare, dict(classes),
+                  dict(defaults), fixed, spec, roles, checks, label)
+
+
+@functools.lru_cache(maxsize=None)
+def load_families(folder: str | None = None) -> dict[str, Family]:
+    """Every ``<model_type>.toml`` of ``folder`` (default: the packaged families), parsed and
+    checked once per process."""
+    base = Path(folder) if folder is not None else FAMILIES_DIR
+    out: dict[str, Family] = {}
+    for path in sorted(base.glob("*.toml")):
+        label = f"{base.name}/{path.name}"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as err:
+            raise SymcalcError(label, f"cannot be read ({err.strerror or err})") from None
+        out[path.stem] = parse_family(text, label, path.stem)
+    return out
+
+
+def build_fields(family: Family, role: str, data: dict[str, Any]
+                 ) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
+    """The spec fields of one config.json, and for each field the config keys it was read
+    from (so that a size error can name the key beside the symcalc field)."""
+    scope = Scope(data, family.defaults)
+    for key, check in family.checks.items():
+        where = f"{family.label}: checks.{key}"
+        if not condition(evaluate(check.require, scope, where), where):
+            raise SymcalcError(key, f"{check.rule} (got {scope.get(key)!r})")
+    values: dict[str, Any] = {}
+    keys: dict[str, tuple[str, ...]] = {}
+    for name, entry in family.fields_for(role).items():
+        if isinstance(entry, Expr):
+            values[name], keys[name] = evaluate(entry, scope, f"{family.label}: {name}")
+        else:
+            values[name] = entry
+    return values, keys
