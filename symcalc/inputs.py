@@ -1,5 +1,6 @@
 """MODEL arguments -> :class:`Spec`: a preset name, a Hugging Face config.json (or a folder
-holding one), or a symcalc spec file (TOML), then ``--set key=value`` overrides."""
+holding one), a Hugging Face repository ``owner/name`` in the local hub cache, or a symcalc
+spec file (TOML), then ``--set key=value`` overrides."""
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -52,6 +53,11 @@ def resolve(model: str, sets: Iterable[str] = ()) -> Spec:
     from pathlib import Path  # not for presets: pathlib costs their quick report 3 ms
 
     path = Path(model)
+    if not path.exists() and _is_repo_id(model):  # owner/name: the local Hugging Face cache
+        from .hf_cache import cached_config
+
+        spec = spec_from_config(load_config(cached_config(model)), name=model)
+        return _with_sets(spec, sets)
     if path.is_dir() or path.suffix == ".json":
         if not path.exists():
             raise SymcalcError("MODEL", f"{model!r} does not exist")
@@ -62,8 +68,15 @@ def resolve(model: str, sets: Iterable[str] = ()) -> Spec:
         spec = load_spec_file(path)
     else:
         raise SymcalcError("MODEL", f"{model!r} is not a preset (see `symcalc presets`), "
-                                    "a config.json, a folder with one, or a .toml spec file")
+                                    "a config.json, a folder with one, a Hugging Face repo "
+                                    "owner/name in the local cache, or a .toml spec file")
     return _with_sets(spec, sets)
+
+
+def _is_repo_id(model: str) -> bool:
+    from .hf_cache import is_repo_id
+
+    return is_repo_id(model)
 
 
 def _with_sets(spec: Spec, sets: Iterable[str]) -> Spec:

@@ -1,4 +1,5 @@
-"""symcalc.hf.DEFAULTS against transformers' config classes, and configs that lean on them."""
+"""Every family file's [defaults] against transformers' config classes, and configs that lean
+on them."""
 from __future__ import annotations
 
 import json
@@ -7,17 +8,17 @@ import pytest
 import transformers
 
 import hf_reference as H
-from symcalc.hf import BARE, DEFAULTS, spec_from_config
+from symcalc.family_data import load_families
+from symcalc.hf import spec_from_config
 
 CONFIG_CLASS = {"bert": "BertConfig", "gpt2": "GPT2Config", "llama": "LlamaConfig",
                 "mistral": "MistralConfig", "qwen2": "Qwen2Config", "mixtral": "MixtralConfig",
                 "t5": "T5Config"}
-# Keys whose default is "derived from another key" (None in symcalc's table): transformers
-# fills in the effective value, which test_effective_sizes compares.
+FAMILIES = load_families()
+# Keys whose default is "derived from another key" (absent from the family file, so null):
+# transformers fills in the effective value, which test_effective_sizes compares.
 DERIVED = {("llama", "num_key_value_heads"), ("llama", "head_dim"), ("mistral", "head_dim"),
            ("qwen2", "head_dim"), ("mixtral", "head_dim"), ("t5", "num_decoder_layers")}
-# Qwen2 keeps its class default sliding_window (4096) only while use_sliding_window is on.
-SWITCHED_ON = {("qwen2", "sliding_window"): {"use_sliding_window": True}}
 # transformers attribute names of the sizes, per family: (L, d, n_h, n_kv, d_h, d_ff, V)
 SIZE_ATTRS = {
     "bert": ("num_hidden_layers", "hidden_size", "num_attention_heads", None, None,
@@ -30,27 +31,40 @@ LLAMA_ATTRS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_k
 
 
 def config_class(model_type: str):
-    return getattr(transformers, CONFIG_CLASS[model_type])
+    return transformers.CONFIG_MAPPING[model_type]
 
 
-CASES = [(mt, key) for mt, keys in DEFAULTS.items() for key in keys]
+CASES = [(mt, key) for mt, f in sorted(FAMILIES.items()) for key in f.defaults]
 
 
-def test_every_family_has_defaults():
-    assert set(DEFAULTS) == set(CONFIG_CLASS) == set(H.SUPPORTED_CLASSES)
+def test_every_family_is_a_transformers_model_type():
+    assert set(CONFIG_CLASS) <= set(FAMILIES)
+    assert set(H.SUPPORTED_CLASSES) <= set(FAMILIES)
+    for model_type in CONFIG_CLASS:
+        assert config_class(model_type).__name__ == CONFIG_CLASS[model_type]
+    for model_type in FAMILIES:
+        assert model_type in transformers.CONFIG_MAPPING, model_type
 
 
 @pytest.mark.parametrize("model_type,key", CASES, ids=[f"{m}.{k}" for m, k in CASES])
 def test_default_equals_transformers(model_type, key):
-    ours = DEFAULTS[model_type][key]
-    theirs = getattr(config_class(model_type)(**SWITCHED_ON.get((model_type, key), {})), key, None)
-    if (model_type, key) in DERIVED:
-        assert ours is None  # resolved from other keys, as in test_effective_sizes
-    else:
-        assert ours == theirs
+    ours = FAMILIES[model_type].defaults[key]
+    # sliding_window keeps its class default only while use_sliding_window is on (Qwen)
+    switched = ({"use_sliding_window": True} if key == "sliding_window"
+                and "use_sliding_window" in FAMILIES[model_type].defaults else {})
+    hf = config_class(model_type)(**switched)
+    if not hasattr(hf, key):
+        pytest.skip(f"{key} is read by {type(hf).__name__}.__init__ but not kept")
+    assert ours == getattr(hf, key)
 
 
-@pytest.mark.parametrize("model_type", sorted(DEFAULTS))
+@pytest.mark.parametrize("model_type,key", sorted(DERIVED))
+def test_derived_keys_have_no_default(model_type, key):
+    """Resolved from other keys (checked in test_effective_sizes), so absent: null."""
+    assert key not in FAMILIES[model_type].defaults
+
+
+@pytest.mark.parametrize("model_type", sorted(CONFIG_CLASS))
 def test_effective_sizes(model_type):
     """A config.json with only the model_type: every size as transformers resolves it."""
     spec = spec_from_config({"model_type": model_type})
@@ -67,11 +81,11 @@ def test_effective_sizes(model_type):
         assert (spec.E, spec.k) == (hf.num_local_experts, hf.num_experts_per_tok)
 
 
-@pytest.mark.parametrize("model_type", sorted(DEFAULTS))
+@pytest.mark.parametrize("model_type", sorted(CONFIG_CLASS))
 def test_bare_default_model_count(model_type):
     """No architectures key: the bare model class with every default."""
     cfg = {"model_type": model_type}
-    assert H.model_class_name(cfg) == BARE[model_type]
+    assert H.model_class_name(cfg) == FAMILIES[model_type].bare_class
     from symcalc.report import report
     from symcalc.options import Options
 
