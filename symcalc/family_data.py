@@ -84,6 +84,15 @@ def _matches(text: Any, pattern: Any) -> bool:
     return isinstance(text, str) and re.fullmatch(pattern, text) is not None
 
 
+def _any(*conditions: Any) -> bool:
+    """True when any argument is true (each must be true, false or null). ``a or b`` is not
+    a boolean or: it is ``a`` unless ``a`` is null."""
+    for c in conditions:
+        if c is not None and not isinstance(c, bool):
+            raise _ValueProblem("must be true or false", c)
+    return any(conditions)
+
+
 # name -> (function, smallest and largest number of arguments; None = any)
 FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "count": (_count, 2, 2),
@@ -93,6 +102,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "sparse_layers": (_sparse_layers, 3, 3),
     "deepseek_moe_layers": (_deepseek_moe_layers, 2, 3),
     "matches": (_matches, 2, 2),
+    "any": (_any, 1, None),
 }
 
 
