@@ -351,14 +351,14 @@ class Family:
         return out
 
 
-def _table(raw: dict, key: str, where: str, required: bool = False) -> dict:
+def _table(raw: dict, key: str, where: str, required: bool = False, prefix: str = "") -> dict:
     value = raw.get(key)
     if value is None:
         if required:
-            raise SymcalcError(where, f"{key}: is required (see {DOCS})")
+            raise SymcalcError(where, f"{prefix}{key}: is required (see {DOCS})")
         return {}
     if not isinstance(value, dict):
-        raise SymcalcError(where, f"{key}: must be a table (got {value!r})")
+        raise SymcalcError(where, f"{prefix}{key}: must be a table (got {value!r})")
     return value
 
 
@@ -437,9 +437,10 @@ def parse_family(text: str, label: str, stem: str) -> Family:
         if extra:
             raise SymcalcError(label, f"{prefix}.{extra[0]}: is not a role key "
                                       f"(known: {', '.join(ROLE_KEYS)})")
-        r_fixed = _fields(_table(body, "fixed", f"{label}"), f"{prefix}.fixed", label,
-                          exprs=False)
-        r_spec = _fields(_table(body, "spec", label), f"{prefix}.spec", label, exprs=True)
+        r_fixed = _fields(_table(body, "fixed", label, prefix=f"{prefix}."), f"{prefix}.fixed",
+                          label, exprs=False)
+        r_spec = _fields(_table(body, "spec", label, prefix=f"{prefix}."), f"{prefix}.spec",
+                         label, exprs=True)
         _both(r_fixed, r_spec, f"{prefix}.", label)
         roles[role] = Role(r_fixed, r_spec)
     for cls, role in classes.items():

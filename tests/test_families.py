@@ -405,6 +405,8 @@ MALFORMED = {
                   "families/mistral.toml: checks.sliding_window: must be { require ="),
     "check-does-not-parse": (lambda t: t + '\n[checks]\nsliding_window = { require = "> 0", rule = "x" }\n',
                              "families/mistral.toml: checks.sliding_window.require: expression does not parse"),
+    "role-spec-not-a-table": (lambda t: t.replace('[roles.causal_lm.spec]\nhead = ', '[roles.causal_lm]\nspec = '),
+                              "families/mistral.toml: roles.causal_lm.spec: must be a table"),
     "spec-not-a-table": (lambda t: _drop_table(t, "[spec]").replace('bare_class =', 'spec = 3\nbare_class ='),
                          "families/mistral.toml: spec: must be a table"),
 }
