@@ -117,6 +117,7 @@ __all__ = [
     "FAMILY_CONFIG_DIR",
     "FAMILY_FILE_DIR",
     "model_class_name",
+    "transformers_class",
     "hf_config",
     "build_model",
     "reference_params",
@@ -127,6 +128,7 @@ __all__ = [
     "family_configs",
     "family_files",
     "clear_cache",
+    "deliberate_param_difference",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -189,14 +191,27 @@ def _bare_class(model_type: str) -> str:
     raise ValueError(f"no bare model class known for model_type {model_type!r}")
 
 
+def transformers_class(model_type: str, name: str) -> str | None:
+    """``name`` if transformers has it, else the class of the family file with the same role
+    whose name differs only in case (remote-code spellings such as MosaicML's
+    ``MPTForCausalLM`` for transformers' ``MptForCausalLM``), else None."""
+    if hasattr(getattr(transformers, name, None), "config_class"):
+        return name
+    classes = family_files().get(model_type, {}).get("classes", {})
+    for other, role in classes.items():
+        if other.lower() == name.lower() and role == classes.get(name) and \
+                hasattr(getattr(transformers, other, None), "config_class"):
+            return other
+    return None
+
+
 def model_class_name(config: dict) -> str:
-    """``architectures[0]``, else the bare class of the model_type; must be a transformers class."""
+    """``architectures[0]``, else the bare class of the model_type, as a transformers class."""
     model_type = config["model_type"]
     archs = config.get("architectures") or [_bare_class(model_type)]
-    name = archs[0]
-    cls = getattr(transformers, name, None)
-    if cls is None or not hasattr(cls, "config_class"):
-        raise ValueError(f"transformers {transformers.__version__} has no model class {name!r}")
+    name = transformers_class(model_type, archs[0])
+    if name is None:
+        raise ValueError(f"transformers {transformers.__version__} has no model class {archs[0]!r}")
     return name
 
 
@@ -219,6 +234,22 @@ def build_model(config: dict, device: str = "meta", experts_implementation: str 
     return model
 
 
+_META_MODELS: dict[str, Any] = {}  # the last few meta models (a hub-sized model takes seconds to build)
+_META_MODELS_KEPT = 3
+
+
+def _meta_model(config: dict):
+    """``build_model(config)`` on meta with batched_mm experts, reused for the last few configs."""
+    key = _key(config)
+    if key in _META_MODELS:
+        _META_MODELS[key] = _META_MODELS.pop(key)  # most recently used last
+    else:
+        _META_MODELS[key] = build_model(config, "meta")
+        while len(_META_MODELS) > _META_MODELS_KEPT:
+            del _META_MODELS[next(iter(_META_MODELS))]
+    return _META_MODELS[key]
+
+
 def uses_experts_interface(model) -> bool:
     """True when some module's forward is dispatched by ``@use_experts_implementation``."""
     return any(hasattr(m, "is_concatenated") and hasattr(m, "has_post_expert_norm") for m in model.modules())
@@ -237,13 +268,14 @@ FORWARD_DEVICE: dict[str, str] = {}  # class name -> "meta" or "cpu" (reference_
 def clear_cache() -> None:
     _PARAMS_CACHE.clear()
     _FLOPS_CACHE.clear()
+    _META_MODELS.clear()
 
 
 def reference_params(config: dict) -> int:
     """``model.num_parameters()`` (tied weights de-duplicated) of the model built on meta."""
     key = _key(config)
     if key not in _PARAMS_CACHE:
-        _PARAMS_CACHE[key] = int(build_model(config, "meta").num_parameters())
+        _PARAMS_CACHE[key] = int(_meta_model(config).num_parameters())
     return _PARAMS_CACHE[key]
 
 
@@ -299,7 +331,10 @@ def count_forward_flops(
     """
     class_name = model_class_name(config)
     torch.manual_seed(0)
-    model = build_model(config, device, experts_implementation)
+    if device == "meta" and experts_implementation == "batched_mm":
+        model = _meta_model(config)
+    else:
+        model = build_model(config, device, experts_implementation)
     modes = [_MASK_MODE[class_name]] if class_name in _MASK_MODE else [True, False]
     for i, mask in enumerate(modes):
         try:
@@ -336,6 +371,27 @@ def reference_forward_matmul_flops(config: dict, batch: int, seq_len: int) -> in
             FORWARD_DEVICE[class_name] = "cpu"
         _FLOPS_CACHE[key] = flops
     return _FLOPS_CACHE[key]
+
+
+def deliberate_param_difference(cfg: dict) -> int:
+    """symcalc's count minus transformers' for the two deliberate deviations (0 otherwise).
+
+    (a) T5ForConditionalGeneration with tie_word_embeddings false: transformers 5.24's
+        T5Config.__post_init__ forces tying, but the issue asks for an untied head as T5 v1.1
+        checkpoints have (their lm_head is its own V x d matrix): symcalc = transformers + V*d.
+    (b) BertForMaskedLM with tie_word_embeddings false: transformers gives the decoder its own
+        weight and bias and keeps cls.predictions.bias as a separate parameter that the forward
+        pass never reads; symcalc counts the head the forward pass uses: transformers - V.
+    """
+    if cfg.get("tie_word_embeddings", True) or cfg["model_type"] not in ("t5", "bert"):
+        return 0
+    cls = model_class_name(cfg)
+    model_cfg = hf_config(cfg)  # the sizes after transformers' defaults
+    if cls == "T5ForConditionalGeneration":
+        return model_cfg.vocab_size * model_cfg.d_model
+    if cls == "BertForMaskedLM":
+        return -model_cfg.vocab_size
+    return 0
 
 
 # --------------------------------------------------------------------------------------------

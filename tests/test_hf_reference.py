@@ -17,28 +17,7 @@ IDS = [cid for cid, _ in CONFIGS]
 WORKLOADS = [(2, 7), (3, 5)]
 
 
-def _d(cfg: dict) -> int:
-    return cfg.get("hidden_size") or cfg.get("d_model") or cfg["n_embd"]
-
-
-def deliberate_param_difference(cfg: dict) -> int:
-    """symcalc's count minus transformers' for the two deliberate deviations (0 otherwise).
-
-    (a) T5ForConditionalGeneration with tie_word_embeddings false: transformers 5.24's
-        T5Config.__post_init__ forces tying, but the issue asks for an untied head as T5 v1.1
-        checkpoints have (their lm_head is its own V x d matrix): symcalc = transformers + V*d.
-    (b) BertForMaskedLM with tie_word_embeddings false: transformers gives the decoder its own
-        weight and bias and keeps cls.predictions.bias as a separate parameter that the forward
-        pass never reads; symcalc counts the head the forward pass uses: transformers - V.
-    """
-    cls = cfg["architectures"][0]
-    if cfg.get("tie_word_embeddings", True):
-        return 0
-    if cls == "T5ForConditionalGeneration":
-        return cfg["vocab_size"] * _d(cfg)
-    if cls == "BertForMaskedLM":
-        return -cfg["vocab_size"]
-    return 0
+deliberate_param_difference = H.deliberate_param_difference
 
 
 def test_enough_configs_across_every_family_and_class():
