@@ -1,0 +1,148 @@
+"""The KV cache in transformers' convention: bytes of the tensors a real forward pass leaves in
+the returned cache, against symcalc's memory.kv_cache_bytes.
+
+Each case runs one forward pass on CPU (fp32, random weights, tiny config) with
+``use_cache=True`` over ``batch x seq_len`` tokens and sums ``numel * element_size`` over the keys
+and values of every layer of ``out.past_key_values`` (a ``DynamicCache(config=...)`` built by the
+model).  What transformers 5.24 stores there (cache_utils.py, checked by
+``test_what_transformers_stores``):
+
+* a full-attention layer (``DynamicLayer``): keys and values ``(b, n_kv, s, d_h)`` each;
+* a sliding layer (``DynamicSlidingWindowLayer``) keeps only the LAST ``W - 1`` tokens
+  (``full_key_states[:, :, -self.sliding_window + 1:, :]``): ``min(s, W - 1)`` tokens, so already
+  at s == W one token less than the window.  (The static cache's ``StaticSlidingWindowLayer``
+  instead preallocates ``min(W, max_cache_len)``.)  Which layers slide: ``config.layer_types``,
+  else every layer whose ``sliding_window`` is set (Mistral: all);
+* MLA (DeepSeek-V2 and V3): the COMPRESSED latent -- keys ``(b, 1, s, r_kv)`` (after
+  kv_a_layernorm) and values ``(b, 1, s, d_rope)`` (the shared rotary key), i.e. r_kv + d_rope
+  elements per token and layer, not the up-projected n_h (d_nope + d_rope) + n_h d_v.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import hf_reference as H
+from symcalc.hf import spec_from_config
+from symcalc.options import Options
+from symcalc.report import report
+
+_BASE = {"vocab_size": 97, "hidden_size": 32, "intermediate_size": 40, "num_attention_heads": 4,
+         "num_key_value_heads": 2, "max_position_embeddings": 64, "pad_token_id": 0,
+         "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": False}
+_MLA = {"num_key_value_heads": 4, "n_routed_experts": 4, "num_experts_per_tok": 2,
+        "moe_intermediate_size": 16, "n_shared_experts": 1, "first_k_dense_replace": 1,
+        "kv_lora_rank": 12, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 6,
+        "n_group": 1, "topk_group": 1}
+
+
+def _cfg(model_type: str, cls: str, L: int, **extra) -> dict:
+    return dict(_BASE, model_type=model_type, architectures=[cls], num_hidden_layers=L, **extra)
+
+
+# (config, batch, seq_len): sliding cases at s < W - 1, s == W and s > W
+CASES = {
+    "llama-no-window": (_cfg("llama", "LlamaForCausalLM", 2), 2, 9),
+    "mistral-all-sliding-short": (_cfg("mistral", "MistralForCausalLM", 2, sliding_window=6), 2, 4),
+    "mistral-all-sliding-at-window": (_cfg("mistral", "MistralForCausalLM", 2, sliding_window=6), 2, 6),
+    "mistral-all-sliding-long": (_cfg("mistral", "MistralForCausalLM", 2, sliding_window=4), 2, 9),
+    "gemma2-alternating-short": (_cfg("gemma2", "Gemma2ForCausalLM", 4, head_dim=8, sliding_window=6), 2, 4),
+    "gemma2-alternating-long": (_cfg("gemma2", "Gemma2ForCausalLM", 4, head_dim=8, sliding_window=4), 2, 9),
+    "gpt_oss-layer-types-long": (_cfg("gpt_oss", "GptOssForCausalLM", 3, head_dim=8, sliding_window=4,
+                                      num_local_experts=4, num_experts_per_tok=2,
+                                      layer_types=["sliding_attention", "full_attention",
+                                                   "sliding_attention"]), 1, 10),
+    "deepseek_v3-mla-q-lora": (_cfg("deepseek_v3", "DeepseekV3ForCausalLM", 2, q_lora_rank=10, **_MLA), 2, 9),
+    "deepseek_v2-mla-direct-q": (_cfg("deepseek_v2", "DeepseekV2ForCausalLM", 2, q_lora_rank=None,
+                                      topk_method="greedy", **_MLA), 2, 9),
+}
+IDS = sorted(CASES)
+
+_HELD: dict[str, tuple[int, list]] = {}
+
+
+def transformers_cache(case: str) -> tuple[int, list]:
+    """(bytes held, per-layer (cache layer class, key shape, value shape)) after one forward."""
+    if case not in _HELD:
+        cfg, batch, seq_len = CASES[case]
+        torch.manual_seed(0)
+        model = H.build_model(cfg, device="cpu", experts_implementation="eager")
+        assert next(model.parameters()).dtype == torch.float32
+        with torch.no_grad():
+            out = model(**H.forward_inputs(model, batch, seq_len, "cpu", mask=True, use_cache=True))
+        layers = out.past_key_values.layers
+        held = sum(t.numel() * t.element_size() for layer in layers for t in (layer.keys, layer.values))
+        shapes = [(type(layer).__name__, tuple(layer.keys.shape), tuple(layer.values.shape)) for layer in layers]
+        _HELD[case] = (held, shapes)
+    return _HELD[case]
+
+
+def _sliding(config, i: int) -> bool:
+    types = getattr(config, "layer_types", None)
+    if types is not None:
+        return types[i] == "sliding_attention"
+    return getattr(config, "sliding_window", None) is not None
+
+
+@pytest.mark.parametrize("case", IDS)
+def test_what_transformers_stores(case):
+    """The convention above, as a formula over the model's config, equals what the cache holds."""
+    cfg, batch, seq_len = CASES[case]
+    held, shapes = transformers_cache(case)
+    config = H.hf_config(cfg)
+    want, want_shapes = 0, []
+    for i in range(config.num_hidden_layers):
+        if getattr(config, "kv_lora_rank", None):  # MLA: the latent and the shared rotary key
+            k, v = (batch, 1, seq_len, config.kv_lora_rank), (batch, 1, seq_len, config.qk_rope_head_dim)
+            kind = "DynamicLayer"
+        else:
+            slides = _sliding(config, i)
+            tokens = min(seq_len, config.sliding_window - 1) if slides else seq_len
+            head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+            k = v = (batch, config.num_key_value_heads, tokens, head_dim)
+            kind = "DynamicSlidingWindowLayer" if slides else "DynamicLayer"
+        want_shapes.append((kind, k, v))
+        want += 4 * (torch.Size(k).numel() + torch.Size(v).numel())  # fp32
+    assert shapes == want_shapes
+    assert held == want
+
+
+def test_sliding_layers_keep_window_minus_one_tokens():
+    """At s == W a sliding layer already holds W - 1 tokens, a full layer s."""
+    _, shapes = transformers_cache("mistral-all-sliding-at-window")
+    assert {s[1][2] for s in shapes} == {5}  # W = 6
+    _, shapes = transformers_cache("gemma2-alternating-long")  # W = 4, s = 9
+    assert [s[1][2] for s in shapes] == [3, 9, 3, 9]
+
+
+def test_mla_caches_the_latent():
+    _, shapes = transformers_cache("deepseek_v3-mla-q-lora")
+    r_kv, d_rope = _MLA["kv_lora_rank"], _MLA["qk_rope_head_dim"]
+    assert all(k[1:] == (1, 9, r_kv) and v[1:] == (1, 9, d_rope) for _, k, v in shapes)
+
+
+# What symcalc's side did not match when this file was written (case -> reason); strict, so a
+# fix shows up as XPASS and the entry must go.
+_WINDOW = ("symcalc caps a sliding layer at W tokens (memory.cached_layer_tokens: Min(s, W)); "
+           "transformers' DynamicSlidingWindowLayer keeps the last W - 1 (cache_utils.py:244-247)")
+_MLA_LATENT = ("symcalc's mla_cache='transformers' counts up-projected keys and values "
+               "n_h (d_nope + d_rope) + n_h d_v; transformers 5.24 caches the latent r_kv + d_rope "
+               "(modeling_deepseek_v3.py:459-460, modeling_deepseek_v2.py:396)")
+SYMCALC_GAPS: dict[str, str] = {
+    "mistral-all-sliding-at-window": _WINDOW,
+    "mistral-all-sliding-long": _WINDOW,
+    "gemma2-alternating-long": _WINDOW,
+    "gpt_oss-layer-types-long": _WINDOW,
+    "deepseek_v3-mla-q-lora": _MLA_LATENT,
+    "deepseek_v2-mla-direct-q": _MLA_LATENT,
+}
+
+
+@pytest.mark.parametrize("case", IDS)
+def test_symcalc_kv_cache_equals_transformers(case, request):
+    if case in SYMCALC_GAPS:
+        request.applymarker(pytest.mark.xfail(reason=SYMCALC_GAPS[case], strict=True))
+    cfg, batch, seq_len = CASES[case]
+    held, _ = transformers_cache(case)
+    rep = report(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len, kv_dtype="fp32"))
+    assert rep["memory"]["kv_cache_bytes"] == held
