@@ -119,20 +119,25 @@ def test_mistral_sliding_window(extra, window):
     assert transformers.MistralConfig(**extra).sliding_window == window
 
 
-@pytest.mark.parametrize("extra,window", [
-    ({}, None),
-    ({"use_sliding_window": True}, None),  # layers >= max_window_layers (28) slide: none here
-    ({"use_sliding_window": True, "max_window_layers": 0}, 4096),
-    ({"use_sliding_window": True, "max_window_layers": 0, "sliding_window": 9}, 9),
+@pytest.mark.parametrize("extra,window,local", [
+    ({}, None, None),
+    ({"use_sliding_window": True}, 4096, 0),  # layers >= max_window_layers (28) slide: none here
+    ({"use_sliding_window": True, "max_window_layers": 0}, 4096, 4),
+    ({"use_sliding_window": True, "max_window_layers": 1}, 4096, 3),
+    ({"use_sliding_window": True, "max_window_layers": 0, "sliding_window": 9}, 9, 4),
+    ({"use_sliding_window": True, "sliding_window": None}, None, None),
+    ({"use_sliding_window": False, "max_window_layers": 0}, None, None),
+    ({"use_sliding_window": True, "layer_types": ["full_attention", "sliding_attention"] * 2},
+     4096, 2),  # an explicit layer_types wins over max_window_layers
 ])
-def test_qwen2_sliding_window(extra, window):
+def test_qwen2_sliding_window(extra, window, local):
+    """W and the number of sliding layers L_local, as transformers' Qwen2Config decides them."""
     cfg = {"model_type": "qwen2", "num_hidden_layers": 4, **extra}
-    assert spec_from_config(cfg).W == window
+    spec = spec_from_config(cfg)
+    assert (spec.W, spec.L_local) == (window, local)
     hf = transformers.Qwen2Config(**{k: v for k, v in cfg.items() if k != "model_type"})
-    sliding = {t == "sliding_attention" for t in hf.layer_types}
-    assert sliding == ({True} if window else {False})
-    if window:
-        assert hf.sliding_window == window
+    assert hf.sliding_window == window
+    assert sum(t == "sliding_attention" for t in hf.layer_types) == (local or 0)
 
 
 @pytest.mark.parametrize("key,value", [("num_key_value_heads", None), ("head_dim", None),
