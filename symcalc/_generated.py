@@ -24,41 +24,67 @@ OPTIMIZERS = {
 
 def single__params_total__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     P = v["P"]
     R = v["R"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(L*d*(2*E*d_ff + d_h*n_h + 2*d_h*n_kv))
+        out = out + c*(L*d*(2*d_ff + d_h*n_h + 2*d_h*n_kv))
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h)
@@ -73,31 +99,43 @@ def single__params_total__num(v):
         out = out + c*(L*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*L*(d + d_ff))
+        out = out + c*(L*(d + d_ff))
     c = sw_gated
     if c:
-        out = out + c*(E*L*d*d_ff)
+        out = out + c*(L*d*d_ff)
+    c = sw_mla
+    if c:
+        out = out + c*(L*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
-    c = sw_norm_b
-    if c:
-        out = out + c*(2*L*d)
-    c = sw_norm_w
-    if c:
-        out = out + c*(2*L*d)
     c = sw_pooler
     if c:
         out = out + c*(d*(d + 1))
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(L*d_h*(n_h + n_kv))
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d)
+        out = out + c*(2*d*d_ff*(-L + L_dense))
+    c = sw_router**2
+    if c:
+        out = out + c*(E*d*(2*L*d_ff + L - 2*L_dense*d_ff - L_dense))
+    c = sw_sinks
+    if c:
+        out = out + c*(L*n_h)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -107,33 +145,165 @@ def single__params_total__num(v):
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(L*d*n_h*(-d_h + d_v))
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(L*(-d_h*n_kv + d_rope + r_kv))
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*n_h*(-d_h + d_nope + d_rope))
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(-L*d_h*n_kv)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(E*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(E*L*d_ff)
+        out = out + c*(L*d_ff)
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(-L*d - L*d_ff + L_dense*d + L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(d*d_ff*(-L + L_dense))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*d*d_ff*(L - L_dense))
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q + r_q))
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*E*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*(L - L_dense))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*d_ff*(L - L_dense))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(d*(L - L_dense))
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*(-d_nope*n_h - d_rope*n_h + r_q))
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*d_ff*(L - L_dense))
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(d_ff*(-L + L_dense))
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*d_ff*(L - L_dense))
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d_ff*(L - L_dense))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
     return out
 
 
@@ -143,41 +313,67 @@ def single__params_total(v):
 
 def single__params_total__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     P = v["P"]
     R = v["R"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*E*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
+        out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h)
@@ -192,31 +388,43 @@ def single__params_total__bound(v):
         out = out + c*(L*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*L*d + E*L*d_ff)
+        out = out + c*(L*d + L*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(E*L*d*d_ff)
+        out = out + c*(L*d*d_ff)
+    c = sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
-    c = sw_norm_b
-    if c:
-        out = out + c*(2*L*d)
-    c = sw_norm_w
-    if c:
-        out = out + c*(2*L*d)
     c = sw_pooler
     if c:
         out = out + c*(d**2 + d)
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d)
+        out = out + c*(2*L*d*d_ff + 2*L_dense*d*d_ff)
+    c = sw_router**2
+    if c:
+        out = out + c*(2*E*L*d*d_ff + E*L*d + 2*E*L_dense*d*d_ff + E*L_dense*d)
+    c = sw_sinks
+    if c:
+        out = out + c*(L*n_h)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -226,74 +434,232 @@ def single__params_total__bound(v):
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + L*d*d_v*n_h)
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv + L*d_rope + L*r_kv)
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_nope*n_h + L*d_rope*n_h)
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(E*L*d + E*L*d_ff + E*L_dense*d + E*L_dense*d_ff)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(E*L*d_ff)
+        out = out + c*(L*d_ff)
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(L*d + L*d_ff + L_dense*d + L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(L*d*d_ff + L_dense*d*d_ff)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*L*d*d_ff + E*L_dense*d*d_ff)
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*E*L*d*d_ff + 2*E*L*d*d_moe + 2*E*L_dense*d*d_ff + 2*E*L_dense*d*d_moe)
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*L + E*L_dense)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L_dense*d*d_ff)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(L*d + L_dense*d)
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q)
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L_dense*d_ff)
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dense*d_ff + E*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(L*d_ff + L_dense*d_ff)
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d + E_s*L*d_ff + E_s*L_dense*d + E_s*L_dense*d_ff)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d*d_ff + E*L*d*d_moe + E*L_dense*d*d_ff + E*L_dense*d*d_moe)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L_dense*d*d_ff)
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_sh + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh)
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dense*d_ff + E*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L_dense*d_ff)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_sh + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_sh)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
     return out + 1
 
 
 def single__params_active__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     P = v["P"]
     R = v["R"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(L*d*(2*d_ff*k + d_h*n_h + 2*d_h*n_kv))
+        out = out + c*(L*d*(2*d_ff + d_h*n_h + 2*d_h*n_kv))
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h)
@@ -308,31 +674,43 @@ def single__params_active__num(v):
         out = out + c*(L*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(L*k*(d + d_ff))
+        out = out + c*(L*(d + d_ff))
     c = sw_gated
     if c:
-        out = out + c*(L*d*d_ff*k)
+        out = out + c*(L*d*d_ff)
+    c = sw_mla
+    if c:
+        out = out + c*(L*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
-    c = sw_norm_b
-    if c:
-        out = out + c*(2*L*d)
-    c = sw_norm_w
-    if c:
-        out = out + c*(2*L*d)
     c = sw_pooler
     if c:
         out = out + c*(d*(d + 1))
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(L*d_h*(n_h + n_kv))
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d)
+        out = out + c*(2*d*d_ff*(-L + L_dense))
+    c = sw_router**2
+    if c:
+        out = out + c*(d*(E*L - E*L_dense + 2*L*d_ff*k - 2*L_dense*d_ff*k))
+    c = sw_sinks
+    if c:
+        out = out + c*(L*n_h)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -342,33 +720,165 @@ def single__params_active__num(v):
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(L*d*n_h*(-d_h + d_v))
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(L*(-d_h*n_kv + d_rope + r_kv))
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*n_h*(-d_h + d_nope + d_rope))
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(-L*d_h*n_kv)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(k*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(L*d_ff*k)
+        out = out + c*(L*d_ff)
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(-L*d - L*d_ff + L_dense*d + L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(d*d_ff*(-L + L_dense))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(d*d_ff*k*(L - L_dense))
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q + r_q))
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*d*k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*(L - L_dense))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*d_ff*(L - L_dense))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(d*(L - L_dense))
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*(-d_nope*n_h - d_rope*n_h + r_q))
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(d_ff*k*(L - L_dense))
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(d_ff*(-L + L_dense))
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(d*k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*d_ff*(L - L_dense))
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d_ff*(L - L_dense))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
     return out
 
 
@@ -378,42 +888,68 @@ def single__params_active(v):
 
 def single__params_active__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     P = v["P"]
     R = v["R"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*d*d_ff*k + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
+        out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h)
@@ -428,31 +964,43 @@ def single__params_active__bound(v):
         out = out + c*(L*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(L*d*k + L*d_ff*k)
+        out = out + c*(L*d + L*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(L*d*d_ff*k)
+        out = out + c*(L*d*d_ff)
+    c = sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
-    c = sw_norm_b
-    if c:
-        out = out + c*(2*L*d)
-    c = sw_norm_w
-    if c:
-        out = out + c*(2*L*d)
     c = sw_pooler
     if c:
         out = out + c*(d**2 + d)
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d)
+        out = out + c*(2*L*d*d_ff + 2*L_dense*d*d_ff)
+    c = sw_router**2
+    if c:
+        out = out + c*(E*L*d + E*L_dense*d + 2*L*d*d_ff*k + 2*L_dense*d*d_ff*k)
+    c = sw_sinks
+    if c:
+        out = out + c*(L*n_h)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -462,33 +1010,165 @@ def single__params_active__bound(v):
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + L*d*d_v*n_h)
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv + L*d_rope + L*r_kv)
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_nope*n_h + L*d_rope*n_h)
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(L*d*k + L*d_ff*k + L_dense*d*k + L_dense*d_ff*k)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(L*d_ff*k)
+        out = out + c*(L*d_ff)
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(L*d + L*d_ff + L_dense*d + L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(L*d*d_ff + L_dense*d*d_ff)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(L*d*d_ff*k + L_dense*d*d_ff*k)
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*L*d*d_ff*k + 2*L*d*d_moe*k + 2*L_dense*d*d_ff*k + 2*L_dense*d*d_moe*k)
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*L + E*L_dense)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L_dense*d*d_ff)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(L*d + L_dense*d)
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q)
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(L*d_ff*k + L_dense*d_ff*k)
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(L*d_ff*k + L*d_moe*k + L_dense*d_ff*k + L_dense*d_moe*k)
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(L*d_ff + L_dense*d_ff)
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d + E_s*L*d_ff + E_s*L_dense*d + E_s*L_dense*d_ff)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(L*d*d_ff*k + L*d*d_moe*k + L_dense*d*d_ff*k + L_dense*d*d_moe*k)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L_dense*d*d_ff)
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_sh + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh)
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(L*d_ff*k + L*d_moe*k + L_dense*d_ff*k + L_dense*d_moe*k)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L_dense*d_ff)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_sh + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_sh)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
     return out + 1
 
 
@@ -497,9 +1177,11 @@ def single__params_embedding__num(v):
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     sw_head = v["sw_head"]
     sw_head_untied = v["sw_head_untied"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
@@ -515,6 +1197,12 @@ def single__params_embedding__num(v):
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
     return out
 
 
@@ -527,9 +1215,11 @@ def single__params_embedding__bound(v):
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     sw_head = v["sw_head"]
     sw_head_untied = v["sw_head_untied"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
@@ -545,40 +1235,72 @@ def single__params_embedding__bound(v):
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
     return out + 1
 
 
 def single__params_non_embedding__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     R = v["R"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     out = 0
     c = 1
     if c:
-        out = out + c*(L*d*(2*E*d_ff + d_h*n_h + 2*d_h*n_kv))
+        out = out + c*(L*d*(2*d_ff + d_h*n_h + 2*d_h*n_kv))
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h)
@@ -593,55 +1315,193 @@ def single__params_non_embedding__num(v):
         out = out + c*(L*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*L*(d + d_ff))
+        out = out + c*(L*(d + d_ff))
     c = sw_gated
     if c:
-        out = out + c*(E*L*d*d_ff)
+        out = out + c*(L*d*d_ff)
+    c = sw_mla
+    if c:
+        out = out + c*(L*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
-    c = sw_norm_b
-    if c:
-        out = out + c*(2*L*d)
-    c = sw_norm_w
-    if c:
-        out = out + c*(2*L*d)
     c = sw_pooler
     if c:
         out = out + c*(d*(d + 1))
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(L*d_h*(n_h + n_kv))
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d)
+        out = out + c*(2*d*d_ff*(-L + L_dense))
+    c = sw_router**2
+    if c:
+        out = out + c*(E*d*(2*L*d_ff + L - 2*L_dense*d_ff - L_dense))
+    c = sw_sinks
+    if c:
+        out = out + c*(L*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(L*d*n_h*(-d_h + d_v))
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(L*(-d_h*n_kv + d_rope + r_kv))
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*n_h*(-d_h + d_nope + d_rope))
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(-L*d_h*n_kv)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(E*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(E*L*d_ff)
+        out = out + c*(L*d_ff)
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(-L*d - L*d_ff + L_dense*d + L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(d*d_ff*(-L + L_dense))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*d*d_ff*(L - L_dense))
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q + r_q))
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*E*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*(L - L_dense))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*d_ff*(L - L_dense))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(d*(L - L_dense))
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*(-d_nope*n_h - d_rope*n_h + r_q))
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*d_ff*(L - L_dense))
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(d_ff*(-L + L_dense))
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*d_ff*(L - L_dense))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d_ff*(L - L_dense))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
     return out
 
 
@@ -651,35 +1511,61 @@ def single__params_non_embedding(v):
 
 def single__params_non_embedding__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     R = v["R"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*E*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
+        out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h)
@@ -694,98 +1580,310 @@ def single__params_non_embedding__bound(v):
         out = out + c*(L*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*L*d + E*L*d_ff)
+        out = out + c*(L*d + L*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(E*L*d*d_ff)
+        out = out + c*(L*d*d_ff)
+    c = sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
-    c = sw_norm_b
-    if c:
-        out = out + c*(2*L*d)
-    c = sw_norm_w
-    if c:
-        out = out + c*(2*L*d)
     c = sw_pooler
     if c:
         out = out + c*(d**2 + d)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d)
+        out = out + c*(2*L*d*d_ff + 2*L_dense*d*d_ff)
+    c = sw_router**2
+    if c:
+        out = out + c*(2*E*L*d*d_ff + E*L*d + 2*E*L_dense*d*d_ff + E*L_dense*d)
+    c = sw_sinks
+    if c:
+        out = out + c*(L*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + L*d*d_v*n_h)
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv + L*d_rope + L*r_kv)
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_nope*n_h + L*d_rope*n_h)
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(E*L*d + E*L*d_ff + E*L_dense*d + E*L_dense*d_ff)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(E*L*d_ff)
+        out = out + c*(L*d_ff)
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(L*d + L*d_ff + L_dense*d + L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(L*d*d_ff + L_dense*d*d_ff)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*L*d*d_ff + E*L_dense*d*d_ff)
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*E*L*d*d_ff + 2*E*L*d*d_moe + 2*E*L_dense*d*d_ff + 2*E*L_dense*d*d_moe)
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d)
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*L + E*L_dense)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L_dense*d*d_ff)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(L*d + L_dense*d)
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q)
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L_dense*d_ff)
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dense*d_ff + E*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(L*d_ff + L_dense*d_ff)
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d + E_s*L*d_ff + E_s*L_dense*d + E_s*L_dense*d_ff)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d*d_ff + E*L*d*d_moe + E*L_dense*d*d_ff + E*L_dense*d*d_moe)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L_dense*d*d_ff)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_sh + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh)
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dense*d_ff + E*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L_dense*d_ff)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_sh + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_sh)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
     return out + 1
 
 
 def single__flops_forward_matmul__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
+        out = out + c*(2*L*b*s*(2*d*d_ff + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
     c = sw_attn_out
     if c:
         out = out + c*(2*L*b*d*d_h*n_h*s)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s)
+        out = out + c*(2*L*b*d*d_ff*s)
     c = sw_head
     if c:
         out = out + c*(2*V*b*d*s)
+    c = sw_mla
+    if c:
+        out = out + c*(2*L*b*s*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_rope*n_h*s + d_v*n_h*r_kv + d_v*n_h*s))
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2*s)
     c = sw_pooler
     if c:
         out = out + c*(2*b*d**2)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(4*b*d*d_emb*s)
     c = sw_router
     if c:
-        out = out + c*(2*E*L*b*d*s)
+        out = out + c*(4*b*d*d_ff*s*(-L + L_dense))
+    c = sw_router**2
+    if c:
+        out = out + c*(2*b*d*s*(E*L - E*L_dense + 2*L*d_ff*k - 2*L_dense*d_ff*k))
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*n_h*s*(-d_h + d_v))
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(2*b*d*d_ff*s*(-L + L_dense))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(2*b*d*d_ff*k*s*(L - L_dense))
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*s*(-d + d_emb))
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*L*b*s*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q))
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*b*d*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*d_ff*s*(L - L_dense))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*b*d*s*(L - L_dense))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*b*d*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*d_ff*s*(L - L_dense))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
     return out
 
 
@@ -795,58 +1893,142 @@ def single__flops_forward_matmul(v):
 
 def single__flops_forward_matmul__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2)
+        out = out + c*(4*L*b*d*d_ff*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2)
     c = sw_attn_out
     if c:
         out = out + c*(2*L*b*d*d_h*n_h*s)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s)
+        out = out + c*(2*L*b*d*d_ff*s)
     c = sw_head
     if c:
         out = out + c*(2*V*b*d*s)
+    c = sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*d_rope*s + 2*L*b*d*r_kv*s + 4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*r_kv*s + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*r_kv*s + 2*L*b*d_v*n_h*s**2)
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2*s)
     c = sw_pooler
     if c:
         out = out + c*(2*b*d**2)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(4*b*d*d_emb*s)
     c = sw_router
     if c:
-        out = out + c*(2*E*L*b*d*s)
+        out = out + c*(4*L*b*d*d_ff*s + 4*L_dense*b*d*d_ff*s)
+    c = sw_router**2
+    if c:
+        out = out + c*(2*E*L*b*d*s + 2*E*L_dense*b*d*s + 4*L*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 2*L*b*d*d_v*n_h*s)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(2*L*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dense*b*d*d_ff*k*s)
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*d*s + 2*V*b*d_emb*s)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*r_q*s + 2*L*b*d_nope*n_h*r_q*s + 2*L*b*d_rope*n_h*r_q*s)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*L*b*d*d_ff*k*s + 4*L*b*d*d_moe*k*s + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_moe*k*s)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*L*b*d*s + 2*L_dense*b*d*s)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d*d_ff*k*s + 2*L*b*d*d_moe*k*s + 2*L_dense*b*d*d_ff*k*s + 2*L_dense*b*d*d_moe*k*s)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_sh*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_sh*s)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_sh*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_sh*s)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s)
     return out + 1
 
 
 def single__flops_forward__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
@@ -856,127 +2038,334 @@ def single__flops_forward__num(v):
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_macs = v["sw_macs"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
     sw_nonmatmul = v["sw_nonmatmul"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
+        out = out + c*(4*L*b*s*(2*d*d_ff + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
     c = sw_attn_out
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s)
+        out = out + c*(4*L*b*d*d_h*n_h*s)
     c = sw_causal
     if c:
-        out = out + c*(-2*L*b*d_h*n_h*s**2)
+        out = out + c*(-4*L*b*d_h*n_h*s**2)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s)
+        out = out + c*(4*L*b*d*d_ff*s)
     c = sw_head
     if c:
-        out = out + c*(2*V*b*d*s)
+        out = out + c*(4*V*b*d*s)
     c = sw_macs
     if c:
-        out = out + c*(-L*b*s*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
+        out = out + c*(-2*L*b*s*(2*d*d_ff + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
+    c = sw_mla
+    if c:
+        out = out + c*(4*L*b*s*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_rope*n_h*s + d_v*n_h*r_kv + d_v*n_h*s))
     c = sw_mlm
     if c:
-        out = out + c*(2*b*d**2*s)
+        out = out + c*(4*b*d**2*s)
     c = sw_nonmatmul
     if c:
-        out = out + c*(L*b*s*(2*d + d_ff*k + 6*n_h*s))
+        out = out + c*(2*L*b*s*(2*d + d_ff + 6*n_h*s))
     c = sw_pooler
     if c:
-        out = out + c*(2*b*d**2)
+        out = out + c*(4*b*d**2)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(8*b*d*d_emb*s)
     c = sw_router
     if c:
-        out = out + c*(2*E*L*b*d*s)
+        out = out + c*(8*b*d*d_ff*s*(-L + L_dense))
+    c = sw_router**2
+    if c:
+        out = out + c*(4*b*d*s*(E*L - E*L_dense + 2*L*d_ff*k - 2*L_dense*d_ff*k))
     c = sw_attn_out*sw_macs
     if c:
-        out = out + c*(-L*b*d*d_h*n_h*s)
+        out = out + c*(-2*L*b*d*d_h*n_h*s)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(4*L*b*d*n_h*s*(-d_h + d_v))
     c = sw_causal*sw_causal_exact
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s)
+        out = out + c*(4*L*b*d_h*n_h*s)
     c = sw_causal*sw_macs
     if c:
-        out = out + c*(L*b*d_h*n_h*s**2)
+        out = out + c*(2*L*b*d_h*n_h*s**2)
+    c = sw_causal*sw_mla
+    if c:
+        out = out + c*(2*L*b*n_h*s**2*(2*d_h - d_nope - d_rope - d_v))
     c = sw_causal*sw_nonmatmul
     if c:
-        out = out + c*(-3*L*b*n_h*s**2)
+        out = out + c*(-6*L*b*n_h*s**2)
     c = sw_gated*sw_macs
     if c:
-        out = out + c*(-L*b*d*d_ff*k*s)
+        out = out + c*(-2*L*b*d*d_ff*s)
     c = sw_gated*sw_nonmatmul
     if c:
-        out = out + c*(L*b*d_ff*k*s)
+        out = out + c*(2*L*b*d_ff*s)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(4*b*d*d_ff*s*(-L + L_dense))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(4*b*d*d_ff*k*s*(L - L_dense))
     c = sw_head*sw_macs
     if c:
-        out = out + c*(-V*b*d*s)
+        out = out + c*(-2*V*b*d*s)
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(4*V*b*s*(-d + d_emb))
+    c = sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L*b*s*(d*d_h*n_h + 2*d*d_h*n_kv - d*d_nope*n_h - d*d_rope*n_h - d*d_rope - d*r_kv + 2*d_h*n_h*s - d_nope*n_h*r_kv - d_nope*n_h*s - d_rope*n_h*s - d_v*n_h*r_kv - d_v*n_h*s))
     c = sw_macs*sw_mlm
     if c:
-        out = out + c*(-b*d**2*s)
+        out = out + c*(-2*b*d**2*s)
     c = sw_macs*sw_pooler
     if c:
-        out = out + c*(-b*d**2)
+        out = out + c*(-2*b*d**2)
+    c = sw_macs*sw_proj_emb
+    if c:
+        out = out + c*(-4*b*d*d_emb*s)
     c = sw_macs*sw_router
     if c:
-        out = out + c*(-E*L*b*d*s)
+        out = out + c*(4*b*d*d_ff*s*(L - L_dense))
+    c = sw_macs*sw_router**2
+    if c:
+        out = out + c*(2*b*d*s*(-E*L + E*L_dense - 2*L*d_ff*k + 2*L_dense*d_ff*k))
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*s*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q))
     c = sw_mlm*sw_nonmatmul
     if c:
-        out = out + c*(b*d*s)
-    c = sw_nonmatmul*sw_norm_w
+        out = out + c*(2*b*d*s)
+    c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(6*L*b*d*s)
+        out = out + c*(8*b*d*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
     c = sw_nonmatmul*sw_pooler
     if c:
-        out = out + c*(b*d)
+        out = out + c*(2*b*d)
+    c = sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*(-L + L_dense))
+    c = sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*b*d_ff*k*s*(L - L_dense))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(8*E_s*b*d*d_ff*s*(L - L_dense))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(4*b*d*s*(L - L_dense))
+    c = sw_attn_out*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*n_h*s*(d_h - d_v))
     c = sw_causal*sw_causal_exact*sw_macs
     if c:
-        out = out + c*(-L*b*d_h*n_h*s)
+        out = out + c*(-2*L*b*d_h*n_h*s)
+    c = sw_causal*sw_causal_exact*sw_mla
+    if c:
+        out = out + c*(2*L*b*n_h*s*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_causal*sw_causal_exact*sw_nonmatmul
     if c:
-        out = out + c*(3*L*b*n_h*s)
+        out = out + c*(6*L*b*n_h*s)
+    c = sw_causal*sw_macs*sw_mla
+    if c:
+        out = out + c*(L*b*n_h*s**2*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_emb_norm*sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(3*b*d*s)
+        out = out + c*(6*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(3*b*d*s)
+        out = out + c*(6*b*d*s)
+    c = sw_gated*sw_macs*sw_router
+    if c:
+        out = out + c*(2*b*d*d_ff*s*(L - L_dense))
+    c = sw_gated*sw_macs*sw_router**2
+    if c:
+        out = out + c*(2*b*d*d_ff*k*s*(-L + L_dense))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*b*d*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*(-L + L_dense))
+    c = sw_gated*sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*b*d_ff*k*s*(L - L_dense))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*d_ff*s*(L - L_dense))
+    c = sw_head*sw_macs*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*s*(d - d_emb))
+    c = sw_macs*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*L*b*s*(d*d_nope*n_h + d*d_rope*n_h - d*r_q - d_nope*n_h*r_q - d_rope*n_h*r_q))
+    c = sw_macs*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*b*d*k*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_macs*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*d_ff*s*(-L + L_dense))
+    c = sw_macs*sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*b*d*s*(-L + L_dense))
     c = sw_mlm*sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(3*b*d*s)
-    c = sw_nonmatmul*sw_norm_b*sw_norm_w
+        out = out + c*(6*b*d*s)
+    c = sw_moe_width*sw_nonmatmul*sw_router**2
     if c:
-        out = out + c*(4*L*b*d*s)
+        out = out + c*(2*b*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(8*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_nonmatmul*sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*(L - L_dense))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(8*E_s*b*d*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_causal*sw_causal_exact*sw_macs*sw_mla
+    if c:
+        out = out + c*(L*b*n_h*s*(2*d_h - d_nope - d_rope - d_v))
     c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(2*b*d*s)
+        out = out + c*(4*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(2*b*d*s)
+        out = out + c*(4*b*d*s)
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*b*d*k*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_gated*sw_macs*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*d_ff*s*(-L + L_dense))
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*b*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*(L - L_dense))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_macs*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_macs*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*s*(L*d_ff - L*d_sh - L_dense*d_ff + L_dense*d_sh))
     c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(2*b*d*s)
+        out = out + c*(4*b*d*s)
+    c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(8*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_nonmatmul*sw_norm_attn_in*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_attn_out*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_b*sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_b*sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s)
+    c = sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_gated*sw_macs*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*s*(L*d_ff - L*d_sh - L_dense*d_ff + L_dense*d_sh))
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_gated*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
     return out
 
 
 def single__flops_forward(v):
-    return single__flops_forward__num(v)
+    return _ceil_div(single__flops_forward__num(v), 2)
 
 
 def single__flops_forward__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
@@ -986,122 +2375,323 @@ def single__flops_forward__bound(v):
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_macs = v["sw_macs"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
     sw_nonmatmul = v["sw_nonmatmul"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2)
+        out = out + c*(8*L*b*d*d_ff*s + 4*L*b*d*d_h*n_h*s + 8*L*b*d*d_h*n_kv*s + 8*L*b*d_h*n_h*s**2)
     c = sw_attn_out
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s)
+        out = out + c*(4*L*b*d*d_h*n_h*s)
     c = sw_causal
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s**2)
+        out = out + c*(4*L*b*d_h*n_h*s**2)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s)
+        out = out + c*(4*L*b*d*d_ff*s)
     c = sw_head
     if c:
-        out = out + c*(2*V*b*d*s)
+        out = out + c*(4*V*b*d*s)
     c = sw_macs
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + L*b*d*d_h*n_h*s + 2*L*b*d*d_h*n_kv*s + 2*L*b*d_h*n_h*s**2)
+        out = out + c*(4*L*b*d*d_ff*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2)
+    c = sw_mla
+    if c:
+        out = out + c*(4*L*b*d*d_h*n_h*s + 8*L*b*d*d_h*n_kv*s + 4*L*b*d*d_nope*n_h*s + 4*L*b*d*d_rope*n_h*s + 4*L*b*d*d_rope*s + 4*L*b*d*r_kv*s + 8*L*b*d_h*n_h*s**2 + 4*L*b*d_nope*n_h*r_kv*s + 4*L*b*d_nope*n_h*s**2 + 4*L*b*d_rope*n_h*s**2 + 4*L*b*d_v*n_h*r_kv*s + 4*L*b*d_v*n_h*s**2)
     c = sw_mlm
     if c:
-        out = out + c*(2*b*d**2*s)
+        out = out + c*(4*b*d**2*s)
     c = sw_nonmatmul
     if c:
-        out = out + c*(2*L*b*d*s + L*b*d_ff*k*s + 6*L*b*n_h*s**2)
+        out = out + c*(4*L*b*d*s + 2*L*b*d_ff*s + 12*L*b*n_h*s**2)
     c = sw_pooler
     if c:
-        out = out + c*(2*b*d**2)
+        out = out + c*(4*b*d**2)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(8*b*d*d_emb*s)
     c = sw_router
     if c:
-        out = out + c*(2*E*L*b*d*s)
+        out = out + c*(8*L*b*d*d_ff*s + 8*L_dense*b*d*d_ff*s)
+    c = sw_router**2
+    if c:
+        out = out + c*(4*E*L*b*d*s + 4*E*L_dense*b*d*s + 8*L*b*d*d_ff*k*s + 8*L_dense*b*d*d_ff*k*s)
     c = sw_attn_out*sw_macs
     if c:
-        out = out + c*(L*b*d*d_h*n_h*s)
+        out = out + c*(2*L*b*d*d_h*n_h*s)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(4*L*b*d*d_h*n_h*s + 4*L*b*d*d_v*n_h*s)
     c = sw_causal*sw_causal_exact
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s)
+        out = out + c*(4*L*b*d_h*n_h*s)
     c = sw_causal*sw_macs
     if c:
-        out = out + c*(L*b*d_h*n_h*s**2)
+        out = out + c*(2*L*b*d_h*n_h*s**2)
+    c = sw_causal*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*s**2)
     c = sw_causal*sw_nonmatmul
     if c:
-        out = out + c*(3*L*b*n_h*s**2)
+        out = out + c*(6*L*b*n_h*s**2)
     c = sw_gated*sw_macs
     if c:
-        out = out + c*(L*b*d*d_ff*k*s)
+        out = out + c*(2*L*b*d*d_ff*s)
     c = sw_gated*sw_nonmatmul
     if c:
-        out = out + c*(L*b*d_ff*k*s)
+        out = out + c*(2*L*b*d_ff*s)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(4*L*b*d*d_ff*s + 4*L_dense*b*d*d_ff*s)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(4*L*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s)
     c = sw_head*sw_macs
     if c:
-        out = out + c*(V*b*d*s)
+        out = out + c*(2*V*b*d*s)
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(4*V*b*d*s + 4*V*b*d_emb*s)
+    c = sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*d_rope*s + 2*L*b*d*r_kv*s + 4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*r_kv*s + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*r_kv*s + 2*L*b*d_v*n_h*s**2)
     c = sw_macs*sw_mlm
     if c:
-        out = out + c*(b*d**2*s)
+        out = out + c*(2*b*d**2*s)
     c = sw_macs*sw_pooler
     if c:
-        out = out + c*(b*d**2)
+        out = out + c*(2*b*d**2)
+    c = sw_macs*sw_proj_emb
+    if c:
+        out = out + c*(4*b*d*d_emb*s)
     c = sw_macs*sw_router
     if c:
-        out = out + c*(E*L*b*d*s)
+        out = out + c*(4*L*b*d*d_ff*s + 4*L_dense*b*d*d_ff*s)
+    c = sw_macs*sw_router**2
+    if c:
+        out = out + c*(2*E*L*b*d*s + 2*E*L_dense*b*d*s + 4*L*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*d*d_nope*n_h*s + 4*L*b*d*d_rope*n_h*s + 4*L*b*d*r_q*s + 4*L*b*d_nope*n_h*r_q*s + 4*L*b*d_rope*n_h*r_q*s)
     c = sw_mlm*sw_nonmatmul
     if c:
-        out = out + c*(b*d*s)
-    c = sw_nonmatmul*sw_norm_w
+        out = out + c*(2*b*d*s)
+    c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(6*L*b*d*s)
+        out = out + c*(8*L*b*d*d_ff*k*s + 8*L*b*d*d_moe*k*s + 8*L_dense*b*d*d_ff*k*s + 8*L_dense*b*d*d_moe*k*s)
     c = sw_nonmatmul*sw_pooler
     if c:
-        out = out + c*(b*d)
+        out = out + c*(2*b*d)
+    c = sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*L*b*d_ff*s + 2*L_dense*b*d_ff*s)
+    c = sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d_ff*k*s + 2*L_dense*b*d_ff*k*s)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_ff*s)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dense*b*d*s)
+    c = sw_attn_out*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 2*L*b*d*d_v*n_h*s)
     c = sw_causal*sw_causal_exact*sw_macs
     if c:
-        out = out + c*(L*b*d_h*n_h*s)
+        out = out + c*(2*L*b*d_h*n_h*s)
+    c = sw_causal*sw_causal_exact*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 2*L*b*d_nope*n_h*s + 2*L*b*d_rope*n_h*s + 2*L*b*d_v*n_h*s)
     c = sw_causal*sw_causal_exact*sw_nonmatmul
     if c:
-        out = out + c*(3*L*b*n_h*s)
+        out = out + c*(6*L*b*n_h*s)
+    c = sw_causal*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s**2 + L*b*d_nope*n_h*s**2 + L*b*d_rope*n_h*s**2 + L*b*d_v*n_h*s**2)
     c = sw_emb_norm*sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(3*b*d*s)
+        out = out + c*(6*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(3*b*d*s)
+        out = out + c*(6*b*d*s)
+    c = sw_gated*sw_macs*sw_router
+    if c:
+        out = out + c*(2*L*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s)
+    c = sw_gated*sw_macs*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dense*b*d*d_ff*k*s)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*L*b*d*d_ff*k*s + 4*L*b*d*d_moe*k*s + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_moe*k*s)
+    c = sw_gated*sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*L*b*d_ff*s + 2*L_dense*b*d_ff*s)
+    c = sw_gated*sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d_ff*k*s + 2*L_dense*b*d_ff*k*s)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s)
+    c = sw_head*sw_macs*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*d*s + 2*V*b*d_emb*s)
+    c = sw_macs*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*r_q*s + 2*L*b*d_nope*n_h*r_q*s + 2*L*b*d_rope*n_h*r_q*s)
+    c = sw_macs*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*L*b*d*d_ff*k*s + 4*L*b*d*d_moe*k*s + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_moe*k*s)
+    c = sw_macs*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s)
+    c = sw_macs*sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*L*b*d*s + 2*L_dense*b*d*s)
     c = sw_mlm*sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(3*b*d*s)
-    c = sw_nonmatmul*sw_norm_b*sw_norm_w
+        out = out + c*(6*b*d*s)
+    c = sw_moe_width*sw_nonmatmul*sw_router**2
     if c:
-        out = out + c*(4*L*b*d*s)
+        out = out + c*(2*L*b*d_ff*k*s + 2*L*b*d_moe*k*s + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L*b*d*d_moe*s + 8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_moe*s)
+    c = sw_nonmatmul*sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L*b*d*d_sh*s + 8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_sh*s)
+    c = sw_causal*sw_causal_exact*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + L*b*d_nope*n_h*s + L*b*d_rope*n_h*s + L*b*d_v*n_h*s)
     c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(2*b*d*s)
+        out = out + c*(4*b*d*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(2*b*d*s)
+        out = out + c*(4*b*d*s)
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d*d_ff*k*s + 2*L*b*d*d_moe*k*s + 2*L_dense*b*d*d_ff*k*s + 2*L_dense*b*d*d_moe*k*s)
+    c = sw_gated*sw_macs*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s)
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d_ff*k*s + 2*L*b*d_moe*k*s + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+    c = sw_gated*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_sh*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_sh*s)
+    c = sw_macs*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+    c = sw_macs*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_sh*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_sh*s)
     c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(2*b*d*s)
-    return out + 1
+        out = out + c*(4*b*d*s)
+    c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L*b*d*d_moe*s + 8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_moe*s)
+    c = sw_nonmatmul*sw_norm_attn_in*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_attn_out*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_b*sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_b*sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s)
+    c = sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_sh*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s)
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s)
+    c = sw_gated*sw_macs*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_sh*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_sh*s)
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+    c = sw_gated*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_sh*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s)
+    c = sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+    c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s)
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s)
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s)
+    return out + 2
 
 
 def single__flops_training__num(v):
     L = v["L"]
     b = v["b"]
     d_h = v["d_h"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_v = v["d_v"]
     forward_num = single__flops_forward__num(v)
     n_h = v["n_h"]
     s = v["s"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
     sw_macs = v["sw_macs"]
+    sw_mla = v["sw_mla"]
     sw_nonmatmul = v["sw_nonmatmul"]
     sw_rc_full = v["sw_rc_full"]
     sw_rc_sel = v["sw_rc_sel"]
@@ -1114,48 +2704,70 @@ def single__flops_training__num(v):
         out = out + c*(forward_num)
     c = sw_rc_sel
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s**2)
+        out = out + c*(8*L*b*d_h*n_h*s**2)
     c = sw_causal*sw_rc_sel
     if c:
-        out = out + c*(-2*L*b*d_h*n_h*s**2)
+        out = out + c*(-4*L*b*d_h*n_h*s**2)
     c = sw_macs*sw_rc_sel
     if c:
-        out = out + c*(-2*L*b*d_h*n_h*s**2)
+        out = out + c*(-4*L*b*d_h*n_h*s**2)
+    c = sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(4*L*b*n_h*s**2*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(6*L*b*n_h*s**2)
+        out = out + c*(12*L*b*n_h*s**2)
     c = sw_causal*sw_causal_exact*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s)
+        out = out + c*(4*L*b*d_h*n_h*s)
     c = sw_causal*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(L*b*d_h*n_h*s**2)
+        out = out + c*(2*L*b*d_h*n_h*s**2)
+    c = sw_causal*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(2*L*b*n_h*s**2*(2*d_h - d_nope - d_rope - d_v))
     c = sw_causal*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(-3*L*b*n_h*s**2)
+        out = out + c*(-6*L*b*n_h*s**2)
+    c = sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(2*L*b*n_h*s**2*(2*d_h - d_nope - d_rope - d_v))
     c = sw_causal*sw_causal_exact*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(-L*b*d_h*n_h*s)
+        out = out + c*(-2*L*b*d_h*n_h*s)
+    c = sw_causal*sw_causal_exact*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(2*L*b*n_h*s*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(3*L*b*n_h*s)
+        out = out + c*(6*L*b*n_h*s)
+    c = sw_causal*sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(L*b*n_h*s**2*(-2*d_h + d_nope + d_rope + d_v))
+    c = sw_causal*sw_causal_exact*sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(L*b*n_h*s*(2*d_h - d_nope - d_rope - d_v))
     return out
 
 
 def single__flops_training(v):
-    return single__flops_training__num(v)
+    return _ceil_div(single__flops_training__num(v), 2)
 
 
 def single__flops_training__bound(v):
     L = v["L"]
     b = v["b"]
     d_h = v["d_h"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_v = v["d_v"]
     forward_num = single__flops_forward__bound(v)
     n_h = v["n_h"]
     s = v["s"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
     sw_macs = v["sw_macs"]
+    sw_mla = v["sw_mla"]
     sw_nonmatmul = v["sw_nonmatmul"]
     sw_rc_full = v["sw_rc_full"]
     sw_rc_sel = v["sw_rc_sel"]
@@ -1168,70 +2780,162 @@ def single__flops_training__bound(v):
         out = out + c*(forward_num)
     c = sw_rc_sel
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s**2)
+        out = out + c*(8*L*b*d_h*n_h*s**2)
     c = sw_causal*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s**2)
+        out = out + c*(4*L*b*d_h*n_h*s**2)
     c = sw_macs*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s**2)
+        out = out + c*(4*L*b*d_h*n_h*s**2)
+    c = sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s**2 + 4*L*b*d_nope*n_h*s**2 + 4*L*b*d_rope*n_h*s**2 + 4*L*b*d_v*n_h*s**2)
     c = sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(6*L*b*n_h*s**2)
+        out = out + c*(12*L*b*n_h*s**2)
     c = sw_causal*sw_causal_exact*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s)
+        out = out + c*(4*L*b*d_h*n_h*s)
     c = sw_causal*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(L*b*d_h*n_h*s**2)
+        out = out + c*(2*L*b*d_h*n_h*s**2)
+    c = sw_causal*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*s**2)
     c = sw_causal*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(3*L*b*n_h*s**2)
+        out = out + c*(6*L*b*n_h*s**2)
+    c = sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*s**2)
     c = sw_causal*sw_causal_exact*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(L*b*d_h*n_h*s)
+        out = out + c*(2*L*b*d_h*n_h*s)
+    c = sw_causal*sw_causal_exact*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 2*L*b*d_nope*n_h*s + 2*L*b*d_rope*n_h*s + 2*L*b*d_v*n_h*s)
     c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(3*L*b*n_h*s)
-    return out + 1
+        out = out + c*(6*L*b*n_h*s)
+    c = sw_causal*sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s**2 + L*b*d_nope*n_h*s**2 + L*b*d_rope*n_h*s**2 + L*b*d_v*n_h*s**2)
+    c = sw_causal*sw_causal_exact*sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + L*b*d_nope*n_h*s + L*b*d_rope*n_h*s + L*b*d_v*n_h*s)
+    return out + 2
 
 
 def single__flops_decode_per_token__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*b*(2*d*d_ff*k + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s + 2*d_h*n_h))
+        out = out + c*(2*L*b*(2*d*d_ff + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s + 2*d_h*n_h))
     c = sw_attn_out
     if c:
         out = out + c*(2*L*b*d*d_h*n_h)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*k)
+        out = out + c*(2*L*b*d*d_ff)
     c = sw_head
     if c:
         out = out + c*(2*V*b*d)
+    c = sw_mla
+    if c:
+        out = out + c*(2*L*b*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s - 2*d_h*n_h + d_nope*n_h*r_kv + d_nope*n_h*s + d_nope*n_h + d_rope*n_h*s + d_rope*n_h + d_v*n_h*r_kv + d_v*n_h*s + d_v*n_h))
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(4*b*d*d_emb)
     c = sw_router
     if c:
-        out = out + c*(2*E*L*b*d)
+        out = out + c*(4*b*d*d_ff*(-L + L_dense))
+    c = sw_router**2
+    if c:
+        out = out + c*(2*b*d*(E*L - E*L_dense + 2*L*d_ff*k - 2*L_dense*d_ff*k))
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*n_h*(-d_h + d_v))
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(2*b*d*d_ff*(-L + L_dense))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(2*b*d*d_ff*k*(L - L_dense))
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*(-d + d_emb))
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*L*b*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q))
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*b*d*k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*d_ff*(L - L_dense))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*b*d*(L - L_dense))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*b*d*k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*d_ff*(L - L_dense))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
     return out
 
 
@@ -1241,40 +2945,114 @@ def single__flops_decode_per_token(v):
 
 def single__flops_decode_per_token__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff*k + 2*L*b*d*d_h*n_h + 4*L*b*d*d_h*n_kv + 4*L*b*d_h*n_h*s + 4*L*b*d_h*n_h)
+        out = out + c*(4*L*b*d*d_ff + 2*L*b*d*d_h*n_h + 4*L*b*d*d_h*n_kv + 4*L*b*d_h*n_h*s + 4*L*b*d_h*n_h)
     c = sw_attn_out
     if c:
         out = out + c*(2*L*b*d*d_h*n_h)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*k)
+        out = out + c*(2*L*b*d*d_ff)
     c = sw_head
     if c:
         out = out + c*(2*V*b*d)
+    c = sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h + 4*L*b*d*d_h*n_kv + 2*L*b*d*d_nope*n_h + 2*L*b*d*d_rope*n_h + 2*L*b*d*d_rope + 2*L*b*d*r_kv + 4*L*b*d_h*n_h*s + 4*L*b*d_h*n_h + 2*L*b*d_nope*n_h*r_kv + 2*L*b*d_nope*n_h*s + 2*L*b*d_nope*n_h + 2*L*b*d_rope*n_h*s + 2*L*b*d_rope*n_h + 2*L*b*d_v*n_h*r_kv + 2*L*b*d_v*n_h*s + 2*L*b*d_v*n_h)
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(4*b*d*d_emb)
     c = sw_router
     if c:
-        out = out + c*(2*E*L*b*d)
+        out = out + c*(4*L*b*d*d_ff + 4*L_dense*b*d*d_ff)
+    c = sw_router**2
+    if c:
+        out = out + c*(2*E*L*b*d + 2*E*L_dense*b*d + 4*L*b*d*d_ff*k + 4*L_dense*b*d*d_ff*k)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h + 2*L*b*d*d_v*n_h)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(2*L*b*d*d_ff + 2*L_dense*b*d*d_ff)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d*d_ff*k + 2*L_dense*b*d*d_ff*k)
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*d + 2*V*b*d_emb)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*L*b*d*d_nope*n_h + 2*L*b*d*d_rope*n_h + 2*L*b*d*r_q + 2*L*b*d_nope*n_h*r_q + 2*L*b*d_rope*n_h*r_q)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*L*b*d*d_ff*k + 4*L*b*d*d_moe*k + 4*L_dense*b*d*d_ff*k + 4*L_dense*b*d*d_moe*k)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff + 4*E_s*L_dense*b*d*d_ff)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*L*b*d + 2*L_dense*b*d)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d*d_ff*k + 2*L*b*d*d_moe*k + 2*L_dense*b*d*d_ff*k + 2*L_dense*b*d*d_moe*k)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff + 2*E_s*L_dense*b*d*d_ff)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff + 4*E_s*L*b*d*d_moe + 4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_moe)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff + 4*E_s*L*b*d*d_sh + 4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_sh)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff + 2*E_s*L*b*d*d_moe + 2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_moe)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff + 2*E_s*L*b*d*d_sh + 2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_sh)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff + 4*E_s*L*b*d*d_moe + 4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_moe)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff + 2*E_s*L*b*d*d_moe + 2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_moe)
     return out + 1
 
 
@@ -1306,21 +3084,51 @@ def single__memory_weights_bytes__bound(v):
 
 def single__memory_kv_cache_bytes__num(v):
     L = v["L"]
+    L_local = v["L_local"]
     W = v["W"]
     b = v["b"]
     d_h = v["d_h"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_v = v["d_v"]
     kv_num = v["kv_num"]
+    n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
     s = v["s"]
     sw_decoder = v["sw_decoder"]
+    sw_mla = v["sw_mla"]
+    sw_mla_latent = v["sw_mla_latent"]
     sw_window = v["sw_window"]
+    sw_window_all = v["sw_window_all"]
     out = 0
     c = kv_num*sw_decoder
     if c:
         out = out + c*(2*L*b*d_h*n_kv*s)
+    c = kv_num*sw_decoder*sw_mla
+    if c:
+        out = out + c*(L*b*s*(-2*d_h*n_kv + d_nope*n_h + d_rope*n_h + d_v*n_h))
     c = kv_num*sw_decoder*sw_window
     if c:
-        out = out + c*(2*L*b*d_h*n_kv*(-s + _min(W, s)))
+        out = out + c*(2*L_local*b*d_h*n_kv*(-s + _min(W, s)))
+    c = kv_num*sw_decoder*sw_mla*sw_mla_latent
+    if c:
+        out = out + c*(L*b*s*(-d_nope*n_h - d_rope*n_h + d_rope - d_v*n_h + r_kv))
+    c = kv_num*sw_decoder*sw_mla*sw_window
+    if c:
+        out = out + c*(L_local*b*(2*d_h*n_kv*s - 2*d_h*n_kv*_min(W, s) - d_nope*n_h*s + d_nope*n_h*_min(W, s) - d_rope*n_h*s + d_rope*n_h*_min(W, s) - d_v*n_h*s + d_v*n_h*_min(W, s)))
+    c = kv_num*sw_decoder*sw_window*sw_window_all
+    if c:
+        out = out + c*(2*b*d_h*n_kv*(-L*s + L*_min(W, s) + L_local*s - L_local*_min(W, s)))
+    c = kv_num*sw_decoder*sw_mla*sw_mla_latent*sw_window
+    if c:
+        out = out + c*(L_local*b*(d_nope*n_h*s - d_nope*n_h*_min(W, s) + d_rope*n_h*s - d_rope*n_h*_min(W, s) - d_rope*s + d_rope*_min(W, s) + d_v*n_h*s - d_v*n_h*_min(W, s) - r_kv*s + r_kv*_min(W, s)))
+    c = kv_num*sw_decoder*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(b*(2*L*d_h*n_kv*s - 2*L*d_h*n_kv*_min(W, s) - L*d_nope*n_h*s + L*d_nope*n_h*_min(W, s) - L*d_rope*n_h*s + L*d_rope*n_h*_min(W, s) - L*d_v*n_h*s + L*d_v*n_h*_min(W, s) - 2*L_local*d_h*n_kv*s + 2*L_local*d_h*n_kv*_min(W, s) + L_local*d_nope*n_h*s - L_local*d_nope*n_h*_min(W, s) + L_local*d_rope*n_h*s - L_local*d_rope*n_h*_min(W, s) + L_local*d_v*n_h*s - L_local*d_v*n_h*_min(W, s)))
+    c = kv_num*sw_decoder*sw_mla*sw_mla_latent*sw_window*sw_window_all
+    if c:
+        out = out + c*(b*(L*d_nope*n_h*s - L*d_nope*n_h*_min(W, s) + L*d_rope*n_h*s - L*d_rope*n_h*_min(W, s) - L*d_rope*s + L*d_rope*_min(W, s) + L*d_v*n_h*s - L*d_v*n_h*_min(W, s) - L*r_kv*s + L*r_kv*_min(W, s) - L_local*d_nope*n_h*s + L_local*d_nope*n_h*_min(W, s) - L_local*d_rope*n_h*s + L_local*d_rope*n_h*_min(W, s) + L_local*d_rope*s - L_local*d_rope*_min(W, s) - L_local*d_v*n_h*s + L_local*d_v*n_h*_min(W, s) + L_local*r_kv*s - L_local*r_kv*_min(W, s)))
     return out
 
 
@@ -1331,22 +3139,52 @@ def single__memory_kv_cache_bytes(v):
 
 def single__memory_kv_cache_bytes__bound(v):
     L = v["L"]
+    L_local = v["L_local"]
     W = v["W"]
     b = v["b"]
     d_h = v["d_h"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_v = v["d_v"]
     kv_den = v["kv_den"]
     kv_num = v["kv_num"]
+    n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
     s = v["s"]
     sw_decoder = v["sw_decoder"]
+    sw_mla = v["sw_mla"]
+    sw_mla_latent = v["sw_mla_latent"]
     sw_window = v["sw_window"]
+    sw_window_all = v["sw_window_all"]
     out = 0
     c = kv_num*sw_decoder
     if c:
         out = out + c*(2*L*b*d_h*n_kv*s)
+    c = kv_num*sw_decoder*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_rope*n_h*s + L*b*d_v*n_h*s)
     c = kv_num*sw_decoder*sw_window
     if c:
-        out = out + c*(2*L*W*b*d_h*n_kv)
+        out = out + c*(2*L_local*W*b*d_h*n_kv)
+    c = kv_num*sw_decoder*sw_mla*sw_mla_latent
+    if c:
+        out = out + c*(L*b*d_nope*n_h*s + L*b*d_rope*n_h*s + L*b*d_rope*s + L*b*d_v*n_h*s + L*b*r_kv*s)
+    c = kv_num*sw_decoder*sw_mla*sw_window
+    if c:
+        out = out + c*(2*L_local*W*b*d_h*n_kv + L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_v*n_h)
+    c = kv_num*sw_decoder*sw_window*sw_window_all
+    if c:
+        out = out + c*(2*L*W*b*d_h*n_kv + 2*L_local*W*b*d_h*n_kv)
+    c = kv_num*sw_decoder*sw_mla*sw_mla_latent*sw_window
+    if c:
+        out = out + c*(L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_rope + L_local*W*b*d_v*n_h + L_local*W*b*r_kv)
+    c = kv_num*sw_decoder*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(2*L*W*b*d_h*n_kv + L*W*b*d_nope*n_h + L*W*b*d_rope*n_h + L*W*b*d_v*n_h + 2*L_local*W*b*d_h*n_kv + L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_v*n_h)
+    c = kv_num*sw_decoder*sw_mla*sw_mla_latent*sw_window*sw_window_all
+    if c:
+        out = out + c*(L*W*b*d_nope*n_h + L*W*b*d_rope*n_h + L*W*b*d_rope + L*W*b*d_v*n_h + L*W*b*r_kv + L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_rope + L_local*W*b*d_v*n_h + L_local*W*b*r_kv)
     return out + kv_den
 
 
@@ -1544,55 +3382,103 @@ def single__memory_training_bytes__bound(v):
 
 def single__leaves_params(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     P = v["P"]
     R = v["R"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     return (
-        V*d*sw_tok_emb,
+        -V*d*sw_proj_emb*sw_tok_emb + V*d*sw_tok_emb + V*d_emb*sw_proj_emb*sw_tok_emb,
+        d*d_emb*sw_proj_emb,
+        d*d_emb*sw_proj_emb,
         P*d*sw_pos_emb,
         T*d*sw_type_emb,
         d*sw_emb_norm*sw_norm_b + d*sw_emb_norm*sw_norm_w,
         R*n_h*sw_rel_bias,
-        L*d*d_h*n_h + L*d_h*n_h*sw_bias_q,
-        L*d*d_h*n_kv + L*d_h*n_kv*sw_bias_k,
-        L*d*d_h*n_kv + L*d_h*n_kv*sw_bias_v,
-        L*d*d_h*n_h*sw_attn_out + L*d*sw_attn_out*sw_bias_o,
-        L*d*sw_norm_b + L*d*sw_norm_w,
-        L*d*sw_norm_b + L*d*sw_norm_w,
-        E*L*d*sw_router,
-        E*L*d*d_ff*sw_gated + E*L*d_ff*sw_ffn_bias*sw_gated,
-        E*L*d*d_ff + E*L*d_ff*sw_ffn_bias,
-        E*L*d*d_ff + E*L*d*sw_ffn_bias,
+        -L*d*d_h*n_h*sw_mla + L*d*d_h*n_h - L*d*d_nope*n_h*sw_mla*sw_q_lora + L*d*d_nope*n_h*sw_mla - L*d*d_rope*n_h*sw_mla*sw_q_lora + L*d*d_rope*n_h*sw_mla - L*d_h*n_h*sw_bias_q*sw_mla + L*d_h*n_h*sw_bias_q - L*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L*d_nope*n_h*sw_bias_q*sw_mla - L*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L*d_rope*n_h*sw_bias_q*sw_mla,
+        L*d*r_q*sw_mla*sw_q_lora + L*r_q*sw_bias_q*sw_mla*sw_q_lora,
+        L*r_q*sw_mla*sw_q_lora,
+        L*d_nope*n_h*r_q*sw_mla*sw_q_lora + L*d_rope*n_h*r_q*sw_mla*sw_q_lora,
+        -L*d*d_h*n_kv*sw_mla + L*d*d_h*n_kv - L*d_h*n_kv*sw_bias_k*sw_mla + L*d_h*n_kv*sw_bias_k,
+        -L*d*d_h*n_kv*sw_mla + L*d*d_h*n_kv - L*d_h*n_kv*sw_bias_v*sw_mla + L*d_h*n_kv*sw_bias_v,
+        L*d*d_rope*sw_mla + L*d*r_kv*sw_mla + L*d_rope*sw_bias_k*sw_mla + L*r_kv*sw_bias_k*sw_mla,
+        L*r_kv*sw_mla,
+        L*d_nope*n_h*r_kv*sw_mla + L*d_v*n_h*r_kv*sw_mla,
+        L*d_h*n_h*sw_qk_all + L*d_h*sw_qk_head,
+        L*d_h*n_kv*sw_qk_all + L*d_h*sw_qk_head,
+        L*n_h*sw_sinks,
+        -L*d*d_h*n_h*sw_attn_out*sw_mla + L*d*d_h*n_h*sw_attn_out + L*d*d_v*n_h*sw_attn_out*sw_mla + L*d*sw_attn_out*sw_bias_o,
+        L*d*sw_norm_attn_in*sw_norm_b + L*d*sw_norm_attn_in*sw_norm_w,
+        L*d*sw_norm_attn_out*sw_norm_b + L*d*sw_norm_attn_out*sw_norm_w,
+        L*d*sw_norm_b*sw_norm_ffn_in + L*d*sw_norm_ffn_in*sw_norm_w,
+        L*d*sw_norm_b*sw_norm_ffn_out + L*d*sw_norm_ffn_out*sw_norm_w,
+        -L*d*d_ff*sw_gated*sw_router + L*d*d_ff*sw_gated - L*d_ff*sw_ffn_bias*sw_gated*sw_router + L*d_ff*sw_ffn_bias*sw_gated + L_dense*d*d_ff*sw_gated*sw_router + L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router,
+        -L*d*d_ff*sw_router + L*d*d_ff - L*d_ff*sw_ffn_bias*sw_router + L*d_ff*sw_ffn_bias + L_dense*d*d_ff*sw_router + L_dense*d_ff*sw_ffn_bias*sw_router,
+        -L*d*d_ff*sw_router + L*d*d_ff - L*d*sw_ffn_bias*sw_router + L*d*sw_ffn_bias + L_dense*d*d_ff*sw_router + L_dense*d*sw_ffn_bias*sw_router,
+        E*L*d*sw_router**2 - E*L_dense*d*sw_router**2,
+        E*L*sw_router**2*sw_router_bias - E*L_dense*sw_router**2*sw_router_bias,
+        -E*L*d*d_ff*sw_gated*sw_moe_width*sw_router**2 + E*L*d*d_ff*sw_gated*sw_router**2 + E*L*d*d_moe*sw_gated*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_gated*sw_router**2 - E*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2,
+        -E*L*d*d_ff*sw_moe_width*sw_router**2 + E*L*d*d_ff*sw_router**2 + E*L*d*d_moe*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_router**2 - E*L_dense*d*d_moe*sw_moe_width*sw_router**2,
+        -E*L*d*d_ff*sw_moe_width*sw_router**2 + E*L*d*d_ff*sw_router**2 + E*L*d*d_moe*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_router**2 - E*L_dense*d*d_moe*sw_moe_width*sw_router**2,
+        E*L*d*sw_expert_bias*sw_router**2 - E*L*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 + E*L*d_ff*sw_expert_bias*sw_gated*sw_router**2 - E*L*d_ff*sw_expert_bias*sw_moe_width*sw_router**2 + E*L*d_ff*sw_expert_bias*sw_router**2 + E*L*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 + E*L*d_moe*sw_expert_bias*sw_moe_width*sw_router**2 - E*L_dense*d*sw_expert_bias*sw_router**2 + E*L_dense*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d_ff*sw_expert_bias*sw_gated*sw_router**2 + E*L_dense*d_ff*sw_expert_bias*sw_moe_width*sw_router**2 - E*L_dense*d_ff*sw_expert_bias*sw_router**2 - E*L_dense*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d_moe*sw_expert_bias*sw_moe_width*sw_router**2,
+        E_s*L*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L*d*d_ff*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_ff*sw_gated*sw_router**2*sw_shared - E_s*L*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L*d*d_sh*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_shared - E_s*L*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L*d_sh*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_gated*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_shared + E_s*L_dense*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d_sh*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared,
+        E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_shared - E_s*L*d*d_ff*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_ff*sw_router**2*sw_shared - E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_shared + E_s*L*d*d_sh*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_router**2*sw_shared - E_s*L*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared + E_s*L*d_sh*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_router**2*sw_shared + E_s*L_dense*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d_sh*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared,
+        E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_shared - E_s*L*d*d_ff*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_ff*sw_router**2*sw_shared - E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_shared + E_s*L*d*d_sh*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*sw_ffn_bias*sw_router**2*sw_shared - E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*sw_ffn_bias*sw_router**2*sw_shared,
+        L*d*sw_router**2*sw_shared_gate - L_dense*d*sw_router**2*sw_shared_gate,
         d*sw_final_norm*sw_norm_b + d*sw_final_norm*sw_norm_w,
-        V*d*sw_head*sw_head_untied,
+        -V*d*sw_head*sw_head_untied*sw_proj_emb + V*d*sw_head*sw_head_untied + V*d_emb*sw_head*sw_head_untied*sw_proj_emb,
         V*sw_head*sw_head_bias,
         d**2*sw_pooler + d*sw_pooler,
         d**2*sw_mlm + d*sw_mlm*sw_norm_b + d*sw_mlm*sw_norm_w + d*sw_mlm,
@@ -1601,34 +3487,64 @@ def single__leaves_params(v):
 
 def single__leaves_matmul(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     return (
-        2*L*b*d*d_h*n_h*s,
-        2*L*b*d*d_h*n_kv*s,
-        2*L*b*d*d_h*n_kv*s,
-        2*L*b*d_h*n_h*s**2,
-        2*L*b*d_h*n_h*s**2,
-        2*L*b*d*d_h*n_h*s*sw_attn_out,
-        2*E*L*b*d*s*sw_router,
-        2*L*b*d*d_ff*k*s*sw_gated,
-        2*L*b*d*d_ff*k*s,
-        2*L*b*d*d_ff*k*s,
-        2*V*b*d*s*sw_head,
+        -2*L*b*d*d_h*n_h*s*sw_mla + 2*L*b*d*d_h*n_h*s - 2*L*b*d*d_nope*n_h*s*sw_mla*sw_q_lora + 2*L*b*d*d_nope*n_h*s*sw_mla - 2*L*b*d*d_rope*n_h*s*sw_mla*sw_q_lora + 2*L*b*d*d_rope*n_h*s*sw_mla,
+        2*L*b*d*r_q*s*sw_mla*sw_q_lora,
+        2*L*b*d_nope*n_h*r_q*s*sw_mla*sw_q_lora + 2*L*b*d_rope*n_h*r_q*s*sw_mla*sw_q_lora,
+        -2*L*b*d*d_h*n_kv*s*sw_mla + 2*L*b*d*d_h*n_kv*s,
+        -2*L*b*d*d_h*n_kv*s*sw_mla + 2*L*b*d*d_h*n_kv*s,
+        2*L*b*d*d_rope*s*sw_mla + 2*L*b*d*r_kv*s*sw_mla,
+        2*L*b*d_nope*n_h*r_kv*s*sw_mla + 2*L*b*d_v*n_h*r_kv*s*sw_mla,
+        -2*L*b*d_h*n_h*s**2*sw_mla + 2*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*s**2*sw_mla + 2*L*b*d_rope*n_h*s**2*sw_mla,
+        -2*L*b*d_h*n_h*s**2*sw_mla + 2*L*b*d_h*n_h*s**2 + 2*L*b*d_v*n_h*s**2*sw_mla,
+        -2*L*b*d*d_h*n_h*s*sw_attn_out*sw_mla + 2*L*b*d*d_h*n_h*s*sw_attn_out + 2*L*b*d*d_v*n_h*s*sw_attn_out*sw_mla,
+        -2*L*b*d*d_ff*s*sw_gated*sw_router + 2*L*b*d*d_ff*s*sw_gated + 2*L_dense*b*d*d_ff*s*sw_gated*sw_router,
+        -2*L*b*d*d_ff*s*sw_router + 2*L*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s*sw_router,
+        -2*L*b*d*d_ff*s*sw_router + 2*L*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s*sw_router,
+        2*E*L*b*d*s*sw_router**2 - 2*E*L_dense*b*d*s*sw_router**2,
+        -2*L*b*d*d_ff*k*s*sw_gated*sw_moe_width*sw_router**2 + 2*L*b*d*d_ff*k*s*sw_gated*sw_router**2 + 2*L*b*d*d_moe*k*s*sw_gated*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s*sw_gated*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_gated*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_gated*sw_moe_width*sw_router**2,
+        -2*L*b*d*d_ff*k*s*sw_moe_width*sw_router**2 + 2*L*b*d*d_ff*k*s*sw_router**2 + 2*L*b*d*d_moe*k*s*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_moe_width*sw_router**2,
+        -2*L*b*d*d_ff*k*s*sw_moe_width*sw_router**2 + 2*L*b*d*d_ff*k*s*sw_router**2 + 2*L*b*d*d_moe*k*s*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_moe_width*sw_router**2,
+        2*E_s*L*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_gated*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_ff*s*sw_gated*sw_router**2*sw_shared - 2*E_s*L*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L*b*d*d_sh*s*sw_gated*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_gated*sw_router**2*sw_sh_width*sw_shared,
+        2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_shared - 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared,
+        2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_shared - 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared,
+        2*L*b*d*s*sw_router**2*sw_shared_gate - 2*L_dense*b*d*s*sw_router**2*sw_shared_gate,
+        2*b*d*d_emb*s*sw_proj_emb,
+        2*b*d*d_emb*s*sw_proj_emb,
+        -2*V*b*d*s*sw_head*sw_proj_emb + 2*V*b*d*s*sw_head + 2*V*b*d_emb*s*sw_head*sw_proj_emb,
         2*b*d**2*sw_pooler,
         2*b*d**2*s*sw_mlm,
     )
@@ -1636,11 +3552,89 @@ def single__leaves_matmul(v):
 
 def single__leaves_layer__layer(v):
     E = v["E"]
+    E_s = v["E_s"]
     d = v["d"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
+    sw_attn_out = v["sw_attn_out"]
+    sw_bias_k = v["sw_bias_k"]
+    sw_bias_o = v["sw_bias_o"]
+    sw_bias_q = v["sw_bias_q"]
+    sw_bias_v = v["sw_bias_v"]
+    sw_expert_bias = v["sw_expert_bias"]
+    sw_ffn_bias = v["sw_ffn_bias"]
+    sw_gated = v["sw_gated"]
+    sw_mla = v["sw_mla"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
+    sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
+    sw_norm_w = v["sw_norm_w"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
+    sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
+    return (
+        -d*d_h*n_h*sw_mla + d*d_h*n_h - d*d_nope*n_h*sw_mla*sw_q_lora + d*d_nope*n_h*sw_mla - d*d_rope*n_h*sw_mla*sw_q_lora + d*d_rope*n_h*sw_mla - d_h*n_h*sw_bias_q*sw_mla + d_h*n_h*sw_bias_q - d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_nope*n_h*sw_bias_q*sw_mla - d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_rope*n_h*sw_bias_q*sw_mla,
+        d*r_q*sw_mla*sw_q_lora + r_q*sw_bias_q*sw_mla*sw_q_lora,
+        r_q*sw_mla*sw_q_lora,
+        d_nope*n_h*r_q*sw_mla*sw_q_lora + d_rope*n_h*r_q*sw_mla*sw_q_lora,
+        -d*d_h*n_kv*sw_mla + d*d_h*n_kv - d_h*n_kv*sw_bias_k*sw_mla + d_h*n_kv*sw_bias_k,
+        -d*d_h*n_kv*sw_mla + d*d_h*n_kv - d_h*n_kv*sw_bias_v*sw_mla + d_h*n_kv*sw_bias_v,
+        d*d_rope*sw_mla + d*r_kv*sw_mla + d_rope*sw_bias_k*sw_mla + r_kv*sw_bias_k*sw_mla,
+        r_kv*sw_mla,
+        d_nope*n_h*r_kv*sw_mla + d_v*n_h*r_kv*sw_mla,
+        d_h*n_h*sw_qk_all + d_h*sw_qk_head,
+        d_h*n_kv*sw_qk_all + d_h*sw_qk_head,
+        n_h*sw_sinks,
+        -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
+        d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,
+        d*sw_norm_attn_out*sw_norm_b + d*sw_norm_attn_out*sw_norm_w,
+        d*sw_norm_b*sw_norm_ffn_in + d*sw_norm_ffn_in*sw_norm_w,
+        d*sw_norm_b*sw_norm_ffn_out + d*sw_norm_ffn_out*sw_norm_w,
+        -d*d_ff*sw_gated*sw_router + d*d_ff*sw_gated - d_ff*sw_ffn_bias*sw_gated*sw_router + d_ff*sw_ffn_bias*sw_gated,
+        -d*d_ff*sw_router + d*d_ff - d_ff*sw_ffn_bias*sw_router + d_ff*sw_ffn_bias,
+        -d*d_ff*sw_router + d*d_ff - d*sw_ffn_bias*sw_router + d*sw_ffn_bias,
+        E*d*sw_router,
+        E*sw_router*sw_router_bias,
+        -E*d*d_ff*sw_gated*sw_moe_width*sw_router + E*d*d_ff*sw_gated*sw_router + E*d*d_moe*sw_gated*sw_moe_width*sw_router,
+        -E*d*d_ff*sw_moe_width*sw_router + E*d*d_ff*sw_router + E*d*d_moe*sw_moe_width*sw_router,
+        -E*d*d_ff*sw_moe_width*sw_router + E*d*d_ff*sw_router + E*d*d_moe*sw_moe_width*sw_router,
+        E*d*sw_expert_bias*sw_router - E*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router + E*d_ff*sw_expert_bias*sw_gated*sw_router - E*d_ff*sw_expert_bias*sw_moe_width*sw_router + E*d_ff*sw_expert_bias*sw_router + E*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router + E*d_moe*sw_expert_bias*sw_moe_width*sw_router,
+        E_s*d*d_ff*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d*d_ff*sw_gated*sw_moe_width*sw_router*sw_shared - E_s*d*d_ff*sw_gated*sw_router*sw_sh_width*sw_shared + E_s*d*d_ff*sw_gated*sw_router*sw_shared - E_s*d*d_moe*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d*d_moe*sw_gated*sw_moe_width*sw_router*sw_shared + E_s*d*d_sh*sw_gated*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_shared - E_s*d_ff*sw_ffn_bias*sw_gated*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_gated*sw_router*sw_shared - E_s*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_shared + E_s*d_sh*sw_ffn_bias*sw_gated*sw_router*sw_sh_width*sw_shared,
+        E_s*d*d_ff*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d*d_ff*sw_moe_width*sw_router*sw_shared - E_s*d*d_ff*sw_router*sw_sh_width*sw_shared + E_s*d*d_ff*sw_router*sw_shared - E_s*d*d_moe*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d*d_moe*sw_moe_width*sw_router*sw_shared + E_s*d*d_sh*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d_ff*sw_ffn_bias*sw_moe_width*sw_router*sw_shared - E_s*d_ff*sw_ffn_bias*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_router*sw_shared - E_s*d_moe*sw_ffn_bias*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d_moe*sw_ffn_bias*sw_moe_width*sw_router*sw_shared + E_s*d_sh*sw_ffn_bias*sw_router*sw_sh_width*sw_shared,
+        E_s*d*d_ff*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d*d_ff*sw_moe_width*sw_router*sw_shared - E_s*d*d_ff*sw_router*sw_sh_width*sw_shared + E_s*d*d_ff*sw_router*sw_shared - E_s*d*d_moe*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d*d_moe*sw_moe_width*sw_router*sw_shared + E_s*d*d_sh*sw_router*sw_sh_width*sw_shared + E_s*d*sw_ffn_bias*sw_router*sw_shared,
+        d*sw_router*sw_shared_gate,
+    )
+
+
+def single__leaves_layer__dense_layer(v):
+    d = v["d"]
+    d_ff = v["d_ff"]
+    d_h = v["d_h"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_v = v["d_v"]
+    n_h = v["n_h"]
+    n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -1648,61 +3642,115 @@ def single__leaves_layer__layer(v):
     sw_bias_v = v["sw_bias_v"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_gated = v["sw_gated"]
+    sw_mla = v["sw_mla"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
-    sw_router = v["sw_router"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
+    sw_sinks = v["sw_sinks"]
     return (
-        d*d_h*n_h + d_h*n_h*sw_bias_q,
-        d*d_h*n_kv + d_h*n_kv*sw_bias_k,
-        d*d_h*n_kv + d_h*n_kv*sw_bias_v,
-        d*d_h*n_h*sw_attn_out + d*sw_attn_out*sw_bias_o,
-        d*sw_norm_b + d*sw_norm_w,
-        d*sw_norm_b + d*sw_norm_w,
-        E*d*sw_router,
-        E*d*d_ff*sw_gated + E*d_ff*sw_ffn_bias*sw_gated,
-        E*d*d_ff + E*d_ff*sw_ffn_bias,
-        E*d*d_ff + E*d*sw_ffn_bias,
+        -d*d_h*n_h*sw_mla + d*d_h*n_h - d*d_nope*n_h*sw_mla*sw_q_lora + d*d_nope*n_h*sw_mla - d*d_rope*n_h*sw_mla*sw_q_lora + d*d_rope*n_h*sw_mla - d_h*n_h*sw_bias_q*sw_mla + d_h*n_h*sw_bias_q - d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_nope*n_h*sw_bias_q*sw_mla - d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_rope*n_h*sw_bias_q*sw_mla,
+        d*r_q*sw_mla*sw_q_lora + r_q*sw_bias_q*sw_mla*sw_q_lora,
+        r_q*sw_mla*sw_q_lora,
+        d_nope*n_h*r_q*sw_mla*sw_q_lora + d_rope*n_h*r_q*sw_mla*sw_q_lora,
+        -d*d_h*n_kv*sw_mla + d*d_h*n_kv - d_h*n_kv*sw_bias_k*sw_mla + d_h*n_kv*sw_bias_k,
+        -d*d_h*n_kv*sw_mla + d*d_h*n_kv - d_h*n_kv*sw_bias_v*sw_mla + d_h*n_kv*sw_bias_v,
+        d*d_rope*sw_mla + d*r_kv*sw_mla + d_rope*sw_bias_k*sw_mla + r_kv*sw_bias_k*sw_mla,
+        r_kv*sw_mla,
+        d_nope*n_h*r_kv*sw_mla + d_v*n_h*r_kv*sw_mla,
+        d_h*n_h*sw_qk_all + d_h*sw_qk_head,
+        d_h*n_kv*sw_qk_all + d_h*sw_qk_head,
+        n_h*sw_sinks,
+        -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
+        d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,
+        d*sw_norm_attn_out*sw_norm_b + d*sw_norm_attn_out*sw_norm_w,
+        d*sw_norm_b*sw_norm_ffn_in + d*sw_norm_ffn_in*sw_norm_w,
+        d*sw_norm_b*sw_norm_ffn_out + d*sw_norm_ffn_out*sw_norm_w,
+        d*d_ff*sw_gated + d_ff*sw_ffn_bias*sw_gated,
+        d*d_ff + d_ff*sw_ffn_bias,
+        d*d_ff + d*sw_ffn_bias,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
     )
 
 
 def encoder_decoder__params_total__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     P = v["P"]
     R = v["R"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(d*(2*E*L*d_ff + 2*E*L_dec*d_ff + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
+        out = out + c*(d*(2*L*d_ff + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_ff + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
     c = sw_attn_out
     if c:
         out = out + c*(d*d_h*n_h*(L + 2*L_dec))
@@ -1717,31 +3765,49 @@ def encoder_decoder__params_total__num(v):
         out = out + c*(d_h*n_kv*(L + 2*L_dec))
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*(L*d + L*d_ff + L_dec*d + L_dec*d_ff))
+        out = out + c*(L*d + L*d_ff + L_dec*d + L_dec*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(E*d*d_ff*(L + L_dec))
+        out = out + c*(d*d_ff*(L + L_dec))
+    c = sw_mla
+    if c:
+        out = out + c*(-L*d*d_h*n_h - 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv - 2*L_dec*d*d_h*n_h - 4*L_dec*d*d_h*n_kv + 2*L_dec*d*d_nope*n_h + 2*L_dec*d*d_rope*n_h + 2*L_dec*d*d_rope + 2*L_dec*d*r_kv + 2*L_dec*d_nope*n_h*r_kv + 2*L_dec*d_v*n_h*r_kv + 2*L_dec*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
     c = sw_norm_b
     if c:
-        out = out + c*(d*(2*L + 3*L_dec))
+        out = out + c*(L_dec*d)
     c = sw_norm_w
     if c:
-        out = out + c*(d*(2*L + 3*L_dec))
+        out = out + c*(L_dec*d)
     c = sw_pooler
     if c:
         out = out + c*(d*(d + 1))
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(d_h*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*d_h*(L + 2*L_dec))
     c = sw_rel_bias
     if c:
         out = out + c*(2*R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*d*(L + L_dec))
+        out = out + c*(2*d*d_ff*(-L - L_dec + 2*L_dense))
+    c = sw_router**2
+    if c:
+        out = out + c*(E*d*(2*L*d_ff + L + 2*L_dec*d_ff + L_dec - 4*L_dense*d_ff - 2*L_dense))
+    c = sw_sinks
+    if c:
+        out = out + c*(n_h*(L + 2*L_dec))
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -1751,33 +3817,165 @@ def encoder_decoder__params_total__num(v):
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(d*(L + 2*L_dec))
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(d*n_h*(-L*d_h + L*d_v - 2*L_dec*d_h + 2*L_dec*d_v))
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(-L*d_h*n_kv + L*d_rope + L*r_kv - 2*L_dec*d_h*n_kv + 2*L_dec*d_rope + 2*L_dec*r_kv)
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(n_h*(-L*d_h + L*d_nope + L*d_rope - 2*L_dec*d_h + 2*L_dec*d_nope + 2*L_dec*d_rope))
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(-d_h*n_kv*(L + 2*L_dec))
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(E*(L*d + L*d_ff + L_dec*d + L_dec*d_ff - 2*L_dense*d - 2*L_dense*d_ff))
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(E*d_ff*(L + L_dec))
+        out = out + c*(d_ff*(L + L_dec))
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(-L*d - L*d_ff - L_dec*d - L_dec*d_ff + 2*L_dense*d + 2*L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(2*d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(2*d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(d*d_ff*(-L - L_dec + 2*L_dense))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*d*d_ff*(L + L_dec - 2*L_dense))
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-L*d*d_nope*n_h - L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q - 2*L_dec*d*d_nope*n_h - 2*L_dec*d*d_rope*n_h + 2*L_dec*d*r_q + 2*L_dec*d_nope*n_h*r_q + 2*L_dec*d_rope*n_h*r_q + 2*L_dec*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*E*d*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*(L + L_dec - 2*L_dense))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*d_ff*(L + L_dec - 2*L_dense))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(d*(L + L_dec - 2*L_dense))
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-L*d_nope*n_h - L*d_rope*n_h + L*r_q - 2*L_dec*d_nope*n_h - 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*d_ff*(L + L_dec - 2*L_dense))
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(d_ff*(-L - L_dec + 2*L_dense))
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d + L*d_ff + L_dec*d + L_dec*d_ff - 2*L_dense*d - 2*L_dense*d_ff))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*d*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*d_ff*(L + L_dec - 2*L_dense))
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d_ff*(L + L_dec - 2*L_dense))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
     return out
 
 
@@ -1787,42 +3985,68 @@ def encoder_decoder__params_total(v):
 
 def encoder_decoder__params_total__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     P = v["P"]
     R = v["R"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*E*L*d*d_ff + 2*E*L_dec*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
+        out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_ff + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
@@ -1837,31 +4061,49 @@ def encoder_decoder__params_total__bound(v):
         out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*L*d + E*L*d_ff + E*L_dec*d + E*L_dec*d_ff)
+        out = out + c*(L*d + L*d_ff + L_dec*d + L_dec*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(E*L*d*d_ff + E*L_dec*d*d_ff)
+        out = out + c*(L*d*d_ff + L_dec*d*d_ff)
+    c = sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv + 2*L_dec*d*d_nope*n_h + 2*L_dec*d*d_rope*n_h + 2*L_dec*d*d_rope + 2*L_dec*d*r_kv + 2*L_dec*d_nope*n_h*r_kv + 2*L_dec*d_v*n_h*r_kv + 2*L_dec*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
     c = sw_norm_b
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(L_dec*d)
     c = sw_norm_w
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(L_dec*d)
     c = sw_pooler
     if c:
         out = out + c*(d**2 + d)
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv + 2*L_dec*d_h*n_h + 2*L_dec*d_h*n_kv)
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h + 4*L_dec*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(2*R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d + E*L_dec*d)
+        out = out + c*(2*L*d*d_ff + 2*L_dec*d*d_ff + 4*L_dense*d*d_ff)
+    c = sw_router**2
+    if c:
+        out = out + c*(2*E*L*d*d_ff + E*L*d + 2*E*L_dec*d*d_ff + E*L_dec*d + 4*E*L_dense*d*d_ff + 2*E*L_dense*d)
+    c = sw_sinks
+    if c:
+        out = out + c*(L*n_h + 2*L_dec*n_h)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -1871,75 +4113,233 @@ def encoder_decoder__params_total__bound(v):
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d + 2*L_dec*d)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + L*d*d_v*n_h + 2*L_dec*d*d_h*n_h + 2*L_dec*d*d_v*n_h)
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv + L*d_rope + L*r_kv + 2*L_dec*d_h*n_kv + 2*L_dec*d_rope + 2*L_dec*r_kv)
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_nope*n_h + L*d_rope*n_h + 2*L_dec*d_h*n_h + 2*L_dec*d_nope*n_h + 2*L_dec*d_rope*n_h)
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(E*L*d + E*L*d_ff + E*L_dec*d + E*L_dec*d_ff + 2*E*L_dense*d + 2*E*L_dense*d_ff)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(E*L*d_ff + E*L_dec*d_ff)
+        out = out + c*(L*d_ff + L_dec*d_ff)
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(L*d + L*d_ff + L_dec*d + L_dec*d_ff + 2*L_dense*d + 2*L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(2*d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(2*d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(L*d*d_ff + L_dec*d*d_ff + 2*L_dense*d*d_ff)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*L*d*d_ff + E*L_dec*d*d_ff + 2*E*L_dense*d*d_ff)
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q + 2*L_dec*d*d_nope*n_h + 2*L_dec*d*d_rope*n_h + 2*L_dec*d*r_q + 2*L_dec*d_nope*n_h*r_q + 2*L_dec*d_rope*n_h*r_q + 2*L_dec*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*E*L*d*d_ff + 2*E*L*d*d_moe + 2*E*L_dec*d*d_ff + 2*E*L_dec*d*d_moe + 4*E*L_dense*d*d_ff + 4*E*L_dense*d*d_moe)
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*L + E*L_dec + 2*E*L_dense)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L_dec*d*d_ff + 4*E_s*L_dense*d*d_ff)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(L*d + L_dec*d + 2*L_dense*d)
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q + 2*L_dec*d_nope*n_h + 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L_dec*d_ff + 2*E*L_dense*d_ff)
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dec*d_ff + E*L_dec*d_moe + 2*E*L_dense*d_ff + 2*E*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(L*d_ff + L_dec*d_ff + 2*L_dense*d_ff)
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d + E_s*L*d_ff + E_s*L_dec*d + E_s*L_dec*d_ff + 2*E_s*L_dense*d + 2*E_s*L_dense*d_ff)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d*d_ff + E*L*d*d_moe + E*L_dec*d*d_ff + E*L_dec*d*d_moe + 2*E*L_dense*d*d_ff + 2*E*L_dense*d*d_moe)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L_dec*d*d_ff + 2*E_s*L_dense*d*d_ff)
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dec*d*d_ff + 2*E_s*L_dec*d*d_moe + 4*E_s*L_dense*d*d_ff + 4*E_s*L_dense*d*d_moe)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_sh + 2*E_s*L_dec*d*d_ff + 2*E_s*L_dec*d*d_sh + 4*E_s*L_dense*d*d_ff + 4*E_s*L_dense*d*d_sh)
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dec*d_ff + E*L_dec*d_moe + 2*E*L_dense*d_ff + 2*E*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L_dec*d_ff + 2*E_s*L_dense*d_ff)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dec*d_ff + E_s*L_dec*d_sh + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_sh)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dec*d*d_ff + E_s*L_dec*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_sh + E_s*L_dec*d*d_ff + E_s*L_dec*d*d_sh + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dec*d*d_ff + 2*E_s*L_dec*d*d_moe + 4*E_s*L_dense*d*d_ff + 4*E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dec*d_ff + E_s*L_dec*d_sh + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_sh)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dec*d*d_ff + E_s*L_dec*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
     return out + 1
 
 
 def encoder_decoder__params_active__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     P = v["P"]
     R = v["R"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(d*(2*L*d_ff*k + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_ff*k + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
+        out = out + c*(d*(2*L*d_ff + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_ff + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
     c = sw_attn_out
     if c:
         out = out + c*(d*d_h*n_h*(L + 2*L_dec))
@@ -1954,31 +4354,49 @@ def encoder_decoder__params_active__num(v):
         out = out + c*(d_h*n_kv*(L + 2*L_dec))
     c = sw_ffn_bias
     if c:
-        out = out + c*(k*(L*d + L*d_ff + L_dec*d + L_dec*d_ff))
+        out = out + c*(L*d + L*d_ff + L_dec*d + L_dec*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(d*d_ff*k*(L + L_dec))
+        out = out + c*(d*d_ff*(L + L_dec))
+    c = sw_mla
+    if c:
+        out = out + c*(-L*d*d_h*n_h - 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv - 2*L_dec*d*d_h*n_h - 4*L_dec*d*d_h*n_kv + 2*L_dec*d*d_nope*n_h + 2*L_dec*d*d_rope*n_h + 2*L_dec*d*d_rope + 2*L_dec*d*r_kv + 2*L_dec*d_nope*n_h*r_kv + 2*L_dec*d_v*n_h*r_kv + 2*L_dec*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
     c = sw_norm_b
     if c:
-        out = out + c*(d*(2*L + 3*L_dec))
+        out = out + c*(L_dec*d)
     c = sw_norm_w
     if c:
-        out = out + c*(d*(2*L + 3*L_dec))
+        out = out + c*(L_dec*d)
     c = sw_pooler
     if c:
         out = out + c*(d*(d + 1))
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(d_h*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*d_h*(L + 2*L_dec))
     c = sw_rel_bias
     if c:
         out = out + c*(2*R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*d*(L + L_dec))
+        out = out + c*(2*d*d_ff*(-L - L_dec + 2*L_dense))
+    c = sw_router**2
+    if c:
+        out = out + c*(d*(E*L + E*L_dec - 2*E*L_dense + 2*L*d_ff*k + 2*L_dec*d_ff*k - 4*L_dense*d_ff*k))
+    c = sw_sinks
+    if c:
+        out = out + c*(n_h*(L + 2*L_dec))
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -1988,33 +4406,165 @@ def encoder_decoder__params_active__num(v):
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(d*(L + 2*L_dec))
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(d*n_h*(-L*d_h + L*d_v - 2*L_dec*d_h + 2*L_dec*d_v))
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(-L*d_h*n_kv + L*d_rope + L*r_kv - 2*L_dec*d_h*n_kv + 2*L_dec*d_rope + 2*L_dec*r_kv)
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(n_h*(-L*d_h + L*d_nope + L*d_rope - 2*L_dec*d_h + 2*L_dec*d_nope + 2*L_dec*d_rope))
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(-d_h*n_kv*(L + 2*L_dec))
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(k*(L*d + L*d_ff + L_dec*d + L_dec*d_ff - 2*L_dense*d - 2*L_dense*d_ff))
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(d_ff*k*(L + L_dec))
+        out = out + c*(d_ff*(L + L_dec))
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(-L*d - L*d_ff - L_dec*d - L_dec*d_ff + 2*L_dense*d + 2*L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(2*d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(2*d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(d*d_ff*(-L - L_dec + 2*L_dense))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(d*d_ff*k*(L + L_dec - 2*L_dense))
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-L*d*d_nope*n_h - L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q - 2*L_dec*d*d_nope*n_h - 2*L_dec*d*d_rope*n_h + 2*L_dec*d*r_q + 2*L_dec*d_nope*n_h*r_q + 2*L_dec*d_rope*n_h*r_q + 2*L_dec*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*d*k*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*(L + L_dec - 2*L_dense))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*d_ff*(L + L_dec - 2*L_dense))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(d*(L + L_dec - 2*L_dense))
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-L*d_nope*n_h - L*d_rope*n_h + L*r_q - 2*L_dec*d_nope*n_h - 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(d_ff*k*(L + L_dec - 2*L_dense))
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(k*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(d_ff*(-L - L_dec + 2*L_dense))
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d + L*d_ff + L_dec*d + L_dec*d_ff - 2*L_dense*d - 2*L_dense*d_ff))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(d*k*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*d_ff*(L + L_dec - 2*L_dense))
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(k*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d_ff*(L + L_dec - 2*L_dense))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
     return out
 
 
@@ -2024,43 +4574,69 @@ def encoder_decoder__params_active(v):
 
 def encoder_decoder__params_active__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     P = v["P"]
     R = v["R"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*d*d_ff*k + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_ff*k + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
+        out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_ff + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
@@ -2075,31 +4651,49 @@ def encoder_decoder__params_active__bound(v):
         out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(L*d*k + L*d_ff*k + L_dec*d*k + L_dec*d_ff*k)
+        out = out + c*(L*d + L*d_ff + L_dec*d + L_dec*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(L*d*d_ff*k + L_dec*d*d_ff*k)
+        out = out + c*(L*d*d_ff + L_dec*d*d_ff)
+    c = sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv + 2*L_dec*d*d_nope*n_h + 2*L_dec*d*d_rope*n_h + 2*L_dec*d*d_rope + 2*L_dec*d*r_kv + 2*L_dec*d_nope*n_h*r_kv + 2*L_dec*d_v*n_h*r_kv + 2*L_dec*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
     c = sw_norm_b
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(L_dec*d)
     c = sw_norm_w
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(L_dec*d)
     c = sw_pooler
     if c:
         out = out + c*(d**2 + d)
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv + 2*L_dec*d_h*n_h + 2*L_dec*d_h*n_kv)
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h + 4*L_dec*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(2*R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d + E*L_dec*d)
+        out = out + c*(2*L*d*d_ff + 2*L_dec*d*d_ff + 4*L_dense*d*d_ff)
+    c = sw_router**2
+    if c:
+        out = out + c*(E*L*d + E*L_dec*d + 2*E*L_dense*d + 2*L*d*d_ff*k + 2*L_dec*d*d_ff*k + 4*L_dense*d*d_ff*k)
+    c = sw_sinks
+    if c:
+        out = out + c*(L*n_h + 2*L_dec*n_h)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -2109,33 +4703,165 @@ def encoder_decoder__params_active__bound(v):
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d + 2*L_dec*d)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + L*d*d_v*n_h + 2*L_dec*d*d_h*n_h + 2*L_dec*d*d_v*n_h)
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv + L*d_rope + L*r_kv + 2*L_dec*d_h*n_kv + 2*L_dec*d_rope + 2*L_dec*r_kv)
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_nope*n_h + L*d_rope*n_h + 2*L_dec*d_h*n_h + 2*L_dec*d_nope*n_h + 2*L_dec*d_rope*n_h)
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(L*d*k + L*d_ff*k + L_dec*d*k + L_dec*d_ff*k + 2*L_dense*d*k + 2*L_dense*d_ff*k)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(L*d_ff*k + L_dec*d_ff*k)
+        out = out + c*(L*d_ff + L_dec*d_ff)
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(L*d + L*d_ff + L_dec*d + L_dec*d_ff + 2*L_dense*d + 2*L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(2*d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(2*d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(L*d*d_ff + L_dec*d*d_ff + 2*L_dense*d*d_ff)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(L*d*d_ff*k + L_dec*d*d_ff*k + 2*L_dense*d*d_ff*k)
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q + 2*L_dec*d*d_nope*n_h + 2*L_dec*d*d_rope*n_h + 2*L_dec*d*r_q + 2*L_dec*d_nope*n_h*r_q + 2*L_dec*d_rope*n_h*r_q + 2*L_dec*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*L*d*d_ff*k + 2*L*d*d_moe*k + 2*L_dec*d*d_ff*k + 2*L_dec*d*d_moe*k + 4*L_dense*d*d_ff*k + 4*L_dense*d*d_moe*k)
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*L + E*L_dec + 2*E*L_dense)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L_dec*d*d_ff + 4*E_s*L_dense*d*d_ff)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(L*d + L_dec*d + 2*L_dense*d)
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q + 2*L_dec*d_nope*n_h + 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(L*d_ff*k + L_dec*d_ff*k + 2*L_dense*d_ff*k)
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(L*d_ff*k + L*d_moe*k + L_dec*d_ff*k + L_dec*d_moe*k + 2*L_dense*d_ff*k + 2*L_dense*d_moe*k)
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(L*d_ff + L_dec*d_ff + 2*L_dense*d_ff)
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d + E_s*L*d_ff + E_s*L_dec*d + E_s*L_dec*d_ff + 2*E_s*L_dense*d + 2*E_s*L_dense*d_ff)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(L*d*d_ff*k + L*d*d_moe*k + L_dec*d*d_ff*k + L_dec*d*d_moe*k + 2*L_dense*d*d_ff*k + 2*L_dense*d*d_moe*k)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L_dec*d*d_ff + 2*E_s*L_dense*d*d_ff)
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dec*d*d_ff + 2*E_s*L_dec*d*d_moe + 4*E_s*L_dense*d*d_ff + 4*E_s*L_dense*d*d_moe)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_sh + 2*E_s*L_dec*d*d_ff + 2*E_s*L_dec*d*d_sh + 4*E_s*L_dense*d*d_ff + 4*E_s*L_dense*d*d_sh)
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(L*d_ff*k + L*d_moe*k + L_dec*d_ff*k + L_dec*d_moe*k + 2*L_dense*d_ff*k + 2*L_dense*d_moe*k)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L_dec*d_ff + 2*E_s*L_dense*d_ff)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dec*d_ff + E_s*L_dec*d_sh + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_sh)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dec*d*d_ff + E_s*L_dec*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_sh + E_s*L_dec*d*d_ff + E_s*L_dec*d*d_sh + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dec*d*d_ff + 2*E_s*L_dec*d*d_moe + 4*E_s*L_dense*d*d_ff + 4*E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dec*d_ff + E_s*L_dec*d_sh + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_sh)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dec*d*d_ff + E_s*L_dec*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
     return out + 1
 
 
@@ -2144,9 +4870,11 @@ def encoder_decoder__params_embedding__num(v):
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     sw_head = v["sw_head"]
     sw_head_untied = v["sw_head_untied"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
@@ -2162,6 +4890,12 @@ def encoder_decoder__params_embedding__num(v):
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*(-d + d_emb))
     return out
 
 
@@ -2174,9 +4908,11 @@ def encoder_decoder__params_embedding__bound(v):
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     sw_head = v["sw_head"]
     sw_head_untied = v["sw_head_untied"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
@@ -2192,41 +4928,73 @@ def encoder_decoder__params_embedding__bound(v):
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_proj_emb*sw_tok_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
+    c = sw_head*sw_head_untied*sw_proj_emb
+    if c:
+        out = out + c*(V*d + V*d_emb)
     return out + 1
 
 
 def encoder_decoder__params_non_embedding__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     R = v["R"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     out = 0
     c = 1
     if c:
-        out = out + c*(d*(2*E*L*d_ff + 2*E*L_dec*d_ff + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
+        out = out + c*(d*(2*L*d_ff + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_ff + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
     c = sw_attn_out
     if c:
         out = out + c*(d*d_h*n_h*(L + 2*L_dec))
@@ -2241,55 +5009,199 @@ def encoder_decoder__params_non_embedding__num(v):
         out = out + c*(d_h*n_kv*(L + 2*L_dec))
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*(L*d + L*d_ff + L_dec*d + L_dec*d_ff))
+        out = out + c*(L*d + L*d_ff + L_dec*d + L_dec*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(E*d*d_ff*(L + L_dec))
+        out = out + c*(d*d_ff*(L + L_dec))
+    c = sw_mla
+    if c:
+        out = out + c*(-L*d*d_h*n_h - 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv - 2*L_dec*d*d_h*n_h - 4*L_dec*d*d_h*n_kv + 2*L_dec*d*d_nope*n_h + 2*L_dec*d*d_rope*n_h + 2*L_dec*d*d_rope + 2*L_dec*d*r_kv + 2*L_dec*d_nope*n_h*r_kv + 2*L_dec*d_v*n_h*r_kv + 2*L_dec*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
     c = sw_norm_b
     if c:
-        out = out + c*(d*(2*L + 3*L_dec))
+        out = out + c*(L_dec*d)
     c = sw_norm_w
     if c:
-        out = out + c*(d*(2*L + 3*L_dec))
+        out = out + c*(L_dec*d)
     c = sw_pooler
     if c:
         out = out + c*(d*(d + 1))
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(d_h*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*d_h*(L + 2*L_dec))
     c = sw_rel_bias
     if c:
         out = out + c*(2*R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*d*(L + L_dec))
+        out = out + c*(2*d*d_ff*(-L - L_dec + 2*L_dense))
+    c = sw_router**2
+    if c:
+        out = out + c*(E*d*(2*L*d_ff + L + 2*L_dec*d_ff + L_dec - 4*L_dense*d_ff - 2*L_dense))
+    c = sw_sinks
+    if c:
+        out = out + c*(n_h*(L + 2*L_dec))
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(d*(L + 2*L_dec))
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(d*n_h*(-L*d_h + L*d_v - 2*L_dec*d_h + 2*L_dec*d_v))
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(-L*d_h*n_kv + L*d_rope + L*r_kv - 2*L_dec*d_h*n_kv + 2*L_dec*d_rope + 2*L_dec*r_kv)
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(n_h*(-L*d_h + L*d_nope + L*d_rope - 2*L_dec*d_h + 2*L_dec*d_nope + 2*L_dec*d_rope))
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(-d_h*n_kv*(L + 2*L_dec))
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(E*(L*d + L*d_ff + L_dec*d + L_dec*d_ff - 2*L_dense*d - 2*L_dense*d_ff))
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(E*d_ff*(L + L_dec))
+        out = out + c*(d_ff*(L + L_dec))
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(-L*d - L*d_ff - L_dec*d - L_dec*d_ff + 2*L_dense*d + 2*L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(2*d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(2*d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(d*d_ff*(-L - L_dec + 2*L_dense))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*d*d_ff*(L + L_dec - 2*L_dense))
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-L*d*d_nope*n_h - L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q - 2*L_dec*d*d_nope*n_h - 2*L_dec*d*d_rope*n_h + 2*L_dec*d*r_q + 2*L_dec*d_nope*n_h*r_q + 2*L_dec*d_rope*n_h*r_q + 2*L_dec*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*E*d*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(d*(L + L_dec))
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*(L + L_dec - 2*L_dense))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*d_ff*(L + L_dec - 2*L_dense))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(d*(L + L_dec - 2*L_dense))
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-L*d_nope*n_h - L*d_rope*n_h + L*r_q - 2*L_dec*d_nope*n_h - 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*d_ff*(L + L_dec - 2*L_dense))
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(d_ff*(-L - L_dec + 2*L_dense))
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d + L*d_ff + L_dec*d + L_dec*d_ff - 2*L_dense*d - 2*L_dense*d_ff))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*d*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*d_ff*(L + L_dec - 2*L_dense))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d_ff*(L + L_dec - 2*L_dense))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*d*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_moe - L_dec*d_ff + L_dec*d_moe + 2*L_dense*d_ff - 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(-L*d_ff + L*d_sh - L_dec*d_ff + L_dec*d_sh + 2*L_dense*d_ff - 2*L_dense*d_sh))
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*d*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*(L*d_ff - L*d_moe + L_dec*d_ff - L_dec*d_moe - 2*L_dense*d_ff + 2*L_dense*d_moe))
     return out
 
 
@@ -2299,36 +5211,62 @@ def encoder_decoder__params_non_embedding(v):
 
 def encoder_decoder__params_non_embedding__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     R = v["R"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*E*L*d*d_ff + 2*E*L_dec*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
+        out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_ff + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
@@ -2343,91 +5281,255 @@ def encoder_decoder__params_non_embedding__bound(v):
         out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
     c = sw_ffn_bias
     if c:
-        out = out + c*(E*L*d + E*L*d_ff + E*L_dec*d + E*L_dec*d_ff)
+        out = out + c*(L*d + L*d_ff + L_dec*d + L_dec*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(E*L*d*d_ff + E*L_dec*d*d_ff)
+        out = out + c*(L*d*d_ff + L_dec*d*d_ff)
+    c = sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv + 2*L_dec*d*d_nope*n_h + 2*L_dec*d*d_rope*n_h + 2*L_dec*d*d_rope + 2*L_dec*d*r_kv + 2*L_dec*d_nope*n_h*r_kv + 2*L_dec*d_v*n_h*r_kv + 2*L_dec*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
     c = sw_norm_b
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(L_dec*d)
     c = sw_norm_w
     if c:
-        out = out + c*(2*L*d + 3*L_dec*d)
+        out = out + c*(L_dec*d)
     c = sw_pooler
     if c:
         out = out + c*(d**2 + d)
+    c = sw_proj_emb
+    if c:
+        out = out + c*(2*d*d_emb)
+    c = sw_qk_all
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv + 2*L_dec*d_h*n_h + 2*L_dec*d_h*n_kv)
+    c = sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h + 4*L_dec*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(2*R*n_h)
     c = sw_router
     if c:
-        out = out + c*(E*L*d + E*L_dec*d)
+        out = out + c*(2*L*d*d_ff + 2*L_dec*d*d_ff + 4*L_dense*d*d_ff)
+    c = sw_router**2
+    if c:
+        out = out + c*(2*E*L*d*d_ff + E*L*d + 2*E*L_dec*d*d_ff + E*L_dec*d + 4*E*L_dense*d*d_ff + 2*E*L_dense*d)
+    c = sw_sinks
+    if c:
+        out = out + c*(L*n_h + 2*L_dec*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d + 2*L_dec*d)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + L*d*d_v*n_h + 2*L_dec*d*d_h*n_h + 2*L_dec*d*d_v*n_h)
+    c = sw_bias_k*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv + L*d_rope + L*r_kv + 2*L_dec*d_h*n_kv + 2*L_dec*d_rope + 2*L_dec*r_kv)
+    c = sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_nope*n_h + L*d_rope*n_h + 2*L_dec*d_h*n_h + 2*L_dec*d_nope*n_h + 2*L_dec*d_rope*n_h)
+    c = sw_bias_v*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_kv + 2*L_dec*d_h*n_kv)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_emb_norm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_expert_bias*sw_router**2
+    if c:
+        out = out + c*(E*L*d + E*L*d_ff + E*L_dec*d + E*L_dec*d_ff + 2*E*L_dense*d + 2*E*L_dense*d_ff)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(E*L*d_ff + E*L_dec*d_ff)
+        out = out + c*(L*d_ff + L_dec*d_ff)
+    c = sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(L*d + L*d_ff + L_dec*d + L_dec*d_ff + 2*L_dense*d + 2*L_dense*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(2*d)
     c = sw_final_norm*sw_norm_w
     if c:
         out = out + c*(2*d)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(L*d*d_ff + L_dec*d*d_ff + 2*L_dense*d*d_ff)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*L*d*d_ff + E*L_dec*d*d_ff + 2*E*L_dense*d*d_ff)
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q + 2*L_dec*d*d_nope*n_h + 2*L_dec*d*d_rope*n_h + 2*L_dec*d*r_q + 2*L_dec*d_nope*n_h*r_q + 2*L_dec*d_rope*n_h*r_q + 2*L_dec*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
     c = sw_mlm*sw_norm_w
     if c:
         out = out + c*(d)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*E*L*d*d_ff + 2*E*L*d*d_moe + 2*E*L_dec*d*d_ff + 2*E*L_dec*d*d_moe + 4*E*L_dense*d*d_ff + 4*E*L_dense*d*d_moe)
+    c = sw_norm_attn_in*sw_norm_b
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_attn_out*sw_norm_b
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_b*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_b*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(L*d + L_dec*d)
+    c = sw_router**2*sw_router_bias
+    if c:
+        out = out + c*(E*L + E*L_dec + 2*E*L_dense)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L_dec*d*d_ff + 4*E_s*L_dense*d*d_ff)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(L*d + L_dec*d + 2*L_dense*d)
+    c = sw_bias_q*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q + 2*L_dec*d_nope*n_h + 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
+    c = sw_expert_bias*sw_gated*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L_dec*d_ff + 2*E*L_dense*d_ff)
+    c = sw_expert_bias*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dec*d_ff + E*L_dec*d_moe + 2*E*L_dense*d_ff + 2*E*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(L*d_ff + L_dec*d_ff + 2*L_dense*d_ff)
+    c = sw_ffn_bias*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d + E_s*L*d_ff + E_s*L_dec*d + E_s*L_dec*d_ff + 2*E_s*L_dense*d + 2*E_s*L_dense*d_ff)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d*d_ff + E*L*d*d_moe + E*L_dec*d*d_ff + E*L_dec*d*d_moe + 2*E*L_dense*d*d_ff + 2*E*L_dense*d*d_moe)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L_dec*d*d_ff + 2*E_s*L_dense*d*d_ff)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dec*d*d_ff + 2*E_s*L_dec*d*d_moe + 4*E_s*L_dense*d*d_ff + 4*E_s*L_dense*d*d_moe)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_sh + 2*E_s*L_dec*d*d_ff + 2*E_s*L_dec*d*d_sh + 4*E_s*L_dense*d*d_ff + 4*E_s*L_dense*d*d_sh)
+    c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dec*d_ff + E*L_dec*d_moe + 2*E*L_dense*d_ff + 2*E*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L_dec*d_ff + 2*E_s*L_dense*d_ff)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dec*d_ff + E_s*L_dec*d_sh + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_sh)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dec*d*d_ff + E_s*L_dec*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_sh + E_s*L_dec*d*d_ff + E_s*L_dec*d*d_sh + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dec*d*d_ff + 2*E_s*L_dec*d*d_moe + 4*E_s*L_dense*d*d_ff + 4*E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dec*d_ff + E_s*L_dec*d_sh + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_sh)
+    c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dec*d*d_ff + E_s*L_dec*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+    c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dec*d_ff + E_s*L_dec*d_moe + 2*E_s*L_dense*d_ff + 2*E_s*L_dense*d_moe)
     return out + 1
 
 
 def encoder_decoder__flops_forward_matmul__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
+        out = out + c*(2*b*(2*L*d*d_ff*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
     c = sw_attn_out
     if c:
         out = out + c*(2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_gated
     if c:
-        out = out + c*(2*b*d*d_ff*k*(L*s + L_dec*s_dec))
+        out = out + c*(2*b*d*d_ff*(L*s + L_dec*s_dec))
     c = sw_head
     if c:
         out = out + c*(2*V*b*d*s_dec)
+    c = sw_mla
+    if c:
+        out = out + c*(2*b*(-L*d*d_h*n_h*s - 2*L*d*d_h*n_kv*s + L*d*d_nope*n_h*s + L*d*d_rope*n_h*s + L*d*d_rope*s + L*d*r_kv*s - 2*L*d_h*n_h*s**2 + L*d_nope*n_h*r_kv*s + L*d_nope*n_h*s**2 + L*d_rope*n_h*s**2 + L*d_v*n_h*r_kv*s + L*d_v*n_h*s**2 - 2*L_dec*d*d_h*n_h*s_dec - 2*L_dec*d*d_h*n_kv*s - 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d*d_nope*n_h*s_dec + 2*L_dec*d*d_rope*n_h*s_dec + L_dec*d*d_rope*s + L_dec*d*d_rope*s_dec + L_dec*d*r_kv*s + L_dec*d*r_kv*s_dec - 2*L_dec*d_h*n_h*s*s_dec - 2*L_dec*d_h*n_h*s_dec**2 + L_dec*d_nope*n_h*r_kv*s + L_dec*d_nope*n_h*r_kv*s_dec + L_dec*d_nope*n_h*s*s_dec + L_dec*d_nope*n_h*s_dec**2 + L_dec*d_rope*n_h*s*s_dec + L_dec*d_rope*n_h*s_dec**2 + L_dec*d_v*n_h*r_kv*s + L_dec*d_v*n_h*r_kv*s_dec + L_dec*d_v*n_h*s*s_dec + L_dec*d_v*n_h*s_dec**2))
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2*s_dec)
@@ -2436,7 +5538,58 @@ def encoder_decoder__flops_forward_matmul__num(v):
         out = out + c*(2*b*d**2)
     c = sw_router
     if c:
-        out = out + c*(2*E*b*d*(L*s + L_dec*s_dec))
+        out = out + c*(4*b*d*d_ff*(-L*s - L_dec*s_dec + L_dense*s + L_dense*s_dec))
+    c = sw_router**2
+    if c:
+        out = out + c*(2*b*d*(E*L*s + E*L_dec*s_dec - E*L_dense*s - E*L_dense*s_dec + 2*L*d_ff*k*s + 2*L_dec*d_ff*k*s_dec - 2*L_dense*d_ff*k*s - 2*L_dense*d_ff*k*s_dec))
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(2*b*d*n_h*(-L*d_h*s + L*d_v*s - 2*L_dec*d_h*s_dec + 2*L_dec*d_v*s_dec))
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(2*b*d*d_ff*(-L*s - L_dec*s_dec + L_dense*s + L_dense*s_dec))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(2*b*d*d_ff*k*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*s_dec*(-d + d_emb))
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*b*(-L*d*d_nope*n_h*s - L*d*d_rope*n_h*s + L*d*r_q*s + L*d_nope*n_h*r_q*s + L*d_rope*n_h*r_q*s - 2*L_dec*d*d_nope*n_h*s_dec - 2*L_dec*d*d_rope*n_h*s_dec + 2*L_dec*d*r_q*s_dec + 2*L_dec*d_nope*n_h*r_q*s_dec + 2*L_dec*d_rope*n_h*r_q*s_dec))
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*b*d*k*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*d_ff*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*b*d*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*b*d*k*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*d_ff*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(-L*d_ff*s + L*d_sh*s - L_dec*d_ff*s_dec + L_dec*d_sh*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_sh*s - L_dense*d_sh*s_dec))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(-L*d_ff*s + L*d_sh*s - L_dec*d_ff*s_dec + L_dec*d_sh*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_sh*s - L_dense*d_sh*s_dec))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(L*d_ff*s - L*d_moe*s + L_dec*d_ff*s_dec - L_dec*d_moe*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_moe*s + L_dense*d_moe*s_dec))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(L*d_ff*s - L*d_moe*s + L_dec*d_ff*s_dec - L_dec*d_moe*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_moe*s + L_dense*d_moe*s_dec))
     return out
 
 
@@ -2446,37 +5599,57 @@ def encoder_decoder__flops_forward_matmul(v):
 
 def encoder_decoder__flops_forward_matmul__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_h*n_kv*s + 4*L_dec*b*d*d_h*n_kv*s_dec + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(4*L*b*d*d_ff*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d*d_ff*s_dec + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_h*n_kv*s + 4*L_dec*b*d*d_h*n_kv*s_dec + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
     c = sw_attn_out
     if c:
         out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dec*b*d*d_ff*k*s_dec)
+        out = out + c*(2*L*b*d*d_ff*s + 2*L_dec*b*d*d_ff*s_dec)
     c = sw_head
     if c:
         out = out + c*(2*V*b*d*s_dec)
+    c = sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*d_rope*s + 2*L*b*d*r_kv*s + 4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*r_kv*s + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*r_kv*s + 2*L*b*d_v*n_h*s**2 + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_h*n_kv*s + 4*L_dec*b*d*d_h*n_kv*s_dec + 4*L_dec*b*d*d_nope*n_h*s_dec + 4*L_dec*b*d*d_rope*n_h*s_dec + 2*L_dec*b*d*d_rope*s + 2*L_dec*b*d*d_rope*s_dec + 2*L_dec*b*d*r_kv*s + 2*L_dec*b*d*r_kv*s_dec + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2 + 2*L_dec*b*d_nope*n_h*r_kv*s + 2*L_dec*b*d_nope*n_h*r_kv*s_dec + 2*L_dec*b*d_nope*n_h*s*s_dec + 2*L_dec*b*d_nope*n_h*s_dec**2 + 2*L_dec*b*d_rope*n_h*s*s_dec + 2*L_dec*b*d_rope*n_h*s_dec**2 + 2*L_dec*b*d_v*n_h*r_kv*s + 2*L_dec*b*d_v*n_h*r_kv*s_dec + 2*L_dec*b*d_v*n_h*s*s_dec + 2*L_dec*b*d_v*n_h*s_dec**2)
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2*s_dec)
@@ -2485,22 +5658,83 @@ def encoder_decoder__flops_forward_matmul__bound(v):
         out = out + c*(2*b*d**2)
     c = sw_router
     if c:
-        out = out + c*(2*E*L*b*d*s + 2*E*L_dec*b*d*s_dec)
+        out = out + c*(4*L*b*d*d_ff*s + 4*L_dec*b*d*d_ff*s_dec + 4*L_dense*b*d*d_ff*s + 4*L_dense*b*d*d_ff*s_dec)
+    c = sw_router**2
+    if c:
+        out = out + c*(2*E*L*b*d*s + 2*E*L_dec*b*d*s_dec + 2*E*L_dense*b*d*s + 2*E*L_dense*b*d*s_dec + 4*L*b*d*d_ff*k*s + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s_dec)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 2*L*b*d*d_v*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_v*n_h*s_dec)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(2*L*b*d*d_ff*s + 2*L_dec*b*d*d_ff*s_dec + 2*L_dense*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s_dec)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dec*b*d*d_ff*k*s_dec + 2*L_dense*b*d*d_ff*k*s + 2*L_dense*b*d*d_ff*k*s_dec)
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*d*s_dec + 2*V*b*d_emb*s_dec)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*r_q*s + 2*L*b*d_nope*n_h*r_q*s + 2*L*b*d_rope*n_h*r_q*s + 4*L_dec*b*d*d_nope*n_h*s_dec + 4*L_dec*b*d*d_rope*n_h*s_dec + 4*L_dec*b*d*r_q*s_dec + 4*L_dec*b*d_nope*n_h*r_q*s_dec + 4*L_dec*b*d_rope*n_h*r_q*s_dec)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*L*b*d*d_ff*k*s + 4*L*b*d*d_moe*k*s + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dec*b*d*d_moe*k*s_dec + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s_dec + 4*L_dense*b*d*d_moe*k*s + 4*L_dense*b*d*d_moe*k*s_dec)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*L*b*d*s + 2*L_dec*b*d*s_dec + 2*L_dense*b*d*s + 2*L_dense*b*d*s_dec)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d*d_ff*k*s + 2*L*b*d*d_moe*k*s + 2*L_dec*b*d*d_ff*k*s_dec + 2*L_dec*b*d*d_moe*k*s_dec + 2*L_dense*b*d*d_ff*k*s + 2*L_dense*b*d*d_ff*k*s_dec + 2*L_dense*b*d*d_moe*k*s + 2*L_dense*b*d*d_moe*k*s_dec)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L_dec*b*d*d_ff*s_dec + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s_dec)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dec*b*d*d_moe*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_moe*s_dec)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_sh*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dec*b*d*d_sh*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_sh*s + 4*E_s*L_dense*b*d*d_sh*s_dec)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dec*b*d*d_ff*s_dec + 2*E_s*L_dec*b*d*d_moe*s_dec + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s_dec + 2*E_s*L_dense*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_moe*s_dec)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_sh*s + 2*E_s*L_dec*b*d*d_ff*s_dec + 2*E_s*L_dec*b*d*d_sh*s_dec + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s_dec + 2*E_s*L_dense*b*d*d_sh*s + 2*E_s*L_dense*b*d*d_sh*s_dec)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dec*b*d*d_moe*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_moe*s_dec)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dec*b*d*d_ff*s_dec + 2*E_s*L_dec*b*d*d_moe*s_dec + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s_dec + 2*E_s*L_dense*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_moe*s_dec)
     return out + 1
 
 
 def encoder_decoder__flops_forward__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
     sw_attn_out = v["sw_attn_out"]
@@ -2510,110 +5744,317 @@ def encoder_decoder__flops_forward__num(v):
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_macs = v["sw_macs"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
     sw_nonmatmul = v["sw_nonmatmul"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
+        out = out + c*(4*b*(2*L*d*d_ff*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
     c = sw_attn_out
     if c:
-        out = out + c*(2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
+        out = out + c*(4*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_causal
     if c:
-        out = out + c*(-2*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(-4*L_dec*b*d_h*n_h*s_dec**2)
     c = sw_gated
     if c:
-        out = out + c*(2*b*d*d_ff*k*(L*s + L_dec*s_dec))
+        out = out + c*(4*b*d*d_ff*(L*s + L_dec*s_dec))
     c = sw_head
     if c:
-        out = out + c*(2*V*b*d*s_dec)
+        out = out + c*(4*V*b*d*s_dec)
     c = sw_macs
     if c:
-        out = out + c*(-b*(2*L*d*d_ff*k*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*k*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
+        out = out + c*(-2*b*(2*L*d*d_ff*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
+    c = sw_mla
+    if c:
+        out = out + c*(4*b*(-L*d*d_h*n_h*s - 2*L*d*d_h*n_kv*s + L*d*d_nope*n_h*s + L*d*d_rope*n_h*s + L*d*d_rope*s + L*d*r_kv*s - 2*L*d_h*n_h*s**2 + L*d_nope*n_h*r_kv*s + L*d_nope*n_h*s**2 + L*d_rope*n_h*s**2 + L*d_v*n_h*r_kv*s + L*d_v*n_h*s**2 - 2*L_dec*d*d_h*n_h*s_dec - 2*L_dec*d*d_h*n_kv*s - 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d*d_nope*n_h*s_dec + 2*L_dec*d*d_rope*n_h*s_dec + L_dec*d*d_rope*s + L_dec*d*d_rope*s_dec + L_dec*d*r_kv*s + L_dec*d*r_kv*s_dec - 2*L_dec*d_h*n_h*s*s_dec - 2*L_dec*d_h*n_h*s_dec**2 + L_dec*d_nope*n_h*r_kv*s + L_dec*d_nope*n_h*r_kv*s_dec + L_dec*d_nope*n_h*s*s_dec + L_dec*d_nope*n_h*s_dec**2 + L_dec*d_rope*n_h*s*s_dec + L_dec*d_rope*n_h*s_dec**2 + L_dec*d_v*n_h*r_kv*s + L_dec*d_v*n_h*r_kv*s_dec + L_dec*d_v*n_h*s*s_dec + L_dec*d_v*n_h*s_dec**2))
     c = sw_mlm
     if c:
-        out = out + c*(2*b*d**2*s_dec)
+        out = out + c*(4*b*d**2*s_dec)
     c = sw_nonmatmul
     if c:
-        out = out + c*(b*(2*L*d*s + L*d_ff*k*s + 6*L*n_h*s**2 + 3*L_dec*d*s_dec + L_dec*d_ff*k*s_dec + 6*L_dec*n_h*s*s_dec + 6*L_dec*n_h*s_dec**2))
+        out = out + c*(2*b*(2*L*d*s + L*d_ff*s + 6*L*n_h*s**2 + 3*L_dec*d*s_dec + L_dec*d_ff*s_dec + 6*L_dec*n_h*s*s_dec + 6*L_dec*n_h*s_dec**2))
     c = sw_pooler
     if c:
-        out = out + c*(2*b*d**2)
+        out = out + c*(4*b*d**2)
     c = sw_router
     if c:
-        out = out + c*(2*E*b*d*(L*s + L_dec*s_dec))
+        out = out + c*(8*b*d*d_ff*(-L*s - L_dec*s_dec + L_dense*s + L_dense*s_dec))
+    c = sw_router**2
+    if c:
+        out = out + c*(4*b*d*(E*L*s + E*L_dec*s_dec - E*L_dense*s - E*L_dense*s_dec + 2*L*d_ff*k*s + 2*L_dec*d_ff*k*s_dec - 2*L_dense*d_ff*k*s - 2*L_dense*d_ff*k*s_dec))
     c = sw_attn_out*sw_macs
     if c:
-        out = out + c*(-b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
+        out = out + c*(-2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(4*b*d*n_h*(-L*d_h*s + L*d_v*s - 2*L_dec*d_h*s_dec + 2*L_dec*d_v*s_dec))
     c = sw_causal*sw_causal_exact
     if c:
-        out = out + c*(2*L_dec*b*d_h*n_h*s_dec)
+        out = out + c*(4*L_dec*b*d_h*n_h*s_dec)
     c = sw_causal*sw_macs
     if c:
-        out = out + c*(L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_causal*sw_mla
+    if c:
+        out = out + c*(2*L_dec*b*n_h*s_dec**2*(2*d_h - d_nope - d_rope - d_v))
     c = sw_causal*sw_nonmatmul
     if c:
-        out = out + c*(-3*L_dec*b*n_h*s_dec**2)
+        out = out + c*(-6*L_dec*b*n_h*s_dec**2)
     c = sw_gated*sw_macs
     if c:
-        out = out + c*(-b*d*d_ff*k*(L*s + L_dec*s_dec))
+        out = out + c*(-2*b*d*d_ff*(L*s + L_dec*s_dec))
     c = sw_gated*sw_nonmatmul
     if c:
-        out = out + c*(b*d_ff*k*(L*s + L_dec*s_dec))
+        out = out + c*(2*b*d_ff*(L*s + L_dec*s_dec))
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(4*b*d*d_ff*(-L*s - L_dec*s_dec + L_dense*s + L_dense*s_dec))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(4*b*d*d_ff*k*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
     c = sw_head*sw_macs
     if c:
-        out = out + c*(-V*b*d*s_dec)
+        out = out + c*(-2*V*b*d*s_dec)
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(4*V*b*s_dec*(-d + d_emb))
+    c = sw_macs*sw_mla
+    if c:
+        out = out + c*(2*b*(L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s - L*d*d_nope*n_h*s - L*d*d_rope*n_h*s - L*d*d_rope*s - L*d*r_kv*s + 2*L*d_h*n_h*s**2 - L*d_nope*n_h*r_kv*s - L*d_nope*n_h*s**2 - L*d_rope*n_h*s**2 - L*d_v*n_h*r_kv*s - L*d_v*n_h*s**2 + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec - 2*L_dec*d*d_nope*n_h*s_dec - 2*L_dec*d*d_rope*n_h*s_dec - L_dec*d*d_rope*s - L_dec*d*d_rope*s_dec - L_dec*d*r_kv*s - L_dec*d*r_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2 - L_dec*d_nope*n_h*r_kv*s - L_dec*d_nope*n_h*r_kv*s_dec - L_dec*d_nope*n_h*s*s_dec - L_dec*d_nope*n_h*s_dec**2 - L_dec*d_rope*n_h*s*s_dec - L_dec*d_rope*n_h*s_dec**2 - L_dec*d_v*n_h*r_kv*s - L_dec*d_v*n_h*r_kv*s_dec - L_dec*d_v*n_h*s*s_dec - L_dec*d_v*n_h*s_dec**2))
     c = sw_macs*sw_mlm
     if c:
-        out = out + c*(-b*d**2*s_dec)
+        out = out + c*(-2*b*d**2*s_dec)
     c = sw_macs*sw_pooler
     if c:
-        out = out + c*(-b*d**2)
+        out = out + c*(-2*b*d**2)
     c = sw_macs*sw_router
     if c:
-        out = out + c*(-E*b*d*(L*s + L_dec*s_dec))
+        out = out + c*(4*b*d*d_ff*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_macs*sw_router**2
+    if c:
+        out = out + c*(2*b*d*(-E*L*s - E*L_dec*s_dec + E*L_dense*s + E*L_dense*s_dec - 2*L*d_ff*k*s - 2*L_dec*d_ff*k*s_dec + 2*L_dense*d_ff*k*s + 2*L_dense*d_ff*k*s_dec))
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*(-L*d*d_nope*n_h*s - L*d*d_rope*n_h*s + L*d*r_q*s + L*d_nope*n_h*r_q*s + L*d_rope*n_h*r_q*s - 2*L_dec*d*d_nope*n_h*s_dec - 2*L_dec*d*d_rope*n_h*s_dec + 2*L_dec*d*r_q*s_dec + 2*L_dec*d_nope*n_h*r_q*s_dec + 2*L_dec*d_rope*n_h*r_q*s_dec))
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(8*b*d*k*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
     c = sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(3*b*d*(2*L*s + 3*L_dec*s_dec))
+        out = out + c*(6*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*(-L*s - L_dec*s_dec + L_dense*s + L_dense*s_dec))
+    c = sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*b*d_ff*k*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(8*E_s*b*d*d_ff*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_attn_out*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*b*d*n_h*(L*d_h*s - L*d_v*s + 2*L_dec*d_h*s_dec - 2*L_dec*d_v*s_dec))
     c = sw_causal*sw_causal_exact*sw_macs
     if c:
-        out = out + c*(-L_dec*b*d_h*n_h*s_dec)
+        out = out + c*(-2*L_dec*b*d_h*n_h*s_dec)
+    c = sw_causal*sw_causal_exact*sw_mla
+    if c:
+        out = out + c*(2*L_dec*b*n_h*s_dec*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_causal*sw_causal_exact*sw_nonmatmul
     if c:
-        out = out + c*(3*L_dec*b*n_h*s_dec)
+        out = out + c*(6*L_dec*b*n_h*s_dec)
+    c = sw_causal*sw_macs*sw_mla
+    if c:
+        out = out + c*(L_dec*b*n_h*s_dec**2*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_final_norm*sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(3*b*d*s_dec)
+        out = out + c*(6*b*d*s_dec)
+    c = sw_gated*sw_macs*sw_router
+    if c:
+        out = out + c*(2*b*d*d_ff*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_gated*sw_macs*sw_router**2
+    if c:
+        out = out + c*(2*b*d*d_ff*k*(-L*s - L_dec*s_dec + L_dense*s + L_dense*s_dec))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*b*d*k*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_gated*sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*(-L*s - L_dec*s_dec + L_dense*s + L_dense*s_dec))
+    c = sw_gated*sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*b*d_ff*k*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*d_ff*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_head*sw_macs*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*s_dec*(d - d_emb))
+    c = sw_macs*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*b*(L*d*d_nope*n_h*s + L*d*d_rope*n_h*s - L*d*r_q*s - L*d_nope*n_h*r_q*s - L*d_rope*n_h*r_q*s + 2*L_dec*d*d_nope*n_h*s_dec + 2*L_dec*d*d_rope*n_h*s_dec - 2*L_dec*d*r_q*s_dec - 2*L_dec*d_nope*n_h*r_q*s_dec - 2*L_dec*d_rope*n_h*r_q*s_dec))
+    c = sw_macs*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*b*d*k*(L*d_ff*s - L*d_moe*s + L_dec*d_ff*s_dec - L_dec*d_moe*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_moe*s + L_dense*d_moe*s_dec))
+    c = sw_macs*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*d_ff*(-L*s - L_dec*s_dec + L_dense*s + L_dense*s_dec))
+    c = sw_macs*sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*b*d*(-L*s - L_dec*s_dec + L_dense*s + L_dense*s_dec))
+    c = sw_moe_width*sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*b*k*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(8*E_s*b*d*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_nonmatmul*sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(6*b*d*(L*s + L_dec*s_dec))
+    c = sw_nonmatmul*sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(6*b*d*(L*s + L_dec*s_dec))
     c = sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(2*b*d*(2*L*s + 3*L_dec*s_dec))
+        out = out + c*(4*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(6*b*d*(L*s + L_dec*s_dec))
+    c = sw_nonmatmul*sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(6*b*d*(L*s + L_dec*s_dec))
+    c = sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(8*E_s*b*d*(-L*d_ff*s + L*d_sh*s - L_dec*d_ff*s_dec + L_dec*d_sh*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_sh*s - L_dense*d_sh*s_dec))
+    c = sw_causal*sw_causal_exact*sw_macs*sw_mla
+    if c:
+        out = out + c*(L_dec*b*n_h*s_dec*(2*d_h - d_nope - d_rope - d_v))
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(2*b*d*s_dec)
+        out = out + c*(4*b*d*s_dec)
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*b*d*k*(L*d_ff*s - L*d_moe*s + L_dec*d_ff*s_dec - L_dec*d_moe*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_moe*s + L_dense*d_moe*s_dec))
+    c = sw_gated*sw_macs*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*d_ff*(-L*s - L_dec*s_dec + L_dense*s + L_dense*s_dec))
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*b*k*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_gated*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(-L*d_ff*s + L*d_sh*s - L_dec*d_ff*s_dec + L_dec*d_sh*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_sh*s - L_dense*d_sh*s_dec))
+    c = sw_macs*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(L*d_ff*s - L*d_moe*s + L_dec*d_ff*s_dec - L_dec*d_moe*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_moe*s + L_dense*d_moe*s_dec))
+    c = sw_macs*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(L*d_ff*s - L*d_sh*s + L_dec*d_ff*s_dec - L_dec*d_sh*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_sh*s + L_dense*d_sh*s_dec))
+    c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(8*E_s*b*d*(L*d_ff*s - L*d_moe*s + L_dec*d_ff*s_dec - L_dec*d_moe*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_moe*s + L_dense*d_moe*s_dec))
+    c = sw_nonmatmul*sw_norm_attn_in*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = sw_nonmatmul*sw_norm_attn_out*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = sw_nonmatmul*sw_norm_b*sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = sw_nonmatmul*sw_norm_b*sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*(-L*d_ff*s + L*d_sh*s - L_dec*d_ff*s_dec + L_dec*d_sh*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_sh*s - L_dense*d_sh*s_dec))
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(L*d_ff*s - L*d_moe*s + L_dec*d_ff*s_dec - L_dec*d_moe*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_moe*s + L_dense*d_moe*s_dec))
+    c = sw_gated*sw_macs*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(L*d_ff*s - L*d_sh*s + L_dec*d_ff*s_dec - L_dec*d_sh*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_sh*s + L_dense*d_sh*s_dec))
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(L*d_ff*s - L*d_moe*s + L_dec*d_ff*s_dec - L_dec*d_moe*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_moe*s + L_dense*d_moe*s_dec))
+    c = sw_gated*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*(-L*d_ff*s + L*d_sh*s - L_dec*d_ff*s_dec + L_dec*d_sh*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_sh*s - L_dense*d_sh*s_dec))
+    c = sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*(L*d_ff*s - L*d_moe*s + L_dec*d_ff*s_dec - L_dec*d_moe*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_moe*s + L_dense*d_moe*s_dec))
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(-L*d_ff*s + L*d_moe*s - L_dec*d_ff*s_dec + L_dec*d_moe*s_dec + L_dense*d_ff*s + L_dense*d_ff*s_dec - L_dense*d_moe*s - L_dense*d_moe*s_dec))
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*(L*d_ff*s - L*d_moe*s + L_dec*d_ff*s_dec - L_dec*d_moe*s_dec - L_dense*d_ff*s - L_dense*d_ff*s_dec + L_dense*d_moe*s + L_dense*d_moe*s_dec))
     return out
 
 
 def encoder_decoder__flops_forward(v):
-    return encoder_decoder__flops_forward__num(v)
+    return _ceil_div(encoder_decoder__flops_forward__num(v), 2)
 
 
 def encoder_decoder__flops_forward__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
     sw_attn_out = v["sw_attn_out"]
@@ -2623,92 +6064,289 @@ def encoder_decoder__flops_forward__bound(v):
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_macs = v["sw_macs"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
     sw_nonmatmul = v["sw_nonmatmul"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_h*n_kv*s + 4*L_dec*b*d*d_h*n_kv*s_dec + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(8*L*b*d*d_ff*s + 4*L*b*d*d_h*n_h*s + 8*L*b*d*d_h*n_kv*s + 8*L*b*d_h*n_h*s**2 + 8*L_dec*b*d*d_ff*s_dec + 8*L_dec*b*d*d_h*n_h*s_dec + 8*L_dec*b*d*d_h*n_kv*s + 8*L_dec*b*d*d_h*n_kv*s_dec + 8*L_dec*b*d_h*n_h*s*s_dec + 8*L_dec*b*d_h*n_h*s_dec**2)
     c = sw_attn_out
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
+        out = out + c*(4*L*b*d*d_h*n_h*s + 8*L_dec*b*d*d_h*n_h*s_dec)
     c = sw_causal
     if c:
-        out = out + c*(2*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(4*L_dec*b*d_h*n_h*s_dec**2)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dec*b*d*d_ff*k*s_dec)
+        out = out + c*(4*L*b*d*d_ff*s + 4*L_dec*b*d*d_ff*s_dec)
     c = sw_head
     if c:
-        out = out + c*(2*V*b*d*s_dec)
+        out = out + c*(4*V*b*d*s_dec)
     c = sw_macs
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + L*b*d*d_h*n_h*s + 2*L*b*d*d_h*n_kv*s + 2*L*b*d_h*n_h*s**2 + 2*L_dec*b*d*d_ff*k*s_dec + 2*L_dec*b*d*d_h*n_h*s_dec + 2*L_dec*b*d*d_h*n_kv*s + 2*L_dec*b*d*d_h*n_kv*s_dec + 2*L_dec*b*d_h*n_h*s*s_dec + 2*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(4*L*b*d*d_ff*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d*d_ff*s_dec + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_h*n_kv*s + 4*L_dec*b*d*d_h*n_kv*s_dec + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_mla
+    if c:
+        out = out + c*(4*L*b*d*d_h*n_h*s + 8*L*b*d*d_h*n_kv*s + 4*L*b*d*d_nope*n_h*s + 4*L*b*d*d_rope*n_h*s + 4*L*b*d*d_rope*s + 4*L*b*d*r_kv*s + 8*L*b*d_h*n_h*s**2 + 4*L*b*d_nope*n_h*r_kv*s + 4*L*b*d_nope*n_h*s**2 + 4*L*b*d_rope*n_h*s**2 + 4*L*b*d_v*n_h*r_kv*s + 4*L*b*d_v*n_h*s**2 + 8*L_dec*b*d*d_h*n_h*s_dec + 8*L_dec*b*d*d_h*n_kv*s + 8*L_dec*b*d*d_h*n_kv*s_dec + 8*L_dec*b*d*d_nope*n_h*s_dec + 8*L_dec*b*d*d_rope*n_h*s_dec + 4*L_dec*b*d*d_rope*s + 4*L_dec*b*d*d_rope*s_dec + 4*L_dec*b*d*r_kv*s + 4*L_dec*b*d*r_kv*s_dec + 8*L_dec*b*d_h*n_h*s*s_dec + 8*L_dec*b*d_h*n_h*s_dec**2 + 4*L_dec*b*d_nope*n_h*r_kv*s + 4*L_dec*b*d_nope*n_h*r_kv*s_dec + 4*L_dec*b*d_nope*n_h*s*s_dec + 4*L_dec*b*d_nope*n_h*s_dec**2 + 4*L_dec*b*d_rope*n_h*s*s_dec + 4*L_dec*b*d_rope*n_h*s_dec**2 + 4*L_dec*b*d_v*n_h*r_kv*s + 4*L_dec*b*d_v*n_h*r_kv*s_dec + 4*L_dec*b*d_v*n_h*s*s_dec + 4*L_dec*b*d_v*n_h*s_dec**2)
     c = sw_mlm
     if c:
-        out = out + c*(2*b*d**2*s_dec)
+        out = out + c*(4*b*d**2*s_dec)
     c = sw_nonmatmul
     if c:
-        out = out + c*(2*L*b*d*s + L*b*d_ff*k*s + 6*L*b*n_h*s**2 + 3*L_dec*b*d*s_dec + L_dec*b*d_ff*k*s_dec + 6*L_dec*b*n_h*s*s_dec + 6*L_dec*b*n_h*s_dec**2)
+        out = out + c*(4*L*b*d*s + 2*L*b*d_ff*s + 12*L*b*n_h*s**2 + 6*L_dec*b*d*s_dec + 2*L_dec*b*d_ff*s_dec + 12*L_dec*b*n_h*s*s_dec + 12*L_dec*b*n_h*s_dec**2)
     c = sw_pooler
     if c:
-        out = out + c*(2*b*d**2)
+        out = out + c*(4*b*d**2)
     c = sw_router
     if c:
-        out = out + c*(2*E*L*b*d*s + 2*E*L_dec*b*d*s_dec)
+        out = out + c*(8*L*b*d*d_ff*s + 8*L_dec*b*d*d_ff*s_dec + 8*L_dense*b*d*d_ff*s + 8*L_dense*b*d*d_ff*s_dec)
+    c = sw_router**2
+    if c:
+        out = out + c*(4*E*L*b*d*s + 4*E*L_dec*b*d*s_dec + 4*E*L_dense*b*d*s + 4*E*L_dense*b*d*s_dec + 8*L*b*d*d_ff*k*s + 8*L_dec*b*d*d_ff*k*s_dec + 8*L_dense*b*d*d_ff*k*s + 8*L_dense*b*d*d_ff*k*s_dec)
     c = sw_attn_out*sw_macs
     if c:
-        out = out + c*(L*b*d*d_h*n_h*s + 2*L_dec*b*d*d_h*n_h*s_dec)
+        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(4*L*b*d*d_h*n_h*s + 4*L*b*d*d_v*n_h*s + 8*L_dec*b*d*d_h*n_h*s_dec + 8*L_dec*b*d*d_v*n_h*s_dec)
     c = sw_causal*sw_causal_exact
     if c:
-        out = out + c*(2*L_dec*b*d_h*n_h*s_dec)
+        out = out + c*(4*L_dec*b*d_h*n_h*s_dec)
     c = sw_causal*sw_macs
     if c:
-        out = out + c*(L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_causal*sw_mla
+    if c:
+        out = out + c*(4*L_dec*b*d_h*n_h*s_dec**2 + 2*L_dec*b*d_nope*n_h*s_dec**2 + 2*L_dec*b*d_rope*n_h*s_dec**2 + 2*L_dec*b*d_v*n_h*s_dec**2)
     c = sw_causal*sw_nonmatmul
     if c:
-        out = out + c*(3*L_dec*b*n_h*s_dec**2)
+        out = out + c*(6*L_dec*b*n_h*s_dec**2)
     c = sw_gated*sw_macs
     if c:
-        out = out + c*(L*b*d*d_ff*k*s + L_dec*b*d*d_ff*k*s_dec)
+        out = out + c*(2*L*b*d*d_ff*s + 2*L_dec*b*d*d_ff*s_dec)
     c = sw_gated*sw_nonmatmul
     if c:
-        out = out + c*(L*b*d_ff*k*s + L_dec*b*d_ff*k*s_dec)
+        out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(4*L*b*d*d_ff*s + 4*L_dec*b*d*d_ff*s_dec + 4*L_dense*b*d*d_ff*s + 4*L_dense*b*d*d_ff*s_dec)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(4*L*b*d*d_ff*k*s + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s_dec)
     c = sw_head*sw_macs
     if c:
-        out = out + c*(V*b*d*s_dec)
+        out = out + c*(2*V*b*d*s_dec)
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(4*V*b*d*s_dec + 4*V*b*d_emb*s_dec)
+    c = sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*d_rope*s + 2*L*b*d*r_kv*s + 4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*r_kv*s + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*r_kv*s + 2*L*b*d_v*n_h*s**2 + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_h*n_kv*s + 4*L_dec*b*d*d_h*n_kv*s_dec + 4*L_dec*b*d*d_nope*n_h*s_dec + 4*L_dec*b*d*d_rope*n_h*s_dec + 2*L_dec*b*d*d_rope*s + 2*L_dec*b*d*d_rope*s_dec + 2*L_dec*b*d*r_kv*s + 2*L_dec*b*d*r_kv*s_dec + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2 + 2*L_dec*b*d_nope*n_h*r_kv*s + 2*L_dec*b*d_nope*n_h*r_kv*s_dec + 2*L_dec*b*d_nope*n_h*s*s_dec + 2*L_dec*b*d_nope*n_h*s_dec**2 + 2*L_dec*b*d_rope*n_h*s*s_dec + 2*L_dec*b*d_rope*n_h*s_dec**2 + 2*L_dec*b*d_v*n_h*r_kv*s + 2*L_dec*b*d_v*n_h*r_kv*s_dec + 2*L_dec*b*d_v*n_h*s*s_dec + 2*L_dec*b*d_v*n_h*s_dec**2)
     c = sw_macs*sw_mlm
     if c:
-        out = out + c*(b*d**2*s_dec)
+        out = out + c*(2*b*d**2*s_dec)
     c = sw_macs*sw_pooler
     if c:
-        out = out + c*(b*d**2)
+        out = out + c*(2*b*d**2)
     c = sw_macs*sw_router
     if c:
-        out = out + c*(E*L*b*d*s + E*L_dec*b*d*s_dec)
+        out = out + c*(4*L*b*d*d_ff*s + 4*L_dec*b*d*d_ff*s_dec + 4*L_dense*b*d*d_ff*s + 4*L_dense*b*d*d_ff*s_dec)
+    c = sw_macs*sw_router**2
+    if c:
+        out = out + c*(2*E*L*b*d*s + 2*E*L_dec*b*d*s_dec + 2*E*L_dense*b*d*s + 2*E*L_dense*b*d*s_dec + 4*L*b*d*d_ff*k*s + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s_dec)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*d*d_nope*n_h*s + 4*L*b*d*d_rope*n_h*s + 4*L*b*d*r_q*s + 4*L*b*d_nope*n_h*r_q*s + 4*L*b*d_rope*n_h*r_q*s + 8*L_dec*b*d*d_nope*n_h*s_dec + 8*L_dec*b*d*d_rope*n_h*s_dec + 8*L_dec*b*d*r_q*s_dec + 8*L_dec*b*d_nope*n_h*r_q*s_dec + 8*L_dec*b*d_rope*n_h*r_q*s_dec)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(8*L*b*d*d_ff*k*s + 8*L*b*d*d_moe*k*s + 8*L_dec*b*d*d_ff*k*s_dec + 8*L_dec*b*d*d_moe*k*s_dec + 8*L_dense*b*d*d_ff*k*s + 8*L_dense*b*d*d_ff*k*s_dec + 8*L_dense*b*d*d_moe*k*s + 8*L_dense*b*d*d_moe*k*s_dec)
     c = sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(6*L*b*d*s + 9*L_dec*b*d*s_dec)
+        out = out + c*(6*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec + 2*L_dense*b*d_ff*s + 2*L_dense*b*d_ff*s_dec)
+    c = sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d_ff*k*s + 2*L_dec*b*d_ff*k*s_dec + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*k*s_dec)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L_dec*b*d*d_ff*s_dec + 8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_ff*s_dec)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec + 4*L_dense*b*d*s + 4*L_dense*b*d*s_dec)
+    c = sw_attn_out*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 2*L*b*d*d_v*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_v*n_h*s_dec)
     c = sw_causal*sw_causal_exact*sw_macs
     if c:
-        out = out + c*(L_dec*b*d_h*n_h*s_dec)
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec)
+    c = sw_causal*sw_causal_exact*sw_mla
+    if c:
+        out = out + c*(4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_v*n_h*s_dec)
     c = sw_causal*sw_causal_exact*sw_nonmatmul
     if c:
-        out = out + c*(3*L_dec*b*n_h*s_dec)
+        out = out + c*(6*L_dec*b*n_h*s_dec)
+    c = sw_causal*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec**2 + L_dec*b*d_nope*n_h*s_dec**2 + L_dec*b*d_rope*n_h*s_dec**2 + L_dec*b*d_v*n_h*s_dec**2)
     c = sw_final_norm*sw_nonmatmul*sw_norm_w
     if c:
-        out = out + c*(3*b*d*s_dec)
+        out = out + c*(6*b*d*s_dec)
+    c = sw_gated*sw_macs*sw_router
+    if c:
+        out = out + c*(2*L*b*d*d_ff*s + 2*L_dec*b*d*d_ff*s_dec + 2*L_dense*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s_dec)
+    c = sw_gated*sw_macs*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dec*b*d*d_ff*k*s_dec + 2*L_dense*b*d*d_ff*k*s + 2*L_dense*b*d*d_ff*k*s_dec)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*L*b*d*d_ff*k*s + 4*L*b*d*d_moe*k*s + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dec*b*d*d_moe*k*s_dec + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s_dec + 4*L_dense*b*d*d_moe*k*s + 4*L_dense*b*d*d_moe*k*s_dec)
+    c = sw_gated*sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec + 2*L_dense*b*d_ff*s + 2*L_dense*b*d_ff*s_dec)
+    c = sw_gated*sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d_ff*k*s + 2*L_dec*b*d_ff*k*s_dec + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*k*s_dec)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec)
+    c = sw_head*sw_macs*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*d*s_dec + 2*V*b*d_emb*s_dec)
+    c = sw_macs*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*r_q*s + 2*L*b*d_nope*n_h*r_q*s + 2*L*b*d_rope*n_h*r_q*s + 4*L_dec*b*d*d_nope*n_h*s_dec + 4*L_dec*b*d*d_rope*n_h*s_dec + 4*L_dec*b*d*r_q*s_dec + 4*L_dec*b*d_nope*n_h*r_q*s_dec + 4*L_dec*b*d_rope*n_h*r_q*s_dec)
+    c = sw_macs*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*L*b*d*d_ff*k*s + 4*L*b*d*d_moe*k*s + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dec*b*d*d_moe*k*s_dec + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s_dec + 4*L_dense*b*d*d_moe*k*s + 4*L_dense*b*d*d_moe*k*s_dec)
+    c = sw_macs*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec)
+    c = sw_macs*sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*L*b*d*s + 2*L_dec*b*d*s_dec + 2*L_dense*b*d*s + 2*L_dense*b*d*s_dec)
+    c = sw_moe_width*sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d_ff*k*s + 2*L*b*d_moe*k*s + 2*L_dec*b*d_ff*k*s_dec + 2*L_dec*b*d_moe*k*s_dec + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*k*s_dec + 2*L_dense*b*d_moe*k*s + 2*L_dense*b*d_moe*k*s_dec)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L*b*d*d_moe*s + 8*E_s*L_dec*b*d*d_ff*s_dec + 8*E_s*L_dec*b*d*d_moe*s_dec + 8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_ff*s_dec + 8*E_s*L_dense*b*d*d_moe*s + 8*E_s*L_dense*b*d*d_moe*s_dec)
+    c = sw_nonmatmul*sw_norm_attn_in*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s + 6*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_norm_attn_out*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s + 6*L_dec*b*d*s_dec)
     c = sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(4*L*b*d*s + 6*L_dec*b*d*s_dec)
+        out = out + c*(4*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s + 6*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s + 6*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L_dec*b*d_ff*s_dec + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s_dec)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L*b*d*d_sh*s + 8*E_s*L_dec*b*d*d_ff*s_dec + 8*E_s*L_dec*b*d*d_sh*s_dec + 8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_ff*s_dec + 8*E_s*L_dense*b*d*d_sh*s + 8*E_s*L_dense*b*d*d_sh*s_dec)
+    c = sw_causal*sw_causal_exact*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_v*n_h*s_dec)
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
-        out = out + c*(2*b*d*s_dec)
-    return out + 1
+        out = out + c*(4*b*d*s_dec)
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d*d_ff*k*s + 2*L*b*d*d_moe*k*s + 2*L_dec*b*d*d_ff*k*s_dec + 2*L_dec*b*d*d_moe*k*s_dec + 2*L_dense*b*d*d_ff*k*s + 2*L_dense*b*d*d_ff*k*s_dec + 2*L_dense*b*d*d_moe*k*s + 2*L_dense*b*d*d_moe*k*s_dec)
+    c = sw_gated*sw_macs*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L_dec*b*d*d_ff*s_dec + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s_dec)
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2
+    if c:
+        out = out + c*(2*L*b*d_ff*k*s + 2*L*b*d_moe*k*s + 2*L_dec*b*d_ff*k*s_dec + 2*L_dec*b*d_moe*k*s_dec + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*k*s_dec + 2*L_dense*b*d_moe*k*s + 2*L_dense*b*d_moe*k*s_dec)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dec*b*d*d_moe*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_moe*s_dec)
+    c = sw_gated*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L_dec*b*d_ff*s_dec + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s_dec)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_sh*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dec*b*d*d_sh*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_sh*s + 4*E_s*L_dense*b*d*d_sh*s_dec)
+    c = sw_macs*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dec*b*d*d_moe*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_moe*s_dec)
+    c = sw_macs*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_sh*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dec*b*d*d_sh*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_sh*s + 4*E_s*L_dense*b*d*d_sh*s_dec)
+    c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dec*b*d_ff*s_dec + 2*E_s*L_dec*b*d_moe*s_dec + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s_dec + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_dense*b*d_moe*s_dec)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L*b*d*d_moe*s + 8*E_s*L_dec*b*d*d_ff*s_dec + 8*E_s*L_dec*b*d*d_moe*s_dec + 8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_ff*s_dec + 8*E_s*L_dense*b*d*d_moe*s + 8*E_s*L_dense*b*d*d_moe*s_dec)
+    c = sw_nonmatmul*sw_norm_attn_in*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_norm_attn_out*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_norm_b*sw_norm_ffn_in*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_norm_b*sw_norm_ffn_out*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_sh*s + 2*E_s*L_dec*b*d_ff*s_dec + 2*E_s*L_dec*b*d_sh*s_dec + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s_dec + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_dense*b*d_sh*s_dec)
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dec*b*d*d_ff*s_dec + 2*E_s*L_dec*b*d*d_moe*s_dec + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s_dec + 2*E_s*L_dense*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_moe*s_dec)
+    c = sw_gated*sw_macs*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_sh*s + 2*E_s*L_dec*b*d*d_ff*s_dec + 2*E_s*L_dec*b*d*d_sh*s_dec + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s_dec + 2*E_s*L_dense*b*d*d_sh*s + 2*E_s*L_dense*b*d*d_sh*s_dec)
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dec*b*d_ff*s_dec + 2*E_s*L_dec*b*d_moe*s_dec + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s_dec + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_dense*b*d_moe*s_dec)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dec*b*d*d_moe*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_moe*s_dec)
+    c = sw_gated*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_sh*s + 2*E_s*L_dec*b*d_ff*s_dec + 2*E_s*L_dec*b*d_sh*s_dec + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s_dec + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_dense*b*d_sh*s_dec)
+    c = sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dec*b*d*d_ff*s_dec + 4*E_s*L_dec*b*d*d_moe*s_dec + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s_dec + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_moe*s_dec)
+    c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dec*b*d_ff*s_dec + 2*E_s*L_dec*b*d_moe*s_dec + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s_dec + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_dense*b*d_moe*s_dec)
+    c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dec*b*d*d_ff*s_dec + 2*E_s*L_dec*b*d*d_moe*s_dec + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s_dec + 2*E_s*L_dense*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_moe*s_dec)
+    c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dec*b*d_ff*s_dec + 2*E_s*L_dec*b*d_moe*s_dec + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s_dec + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_dense*b*d_moe*s_dec)
+    return out + 2
 
 
 def encoder_decoder__flops_training__num(v):
@@ -2716,6 +6354,9 @@ def encoder_decoder__flops_training__num(v):
     L_dec = v["L_dec"]
     b = v["b"]
     d_h = v["d_h"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_v = v["d_v"]
     forward_num = encoder_decoder__flops_forward__num(v)
     n_h = v["n_h"]
     s = v["s"]
@@ -2723,6 +6364,7 @@ def encoder_decoder__flops_training__num(v):
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
     sw_macs = v["sw_macs"]
+    sw_mla = v["sw_mla"]
     sw_nonmatmul = v["sw_nonmatmul"]
     sw_rc_full = v["sw_rc_full"]
     sw_rc_sel = v["sw_rc_sel"]
@@ -2735,36 +6377,54 @@ def encoder_decoder__flops_training__num(v):
         out = out + c*(forward_num)
     c = sw_rc_sel
     if c:
-        out = out + c*(4*b*d_h*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+        out = out + c*(8*b*d_h*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
     c = sw_causal*sw_rc_sel
     if c:
-        out = out + c*(-2*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(-4*L_dec*b*d_h*n_h*s_dec**2)
     c = sw_macs*sw_rc_sel
     if c:
-        out = out + c*(-2*b*d_h*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+        out = out + c*(-4*b*d_h*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(4*b*n_h*(-2*L*d_h*s**2 + L*d_nope*s**2 + L*d_rope*s**2 + L*d_v*s**2 - 2*L_dec*d_h*s*s_dec - 2*L_dec*d_h*s_dec**2 + L_dec*d_nope*s*s_dec + L_dec*d_nope*s_dec**2 + L_dec*d_rope*s*s_dec + L_dec*d_rope*s_dec**2 + L_dec*d_v*s*s_dec + L_dec*d_v*s_dec**2))
     c = sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(6*b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+        out = out + c*(12*b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
     c = sw_causal*sw_causal_exact*sw_rc_sel
     if c:
-        out = out + c*(2*L_dec*b*d_h*n_h*s_dec)
+        out = out + c*(4*L_dec*b*d_h*n_h*s_dec)
     c = sw_causal*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_causal*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(2*L_dec*b*n_h*s_dec**2*(2*d_h - d_nope - d_rope - d_v))
     c = sw_causal*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(-3*L_dec*b*n_h*s_dec**2)
+        out = out + c*(-6*L_dec*b*n_h*s_dec**2)
+    c = sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(2*b*n_h*(2*L*d_h*s**2 - L*d_nope*s**2 - L*d_rope*s**2 - L*d_v*s**2 + 2*L_dec*d_h*s*s_dec + 2*L_dec*d_h*s_dec**2 - L_dec*d_nope*s*s_dec - L_dec*d_nope*s_dec**2 - L_dec*d_rope*s*s_dec - L_dec*d_rope*s_dec**2 - L_dec*d_v*s*s_dec - L_dec*d_v*s_dec**2))
     c = sw_causal*sw_causal_exact*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(-L_dec*b*d_h*n_h*s_dec)
+        out = out + c*(-2*L_dec*b*d_h*n_h*s_dec)
+    c = sw_causal*sw_causal_exact*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(2*L_dec*b*n_h*s_dec*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(3*L_dec*b*n_h*s_dec)
+        out = out + c*(6*L_dec*b*n_h*s_dec)
+    c = sw_causal*sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(L_dec*b*n_h*s_dec**2*(-2*d_h + d_nope + d_rope + d_v))
+    c = sw_causal*sw_causal_exact*sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(L_dec*b*n_h*s_dec*(2*d_h - d_nope - d_rope - d_v))
     return out
 
 
 def encoder_decoder__flops_training(v):
-    return encoder_decoder__flops_training__num(v)
+    return _ceil_div(encoder_decoder__flops_training__num(v), 2)
 
 
 def encoder_decoder__flops_training__bound(v):
@@ -2772,6 +6432,9 @@ def encoder_decoder__flops_training__bound(v):
     L_dec = v["L_dec"]
     b = v["b"]
     d_h = v["d_h"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_v = v["d_v"]
     forward_num = encoder_decoder__flops_forward__bound(v)
     n_h = v["n_h"]
     s = v["s"]
@@ -2779,6 +6442,7 @@ def encoder_decoder__flops_training__bound(v):
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
     sw_macs = v["sw_macs"]
+    sw_mla = v["sw_mla"]
     sw_nonmatmul = v["sw_nonmatmul"]
     sw_rc_full = v["sw_rc_full"]
     sw_rc_sel = v["sw_rc_sel"]
@@ -2791,70 +6455,159 @@ def encoder_decoder__flops_training__bound(v):
         out = out + c*(forward_num)
     c = sw_rc_sel
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(8*L*b*d_h*n_h*s**2 + 8*L_dec*b*d_h*n_h*s*s_dec + 8*L_dec*b*d_h*n_h*s_dec**2)
     c = sw_causal*sw_rc_sel
     if c:
-        out = out + c*(2*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(4*L_dec*b*d_h*n_h*s_dec**2)
     c = sw_macs*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s**2 + 2*L_dec*b*d_h*n_h*s*s_dec + 2*L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s**2 + 4*L*b*d_nope*n_h*s**2 + 4*L*b*d_rope*n_h*s**2 + 4*L*b*d_v*n_h*s**2 + 8*L_dec*b*d_h*n_h*s*s_dec + 8*L_dec*b*d_h*n_h*s_dec**2 + 4*L_dec*b*d_nope*n_h*s*s_dec + 4*L_dec*b*d_nope*n_h*s_dec**2 + 4*L_dec*b*d_rope*n_h*s*s_dec + 4*L_dec*b*d_rope*n_h*s_dec**2 + 4*L_dec*b*d_v*n_h*s*s_dec + 4*L_dec*b*d_v*n_h*s_dec**2)
     c = sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(6*L*b*n_h*s**2 + 6*L_dec*b*n_h*s*s_dec + 6*L_dec*b*n_h*s_dec**2)
+        out = out + c*(12*L*b*n_h*s**2 + 12*L_dec*b*n_h*s*s_dec + 12*L_dec*b*n_h*s_dec**2)
     c = sw_causal*sw_causal_exact*sw_rc_sel
     if c:
-        out = out + c*(2*L_dec*b*d_h*n_h*s_dec)
+        out = out + c*(4*L_dec*b*d_h*n_h*s_dec)
     c = sw_causal*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(L_dec*b*d_h*n_h*s_dec**2)
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_causal*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(4*L_dec*b*d_h*n_h*s_dec**2 + 2*L_dec*b*d_nope*n_h*s_dec**2 + 2*L_dec*b*d_rope*n_h*s_dec**2 + 2*L_dec*b*d_v*n_h*s_dec**2)
     c = sw_causal*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(3*L_dec*b*n_h*s_dec**2)
+        out = out + c*(6*L_dec*b*n_h*s_dec**2)
+    c = sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*s**2 + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2 + 2*L_dec*b*d_nope*n_h*s*s_dec + 2*L_dec*b*d_nope*n_h*s_dec**2 + 2*L_dec*b*d_rope*n_h*s*s_dec + 2*L_dec*b*d_rope*n_h*s_dec**2 + 2*L_dec*b*d_v*n_h*s*s_dec + 2*L_dec*b*d_v*n_h*s_dec**2)
     c = sw_causal*sw_causal_exact*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(L_dec*b*d_h*n_h*s_dec)
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec)
+    c = sw_causal*sw_causal_exact*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_v*n_h*s_dec)
     c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(3*L_dec*b*n_h*s_dec)
-    return out + 1
+        out = out + c*(6*L_dec*b*n_h*s_dec)
+    c = sw_causal*sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec**2 + L_dec*b*d_nope*n_h*s_dec**2 + L_dec*b*d_rope*n_h*s_dec**2 + L_dec*b*d_v*n_h*s_dec**2)
+    c = sw_causal*sw_causal_exact*sw_macs*sw_mla*sw_rc_sel
+    if c:
+        out = out + c*(2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_v*n_h*s_dec)
+    return out + 2
 
 
 def encoder_decoder__flops_decode_per_token__num(v):
     E = v["E"]
+    E_s = v["E_s"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L_dec*b*(d*d_ff*k + d*d_h*n_h + d*d_h*n_kv + 2*d_h*n_h*s + d_h*n_h))
+        out = out + c*(4*L_dec*b*(d*d_ff + d*d_h*n_h + d*d_h*n_kv + 2*d_h*n_h*s + d_h*n_h))
     c = sw_attn_out
     if c:
         out = out + c*(4*L_dec*b*d*d_h*n_h)
     c = sw_gated
     if c:
-        out = out + c*(2*L_dec*b*d*d_ff*k)
+        out = out + c*(2*L_dec*b*d*d_ff)
     c = sw_head
     if c:
         out = out + c*(2*V*b*d)
+    c = sw_mla
+    if c:
+        out = out + c*(2*L_dec*b*(-2*d*d_h*n_h - 2*d*d_h*n_kv + 2*d*d_nope*n_h + 2*d*d_rope*n_h + d*d_rope*s + d*d_rope + d*r_kv*s + d*r_kv - 4*d_h*n_h*s - 2*d_h*n_h + d_nope*n_h*r_kv*s + d_nope*n_h*r_kv + 2*d_nope*n_h*s + d_nope*n_h + 2*d_rope*n_h*s + d_rope*n_h + d_v*n_h*r_kv*s + d_v*n_h*r_kv + 2*d_v*n_h*s + d_v*n_h))
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2)
     c = sw_router
     if c:
-        out = out + c*(2*E*L_dec*b*d)
+        out = out + c*(4*b*d*d_ff*(-L_dec + L_dense))
+    c = sw_router**2
+    if c:
+        out = out + c*(2*b*d*(E*L_dec - E*L_dense + 2*L_dec*d_ff*k - 2*L_dense*d_ff*k))
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(4*L_dec*b*d*n_h*(-d_h + d_v))
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(2*b*d*d_ff*(-L_dec + L_dense))
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(2*b*d*d_ff*k*(L_dec - L_dense))
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*(-d + d_emb))
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L_dec*b*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q))
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*b*d*k*(-L_dec*d_ff + L_dec*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*d_ff*(L_dec - L_dense))
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*b*d*(L_dec - L_dense))
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*b*d*k*(-L_dec*d_ff + L_dec*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*d_ff*(L_dec - L_dense))
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(-L_dec*d_ff + L_dec*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(-L_dec*d_ff + L_dec*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(-L_dec*d_ff + L_dec*d_moe + L_dense*d_ff - L_dense*d_moe))
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(-L_dec*d_ff + L_dec*d_sh + L_dense*d_ff - L_dense*d_sh))
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*b*d*(L_dec*d_ff - L_dec*d_moe - L_dense*d_ff + L_dense*d_moe))
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d*(L_dec*d_ff - L_dec*d_moe - L_dense*d_ff + L_dense*d_moe))
     return out
 
 
@@ -2864,40 +6617,111 @@ def encoder_decoder__flops_decode_per_token(v):
 
 def encoder_decoder__flops_decode_per_token__bound(v):
     E = v["E"]
+    E_s = v["E_s"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L_dec*b*d*d_ff*k + 4*L_dec*b*d*d_h*n_h + 4*L_dec*b*d*d_h*n_kv + 8*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h)
+        out = out + c*(4*L_dec*b*d*d_ff + 4*L_dec*b*d*d_h*n_h + 4*L_dec*b*d*d_h*n_kv + 8*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h)
     c = sw_attn_out
     if c:
         out = out + c*(4*L_dec*b*d*d_h*n_h)
     c = sw_gated
     if c:
-        out = out + c*(2*L_dec*b*d*d_ff*k)
+        out = out + c*(2*L_dec*b*d*d_ff)
     c = sw_head
     if c:
         out = out + c*(2*V*b*d)
+    c = sw_mla
+    if c:
+        out = out + c*(4*L_dec*b*d*d_h*n_h + 4*L_dec*b*d*d_h*n_kv + 4*L_dec*b*d*d_nope*n_h + 4*L_dec*b*d*d_rope*n_h + 2*L_dec*b*d*d_rope*s + 2*L_dec*b*d*d_rope + 2*L_dec*b*d*r_kv*s + 2*L_dec*b*d*r_kv + 8*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h + 2*L_dec*b*d_nope*n_h*r_kv*s + 2*L_dec*b*d_nope*n_h*r_kv + 4*L_dec*b*d_nope*n_h*s + 2*L_dec*b*d_nope*n_h + 4*L_dec*b*d_rope*n_h*s + 2*L_dec*b*d_rope*n_h + 2*L_dec*b*d_v*n_h*r_kv*s + 2*L_dec*b*d_v*n_h*r_kv + 4*L_dec*b*d_v*n_h*s + 2*L_dec*b*d_v*n_h)
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2)
     c = sw_router
     if c:
-        out = out + c*(2*E*L_dec*b*d)
+        out = out + c*(4*L_dec*b*d*d_ff + 4*L_dense*b*d*d_ff)
+    c = sw_router**2
+    if c:
+        out = out + c*(2*E*L_dec*b*d + 2*E*L_dense*b*d + 4*L_dec*b*d*d_ff*k + 4*L_dense*b*d*d_ff*k)
+    c = sw_attn_out*sw_mla
+    if c:
+        out = out + c*(4*L_dec*b*d*d_h*n_h + 4*L_dec*b*d*d_v*n_h)
+    c = sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dec*b*d*d_ff + 2*L_dense*b*d*d_ff)
+    c = sw_gated*sw_router**2
+    if c:
+        out = out + c*(2*L_dec*b*d*d_ff*k + 2*L_dense*b*d*d_ff*k)
+    c = sw_head*sw_proj_emb
+    if c:
+        out = out + c*(2*V*b*d + 2*V*b*d_emb)
+    c = sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L_dec*b*d*d_nope*n_h + 4*L_dec*b*d*d_rope*n_h + 4*L_dec*b*d*r_q + 4*L_dec*b*d_nope*n_h*r_q + 4*L_dec*b*d_rope*n_h*r_q)
+    c = sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(4*L_dec*b*d*d_ff*k + 4*L_dec*b*d*d_moe*k + 4*L_dense*b*d*d_ff*k + 4*L_dense*b*d*d_moe*k)
+    c = sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L_dec*b*d*d_ff + 4*E_s*L_dense*b*d*d_ff)
+    c = sw_router**2*sw_shared_gate
+    if c:
+        out = out + c*(2*L_dec*b*d + 2*L_dense*b*d)
+    c = sw_gated*sw_moe_width*sw_router**2
+    if c:
+        out = out + c*(2*L_dec*b*d*d_ff*k + 2*L_dec*b*d*d_moe*k + 2*L_dense*b*d*d_ff*k + 2*L_dense*b*d*d_moe*k)
+    c = sw_gated*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dec*b*d*d_ff + 2*E_s*L_dense*b*d*d_ff)
+    c = sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(4*E_s*L_dec*b*d*d_ff + 4*E_s*L_dec*b*d*d_moe + 4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_moe)
+    c = sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L_dec*b*d*d_ff + 4*E_s*L_dec*b*d*d_sh + 4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_sh)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dec*b*d*d_ff + 2*E_s*L_dec*b*d*d_moe + 2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_moe)
+    c = sw_gated*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dec*b*d*d_ff + 2*E_s*L_dec*b*d*d_sh + 2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_sh)
+    c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(4*E_s*L_dec*b*d*d_ff + 4*E_s*L_dec*b*d*d_moe + 4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_moe)
+    c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dec*b*d*d_ff + 2*E_s*L_dec*b*d*d_moe + 2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_moe)
     return out + 1
 
 
@@ -2931,14 +6755,27 @@ def encoder_decoder__memory_kv_cache_bytes__num(v):
     L_dec = v["L_dec"]
     b = v["b"]
     d_h = v["d_h"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_v = v["d_v"]
     kv_num = v["kv_num"]
+    n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
     s = v["s"]
     s_dec = v["s_dec"]
+    sw_mla = v["sw_mla"]
+    sw_mla_latent = v["sw_mla_latent"]
     out = 0
     c = kv_num
     if c:
         out = out + c*(2*L_dec*b*d_h*n_kv*(s + s_dec))
+    c = kv_num*sw_mla
+    if c:
+        out = out + c*(L_dec*b*(-2*d_h*n_kv*s - 2*d_h*n_kv*s_dec + d_nope*n_h*s + d_nope*n_h*s_dec + d_rope*n_h*s + d_rope*n_h*s_dec + d_v*n_h*s + d_v*n_h*s_dec))
+    c = kv_num*sw_mla*sw_mla_latent
+    if c:
+        out = out + c*(L_dec*b*(-d_nope*n_h*s - d_nope*n_h*s_dec - d_rope*n_h*s - d_rope*n_h*s_dec + d_rope*s + d_rope*s_dec - d_v*n_h*s - d_v*n_h*s_dec + r_kv*s + r_kv*s_dec))
     return out
 
 
@@ -2951,15 +6788,28 @@ def encoder_decoder__memory_kv_cache_bytes__bound(v):
     L_dec = v["L_dec"]
     b = v["b"]
     d_h = v["d_h"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_v = v["d_v"]
     kv_den = v["kv_den"]
     kv_num = v["kv_num"]
+    n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
     s = v["s"]
     s_dec = v["s_dec"]
+    sw_mla = v["sw_mla"]
+    sw_mla_latent = v["sw_mla_latent"]
     out = 0
     c = kv_num
     if c:
         out = out + c*(2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = kv_num*sw_mla
+    if c:
+        out = out + c*(2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_v*n_h*s + L_dec*b*d_v*n_h*s_dec)
+    c = kv_num*sw_mla*sw_mla_latent
+    if c:
+        out = out + c*(L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*s + L_dec*b*d_rope*s_dec + L_dec*b*d_v*n_h*s + L_dec*b*d_v*n_h*s_dec + L_dec*b*r_kv*s + L_dec*b*r_kv*s_dec)
     return out + kv_den
 
 
@@ -3161,73 +7011,150 @@ def encoder_decoder__memory_training_bytes__bound(v):
 
 def encoder_decoder__leaves_params(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     P = v["P"]
     R = v["R"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     return (
-        V*d*sw_tok_emb,
+        -V*d*sw_proj_emb*sw_tok_emb + V*d*sw_tok_emb + V*d_emb*sw_proj_emb*sw_tok_emb,
+        d*d_emb*sw_proj_emb,
+        d*d_emb*sw_proj_emb,
         P*d*sw_pos_emb,
         T*d*sw_type_emb,
         d*sw_emb_norm*sw_norm_b + d*sw_emb_norm*sw_norm_w,
         R*n_h*sw_rel_bias,
-        L*d*d_h*n_h + L*d_h*n_h*sw_bias_q,
-        L*d*d_h*n_kv + L*d_h*n_kv*sw_bias_k,
-        L*d*d_h*n_kv + L*d_h*n_kv*sw_bias_v,
-        L*d*d_h*n_h*sw_attn_out + L*d*sw_attn_out*sw_bias_o,
-        L*d*sw_norm_b + L*d*sw_norm_w,
-        L*d*sw_norm_b + L*d*sw_norm_w,
-        E*L*d*sw_router,
-        E*L*d*d_ff*sw_gated + E*L*d_ff*sw_ffn_bias*sw_gated,
-        E*L*d*d_ff + E*L*d_ff*sw_ffn_bias,
-        E*L*d*d_ff + E*L*d*sw_ffn_bias,
+        -L*d*d_h*n_h*sw_mla + L*d*d_h*n_h - L*d*d_nope*n_h*sw_mla*sw_q_lora + L*d*d_nope*n_h*sw_mla - L*d*d_rope*n_h*sw_mla*sw_q_lora + L*d*d_rope*n_h*sw_mla - L*d_h*n_h*sw_bias_q*sw_mla + L*d_h*n_h*sw_bias_q - L*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L*d_nope*n_h*sw_bias_q*sw_mla - L*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L*d_rope*n_h*sw_bias_q*sw_mla,
+        L*d*r_q*sw_mla*sw_q_lora + L*r_q*sw_bias_q*sw_mla*sw_q_lora,
+        L*r_q*sw_mla*sw_q_lora,
+        L*d_nope*n_h*r_q*sw_mla*sw_q_lora + L*d_rope*n_h*r_q*sw_mla*sw_q_lora,
+        -L*d*d_h*n_kv*sw_mla + L*d*d_h*n_kv - L*d_h*n_kv*sw_bias_k*sw_mla + L*d_h*n_kv*sw_bias_k,
+        -L*d*d_h*n_kv*sw_mla + L*d*d_h*n_kv - L*d_h*n_kv*sw_bias_v*sw_mla + L*d_h*n_kv*sw_bias_v,
+        L*d*d_rope*sw_mla + L*d*r_kv*sw_mla + L*d_rope*sw_bias_k*sw_mla + L*r_kv*sw_bias_k*sw_mla,
+        L*r_kv*sw_mla,
+        L*d_nope*n_h*r_kv*sw_mla + L*d_v*n_h*r_kv*sw_mla,
+        L*d_h*n_h*sw_qk_all + L*d_h*sw_qk_head,
+        L*d_h*n_kv*sw_qk_all + L*d_h*sw_qk_head,
+        L*n_h*sw_sinks,
+        -L*d*d_h*n_h*sw_attn_out*sw_mla + L*d*d_h*n_h*sw_attn_out + L*d*d_v*n_h*sw_attn_out*sw_mla + L*d*sw_attn_out*sw_bias_o,
+        L*d*sw_norm_attn_in*sw_norm_b + L*d*sw_norm_attn_in*sw_norm_w,
+        L*d*sw_norm_attn_out*sw_norm_b + L*d*sw_norm_attn_out*sw_norm_w,
+        L*d*sw_norm_b*sw_norm_ffn_in + L*d*sw_norm_ffn_in*sw_norm_w,
+        L*d*sw_norm_b*sw_norm_ffn_out + L*d*sw_norm_ffn_out*sw_norm_w,
+        -L*d*d_ff*sw_gated*sw_router + L*d*d_ff*sw_gated - L*d_ff*sw_ffn_bias*sw_gated*sw_router + L*d_ff*sw_ffn_bias*sw_gated + L_dense*d*d_ff*sw_gated*sw_router + L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router,
+        -L*d*d_ff*sw_router + L*d*d_ff - L*d_ff*sw_ffn_bias*sw_router + L*d_ff*sw_ffn_bias + L_dense*d*d_ff*sw_router + L_dense*d_ff*sw_ffn_bias*sw_router,
+        -L*d*d_ff*sw_router + L*d*d_ff - L*d*sw_ffn_bias*sw_router + L*d*sw_ffn_bias + L_dense*d*d_ff*sw_router + L_dense*d*sw_ffn_bias*sw_router,
+        E*L*d*sw_router**2 - E*L_dense*d*sw_router**2,
+        E*L*sw_router**2*sw_router_bias - E*L_dense*sw_router**2*sw_router_bias,
+        -E*L*d*d_ff*sw_gated*sw_moe_width*sw_router**2 + E*L*d*d_ff*sw_gated*sw_router**2 + E*L*d*d_moe*sw_gated*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_gated*sw_router**2 - E*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2,
+        -E*L*d*d_ff*sw_moe_width*sw_router**2 + E*L*d*d_ff*sw_router**2 + E*L*d*d_moe*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_router**2 - E*L_dense*d*d_moe*sw_moe_width*sw_router**2,
+        -E*L*d*d_ff*sw_moe_width*sw_router**2 + E*L*d*d_ff*sw_router**2 + E*L*d*d_moe*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_router**2 - E*L_dense*d*d_moe*sw_moe_width*sw_router**2,
+        E*L*d*sw_expert_bias*sw_router**2 - E*L*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 + E*L*d_ff*sw_expert_bias*sw_gated*sw_router**2 - E*L*d_ff*sw_expert_bias*sw_moe_width*sw_router**2 + E*L*d_ff*sw_expert_bias*sw_router**2 + E*L*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 + E*L*d_moe*sw_expert_bias*sw_moe_width*sw_router**2 - E*L_dense*d*sw_expert_bias*sw_router**2 + E*L_dense*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d_ff*sw_expert_bias*sw_gated*sw_router**2 + E*L_dense*d_ff*sw_expert_bias*sw_moe_width*sw_router**2 - E*L_dense*d_ff*sw_expert_bias*sw_router**2 - E*L_dense*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d_moe*sw_expert_bias*sw_moe_width*sw_router**2,
+        E_s*L*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L*d*d_ff*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_ff*sw_gated*sw_router**2*sw_shared - E_s*L*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L*d*d_sh*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_shared - E_s*L*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L*d_sh*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_gated*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_shared + E_s*L_dense*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d_sh*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared,
+        E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_shared - E_s*L*d*d_ff*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_ff*sw_router**2*sw_shared - E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_shared + E_s*L*d*d_sh*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_router**2*sw_shared - E_s*L*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared + E_s*L*d_sh*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_router**2*sw_shared + E_s*L_dense*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d_sh*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared,
+        E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_shared - E_s*L*d*d_ff*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_ff*sw_router**2*sw_shared - E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_shared + E_s*L*d*d_sh*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*sw_ffn_bias*sw_router**2*sw_shared - E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*sw_ffn_bias*sw_router**2*sw_shared,
+        L*d*sw_router**2*sw_shared_gate - L_dense*d*sw_router**2*sw_shared_gate,
         d*sw_final_norm*sw_norm_b + d*sw_final_norm*sw_norm_w,
         R*n_h*sw_rel_bias,
-        L_dec*d*d_h*n_h + L_dec*d_h*n_h*sw_bias_q,
-        L_dec*d*d_h*n_kv + L_dec*d_h*n_kv*sw_bias_k,
-        L_dec*d*d_h*n_kv + L_dec*d_h*n_kv*sw_bias_v,
-        L_dec*d*d_h*n_h*sw_attn_out + L_dec*d*sw_attn_out*sw_bias_o,
-        L_dec*d*d_h*n_h + L_dec*d_h*n_h*sw_bias_q,
-        L_dec*d*d_h*n_kv + L_dec*d_h*n_kv*sw_bias_k,
-        L_dec*d*d_h*n_kv + L_dec*d_h*n_kv*sw_bias_v,
-        L_dec*d*d_h*n_h*sw_attn_out + L_dec*d*sw_attn_out*sw_bias_o,
+        -L_dec*d*d_h*n_h*sw_mla + L_dec*d*d_h*n_h - L_dec*d*d_nope*n_h*sw_mla*sw_q_lora + L_dec*d*d_nope*n_h*sw_mla - L_dec*d*d_rope*n_h*sw_mla*sw_q_lora + L_dec*d*d_rope*n_h*sw_mla - L_dec*d_h*n_h*sw_bias_q*sw_mla + L_dec*d_h*n_h*sw_bias_q - L_dec*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_dec*d_nope*n_h*sw_bias_q*sw_mla - L_dec*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_dec*d_rope*n_h*sw_bias_q*sw_mla,
+        L_dec*d*r_q*sw_mla*sw_q_lora + L_dec*r_q*sw_bias_q*sw_mla*sw_q_lora,
+        L_dec*r_q*sw_mla*sw_q_lora,
+        L_dec*d_nope*n_h*r_q*sw_mla*sw_q_lora + L_dec*d_rope*n_h*r_q*sw_mla*sw_q_lora,
+        -L_dec*d*d_h*n_kv*sw_mla + L_dec*d*d_h*n_kv - L_dec*d_h*n_kv*sw_bias_k*sw_mla + L_dec*d_h*n_kv*sw_bias_k,
+        -L_dec*d*d_h*n_kv*sw_mla + L_dec*d*d_h*n_kv - L_dec*d_h*n_kv*sw_bias_v*sw_mla + L_dec*d_h*n_kv*sw_bias_v,
+        L_dec*d*d_rope*sw_mla + L_dec*d*r_kv*sw_mla + L_dec*d_rope*sw_bias_k*sw_mla + L_dec*r_kv*sw_bias_k*sw_mla,
+        L_dec*r_kv*sw_mla,
+        L_dec*d_nope*n_h*r_kv*sw_mla + L_dec*d_v*n_h*r_kv*sw_mla,
+        L_dec*d_h*n_h*sw_qk_all + L_dec*d_h*sw_qk_head,
+        L_dec*d_h*n_kv*sw_qk_all + L_dec*d_h*sw_qk_head,
+        L_dec*n_h*sw_sinks,
+        -L_dec*d*d_h*n_h*sw_attn_out*sw_mla + L_dec*d*d_h*n_h*sw_attn_out + L_dec*d*d_v*n_h*sw_attn_out*sw_mla + L_dec*d*sw_attn_out*sw_bias_o,
+        -L_dec*d*d_h*n_h*sw_mla + L_dec*d*d_h*n_h - L_dec*d*d_nope*n_h*sw_mla*sw_q_lora + L_dec*d*d_nope*n_h*sw_mla - L_dec*d*d_rope*n_h*sw_mla*sw_q_lora + L_dec*d*d_rope*n_h*sw_mla - L_dec*d_h*n_h*sw_bias_q*sw_mla + L_dec*d_h*n_h*sw_bias_q - L_dec*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_dec*d_nope*n_h*sw_bias_q*sw_mla - L_dec*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_dec*d_rope*n_h*sw_bias_q*sw_mla,
+        L_dec*d*r_q*sw_mla*sw_q_lora + L_dec*r_q*sw_bias_q*sw_mla*sw_q_lora,
+        L_dec*r_q*sw_mla*sw_q_lora,
+        L_dec*d_nope*n_h*r_q*sw_mla*sw_q_lora + L_dec*d_rope*n_h*r_q*sw_mla*sw_q_lora,
+        -L_dec*d*d_h*n_kv*sw_mla + L_dec*d*d_h*n_kv - L_dec*d_h*n_kv*sw_bias_k*sw_mla + L_dec*d_h*n_kv*sw_bias_k,
+        -L_dec*d*d_h*n_kv*sw_mla + L_dec*d*d_h*n_kv - L_dec*d_h*n_kv*sw_bias_v*sw_mla + L_dec*d_h*n_kv*sw_bias_v,
+        L_dec*d*d_rope*sw_mla + L_dec*d*r_kv*sw_mla + L_dec*d_rope*sw_bias_k*sw_mla + L_dec*r_kv*sw_bias_k*sw_mla,
+        L_dec*r_kv*sw_mla,
+        L_dec*d_nope*n_h*r_kv*sw_mla + L_dec*d_v*n_h*r_kv*sw_mla,
+        L_dec*d_h*n_h*sw_qk_all + L_dec*d_h*sw_qk_head,
+        L_dec*d_h*n_kv*sw_qk_all + L_dec*d_h*sw_qk_head,
+        L_dec*n_h*sw_sinks,
+        -L_dec*d*d_h*n_h*sw_attn_out*sw_mla + L_dec*d*d_h*n_h*sw_attn_out + L_dec*d*d_v*n_h*sw_attn_out*sw_mla + L_dec*d*sw_attn_out*sw_bias_o,
+        L_dec*d*sw_norm_attn_in*sw_norm_b + L_dec*d*sw_norm_attn_in*sw_norm_w,
+        L_dec*d*sw_norm_attn_out*sw_norm_b + L_dec*d*sw_norm_attn_out*sw_norm_w,
         L_dec*d*sw_norm_b + L_dec*d*sw_norm_w,
-        L_dec*d*sw_norm_b + L_dec*d*sw_norm_w,
-        L_dec*d*sw_norm_b + L_dec*d*sw_norm_w,
-        E*L_dec*d*sw_router,
-        E*L_dec*d*d_ff*sw_gated + E*L_dec*d_ff*sw_ffn_bias*sw_gated,
-        E*L_dec*d*d_ff + E*L_dec*d_ff*sw_ffn_bias,
-        E*L_dec*d*d_ff + E*L_dec*d*sw_ffn_bias,
+        L_dec*d*sw_norm_b*sw_norm_ffn_in + L_dec*d*sw_norm_ffn_in*sw_norm_w,
+        L_dec*d*sw_norm_b*sw_norm_ffn_out + L_dec*d*sw_norm_ffn_out*sw_norm_w,
+        -L_dec*d*d_ff*sw_gated*sw_router + L_dec*d*d_ff*sw_gated - L_dec*d_ff*sw_ffn_bias*sw_gated*sw_router + L_dec*d_ff*sw_ffn_bias*sw_gated + L_dense*d*d_ff*sw_gated*sw_router + L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router,
+        -L_dec*d*d_ff*sw_router + L_dec*d*d_ff - L_dec*d_ff*sw_ffn_bias*sw_router + L_dec*d_ff*sw_ffn_bias + L_dense*d*d_ff*sw_router + L_dense*d_ff*sw_ffn_bias*sw_router,
+        -L_dec*d*d_ff*sw_router + L_dec*d*d_ff - L_dec*d*sw_ffn_bias*sw_router + L_dec*d*sw_ffn_bias + L_dense*d*d_ff*sw_router + L_dense*d*sw_ffn_bias*sw_router,
+        E*L_dec*d*sw_router**2 - E*L_dense*d*sw_router**2,
+        E*L_dec*sw_router**2*sw_router_bias - E*L_dense*sw_router**2*sw_router_bias,
+        -E*L_dec*d*d_ff*sw_gated*sw_moe_width*sw_router**2 + E*L_dec*d*d_ff*sw_gated*sw_router**2 + E*L_dec*d*d_moe*sw_gated*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_gated*sw_router**2 - E*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2,
+        -E*L_dec*d*d_ff*sw_moe_width*sw_router**2 + E*L_dec*d*d_ff*sw_router**2 + E*L_dec*d*d_moe*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_router**2 - E*L_dense*d*d_moe*sw_moe_width*sw_router**2,
+        -E*L_dec*d*d_ff*sw_moe_width*sw_router**2 + E*L_dec*d*d_ff*sw_router**2 + E*L_dec*d*d_moe*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_router**2 - E*L_dense*d*d_moe*sw_moe_width*sw_router**2,
+        E*L_dec*d*sw_expert_bias*sw_router**2 - E*L_dec*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 + E*L_dec*d_ff*sw_expert_bias*sw_gated*sw_router**2 - E*L_dec*d_ff*sw_expert_bias*sw_moe_width*sw_router**2 + E*L_dec*d_ff*sw_expert_bias*sw_router**2 + E*L_dec*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 + E*L_dec*d_moe*sw_expert_bias*sw_moe_width*sw_router**2 - E*L_dense*d*sw_expert_bias*sw_router**2 + E*L_dense*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d_ff*sw_expert_bias*sw_gated*sw_router**2 + E*L_dense*d_ff*sw_expert_bias*sw_moe_width*sw_router**2 - E*L_dense*d_ff*sw_expert_bias*sw_router**2 - E*L_dense*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d_moe*sw_expert_bias*sw_moe_width*sw_router**2,
+        E_s*L_dec*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dec*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dec*d*d_ff*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d*d_ff*sw_gated*sw_router**2*sw_shared - E_s*L_dec*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dec*d*d_sh*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dec*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dec*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_shared - E_s*L_dec*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dec*d_sh*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_gated*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_shared + E_s*L_dense*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d_sh*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared,
+        E_s*L_dec*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dec*d*d_ff*sw_moe_width*sw_router**2*sw_shared - E_s*L_dec*d*d_ff*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d*d_ff*sw_router**2*sw_shared - E_s*L_dec*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d*d_moe*sw_moe_width*sw_router**2*sw_shared + E_s*L_dec*d*d_sh*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dec*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared - E_s*L_dec*d_ff*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d_ff*sw_ffn_bias*sw_router**2*sw_shared - E_s*L_dec*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared + E_s*L_dec*d_sh*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_router**2*sw_shared + E_s*L_dense*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d_sh*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared,
+        E_s*L_dec*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dec*d*d_ff*sw_moe_width*sw_router**2*sw_shared - E_s*L_dec*d*d_ff*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d*d_ff*sw_router**2*sw_shared - E_s*L_dec*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d*d_moe*sw_moe_width*sw_router**2*sw_shared + E_s*L_dec*d*d_sh*sw_router**2*sw_sh_width*sw_shared + E_s*L_dec*d*sw_ffn_bias*sw_router**2*sw_shared - E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*sw_ffn_bias*sw_router**2*sw_shared,
+        L_dec*d*sw_router**2*sw_shared_gate - L_dense*d*sw_router**2*sw_shared_gate,
         d*sw_final_norm*sw_norm_b + d*sw_final_norm*sw_norm_w,
-        V*d*sw_head*sw_head_untied,
+        -V*d*sw_head*sw_head_untied*sw_proj_emb + V*d*sw_head*sw_head_untied + V*d_emb*sw_head*sw_head_untied*sw_proj_emb,
         V*sw_head*sw_head_bias,
         d**2*sw_pooler + d*sw_pooler,
         d**2*sw_mlm + d*sw_mlm*sw_norm_b + d*sw_mlm*sw_norm_w + d*sw_mlm,
@@ -3236,52 +7163,95 @@ def encoder_decoder__leaves_params(v):
 
 def encoder_decoder__leaves_matmul(v):
     E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
     L_dec = v["L_dec"]
+    L_dense = v["L_dense"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
+    d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
+    sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
+    sw_moe_width = v["sw_moe_width"]
     sw_pooler = v["sw_pooler"]
+    sw_proj_emb = v["sw_proj_emb"]
+    sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
     return (
-        2*L*b*d*d_h*n_h*s,
-        2*L*b*d*d_h*n_kv*s,
-        2*L*b*d*d_h*n_kv*s,
-        2*L*b*d_h*n_h*s**2,
-        2*L*b*d_h*n_h*s**2,
-        2*L*b*d*d_h*n_h*s*sw_attn_out,
-        2*E*L*b*d*s*sw_router,
-        2*L*b*d*d_ff*k*s*sw_gated,
-        2*L*b*d*d_ff*k*s,
-        2*L*b*d*d_ff*k*s,
-        2*L_dec*b*d*d_h*n_h*s_dec,
-        2*L_dec*b*d*d_h*n_kv*s_dec,
-        2*L_dec*b*d*d_h*n_kv*s_dec,
-        2*L_dec*b*d_h*n_h*s_dec**2,
-        2*L_dec*b*d_h*n_h*s_dec**2,
-        2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_out,
-        2*L_dec*b*d*d_h*n_h*s_dec,
-        2*L_dec*b*d*d_h*n_kv*s,
-        2*L_dec*b*d*d_h*n_kv*s,
-        2*L_dec*b*d_h*n_h*s*s_dec,
-        2*L_dec*b*d_h*n_h*s*s_dec,
-        2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_out,
-        2*E*L_dec*b*d*s_dec*sw_router,
-        2*L_dec*b*d*d_ff*k*s_dec*sw_gated,
-        2*L_dec*b*d*d_ff*k*s_dec,
-        2*L_dec*b*d*d_ff*k*s_dec,
-        2*V*b*d*s_dec*sw_head,
+        -2*L*b*d*d_h*n_h*s*sw_mla + 2*L*b*d*d_h*n_h*s - 2*L*b*d*d_nope*n_h*s*sw_mla*sw_q_lora + 2*L*b*d*d_nope*n_h*s*sw_mla - 2*L*b*d*d_rope*n_h*s*sw_mla*sw_q_lora + 2*L*b*d*d_rope*n_h*s*sw_mla,
+        2*L*b*d*r_q*s*sw_mla*sw_q_lora,
+        2*L*b*d_nope*n_h*r_q*s*sw_mla*sw_q_lora + 2*L*b*d_rope*n_h*r_q*s*sw_mla*sw_q_lora,
+        -2*L*b*d*d_h*n_kv*s*sw_mla + 2*L*b*d*d_h*n_kv*s,
+        -2*L*b*d*d_h*n_kv*s*sw_mla + 2*L*b*d*d_h*n_kv*s,
+        2*L*b*d*d_rope*s*sw_mla + 2*L*b*d*r_kv*s*sw_mla,
+        2*L*b*d_nope*n_h*r_kv*s*sw_mla + 2*L*b*d_v*n_h*r_kv*s*sw_mla,
+        -2*L*b*d_h*n_h*s**2*sw_mla + 2*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*s**2*sw_mla + 2*L*b*d_rope*n_h*s**2*sw_mla,
+        -2*L*b*d_h*n_h*s**2*sw_mla + 2*L*b*d_h*n_h*s**2 + 2*L*b*d_v*n_h*s**2*sw_mla,
+        -2*L*b*d*d_h*n_h*s*sw_attn_out*sw_mla + 2*L*b*d*d_h*n_h*s*sw_attn_out + 2*L*b*d*d_v*n_h*s*sw_attn_out*sw_mla,
+        -2*L*b*d*d_ff*s*sw_gated*sw_router + 2*L*b*d*d_ff*s*sw_gated + 2*L_dense*b*d*d_ff*s*sw_gated*sw_router,
+        -2*L*b*d*d_ff*s*sw_router + 2*L*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s*sw_router,
+        -2*L*b*d*d_ff*s*sw_router + 2*L*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s*sw_router,
+        2*E*L*b*d*s*sw_router**2 - 2*E*L_dense*b*d*s*sw_router**2,
+        -2*L*b*d*d_ff*k*s*sw_gated*sw_moe_width*sw_router**2 + 2*L*b*d*d_ff*k*s*sw_gated*sw_router**2 + 2*L*b*d*d_moe*k*s*sw_gated*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s*sw_gated*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_gated*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_gated*sw_moe_width*sw_router**2,
+        -2*L*b*d*d_ff*k*s*sw_moe_width*sw_router**2 + 2*L*b*d*d_ff*k*s*sw_router**2 + 2*L*b*d*d_moe*k*s*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_moe_width*sw_router**2,
+        -2*L*b*d*d_ff*k*s*sw_moe_width*sw_router**2 + 2*L*b*d*d_ff*k*s*sw_router**2 + 2*L*b*d*d_moe*k*s*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_moe_width*sw_router**2,
+        2*E_s*L*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_gated*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_ff*s*sw_gated*sw_router**2*sw_shared - 2*E_s*L*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L*b*d*d_sh*s*sw_gated*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_gated*sw_router**2*sw_sh_width*sw_shared,
+        2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_shared - 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared,
+        2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_shared - 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared,
+        2*L*b*d*s*sw_router**2*sw_shared_gate - 2*L_dense*b*d*s*sw_router**2*sw_shared_gate,
+        -2*L_dec*b*d*d_h*n_h*s_dec*sw_mla + 2*L_dec*b*d*d_h*n_h*s_dec - 2*L_dec*b*d*d_nope*n_h*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d*d_nope*n_h*s_dec*sw_mla - 2*L_dec*b*d*d_rope*n_h*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d*d_rope*n_h*s_dec*sw_mla,
+        2*L_dec*b*d*r_q*s_dec*sw_mla*sw_q_lora,
+        2*L_dec*b*d_nope*n_h*r_q*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d_rope*n_h*r_q*s_dec*sw_mla*sw_q_lora,
+        -2*L_dec*b*d*d_h*n_kv*s_dec*sw_mla + 2*L_dec*b*d*d_h*n_kv*s_dec,
+        -2*L_dec*b*d*d_h*n_kv*s_dec*sw_mla + 2*L_dec*b*d*d_h*n_kv*s_dec,
+        2*L_dec*b*d*d_rope*s_dec*sw_mla + 2*L_dec*b*d*r_kv*s_dec*sw_mla,
+        2*L_dec*b*d_nope*n_h*r_kv*s_dec*sw_mla + 2*L_dec*b*d_v*n_h*r_kv*s_dec*sw_mla,
+        -2*L_dec*b*d_h*n_h*s_dec**2*sw_mla + 2*L_dec*b*d_h*n_h*s_dec**2 + 2*L_dec*b*d_nope*n_h*s_dec**2*sw_mla + 2*L_dec*b*d_rope*n_h*s_dec**2*sw_mla,
+        -2*L_dec*b*d_h*n_h*s_dec**2*sw_mla + 2*L_dec*b*d_h*n_h*s_dec**2 + 2*L_dec*b*d_v*n_h*s_dec**2*sw_mla,
+        -2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_out*sw_mla + 2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_out + 2*L_dec*b*d*d_v*n_h*s_dec*sw_attn_out*sw_mla,
+        -2*L_dec*b*d*d_h*n_h*s_dec*sw_mla + 2*L_dec*b*d*d_h*n_h*s_dec - 2*L_dec*b*d*d_nope*n_h*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d*d_nope*n_h*s_dec*sw_mla - 2*L_dec*b*d*d_rope*n_h*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d*d_rope*n_h*s_dec*sw_mla,
+        2*L_dec*b*d*r_q*s_dec*sw_mla*sw_q_lora,
+        2*L_dec*b*d_nope*n_h*r_q*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d_rope*n_h*r_q*s_dec*sw_mla*sw_q_lora,
+        -2*L_dec*b*d*d_h*n_kv*s*sw_mla + 2*L_dec*b*d*d_h*n_kv*s,
+        -2*L_dec*b*d*d_h*n_kv*s*sw_mla + 2*L_dec*b*d*d_h*n_kv*s,
+        2*L_dec*b*d*d_rope*s*sw_mla + 2*L_dec*b*d*r_kv*s*sw_mla,
+        2*L_dec*b*d_nope*n_h*r_kv*s*sw_mla + 2*L_dec*b*d_v*n_h*r_kv*s*sw_mla,
+        -2*L_dec*b*d_h*n_h*s*s_dec*sw_mla + 2*L_dec*b*d_h*n_h*s*s_dec + 2*L_dec*b*d_nope*n_h*s*s_dec*sw_mla + 2*L_dec*b*d_rope*n_h*s*s_dec*sw_mla,
+        -2*L_dec*b*d_h*n_h*s*s_dec*sw_mla + 2*L_dec*b*d_h*n_h*s*s_dec + 2*L_dec*b*d_v*n_h*s*s_dec*sw_mla,
+        -2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_out*sw_mla + 2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_out + 2*L_dec*b*d*d_v*n_h*s_dec*sw_attn_out*sw_mla,
+        -2*L_dec*b*d*d_ff*s_dec*sw_gated*sw_router + 2*L_dec*b*d*d_ff*s_dec*sw_gated + 2*L_dense*b*d*d_ff*s_dec*sw_gated*sw_router,
+        -2*L_dec*b*d*d_ff*s_dec*sw_router + 2*L_dec*b*d*d_ff*s_dec + 2*L_dense*b*d*d_ff*s_dec*sw_router,
+        -2*L_dec*b*d*d_ff*s_dec*sw_router + 2*L_dec*b*d*d_ff*s_dec + 2*L_dense*b*d*d_ff*s_dec*sw_router,
+        2*E*L_dec*b*d*s_dec*sw_router**2 - 2*E*L_dense*b*d*s_dec*sw_router**2,
+        -2*L_dec*b*d*d_ff*k*s_dec*sw_gated*sw_moe_width*sw_router**2 + 2*L_dec*b*d*d_ff*k*s_dec*sw_gated*sw_router**2 + 2*L_dec*b*d*d_moe*k*s_dec*sw_gated*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s_dec*sw_gated*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s_dec*sw_gated*sw_router**2 - 2*L_dense*b*d*d_moe*k*s_dec*sw_gated*sw_moe_width*sw_router**2,
+        -2*L_dec*b*d*d_ff*k*s_dec*sw_moe_width*sw_router**2 + 2*L_dec*b*d*d_ff*k*s_dec*sw_router**2 + 2*L_dec*b*d*d_moe*k*s_dec*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s_dec*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s_dec*sw_router**2 - 2*L_dense*b*d*d_moe*k*s_dec*sw_moe_width*sw_router**2,
+        -2*L_dec*b*d*d_ff*k*s_dec*sw_moe_width*sw_router**2 + 2*L_dec*b*d*d_ff*k*s_dec*sw_router**2 + 2*L_dec*b*d*d_moe*k*s_dec*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s_dec*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s_dec*sw_router**2 - 2*L_dense*b*d*d_moe*k*s_dec*sw_moe_width*sw_router**2,
+        2*E_s*L_dec*b*d*d_ff*s_dec*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dec*b*d*d_ff*s_dec*sw_gated*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dec*b*d*d_ff*s_dec*sw_gated*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dec*b*d*d_ff*s_dec*sw_gated*sw_router**2*sw_shared - 2*E_s*L_dec*b*d*d_moe*s_dec*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dec*b*d*d_moe*s_dec*sw_gated*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dec*b*d*d_sh*s_dec*sw_gated*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s_dec*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s_dec*sw_gated*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s_dec*sw_gated*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s_dec*sw_gated*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s_dec*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s_dec*sw_gated*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s_dec*sw_gated*sw_router**2*sw_sh_width*sw_shared,
+        2*E_s*L_dec*b*d*d_ff*s_dec*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dec*b*d*d_ff*s_dec*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dec*b*d*d_ff*s_dec*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dec*b*d*d_ff*s_dec*sw_router**2*sw_shared - 2*E_s*L_dec*b*d*d_moe*s_dec*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dec*b*d*d_moe*s_dec*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dec*b*d*d_sh*s_dec*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s_dec*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s_dec*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s_dec*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s_dec*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s_dec*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s_dec*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s_dec*sw_router**2*sw_sh_width*sw_shared,
+        2*E_s*L_dec*b*d*d_ff*s_dec*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dec*b*d*d_ff*s_dec*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dec*b*d*d_ff*s_dec*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dec*b*d*d_ff*s_dec*sw_router**2*sw_shared - 2*E_s*L_dec*b*d*d_moe*s_dec*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dec*b*d*d_moe*s_dec*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dec*b*d*d_sh*s_dec*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s_dec*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s_dec*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s_dec*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s_dec*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s_dec*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s_dec*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s_dec*sw_router**2*sw_sh_width*sw_shared,
+        2*L_dec*b*d*s_dec*sw_router**2*sw_shared_gate - 2*L_dense*b*d*s_dec*sw_router**2*sw_shared_gate,
+        -2*V*b*d*s_dec*sw_head*sw_proj_emb + 2*V*b*d*s_dec*sw_head + 2*V*b*d_emb*s_dec*sw_head*sw_proj_emb,
         2*b*d**2*sw_pooler,
         2*b*d**2*s_dec*sw_mlm,
     )
@@ -3289,68 +7259,163 @@ def encoder_decoder__leaves_matmul(v):
 
 def encoder_decoder__leaves_layer__encoder_layer(v):
     E = v["E"]
+    E_s = v["E_s"]
     d = v["d"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_gated = v["sw_gated"]
+    sw_mla = v["sw_mla"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     return (
-        d*d_h*n_h + d_h*n_h*sw_bias_q,
-        d*d_h*n_kv + d_h*n_kv*sw_bias_k,
-        d*d_h*n_kv + d_h*n_kv*sw_bias_v,
-        d*d_h*n_h*sw_attn_out + d*sw_attn_out*sw_bias_o,
-        d*sw_norm_b + d*sw_norm_w,
-        d*sw_norm_b + d*sw_norm_w,
+        -d*d_h*n_h*sw_mla + d*d_h*n_h - d*d_nope*n_h*sw_mla*sw_q_lora + d*d_nope*n_h*sw_mla - d*d_rope*n_h*sw_mla*sw_q_lora + d*d_rope*n_h*sw_mla - d_h*n_h*sw_bias_q*sw_mla + d_h*n_h*sw_bias_q - d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_nope*n_h*sw_bias_q*sw_mla - d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_rope*n_h*sw_bias_q*sw_mla,
+        d*r_q*sw_mla*sw_q_lora + r_q*sw_bias_q*sw_mla*sw_q_lora,
+        r_q*sw_mla*sw_q_lora,
+        d_nope*n_h*r_q*sw_mla*sw_q_lora + d_rope*n_h*r_q*sw_mla*sw_q_lora,
+        -d*d_h*n_kv*sw_mla + d*d_h*n_kv - d_h*n_kv*sw_bias_k*sw_mla + d_h*n_kv*sw_bias_k,
+        -d*d_h*n_kv*sw_mla + d*d_h*n_kv - d_h*n_kv*sw_bias_v*sw_mla + d_h*n_kv*sw_bias_v,
+        d*d_rope*sw_mla + d*r_kv*sw_mla + d_rope*sw_bias_k*sw_mla + r_kv*sw_bias_k*sw_mla,
+        r_kv*sw_mla,
+        d_nope*n_h*r_kv*sw_mla + d_v*n_h*r_kv*sw_mla,
+        d_h*n_h*sw_qk_all + d_h*sw_qk_head,
+        d_h*n_kv*sw_qk_all + d_h*sw_qk_head,
+        n_h*sw_sinks,
+        -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
+        d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,
+        d*sw_norm_attn_out*sw_norm_b + d*sw_norm_attn_out*sw_norm_w,
+        d*sw_norm_b*sw_norm_ffn_in + d*sw_norm_ffn_in*sw_norm_w,
+        d*sw_norm_b*sw_norm_ffn_out + d*sw_norm_ffn_out*sw_norm_w,
+        -d*d_ff*sw_gated*sw_router + d*d_ff*sw_gated - d_ff*sw_ffn_bias*sw_gated*sw_router + d_ff*sw_ffn_bias*sw_gated,
+        -d*d_ff*sw_router + d*d_ff - d_ff*sw_ffn_bias*sw_router + d_ff*sw_ffn_bias,
+        -d*d_ff*sw_router + d*d_ff - d*sw_ffn_bias*sw_router + d*sw_ffn_bias,
         E*d*sw_router,
-        E*d*d_ff*sw_gated + E*d_ff*sw_ffn_bias*sw_gated,
-        E*d*d_ff + E*d_ff*sw_ffn_bias,
-        E*d*d_ff + E*d*sw_ffn_bias,
+        E*sw_router*sw_router_bias,
+        -E*d*d_ff*sw_gated*sw_moe_width*sw_router + E*d*d_ff*sw_gated*sw_router + E*d*d_moe*sw_gated*sw_moe_width*sw_router,
+        -E*d*d_ff*sw_moe_width*sw_router + E*d*d_ff*sw_router + E*d*d_moe*sw_moe_width*sw_router,
+        -E*d*d_ff*sw_moe_width*sw_router + E*d*d_ff*sw_router + E*d*d_moe*sw_moe_width*sw_router,
+        E*d*sw_expert_bias*sw_router - E*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router + E*d_ff*sw_expert_bias*sw_gated*sw_router - E*d_ff*sw_expert_bias*sw_moe_width*sw_router + E*d_ff*sw_expert_bias*sw_router + E*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router + E*d_moe*sw_expert_bias*sw_moe_width*sw_router,
+        E_s*d*d_ff*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d*d_ff*sw_gated*sw_moe_width*sw_router*sw_shared - E_s*d*d_ff*sw_gated*sw_router*sw_sh_width*sw_shared + E_s*d*d_ff*sw_gated*sw_router*sw_shared - E_s*d*d_moe*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d*d_moe*sw_gated*sw_moe_width*sw_router*sw_shared + E_s*d*d_sh*sw_gated*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_shared - E_s*d_ff*sw_ffn_bias*sw_gated*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_gated*sw_router*sw_shared - E_s*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_shared + E_s*d_sh*sw_ffn_bias*sw_gated*sw_router*sw_sh_width*sw_shared,
+        E_s*d*d_ff*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d*d_ff*sw_moe_width*sw_router*sw_shared - E_s*d*d_ff*sw_router*sw_sh_width*sw_shared + E_s*d*d_ff*sw_router*sw_shared - E_s*d*d_moe*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d*d_moe*sw_moe_width*sw_router*sw_shared + E_s*d*d_sh*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d_ff*sw_ffn_bias*sw_moe_width*sw_router*sw_shared - E_s*d_ff*sw_ffn_bias*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_router*sw_shared - E_s*d_moe*sw_ffn_bias*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d_moe*sw_ffn_bias*sw_moe_width*sw_router*sw_shared + E_s*d_sh*sw_ffn_bias*sw_router*sw_sh_width*sw_shared,
+        E_s*d*d_ff*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d*d_ff*sw_moe_width*sw_router*sw_shared - E_s*d*d_ff*sw_router*sw_sh_width*sw_shared + E_s*d*d_ff*sw_router*sw_shared - E_s*d*d_moe*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d*d_moe*sw_moe_width*sw_router*sw_shared + E_s*d*d_sh*sw_router*sw_sh_width*sw_shared + E_s*d*sw_ffn_bias*sw_router*sw_shared,
+        d*sw_router*sw_shared_gate,
     )
 
 
 def encoder_decoder__leaves_layer__decoder_layer(v):
     E = v["E"]
+    E_s = v["E_s"]
     d = v["d"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_gated = v["sw_gated"]
+    sw_mla = v["sw_mla"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_b = v["sw_norm_b"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_router = v["sw_router"]
+    sw_router_bias = v["sw_router_bias"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_sinks = v["sw_sinks"]
     return (
-        d*d_h*n_h + d_h*n_h*sw_bias_q,
-        d*d_h*n_kv + d_h*n_kv*sw_bias_k,
-        d*d_h*n_kv + d_h*n_kv*sw_bias_v,
-        d*d_h*n_h*sw_attn_out + d*sw_attn_out*sw_bias_o,
-        d*d_h*n_h + d_h*n_h*sw_bias_q,
-        d*d_h*n_kv + d_h*n_kv*sw_bias_k,
-        d*d_h*n_kv + d_h*n_kv*sw_bias_v,
-        d*d_h*n_h*sw_attn_out + d*sw_attn_out*sw_bias_o,
+        -d*d_h*n_h*sw_mla + d*d_h*n_h - d*d_nope*n_h*sw_mla*sw_q_lora + d*d_nope*n_h*sw_mla - d*d_rope*n_h*sw_mla*sw_q_lora + d*d_rope*n_h*sw_mla - d_h*n_h*sw_bias_q*sw_mla + d_h*n_h*sw_bias_q - d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_nope*n_h*sw_bias_q*sw_mla - d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_rope*n_h*sw_bias_q*sw_mla,
+        d*r_q*sw_mla*sw_q_lora + r_q*sw_bias_q*sw_mla*sw_q_lora,
+        r_q*sw_mla*sw_q_lora,
+        d_nope*n_h*r_q*sw_mla*sw_q_lora + d_rope*n_h*r_q*sw_mla*sw_q_lora,
+        -d*d_h*n_kv*sw_mla + d*d_h*n_kv - d_h*n_kv*sw_bias_k*sw_mla + d_h*n_kv*sw_bias_k,
+        -d*d_h*n_kv*sw_mla + d*d_h*n_kv - d_h*n_kv*sw_bias_v*sw_mla + d_h*n_kv*sw_bias_v,
+        d*d_rope*sw_mla + d*r_kv*sw_mla + d_rope*sw_bias_k*sw_mla + r_kv*sw_bias_k*sw_mla,
+        r_kv*sw_mla,
+        d_nope*n_h*r_kv*sw_mla + d_v*n_h*r_kv*sw_mla,
+        d_h*n_h*sw_qk_all + d_h*sw_qk_head,
+        d_h*n_kv*sw_qk_all + d_h*sw_qk_head,
+        n_h*sw_sinks,
+        -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
+        -d*d_h*n_h*sw_mla + d*d_h*n_h - d*d_nope*n_h*sw_mla*sw_q_lora + d*d_nope*n_h*sw_mla - d*d_rope*n_h*sw_mla*sw_q_lora + d*d_rope*n_h*sw_mla - d_h*n_h*sw_bias_q*sw_mla + d_h*n_h*sw_bias_q - d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_nope*n_h*sw_bias_q*sw_mla - d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_rope*n_h*sw_bias_q*sw_mla,
+        d*r_q*sw_mla*sw_q_lora + r_q*sw_bias_q*sw_mla*sw_q_lora,
+        r_q*sw_mla*sw_q_lora,
+        d_nope*n_h*r_q*sw_mla*sw_q_lora + d_rope*n_h*r_q*sw_mla*sw_q_lora,
+        -d*d_h*n_kv*sw_mla + d*d_h*n_kv - d_h*n_kv*sw_bias_k*sw_mla + d_h*n_kv*sw_bias_k,
+        -d*d_h*n_kv*sw_mla + d*d_h*n_kv - d_h*n_kv*sw_bias_v*sw_mla + d_h*n_kv*sw_bias_v,
+        d*d_rope*sw_mla + d*r_kv*sw_mla + d_rope*sw_bias_k*sw_mla + r_kv*sw_bias_k*sw_mla,
+        r_kv*sw_mla,
+        d_nope*n_h*r_kv*sw_mla + d_v*n_h*r_kv*sw_mla,
+        d_h*n_h*sw_qk_all + d_h*sw_qk_head,
+        d_h*n_kv*sw_qk_all + d_h*sw_qk_head,
+        n_h*sw_sinks,
+        -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
+        d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,
+        d*sw_norm_attn_out*sw_norm_b + d*sw_norm_attn_out*sw_norm_w,
         d*sw_norm_b + d*sw_norm_w,
-        d*sw_norm_b + d*sw_norm_w,
-        d*sw_norm_b + d*sw_norm_w,
+        d*sw_norm_b*sw_norm_ffn_in + d*sw_norm_ffn_in*sw_norm_w,
+        d*sw_norm_b*sw_norm_ffn_out + d*sw_norm_ffn_out*sw_norm_w,
+        -d*d_ff*sw_gated*sw_router + d*d_ff*sw_gated - d_ff*sw_ffn_bias*sw_gated*sw_router + d_ff*sw_ffn_bias*sw_gated,
+        -d*d_ff*sw_router + d*d_ff - d_ff*sw_ffn_bias*sw_router + d_ff*sw_ffn_bias,
+        -d*d_ff*sw_router + d*d_ff - d*sw_ffn_bias*sw_router + d*sw_ffn_bias,
         E*d*sw_router,
-        E*d*d_ff*sw_gated + E*d_ff*sw_ffn_bias*sw_gated,
-        E*d*d_ff + E*d_ff*sw_ffn_bias,
-        E*d*d_ff + E*d*sw_ffn_bias,
+        E*sw_router*sw_router_bias,
+        -E*d*d_ff*sw_gated*sw_moe_width*sw_router + E*d*d_ff*sw_gated*sw_router + E*d*d_moe*sw_gated*sw_moe_width*sw_router,
+        -E*d*d_ff*sw_moe_width*sw_router + E*d*d_ff*sw_router + E*d*d_moe*sw_moe_width*sw_router,
+        -E*d*d_ff*sw_moe_width*sw_router + E*d*d_ff*sw_router + E*d*d_moe*sw_moe_width*sw_router,
+        E*d*sw_expert_bias*sw_router - E*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router + E*d_ff*sw_expert_bias*sw_gated*sw_router - E*d_ff*sw_expert_bias*sw_moe_width*sw_router + E*d_ff*sw_expert_bias*sw_router + E*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router + E*d_moe*sw_expert_bias*sw_moe_width*sw_router,
+        E_s*d*d_ff*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d*d_ff*sw_gated*sw_moe_width*sw_router*sw_shared - E_s*d*d_ff*sw_gated*sw_router*sw_sh_width*sw_shared + E_s*d*d_ff*sw_gated*sw_router*sw_shared - E_s*d*d_moe*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d*d_moe*sw_gated*sw_moe_width*sw_router*sw_shared + E_s*d*d_sh*sw_gated*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_shared - E_s*d_ff*sw_ffn_bias*sw_gated*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_gated*sw_router*sw_shared - E_s*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router*sw_shared + E_s*d_sh*sw_ffn_bias*sw_gated*sw_router*sw_sh_width*sw_shared,
+        E_s*d*d_ff*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d*d_ff*sw_moe_width*sw_router*sw_shared - E_s*d*d_ff*sw_router*sw_sh_width*sw_shared + E_s*d*d_ff*sw_router*sw_shared - E_s*d*d_moe*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d*d_moe*sw_moe_width*sw_router*sw_shared + E_s*d*d_sh*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d_ff*sw_ffn_bias*sw_moe_width*sw_router*sw_shared - E_s*d_ff*sw_ffn_bias*sw_router*sw_sh_width*sw_shared + E_s*d_ff*sw_ffn_bias*sw_router*sw_shared - E_s*d_moe*sw_ffn_bias*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d_moe*sw_ffn_bias*sw_moe_width*sw_router*sw_shared + E_s*d_sh*sw_ffn_bias*sw_router*sw_sh_width*sw_shared,
+        E_s*d*d_ff*sw_moe_width*sw_router*sw_sh_width*sw_shared - E_s*d*d_ff*sw_moe_width*sw_router*sw_shared - E_s*d*d_ff*sw_router*sw_sh_width*sw_shared + E_s*d*d_ff*sw_router*sw_shared - E_s*d*d_moe*sw_moe_width*sw_router*sw_sh_width*sw_shared + E_s*d*d_moe*sw_moe_width*sw_router*sw_shared + E_s*d*d_sh*sw_router*sw_sh_width*sw_shared + E_s*d*sw_ffn_bias*sw_router*sw_shared,
+        d*sw_router*sw_shared_gate,
     )
 
 
@@ -3384,20 +7449,42 @@ EVALUATORS = {
 LEAVES = {
     ('single', 'params'): ((
         'embedding/token',
+        'embedding/project_in',
+        'embedding/project_out',
         'embedding/position',
         'embedding/token_type',
         'embedding_norm',
         'relative_bias',
         'layer/attention/q',
+        'layer/attention/q_a',
+        'layer/attention/q_norm',
+        'layer/attention/q_b',
         'layer/attention/k',
         'layer/attention/v',
+        'layer/attention/kv_a',
+        'layer/attention/kv_norm',
+        'layer/attention/kv_b',
+        'layer/attention/q_head_norm',
+        'layer/attention/k_head_norm',
+        'layer/attention/sinks',
         'layer/attention/o',
         'layer/norm/attention',
+        'layer/norm/attention_out',
         'layer/norm/ffn',
-        'layer/ffn/router',
+        'layer/norm/ffn_out',
         'layer/ffn/gate',
         'layer/ffn/up',
         'layer/ffn/down',
+        'layer/moe/router',
+        'layer/moe/router_bias',
+        'layer/moe/experts/gate',
+        'layer/moe/experts/up',
+        'layer/moe/experts/down',
+        'layer/moe/experts/bias',
+        'layer/moe/shared/gate',
+        'layer/moe/shared/up',
+        'layer/moe/shared/down',
+        'layer/moe/shared_gate',
         'final_norm',
         'head/weight',
         'head/bias',
@@ -3406,64 +7493,180 @@ LEAVES = {
     ), single__leaves_params),
     ('single', 'matmul'): ((
         'layer/attention/q',
+        'layer/attention/q_a',
+        'layer/attention/q_b',
         'layer/attention/k',
         'layer/attention/v',
+        'layer/attention/kv_a',
+        'layer/attention/kv_b',
         'layer/attention/scores',
         'layer/attention/context',
         'layer/attention/o',
-        'layer/ffn/router',
         'layer/ffn/gate',
         'layer/ffn/up',
         'layer/ffn/down',
+        'layer/moe/router',
+        'layer/moe/experts/gate',
+        'layer/moe/experts/up',
+        'layer/moe/experts/down',
+        'layer/moe/shared/gate',
+        'layer/moe/shared/up',
+        'layer/moe/shared/down',
+        'layer/moe/shared_gate',
+        'project_in',
+        'project_out',
         'head',
         'pooler',
         'mlm_head',
     ), single__leaves_matmul),
     ('single', 'layer:layer'): ((
         'attention/q',
+        'attention/q_a',
+        'attention/q_norm',
+        'attention/q_b',
         'attention/k',
         'attention/v',
+        'attention/kv_a',
+        'attention/kv_norm',
+        'attention/kv_b',
+        'attention/q_head_norm',
+        'attention/k_head_norm',
+        'attention/sinks',
         'attention/o',
         'norm/attention',
+        'norm/attention_out',
         'norm/ffn',
-        'ffn/router',
+        'norm/ffn_out',
         'ffn/gate',
         'ffn/up',
         'ffn/down',
+        'moe/router',
+        'moe/router_bias',
+        'moe/experts/gate',
+        'moe/experts/up',
+        'moe/experts/down',
+        'moe/experts/bias',
+        'moe/shared/gate',
+        'moe/shared/up',
+        'moe/shared/down',
+        'moe/shared_gate',
     ), single__leaves_layer__layer),
+    ('single', 'layer:dense_layer'): ((
+        'attention/q',
+        'attention/q_a',
+        'attention/q_norm',
+        'attention/q_b',
+        'attention/k',
+        'attention/v',
+        'attention/kv_a',
+        'attention/kv_norm',
+        'attention/kv_b',
+        'attention/q_head_norm',
+        'attention/k_head_norm',
+        'attention/sinks',
+        'attention/o',
+        'norm/attention',
+        'norm/attention_out',
+        'norm/ffn',
+        'norm/ffn_out',
+        'ffn/gate',
+        'ffn/up',
+        'ffn/down',
+        'moe/router',
+        'moe/router_bias',
+        'moe/experts/gate',
+        'moe/experts/up',
+        'moe/experts/down',
+        'moe/experts/bias',
+        'moe/shared/gate',
+        'moe/shared/up',
+        'moe/shared/down',
+        'moe/shared_gate',
+    ), single__leaves_layer__dense_layer),
     ('encoder-decoder', 'params'): ((
         'embedding/token',
+        'embedding/project_in',
+        'embedding/project_out',
         'embedding/position',
         'embedding/token_type',
         'embedding_norm',
         'encoder/relative_bias',
         'encoder/layer/attention/q',
+        'encoder/layer/attention/q_a',
+        'encoder/layer/attention/q_norm',
+        'encoder/layer/attention/q_b',
         'encoder/layer/attention/k',
         'encoder/layer/attention/v',
+        'encoder/layer/attention/kv_a',
+        'encoder/layer/attention/kv_norm',
+        'encoder/layer/attention/kv_b',
+        'encoder/layer/attention/q_head_norm',
+        'encoder/layer/attention/k_head_norm',
+        'encoder/layer/attention/sinks',
         'encoder/layer/attention/o',
         'encoder/layer/norm/attention',
+        'encoder/layer/norm/attention_out',
         'encoder/layer/norm/ffn',
-        'encoder/layer/ffn/router',
+        'encoder/layer/norm/ffn_out',
         'encoder/layer/ffn/gate',
         'encoder/layer/ffn/up',
         'encoder/layer/ffn/down',
+        'encoder/layer/moe/router',
+        'encoder/layer/moe/router_bias',
+        'encoder/layer/moe/experts/gate',
+        'encoder/layer/moe/experts/up',
+        'encoder/layer/moe/experts/down',
+        'encoder/layer/moe/experts/bias',
+        'encoder/layer/moe/shared/gate',
+        'encoder/layer/moe/shared/up',
+        'encoder/layer/moe/shared/down',
+        'encoder/layer/moe/shared_gate',
         'encoder/final_norm',
         'decoder/relative_bias',
         'decoder/layer/attention/q',
+        'decoder/layer/attention/q_a',
+        'decoder/layer/attention/q_norm',
+        'decoder/layer/attention/q_b',
         'decoder/layer/attention/k',
         'decoder/layer/attention/v',
+        'decoder/layer/attention/kv_a',
+        'decoder/layer/attention/kv_norm',
+        'decoder/layer/attention/kv_b',
+        'decoder/layer/attention/q_head_norm',
+        'decoder/layer/attention/k_head_norm',
+        'decoder/layer/attention/sinks',
         'decoder/layer/attention/o',
         'decoder/layer/cross_attention/q',
+        'decoder/layer/cross_attention/q_a',
+        'decoder/layer/cross_attention/q_norm',
+        'decoder/layer/cross_attention/q_b',
         'decoder/layer/cross_attention/k',
         'decoder/layer/cross_attention/v',
+        'decoder/layer/cross_attention/kv_a',
+        'decoder/layer/cross_attention/kv_norm',
+        'decoder/layer/cross_attention/kv_b',
+        'decoder/layer/cross_attention/q_head_norm',
+        'decoder/layer/cross_attention/k_head_norm',
+        'decoder/layer/cross_attention/sinks',
         'decoder/layer/cross_attention/o',
         'decoder/layer/norm/attention',
+        'decoder/layer/norm/attention_out',
         'decoder/layer/norm/cross_attention',
         'decoder/layer/norm/ffn',
-        'decoder/layer/ffn/router',
+        'decoder/layer/norm/ffn_out',
         'decoder/layer/ffn/gate',
         'decoder/layer/ffn/up',
         'decoder/layer/ffn/down',
+        'decoder/layer/moe/router',
+        'decoder/layer/moe/router_bias',
+        'decoder/layer/moe/experts/gate',
+        'decoder/layer/moe/experts/up',
+        'decoder/layer/moe/experts/down',
+        'decoder/layer/moe/experts/bias',
+        'decoder/layer/moe/shared/gate',
+        'decoder/layer/moe/shared/up',
+        'decoder/layer/moe/shared/down',
+        'decoder/layer/moe/shared_gate',
         'decoder/final_norm',
         'head/weight',
         'head/bias',
@@ -3472,62 +7675,137 @@ LEAVES = {
     ), encoder_decoder__leaves_params),
     ('encoder-decoder', 'matmul'): ((
         'encoder/layer/attention/q',
+        'encoder/layer/attention/q_a',
+        'encoder/layer/attention/q_b',
         'encoder/layer/attention/k',
         'encoder/layer/attention/v',
+        'encoder/layer/attention/kv_a',
+        'encoder/layer/attention/kv_b',
         'encoder/layer/attention/scores',
         'encoder/layer/attention/context',
         'encoder/layer/attention/o',
-        'encoder/layer/ffn/router',
         'encoder/layer/ffn/gate',
         'encoder/layer/ffn/up',
         'encoder/layer/ffn/down',
+        'encoder/layer/moe/router',
+        'encoder/layer/moe/experts/gate',
+        'encoder/layer/moe/experts/up',
+        'encoder/layer/moe/experts/down',
+        'encoder/layer/moe/shared/gate',
+        'encoder/layer/moe/shared/up',
+        'encoder/layer/moe/shared/down',
+        'encoder/layer/moe/shared_gate',
         'decoder/layer/attention/q',
+        'decoder/layer/attention/q_a',
+        'decoder/layer/attention/q_b',
         'decoder/layer/attention/k',
         'decoder/layer/attention/v',
+        'decoder/layer/attention/kv_a',
+        'decoder/layer/attention/kv_b',
         'decoder/layer/attention/scores',
         'decoder/layer/attention/context',
         'decoder/layer/attention/o',
         'decoder/layer/cross_attention/q',
+        'decoder/layer/cross_attention/q_a',
+        'decoder/layer/cross_attention/q_b',
         'decoder/layer/cross_attention/k',
         'decoder/layer/cross_attention/v',
+        'decoder/layer/cross_attention/kv_a',
+        'decoder/layer/cross_attention/kv_b',
         'decoder/layer/cross_attention/scores',
         'decoder/layer/cross_attention/context',
         'decoder/layer/cross_attention/o',
-        'decoder/layer/ffn/router',
         'decoder/layer/ffn/gate',
         'decoder/layer/ffn/up',
         'decoder/layer/ffn/down',
+        'decoder/layer/moe/router',
+        'decoder/layer/moe/experts/gate',
+        'decoder/layer/moe/experts/up',
+        'decoder/layer/moe/experts/down',
+        'decoder/layer/moe/shared/gate',
+        'decoder/layer/moe/shared/up',
+        'decoder/layer/moe/shared/down',
+        'decoder/layer/moe/shared_gate',
         'head',
         'pooler',
         'mlm_head',
     ), encoder_decoder__leaves_matmul),
     ('encoder-decoder', 'layer:encoder/layer'): ((
         'attention/q',
+        'attention/q_a',
+        'attention/q_norm',
+        'attention/q_b',
         'attention/k',
         'attention/v',
+        'attention/kv_a',
+        'attention/kv_norm',
+        'attention/kv_b',
+        'attention/q_head_norm',
+        'attention/k_head_norm',
+        'attention/sinks',
         'attention/o',
         'norm/attention',
+        'norm/attention_out',
         'norm/ffn',
-        'ffn/router',
+        'norm/ffn_out',
         'ffn/gate',
         'ffn/up',
         'ffn/down',
+        'moe/router',
+        'moe/router_bias',
+        'moe/experts/gate',
+        'moe/experts/up',
+        'moe/experts/down',
+        'moe/experts/bias',
+        'moe/shared/gate',
+        'moe/shared/up',
+        'moe/shared/down',
+        'moe/shared_gate',
     ), encoder_decoder__leaves_layer__encoder_layer),
     ('encoder-decoder', 'layer:decoder/layer'): ((
         'attention/q',
+        'attention/q_a',
+        'attention/q_norm',
+        'attention/q_b',
         'attention/k',
         'attention/v',
+        'attention/kv_a',
+        'attention/kv_norm',
+        'attention/kv_b',
+        'attention/q_head_norm',
+        'attention/k_head_norm',
+        'attention/sinks',
         'attention/o',
         'cross_attention/q',
+        'cross_attention/q_a',
+        'cross_attention/q_norm',
+        'cross_attention/q_b',
         'cross_attention/k',
         'cross_attention/v',
+        'cross_attention/kv_a',
+        'cross_attention/kv_norm',
+        'cross_attention/kv_b',
+        'cross_attention/q_head_norm',
+        'cross_attention/k_head_norm',
+        'cross_attention/sinks',
         'cross_attention/o',
         'norm/attention',
+        'norm/attention_out',
         'norm/cross_attention',
         'norm/ffn',
-        'ffn/router',
+        'norm/ffn_out',
         'ffn/gate',
         'ffn/up',
         'ffn/down',
+        'moe/router',
+        'moe/router_bias',
+        'moe/experts/gate',
+        'moe/experts/up',
+        'moe/experts/down',
+        'moe/experts/bias',
+        'moe/shared/gate',
+        'moe/shared/up',
+        'moe/shared/down',
+        'moe/shared_gate',
     ), encoder_decoder__leaves_layer__decoder_layer),
 }

@@ -21,7 +21,7 @@ import sympy
 from . import components as c
 from .breakdown import Breakdown, Leaf
 from .spec import Spec, switch_values
-from .symbols import ALL, SIZES, L, L_dec
+from .symbols import ALL, SIZES, L, L_dec, L_dense, L_local
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "head/weight")
 
@@ -30,36 +30,97 @@ def _parts(prefix: str, parts: list[c.Part]) -> list[Leaf]:
     return [Leaf(f"{prefix}/{p.name}", p.expr, p.source) for p in parts]
 
 
+LAYER_NORMS = (("attention", "norm_attn_in"), ("attention_out", "norm_attn_out"),
+               ("ffn", "norm_ffn_in"), ("ffn_out", "norm_ffn_out"))
+
+
 def layer_params(cross_attention: bool = False) -> Breakdown:
-    """One layer: self-attention, optional cross-attention, FFN (or MoE) and its norms."""
+    """One layer: self-attention, optional cross-attention, the norms each block keeps (before
+    and after attention and FFN; Gemma-2 keeps four, a parallel block one), the dense FFN and
+    the MoE FFN. Which FFN a layer has, and how many layers of each kind a stack holds, is
+    :func:`group_count`'s business: here both appear once."""
     norm = c.norm_params()
     leaves = _parts("attention", c.attention_params())
     if cross_attention:
         leaves += _parts("cross_attention", c.attention_params())
-    leaves.append(Leaf("norm/attention", norm, c.NORM_SOURCE))
+    for name, switch in LAYER_NORMS[:2]:
+        leaves.append(Leaf(f"norm/{name}", c.sw(switch) * norm, c.NORM_SOURCE))
     if cross_attention:
         leaves.append(Leaf("norm/cross_attention", norm, c.NORM_SOURCE))
-    leaves.append(Leaf("norm/ffn", norm, c.NORM_SOURCE))
+    for name, switch in LAYER_NORMS[2:]:
+        leaves.append(Leaf(f"norm/{name}", c.sw(switch) * norm, c.NORM_SOURCE))
     leaves += _parts("ffn", c.ffn_params())
+    leaves += _parts("moe", c.moe_params())
     return Breakdown(leaves)
 
 
+def dense_count(layers):
+    """Layers of a stack with a dense FFN: all of them, or L_dense of an MoE stack."""
+    moe = c.sw("router")
+    return (1 - moe) * layers + moe * L_dense
+
+
+def moe_count(layers):
+    """Layers of a stack with an MoE FFN: none, or those that are not dense."""
+    return c.sw("router") * (layers - L_dense)
+
+
+def group_count(path: str, layers):
+    """How many layers of a stack of ``layers`` hold the layer part at ``path``."""
+    group = path.split("/", 1)[0]
+    if group == "ffn":
+        return dense_count(layers)
+    if group == "moe":
+        return moe_count(layers)
+    return layers
+
+
+def typical_layer(layer: Breakdown, dense: bool = False) -> Breakdown:
+    """One layer as a report lists it: an MoE layer in an MoE stack (the dense FFN zeroed),
+    or with ``dense`` the dense layer of such a stack (the MoE FFN zeroed)."""
+    moe = c.sw("router")
+
+    def weight(leaf: Leaf):
+        group = leaf.path.split("/", 1)[0]
+        if group == "ffn":
+            return leaf.value if dense else (1 - moe) * leaf.value
+        if group == "moe":
+            return 0 * leaf.value if dense else leaf.value
+        return leaf.value
+
+    return Breakdown(Leaf(l.path, weight(l), l.source) for l in layer)
+
+
 def _stack(prefix: str, layers, layer: Breakdown) -> list[Leaf]:
-    """Relative-attention bias (first layer only), ``layers`` copies of ``layer``, final norm."""
+    """Relative-attention bias (first layer only), each layer part times the layers that
+    hold it, final norm."""
     head = f"{prefix}/" if prefix else ""
     out = [Leaf(f"{head}relative_bias", c.relative_bias_params(), "raffel2020")]
-    out += [Leaf(f"{head}layer/{l.path}", layers * l.value, l.source) for l in layer]
+    out += [Leaf(f"{head}layer/{l.path}", group_count(l.path, layers) * l.value, l.source)
+            for l in layer]
     out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params(), "radford2019"))
     return out
 
 
 @lru_cache(maxsize=None)
 def shape_layers(shape: str) -> dict[str, tuple[sympy.Symbol, Breakdown]]:
-    """The repeated layer of each stack of ``shape``: stack prefix -> (count symbol, layer)."""
+    """The layers a report lists per stack: prefix -> (layer count symbol, one layer). A
+    single stack also lists ``dense_layer``, the dense layer of an MoE stack (reported only
+    when there is one: see :func:`layer_prefixes`)."""
     if shape == "single":
-        return {"layer": (L, layer_params())}
-    return {"encoder/layer": (L, layer_params()),
-            "decoder/layer": (L_dec, layer_params(cross_attention=True))}
+        layer = layer_params()
+        return {"layer": (L, typical_layer(layer)),
+                "dense_layer": (L_dense, typical_layer(layer, dense=True))}
+    return {"encoder/layer": (L, typical_layer(layer_params())),
+            "decoder/layer": (L_dec, typical_layer(layer_params(cross_attention=True)))}
+
+
+def layer_prefixes(spec: Spec) -> list[str]:
+    """The per-layer views that apply to ``spec``."""
+    out = list(shape_layers(spec.shape))
+    if not (spec.moe and spec.dense_layers):
+        out = [p for p in out if p != "dense_layer"]
+    return out
 
 
 @lru_cache(maxsize=None)
@@ -85,6 +146,10 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
     if not spec.moe:
         out[SIZES["E"].symbol] = sympy.Integer(1)
         out[SIZES["k"].symbol] = sympy.Integer(1)
+    if not spec.dense_layers:
+        out[L_dense] = sympy.Integer(0)
+    if spec.L_local is None:  # no window (0 layers slide) or every layer slides
+        out[L_local] = sympy.Integer(0)
     return out
 
 
@@ -115,8 +180,8 @@ def params(spec: Spec) -> Breakdown:
 def per_layer(spec: Spec) -> dict[str, Breakdown]:
     """One layer of each stack, the spec's structure substituted."""
     key = structure_key(spec)
-    return {prefix: _concrete_from_key(layer, key)
-            for prefix, (_, layer) in shape_layers(spec.shape).items()}
+    layers = shape_layers(spec.shape)
+    return {prefix: _concrete_from_key(layers[prefix][1], key) for prefix in layer_prefixes(spec)}
 
 
 def embedding_total(breakdown: Breakdown):
@@ -130,14 +195,19 @@ def active_params(spec: Spec) -> sympy.Expr:
     return active_total(params(spec))
 
 
+def is_routed_expert(path: str) -> bool:
+    """A part of the routed experts (counted k of E times per token)."""
+    return "/moe/experts/" in f"/{path}"
+
+
 def active_total(bd: Breakdown) -> sympy.Expr:
-    """The total of ``bd`` with each expert matrix counted k times instead of E times (also
-    used on the shape's breakdown by :mod:`symcalc.codegen`, where dense models have E = k = 1)."""
+    """The total of ``bd`` with the routed experts counted k times instead of E times (router
+    and shared experts in full; also used on the shape's breakdown by :mod:`symcalc.codegen`,
+    where dense models have E = k = 1 and no MoE parts)."""
     E, k = SIZES["E"].symbol, SIZES["k"].symbol
     total = sympy.Integer(0)
     for leaf in bd:
-        expert = leaf.path.split("/")[-1] in ("gate", "up", "down") and "/ffn/" in f"/{leaf.path}"
-        total += leaf.value.xreplace({E: k}) if expert else leaf.value
+        total += leaf.value.xreplace({E: k}) if is_routed_expert(leaf.path) else leaf.value
     return sympy.expand(total)
 
 

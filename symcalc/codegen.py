@@ -54,7 +54,6 @@ OPTION_MEANINGS = {
     "sw_tp": "tensor parallelism (t > 1)",
     "sw_sp": "sequence parallelism",
     "sw_decoder": "the single stack is a decoder (keeps a KV cache)",
-    "sw_window": "a sliding window W caps the cached tokens",
 }
 OPTIONS = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in OPTION_MEANINGS}
 CONSTANTS = {i.symbol for i in SWITCHES.values()} | set(OPTIONS.values())
@@ -87,11 +86,10 @@ def _training(shape: str) -> sympy.Expr:
 def _kv_cache(shape: str) -> sympy.Expr:
     per = _o("kv_num") / _o("kv_den")
     if shape == "encoder-decoder":
-        return memory.kv_cache_bytes("encoder-decoder", per, window=False)
-    dec, win = _o("sw_decoder"), _o("sw_window")
-    return (dec * (win * memory.kv_cache_bytes("decoder", per, window=True)
-                   + (1 - win) * memory.kv_cache_bytes("decoder", per, window=False))
-            + (1 - dec) * memory.kv_cache_bytes("encoder", per, window=False))
+        return memory.kv_cache_bytes("encoder-decoder", per)
+    dec = _o("sw_decoder")
+    return (dec * memory.kv_cache_bytes("decoder", per)
+            + (1 - dec) * memory.kv_cache_bytes("encoder", per))
 
 
 def _activations(shape: str) -> sympy.Expr:

@@ -30,8 +30,22 @@ MEANINGS = {
     "cross_attention/scores": "cross-attention scores", "cross_attention/context":
     "cross-attention scores times V",
     "norm/attention": "norm of the attention block", "norm/cross_attention": "norm of the cross-attention block",
-    "norm/ffn": "norm of the FFN block", "ffn/router": "MoE router", "ffn/gate": "FFN gate",
+    "norm/ffn": "norm of the FFN block", "ffn/gate": "FFN gate",
     "ffn/up": "FFN up projection", "ffn/down": "FFN down projection",
+    "norm/attention_out": "norm after attention", "norm/ffn_out": "norm after the FFN",
+    "attention/q_a": "query down-projection (MLA)", "attention/q_norm": "norm of the query latent",
+    "attention/q_b": "query up-projection (MLA)", "attention/kv_a": "key/value down-projection "
+    "and shared rotary key (MLA)", "attention/kv_norm": "norm of the key/value latent",
+    "attention/kv_b": "key/value up-projection (MLA)", "attention/q_head_norm": "query norm",
+    "attention/k_head_norm": "key norm", "attention/sinks": "attention-sink logits",
+    "moe/router": "MoE router", "moe/router_bias": "router bias",
+    "moe/experts/gate": "expert gates", "moe/experts/up": "expert up projections",
+    "moe/experts/down": "expert down projections", "moe/experts/bias": "expert biases",
+    "moe/shared/gate": "shared-expert gate projection", "moe/shared/up": "shared-expert up projection",
+    "moe/shared/down": "shared-expert down projection", "moe/shared_gate": "shared-expert sigmoid gate",
+    "ffn/activation": "FFN activation (and gate)", "moe/activation": "expert activations (and gates)",
+    "embedding/project_in": "projection of the embeddings in", "embedding/project_out":
+    "projection out to the embedding width", "project_in": "projection in", "project_out": "projection out",
     "embedding/token": "token embeddings", "embedding/position": "learned positions",
     "embedding/token_type": "token-type embeddings", "embedding_norm": "embedding norm",
     "relative_bias": "relative-attention bias", "final_norm": "final norm",
@@ -100,55 +114,84 @@ def stacks_of(spec: Spec) -> dict[str, sympy.Symbol]:
 
 
 GROUPS = {"attention": "self-attention in one layer", "cross_attention": "cross-attention in one layer",
-          "norm": "norms in one layer", "ffn": "FFN in one layer"}
+          "norm": "norms in one layer", "ffn": "FFN in one layer", "moe": "MoE FFN in one layer"}
 
 
-def _groups(prefix: str, leaves: list[Leaf]) -> dict[str, list[Leaf]]:
-    """A layer's leaves by their first path segment (attention, norm, ffn ...), in order."""
-    out: dict[str, list[Leaf]] = {}
-    for leaf in leaves:
-        out.setdefault(leaf.path[len(prefix) + 1:].split("/")[0], []).append(leaf)
-    return out
+def _layer_steps(prefix: str, leaves: list[tuple[str, Leaf, object]], letter: str, subs: dict,
+                 values: dict, formulas: list, title: str, reuse: tuple[str, ...] = ()):
+    """Per-layer formulas of ``leaves`` (path, leaf, layers holding it), their groups and
+    their sum ``prefix`` ("one layer"); ``reuse`` are group paths already derived."""
+    steps, parts = [], list(reuse)
+    by_group: dict[str, list] = {}
+    for path, leaf, count in leaves:
+        by_group.setdefault(path[len(prefix) + 1:].split("/")[0], []).append((path, leaf, count))
+    for group, members in by_group.items():
+        for path, leaf, count in members:
+            per = sympy.expand(sympy.cancel(leaf.value / count))
+            formulas.append(per)
+            more, values[path] = chain(Formula(path, letter, per, leaf.source, meaning(path)), subs)
+            steps += more
+        if len(members) == 1:
+            parts.append(members[0][0])
+            continue
+        gpath = f"{prefix}/{group}"
+        more, values[gpath] = chain(Compose(gpath, letter, sympy.Add(
+            *[part_symbol(letter, m[0]) for m in members], evaluate=False),
+            GROUPS.get(group, group)), {part_symbol(letter, m[0]): values[m[0]] for m in members})
+        steps += more
+        parts.append(gpath)
+    one = sympy.Add(*[part_symbol(letter, p) for p in parts], evaluate=False)
+    more, values[prefix] = chain(Compose(prefix, letter, one, title), {
+        **subs, **{part_symbol(letter, p): values[p] for p in parts}})
+    return steps + more, parts
 
 
 def components(bd: Breakdown, spec: Spec, letter: str, subs: dict,
                total_path: str = "total") -> tuple[list[Section], object, list[sympy.Expr]]:
     """Sections deriving ``bd``'s total: one section per repeated layer (per-layer formulas,
-    their sum, times the layer count), one for the parts outside the layers, and the total."""
+    their sum, times the layer count), one for the parts outside the layers, and the total.
+    An MoE stack with dense layers shows its MoE layer and its dense layer, each times the
+    layers of that kind."""
     stacks = stacks_of(spec)
+    structure = accounting.structure(spec)
     sections, formulas, order = [], [], []
     values: dict[str, object] = {}
     for prefix, count in stacks.items():
-        leaves = [l for l in bd if l.path.startswith(prefix + "/")]
+        leaves = [(l.path, l, sympy.expand(accounting.group_count(
+            l.path[len(prefix) + 1:], count).xreplace(structure)))
+            for l in bd if l.path.startswith(prefix + "/")]
         if not leaves:
             continue
-        steps, parts = [], []
-        for group, members in _groups(prefix, leaves).items():
-            for leaf in members:
-                per = sympy.expand(leaf.value / count)
-                formulas.append(per)
-                more, values[leaf.path] = chain(
-                    Formula(leaf.path, letter, per, leaf.source, meaning(leaf.path)), subs)
-                steps += more
-            if len(members) == 1:
-                parts.append(members[0].path)
-                continue
-            path = f"{prefix}/{group}"
-            more, values[path] = chain(Compose(path, letter, sympy.Add(
-                *[part_symbol(letter, l.path) for l in members], evaluate=False),
-                GROUPS.get(group, group)), {part_symbol(letter, l.path): values[l.path] for l in members})
-            steps += more
-            parts.append(path)
-        one = sympy.Add(*[part_symbol(letter, p) for p in parts], evaluate=False)
-        more, values[prefix] = chain(Compose(prefix, letter, one, "one layer"), {
-            **subs, **{part_symbol(letter, p): values[p] for p in parts}})
-        steps += more
+        dense = [x for x in leaves if x[0][len(prefix) + 1:].startswith("ffn/")]
+        mixed = bool(dense) and len({x[2] for x in leaves}) > 1
+        common = [x for x in leaves if x not in dense] if mixed else leaves
+        steps, parts = _layer_steps(prefix, common, letter, subs, values, formulas,
+                                    "one MoE layer" if mixed else "one layer")
         everything = prefix + "s"
-        more, values[everything] = chain(Compose(everything, letter, sympy.Mul(count, part_symbol(letter, prefix), evaluate=False),
-                                                 f"all {count} layers"),
-                                         {**subs, part_symbol(letter, prefix): values[prefix]})
+        if not mixed:
+            n_layers = common[0][2]
+            more, values[everything] = chain(Compose(everything, letter, sympy.Mul(
+                n_layers, part_symbol(letter, prefix), evaluate=False), f"all {n_layers} layers"),
+                {**subs, part_symbol(letter, prefix): values[prefix]})
+            formulas.append(n_layers)
+        else:
+            dense_prefix = f"dense_{prefix}"
+            shared = tuple(p for p in parts if p.split("/")[-1] != "moe"
+                           and not p[len(prefix) + 1:].startswith("moe/"))
+            renamed = [(f"dense_{p}", l, c) for p, l, c in dense]
+            more_d, _ = _layer_steps(dense_prefix, renamed, letter, subs, values, formulas,
+                                     "one dense layer", reuse=shared)
+            steps += more_d
+            n_dense = dense[0][2]
+            n_moe = next(x[2] for x in leaves if x[0][len(prefix) + 1:].startswith("moe/"))
+            expr = sympy.Add(sympy.Mul(n_moe, part_symbol(letter, prefix), evaluate=False),
+                             sympy.Mul(n_dense, part_symbol(letter, dense_prefix), evaluate=False),
+                             evaluate=False)
+            more, values[everything] = chain(Compose(everything, letter, expr, "all layers"), {
+                **subs, part_symbol(letter, prefix): values[prefix],
+                part_symbol(letter, dense_prefix): values[dense_prefix]})
+            formulas += [n_moe, n_dense]
         steps += more
-        formulas.append(count)
         title = "One layer" if prefix == "layer" else f"One {prefix.split('/')[0]} layer"
         sections.append(Section(title, tuple(steps)))
     outside = []
@@ -189,9 +232,8 @@ def _params_breakdown(spec: Spec, quantity: str) -> Breakdown:
         return bd.where(lambda l: l.path not in accounting.EMBEDDING_PATHS)
     if quantity == "params.active" and spec.moe:
         E, k = SIZES["E"].symbol, SIZES["k"].symbol
-        expert = ("/ffn/gate", "/ffn/up", "/ffn/down")
         return Breakdown(Leaf(l.path, sympy.expand(l.value.xreplace({E: k})), l.source)
-                         if l.path.endswith(expert) else l for l in bd)
+                         if accounting.is_routed_expert(l.path) else l for l in bd)
     return bd
 
 

@@ -17,8 +17,11 @@ from functools import lru_cache
 import sympy
 
 from .breakdown import Breakdown, Leaf
-from .components import sw
-from .symbols import E, L, L_dec, V, b, d, d_ff, d_h, k, n_h, n_kv, s, s_dec
+from . import accounting
+from .components import (embedding_width, expert_width, qk_width, shared_width, sw,
+                         value_width)
+from .symbols import (E, E_s, L, L_dec, V, b, d, d_emb, d_ff, d_h, d_moe, d_nope, d_rope, d_sh,
+                      d_v, k, n_h, n_kv, r_kv, r_q, s, s_dec)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -35,24 +38,50 @@ def pairs(n) -> sympy.Expr:
 
 def _attention(tokens_q, tokens_kv, batch_pairs) -> list[Leaf]:
     """Q from the query tokens; K, V from the key/value tokens (encoder output for
-    cross-attention); scores Q.K^T and the weighted sum of V over ``batch_pairs``."""
+    cross-attention); scores Q.K^T and the weighted sum of V over ``batch_pairs``. Under MLA
+    (DeepSeek-V2) the projections are the low-rank ones of
+    :func:`symcalc.components.attention_params`, and heads are d_nope + d_rope wide for
+    scores, d_v for values."""
+    mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
+    q_out = n_h * (d_nope + d_rope)
     return [
-        Leaf("q", 2 * tokens_q * d * n_h * d_h, "vaswani2017"),
-        Leaf("k", 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
-        Leaf("v", 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
-        Leaf("scores", 2 * n_h * d_h * batch_pairs, "vaswani2017"),
-        Leaf("context", 2 * n_h * d_h * batch_pairs, "vaswani2017"),
-        Leaf("o", sw("attn_out") * 2 * tokens_q * n_h * d_h * d, "vaswani2017"),
+        Leaf("q", 2 * tokens_q * d * (std * n_h * d_h + mla * (1 - lora) * q_out), "vaswani2017"),
+        Leaf("q_a", mla * lora * 2 * tokens_q * d * r_q, "deepseek2024"),
+        Leaf("q_b", mla * lora * 2 * tokens_q * r_q * q_out, "deepseek2024"),
+        Leaf("k", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
+        Leaf("v", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
+        Leaf("kv_a", mla * 2 * tokens_kv * d * (r_kv + d_rope), "deepseek2024"),
+        Leaf("kv_b", mla * 2 * tokens_kv * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
+        Leaf("scores", 2 * n_h * qk_width() * batch_pairs, "vaswani2017"),
+        Leaf("context", 2 * n_h * value_width() * batch_pairs, "vaswani2017"),
+        Leaf("o", sw("attn_out") * 2 * tokens_q * n_h * value_width() * d, "vaswani2017"),
     ]
 
 
 def _ffn(tokens) -> list[Leaf]:
-    """Each token through k experts (k = 1 for a dense FFN); the router sees every token."""
+    """A dense FFN layer (width d_ff) on every token."""
     return [
-        Leaf("router", sw("router") * 2 * tokens * d * E, "shazeer2017"),
-        Leaf("gate", sw("gated") * 2 * tokens * k * d * d_ff, "shazeer2020"),
-        Leaf("up", 2 * tokens * k * d * d_ff, "vaswani2017"),
-        Leaf("down", 2 * tokens * k * d_ff * d, "vaswani2017"),
+        Leaf("ffn/gate", sw("gated") * 2 * tokens * d * d_ff, "shazeer2020"),
+        Leaf("ffn/up", 2 * tokens * d * d_ff, "vaswani2017"),
+        Leaf("ffn/down", 2 * tokens * d_ff * d, "vaswani2017"),
+    ]
+
+
+def _moe(tokens) -> list[Leaf]:
+    """An MoE layer: the router sees every token, each token goes through its k experts of
+    width d_moe and the E_s shared experts of width d_sh (and Qwen2-MoE's d -> 1 gate)."""
+    moe, gated = sw("router"), sw("gated")
+    shared = moe * sw("shared") * E_s
+    d_moe, d_sh = expert_width(), shared_width()
+    return [
+        Leaf("moe/router", moe * 2 * tokens * d * E, "shazeer2017"),
+        Leaf("moe/experts/gate", moe * gated * 2 * tokens * k * d * d_moe, "shazeer2020"),
+        Leaf("moe/experts/up", moe * 2 * tokens * k * d * d_moe, "fedus2022"),
+        Leaf("moe/experts/down", moe * 2 * tokens * k * d_moe * d, "fedus2022"),
+        Leaf("moe/shared/gate", shared * gated * 2 * tokens * d * d_sh, "dai2024"),
+        Leaf("moe/shared/up", shared * 2 * tokens * d * d_sh, "dai2024"),
+        Leaf("moe/shared/down", shared * 2 * tokens * d_sh * d, "dai2024"),
+        Leaf("moe/shared_gate", moe * sw("shared_gate") * 2 * tokens * d, "qwen2024moe"),
     ]
 
 
@@ -72,7 +101,7 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     leaves = _prefix("attention", _attention(b * seq, b * seq, b * self_pairs(seq, causal)))
     if cross_seq is not None:
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
-    leaves += _prefix("ffn", _ffn(b * seq))
+    leaves += _ffn(b * seq) + _moe(b * seq)
     return Breakdown(leaves)
 
 
@@ -80,18 +109,28 @@ def _stacks(shape: str, layer_fn) -> tuple[list[Leaf], sympy.Expr]:
     """``layer_fn`` applied to each stack of ``shape`` and multiplied by its layer count,
     and the number of tokens the output side sees."""
     if shape == "single":
-        return list(layer_fn(s).prefixed("layer").map(lambda e: L * e)), b * s
-    leaves = list(layer_fn(s, causal=False).prefixed("encoder/layer").map(lambda e: L * e))
-    leaves += list(layer_fn(s_dec, cross_seq=s).prefixed("decoder/layer").map(lambda e: L_dec * e))
+        return _times_layers("layer", layer_fn(s), L), b * s
+    leaves = _times_layers("encoder/layer", layer_fn(s, causal=False), L)
+    leaves += _times_layers("decoder/layer", layer_fn(s_dec, cross_seq=s), L_dec)
     return leaves, b * s_dec
+
+
+def _times_layers(prefix: str, layer: Breakdown, layers) -> list[Leaf]:
+    """Each part of one layer times the layers of the stack that hold it (dense FFN, MoE
+    FFN: :func:`symcalc.accounting.group_count`)."""
+    return [Leaf(f"{prefix}/{l.path}", accounting.group_count(l.path, layers) * l.value, l.source)
+            for l in layer]
 
 
 @lru_cache(maxsize=None)
 def shape_matmul(shape: str) -> Breakdown:
     """Forward matmul FLOPs of a model of ``shape``, switches as symbols."""
     leaves, out_tokens = _stacks(shape, layer_matmul)
+    if shape == "single":  # OPT: embeddings of width d_emb projected in and out
+        leaves += [Leaf(f"project_{side}", sw("proj_emb") * 2 * b * s * d_emb * d, "zhang2022")
+                   for side in ("in", "out")]
     leaves += [
-        Leaf("head", sw("head") * 2 * out_tokens * d * V, "press2017"),
+        Leaf("head", sw("head") * 2 * out_tokens * embedding_width() * V, "press2017"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
         Leaf("mlm_head", sw("mlm") * 2 * out_tokens * d * d, "devlin2019"),
     ]
@@ -107,14 +146,19 @@ def _norm_cost():
 def layer_nonmatmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     c = NONMATMUL_COSTS
     tokens = b * seq
-    norms = 3 if cross_seq is not None else 2
+    norms = sum(sw(switch) for _, switch in accounting.LAYER_NORMS)
+    norms += 1 if cross_seq is not None else 0
+    residuals = 3 if cross_seq is not None else 2
     score_elems = n_h * b * self_pairs(seq, causal) + (n_h * b * seq * cross_seq if cross_seq is not None else 0)
+    act = c["activation"] + sw("gated") * c["gate_product"]
     return Breakdown([
         Leaf("softmax", (c["softmax"] + c["scale"]) * score_elems, "hoffmann2022"),
         Leaf("norm", norms * _norm_cost() * tokens * d, "ba2016"),
-        Leaf("activation", tokens * k * d_ff * (c["activation"] + sw("gated") * c["gate_product"]),
+        Leaf("ffn/activation", tokens * d_ff * act, "shazeer2020"),
+        Leaf("moe/activation", sw("router") * tokens * act
+             * (k * expert_width() + sw("shared") * E_s * shared_width()),
              "shazeer2020"),
-        Leaf("residual", norms * c["residual"] * tokens * d, "vaswani2017"),
+        Leaf("residual", residuals * c["residual"] * tokens * d, "vaswani2017"),
     ])
 
 
@@ -142,11 +186,11 @@ def decode_matmul_per_token(shape: str, context) -> sympy.Expr:
     one = shape_matmul(shape)
     if shape == "single":
         subs = {s: 1}
-        attn = L * 2 * 2 * b * n_h * d_h * (context + 1)
+        attn = L * 2 * b * n_h * (qk_width() + value_width()) * (context + 1)
         drop = ("layer/attention/scores", "layer/attention/context", "pooler")
     else:
         subs = {s_dec: 1}
-        attn = L_dec * 2 * 2 * b * n_h * d_h * (context + 1)
+        attn = L_dec * 2 * b * n_h * (qk_width() + value_width()) * (context + 1)
         drop = ("decoder/layer/attention/scores", "decoder/layer/attention/context",
                 "decoder/layer/cross_attention/k", "decoder/layer/cross_attention/v", "pooler")
     kept = [l for l in one if not l.path.startswith("encoder/") and l.path not in drop]

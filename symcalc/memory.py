@@ -12,7 +12,9 @@ import sympy
 
 from .errors import SymcalcError
 from .options import check_dtype, dtype_fraction
-from .symbols import L, L_dec, N_d, W, b, d, d_h, n_h, n_kv, s, s_dec, t
+from .components import sw
+from .symbols import (L, L_dec, L_local, N_d, W, b, d, d_h, d_nope, d_rope, d_v, n_h, n_kv, r_kv,
+                      s, s_dec, t)
 
 GB = 10**9
 GiB = 2**30
@@ -67,18 +69,33 @@ def training_bytes(n_params, opt: Optimizer, zero_stage: int) -> sympy.Expr:
     return n_params * (whole + sympy.Rational(1, 1) * split / N_d)
 
 
-def kv_cache_bytes(family: str, bytes_per, window: bool) -> sympy.Expr:
-    """Keys and values of every layer for b sequences: 2 L n_kv d_h per token (Pope et al.
-    2022); a sliding window caps the cached tokens at W. An encoder-decoder caches its
-    decoder's self-attention (s_dec tokens) and cross-attention (s encoder tokens); an
-    encoder-only model keeps no cache."""
+def kv_width():
+    """Elements cached per token and layer: keys and values of n_kv heads, 2 n_kv d_h (Pope
+    et al. 2022). Under MLA (``sw_mla``) transformers caches the up-projected keys and values,
+    n_h (d_nope + d_rope) + n_h d_v; serving engines (``sw_mla_latent``) keep the latent and
+    the shared rotary key, r_kv + d_rope (DeepSeek-V2 Sec. 2.1.2)."""
+    mla, latent = sw("mla"), sw("mla_latent")
+    expanded = n_h * (d_nope + d_rope) + n_h * d_v
+    return (1 - mla) * 2 * n_kv * d_h + mla * ((1 - latent) * expanded + latent * (r_kv + d_rope))
+
+
+def cached_layer_tokens(layers, seq):
+    """Layer-tokens held by the cache: ``seq`` tokens in each global layer, at most W in each
+    sliding one (all layers slide with ``sw_window_all``, else L_local of them)."""
+    local = sw("window") * (sw("window_all") * layers + (1 - sw("window_all")) * L_local)
+    return (layers - local) * seq + local * sympy.Min(seq, W)
+
+
+def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
+    """Keys and values of every layer for b sequences; a sliding window caps the tokens of
+    the layers that slide at W. An encoder-decoder caches its decoder's self-attention (s_dec
+    tokens) and cross-attention (s encoder tokens); an encoder-only model keeps no cache."""
     if family == "encoder":
         return sympy.Integer(0)
-    per_token = 2 * n_kv * d_h * b * bytes_per
+    per_token = kv_width() * b * bytes_per
     if family == "encoder-decoder":
         return L_dec * per_token * (s_dec + s)
-    tokens = sympy.Min(s, W) if window else s
-    return L * per_token * tokens
+    return per_token * cached_layer_tokens(L, s)
 
 
 RECOMPUTE = ("none", "selective", "full")

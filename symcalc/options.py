@@ -8,6 +8,7 @@ from typing import Optional
 from .errors import SymcalcError
 
 CAUSAL = ("full", "half", "exact")
+MLA_CACHE = ("transformers", "latent")
 RECOMPUTE = ("none", "selective", "full")
 OPTIMIZER_NAMES = ("adam-mixed", "adam-fp32", "sgd-momentum")
 # Bytes per element as (numerator, denominator); "bitsN" or a bare N gives N/8.
@@ -34,6 +35,7 @@ class Options:
     tp: int = 1  # tensor-parallel degree t
     sequence_parallel: bool = False
     context: Optional[int] = None  # decode FLOPs per token at this KV-cache length
+    mla_cache: str = "transformers"  # MLA: what transformers caches | the latent serving keeps
 
     def checked(self) -> "Options":
         for name in ("batch", "seq_len", "dec_seq_len", "dp", "tp", "context"):
@@ -43,9 +45,9 @@ class Options:
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise SymcalcError(name.replace("_", "-"), f"must be a positive integer (got {value!r})")
         for name, allowed in (("causal", CAUSAL), ("recompute", RECOMPUTE),
-                              ("optimizer", OPTIMIZER_NAMES)):
+                              ("optimizer", OPTIMIZER_NAMES), ("mla_cache", MLA_CACHE)):
             if getattr(self, name) not in allowed:
-                raise SymcalcError(name, f"must be one of {', '.join(allowed)} "
+                raise SymcalcError(name.replace("_", "-"), f"must be one of {', '.join(allowed)} "
                                          f"(got {getattr(self, name)!r})")
         for name in ("dtype", "kv_dtype"):
             check_dtype(name.replace("_", "-"), getattr(self, name))
@@ -110,6 +112,8 @@ def workload_values(spec, opts: Options, check_heads: bool = True) -> dict[str, 
 
 
 def convention_switches(spec, opts: Options) -> dict[str, int]:
-    """The causal-attention indicators: encoder-only models are never causal."""
+    """The causal-attention indicators (encoder-only models are never causal) and the MLA
+    cache convention."""
     causal = int(opts.causal != "full" and spec.family != "encoder")
-    return {"sw_causal": causal, "sw_causal_exact": int(causal and opts.causal == "exact")}
+    return {"sw_causal": causal, "sw_causal_exact": int(causal and opts.causal == "exact"),
+            "sw_mla_latent": int(spec.mla and opts.mla_cache == "latent")}

@@ -102,8 +102,8 @@ def _cached(name: str, spec: Spec, opts: Options) -> sympy.Expr:
     if name == "memory.weights_bytes":
         return sympy.expand(params.total * memory.dtype_bytes(opts.dtype))
     if name == "memory.kv_cache_bytes":
-        return memory.kv_cache_bytes(spec.family, memory.dtype_bytes(opts.kv_dtype, "kv-dtype"),
-                                     window=spec.W is not None)
+        return _fix(memory.kv_cache_bytes(spec.family, memory.dtype_bytes(opts.kv_dtype, "kv-dtype")),
+                    spec, opts)
     if name == "memory.activations_bytes":
         return sympy.expand(memory.activations_bytes(
             spec.family, recompute=opts.recompute, tensor_parallel=opts.tp > 1,

@@ -71,7 +71,7 @@ def option_values(spec: Spec, opts: Options) -> dict[str, int]:
         "sw_macs": int(opts.macs), "sw_nonmatmul": int(opts.nonmatmul),
         "sw_rc_sel": int(opts.recompute == "selective"), "sw_rc_full": int(opts.recompute == "full"),
         "sw_tp": int(opts.tp > 1), "sw_sp": int(opts.sequence_parallel),
-        "sw_decoder": int(spec.family != "encoder"), "sw_window": int(spec.W is not None),
+        "sw_decoder": int(spec.family != "encoder"),
     }
 
 
@@ -111,7 +111,7 @@ class Numbers:
     :class:`symcalc.report.SympyNumbers` answers the same two questions by substitution."""
 
     def __init__(self, spec: Spec, opts: Options):
-        self.shape = spec.shape
+        self.spec, self.shape = spec, spec.shape
 
     def number(self, name: str, v: dict[str, int]) -> int:
         return gen.EVALUATORS[(self.shape, name)][0](v)
@@ -122,8 +122,11 @@ class Numbers:
         return Breakdown(Leaf(p, x) for p, x in zip(paths, fn(v)) if x != 0)
 
     def layer_prefixes(self) -> list[str]:
-        return [k.split(":", 1)[1] for (sh, k) in gen.LEAVES
-                if sh == self.shape and k.startswith("layer:")]
+        out = [k.split(":", 1)[1] for (sh, k) in gen.LEAVES
+               if sh == self.shape and k.startswith("layer:")]
+        if not (self.spec.moe and self.spec.dense_layers):  # as accounting.layer_prefixes
+            out = [p for p in out if p != "dense_layer"]
+        return out
 
 
 def params_report(spec: Spec, src, v: dict[str, int]) -> dict[str, Any]:
@@ -133,7 +136,8 @@ def params_report(spec: Spec, src, v: dict[str, int]) -> dict[str, Any]:
     per_layer: dict[str, int] = {}
     for prefix in src.layer_prefixes():
         nums = src.leaves(f"layer:{prefix}", v).as_dict()
-        head = prefix.split("/")[0] + "/" if "/" in prefix else ""
+        head = prefix.split("/")[0] + "/" if "/" in prefix else (
+            "" if prefix == "layer" else prefix + "/")
         per_layer[f"{head}total" if head else "total"] = sum(nums[p] for p in nums if "/" not in p)
         per_layer.update({f"{head}{p}": x for p, x in nums.items()})
     return {

@@ -15,11 +15,15 @@ from .errors import SymcalcError
 FAMILIES = ("encoder", "decoder", "encoder-decoder")
 FFN_KINDS = ("plain", "gated")
 NORMS = ("layernorm", "layernorm_nobias", "rmsnorm", "none")
+QK_NORMS = ("none", "head", "all_heads")
 HEADS = ("none", "tied", "untied")
 POSITIONS = ("learned", "rotary", "relative", "none")
 PROJECTIONS = ("q", "k", "v", "o")
 
-SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W")
+SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
+               "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb")
+COUNT_FIELDS = ("L_dense", "L_local")  # layer counts that may be zero
+MLA_FIELDS = ("r_kv", "d_nope", "d_rope", "d_v")
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,28 @@ class Spec:
     R: Optional[int] = None  # relative-attention buckets (T5)
     L_dec: Optional[int] = None  # decoder layers (encoder-decoder only)
     W: Optional[int] = None  # sliding attention window (caps the KV cache)
+    L_local: Optional[int] = None  # layers that slide (None with W: all of them)
+    d_moe: Optional[int] = None  # expert FFN width (None: d_ff)
+    E_s: Optional[int] = None  # shared experts per MoE layer
+    d_sh: Optional[int] = None  # width of each shared expert (None: d_moe)
+    L_dense: Optional[int] = None  # dense-FFN layers of an MoE stack (None: 0)
+    r_q: Optional[int] = None  # MLA query rank (None: direct query projection)
+    r_kv: Optional[int] = None  # MLA key/value latent rank
+    d_nope: Optional[int] = None  # MLA non-rotary query/key head dim
+    d_rope: Optional[int] = None  # MLA decoupled rotary head dim
+    d_v: Optional[int] = None  # MLA value head dim
+    d_emb: Optional[int] = None  # token-embedding width (OPT word_embed_proj_dim; None: d)
+    mla: bool = False
+    qk_norm: str = "none"
+    norm_attn_in: bool = True
+    norm_ffn_in: bool = True
+    norm_attn_out: bool = False
+    norm_ffn_out: bool = False
+    parallel: bool = False
+    shared_gate: bool = False
+    expert_bias: bool = False
+    router_bias: bool = False
+    sinks: bool = False
     attention_bias: str = "none"  # any of q,k,v,o: "all", "none", "qkv", "o", "q,k"
     attention_output: bool = True
     ffn: str = "plain"
@@ -71,9 +97,26 @@ class Spec:
         """``single`` (one stack: encoder-only or decoder-only) or ``encoder-decoder``."""
         return "encoder-decoder" if self.family == "encoder-decoder" else "single"
 
+    @property
+    def projected_embedding(self) -> bool:
+        return self.d_emb is not None and self.d_emb != self.d
+
+    @property
+    def dense_layers(self) -> int:
+        """Layers with a dense FFN in an MoE stack (0 when every layer is MoE)."""
+        return self.L_dense or 0
+
+    @property
+    def local_layers(self) -> int:
+        """Layers whose KV cache the window W caps."""
+        if self.W is None:
+            return 0
+        return self.L if self.L_local is None else self.L_local
+
     def sizes(self) -> dict[str, int]:
         """The sizes that apply to this model, by canonical name."""
-        return {f: getattr(self, f) for f in SIZE_FIELDS if getattr(self, f) is not None}
+        return {f: getattr(self, f) for f in SIZE_FIELDS + COUNT_FIELDS
+                if getattr(self, f) is not None}
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -119,6 +162,39 @@ def _flag(field: str, value: Any) -> bool:
     return value
 
 
+def _count(field: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SymcalcError(field, f"must be a whole number, zero or more (got {value!r})")
+    return value
+
+
+def _check_moe(v: dict[str, Any]) -> None:
+    """Rules of the MoE fields: they need experts, and the dense layers leave some MoE."""
+    moe_only = ("d_moe", "E_s", "d_sh", "L_dense", "shared_gate", "expert_bias", "router_bias")
+    if v.get("E") is None:
+        for f in moe_only:
+            if v.get(f) not in (None, False):
+                raise SymcalcError(f, "applies only to mixture-of-experts models (E experts)")
+        return
+    if v.get("L_dense") is not None and v["L_dense"] >= v["L"]:
+        raise SymcalcError("L_dense", f"dense layers must be fewer than the layers L "
+                                      f"({v['L_dense']} >= {v['L']})")
+    if v.get("E_s") is None and (v.get("d_sh") is not None or v.get("shared_gate")):
+        raise SymcalcError("E_s", "is required with a shared-expert width or gate")
+
+
+def _check_mla(v: dict[str, Any]) -> None:
+    """MLA needs its four sizes; they mean nothing without it."""
+    if v.get("mla"):
+        for f in MLA_FIELDS:
+            if v.get(f) is None:
+                raise SymcalcError(f, "is required with multi-head latent attention (mla)")
+        return
+    for f in MLA_FIELDS + ("r_q",):
+        if v.get(f) is not None:
+            raise SymcalcError(f, "applies only to multi-head latent attention (mla = true)")
+
+
 def make_spec(**values: Any) -> Spec:
     """Build a checked :class:`Spec`; derived sizes are filled in."""
     unknown = sorted(set(values) - set(FIELD_NAMES))
@@ -134,17 +210,25 @@ def make_spec(**values: Any) -> Spec:
     for f in SIZE_FIELDS:
         if v.get(f) is not None:
             v[f] = _positive_int(f, v[f])
+    for f in COUNT_FIELDS:
+        if v.get(f) is not None:
+            v[f] = _count(f, v[f])
     _choice("family", v["family"], FAMILIES)
     _choice("ffn", v.get("ffn", "plain"), FFN_KINDS)
     _choice("norm", v.get("norm", "layernorm"), NORMS)
     _choice("head", v.get("head", "tied"), HEADS)
     _choice("position", v.get("position", "none"), POSITIONS)
+    _choice("qk_norm", v.get("qk_norm", "none"), QK_NORMS)
     for f in ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
-              "head_bias", "pooler", "mlm_head"):
+              "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
+              "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
+              "router_bias", "sinks"):
         if f in v:
             _flag(f, v[f])
     parse_bias(v.get("attention_bias", "none"))
 
+    if v.get("d_h") is None and v.get("mla") and v.get("d_nope") and v.get("d_rope"):
+        v["d_h"] = v["d_nope"] + v["d_rope"]  # MLA: the query/key head width
     if v.get("d_h") is None:
         if v["d"] % v["n_h"]:
             raise SymcalcError("d", f"must be divisible by n_h ({v['d']} % {v['n_h']} != 0) "
@@ -158,6 +242,13 @@ def make_spec(**values: Any) -> Spec:
         raise SymcalcError("k", "E (experts) and k (experts per token) come together")
     if v.get("E") is not None and v["k"] > v["E"]:
         raise SymcalcError("k", f"top-k must not exceed the number of experts ({v['k']} > {v['E']})")
+    _check_moe(v)
+    _check_mla(v)
+    if v.get("L_local") is not None:
+        if v.get("W") is None:
+            raise SymcalcError("L_local", "needs a sliding window W")
+        if v["L_local"] > v["L"]:
+            raise SymcalcError("L_local", f"must not exceed the layers L ({v['L_local']} > {v['L']})")
     if v.get("position") == "learned" and v.get("P") is None:
         raise SymcalcError("P", "is required with learned positions")
     if v.get("position") == "relative" and v.get("R") is None:
@@ -238,15 +329,41 @@ def switch_values(spec: Spec) -> dict[str, int]:
         "sw_pooler": int(spec.pooler),
         "sw_mlm": int(spec.mlm_head),
         "sw_router": int(spec.moe),
+        "sw_router_bias": int(spec.moe and spec.router_bias),
+        # ffn_bias puts biases on every FFN matrix, experts included; expert_bias on the
+        # experts alone (GPT-OSS)
+        "sw_expert_bias": int(spec.moe and (spec.expert_bias or spec.ffn_bias)),
+        "sw_shared": int(spec.moe and spec.E_s is not None),
+        "sw_shared_gate": int(spec.moe and spec.E_s is not None and spec.shared_gate),
+        "sw_moe_width": int(spec.moe and spec.d_moe is not None),
+        "sw_sh_width": int(spec.moe and spec.d_sh is not None),
+        "sw_mla": int(spec.mla),
+        "sw_q_lora": int(spec.mla and spec.r_q is not None),
+        "sw_qk_head": int(spec.qk_norm == "head"),
+        "sw_qk_all": int(spec.qk_norm == "all_heads"),
+        "sw_norm_attn_in": int(spec.norm_attn_in),
+        "sw_norm_ffn_in": int(spec.norm_ffn_in),
+        "sw_norm_attn_out": int(spec.norm_attn_out),
+        "sw_norm_ffn_out": int(spec.norm_ffn_out),
+        "sw_sinks": int(spec.sinks),
+        "sw_proj_emb": int(spec.projected_embedding),
+        "sw_window": int(spec.W is not None and spec.family != "encoder"),
+        "sw_window_all": int(spec.W is not None and spec.L_local is None),
     }
 
 
 def size_values(spec: Spec) -> dict[str, int]:
     """Values for every size symbol of the spec's shape; sizes that do not apply get 1
     (they only ever appear multiplied by a switch that is off)."""
-    out = {name: 1 for name in ("V", "P", "T", "E", "k", "R")}
+    out = {name: 1 for name in ("V", "P", "T", "E", "k", "R", "E_s", "r_q", "r_kv", "d_nope",
+                                "d_rope", "d_v")}
     out.update(spec.sizes())
     out.pop("W", None)
+    out["d_moe"] = spec.d_moe or 1  # used only when sw_moe_width is on
+    out["d_sh"] = spec.d_sh or 1
+    out["d_emb"] = spec.d_emb or spec.d
+    out["L_dense"] = spec.dense_layers
+    out["L_local"] = spec.L_local or 0
     if spec.shape == "single":
         out.pop("L_dec", None)
     return out

@@ -29,6 +29,11 @@ def _size(name: str, meaning: str, latex: str) -> SymbolInfo:
     return SymbolInfo(name, meaning, latex, sympy.Symbol(name, positive=True, integer=True))
 
 
+def _count(name: str, meaning: str, latex: str) -> SymbolInfo:
+    """A layer count that may be zero (a layer group that is empty in some models)."""
+    return SymbolInfo(name, meaning, latex, sympy.Symbol(name, nonnegative=True, integer=True))
+
+
 def _switch(name: str, meaning: str, latex: str) -> SymbolInfo:
     return SymbolInfo(name, meaning, latex, sympy.Symbol(name, nonnegative=True, integer=True))
 
@@ -53,6 +58,17 @@ SIZES: dict[str, SymbolInfo] = {
         _size("s_dec", "decoder sequence length", "s_{\\mathrm{dec}}"),
         _size("b", "batch size", "b"),
         _size("W", "sliding attention window", "W"),
+        _size("d_moe", "expert FFN width (moe_intermediate_size)", "d_{\\mathrm{moe}}"),
+        _size("E_s", "shared experts per MoE layer", "E_s"),
+        _size("d_sh", "width of each shared expert", "d_{\\mathrm{sh}}"),
+        _count("L_dense", "layers with a dense FFN in an MoE stack", "L_{\\mathrm{dense}}"),
+        _count("L_local", "sliding-window layers of a mixed stack", "L_{\\mathrm{local}}"),
+        _size("r_q", "MLA query low rank (q_lora_rank)", "r_q"),
+        _size("r_kv", "MLA key/value latent rank (kv_lora_rank)", "r_{\\mathrm{kv}}"),
+        _size("d_nope", "MLA non-rotary query/key head dim", "d_{\\mathrm{nope}}"),
+        _size("d_rope", "MLA decoupled rotary head dim", "d_{\\mathrm{rope}}"),
+        _size("d_v", "value head dim where it differs from d_h (MLA)", "d_v"),
+        _size("d_emb", "token-embedding width where it differs from d (OPT)", "d_{\\mathrm{emb}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
     )
@@ -81,7 +97,27 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_head_bias", "output head has a bias", "\\eta_b"),
         _switch("sw_pooler", "BERT pooler (dense d x d with bias on the first token)", "\\kappa"),
         _switch("sw_mlm", "BERT masked-LM head transform", "\\mu"),
-        _switch("sw_router", "MoE router (d x E, no bias)", "\\varrho"),
+        _switch("sw_router", "MoE layers (router d x E, experts)", "\\varrho"),
+        _switch("sw_router_bias", "MoE router has a bias", "\\varrho_b"),
+        _switch("sw_expert_bias", "MoE experts' matrices have biases", "\\beta_e"),
+        _switch("sw_shared", "MoE layers have shared experts", "\\sigma"),
+        _switch("sw_moe_width", "experts have their own width d_moe (else d_ff)", "\\mu_e"),
+        _switch("sw_sh_width", "shared experts have their own width d_sh (else the experts')",
+                "\\mu_s"),
+        _switch("sw_shared_gate", "sigmoid gate on the shared expert (d x 1)", "\\sigma_g"),
+        _switch("sw_mla", "multi-head latent attention", "\\lambda"),
+        _switch("sw_q_lora", "MLA queries through a low-rank r_q", "\\lambda_q"),
+        _switch("sw_qk_head", "one q and one k norm of width d_h", "\\nu_h"),
+        _switch("sw_qk_all", "q and k norms over all heads (n_h d_h, n_kv d_h)", "\\nu_a"),
+        _switch("sw_norm_attn_in", "a norm before attention", "\\nu_1"),
+        _switch("sw_norm_ffn_in", "a norm before the FFN", "\\nu_2"),
+        _switch("sw_norm_attn_out", "a norm after attention", "\\nu_3"),
+        _switch("sw_norm_ffn_out", "a norm after the FFN", "\\nu_4"),
+        _switch("sw_sinks", "attention-sink logits, one per head", "\\varsigma"),
+        _switch("sw_proj_emb", "embeddings of width d_emb projected in and out", "\\psi"),
+        _switch("sw_window", "a sliding window W caps some layers' cache", "\\omega_w"),
+        _switch("sw_window_all", "every layer slides (else L_local of them)", "\\omega_a"),
+        _switch("sw_mla_latent", "MLA cache holds the latent (serving engines)", "\\lambda_c"),
         # FLOP conventions, all integers so that generated code stays exact.
         _switch("sw_causal", "skip the masked half of causal attention scores", "\\chi"),
         _switch("sw_causal_exact", "count the diagonal when skipping (s(s+1)/2)", "\\chi_e"),
@@ -111,4 +147,9 @@ def latex_names() -> dict[sympy.Symbol, str]:
     SIZES[n].symbol
     for n in ("L", "L_dec", "d", "d_ff", "n_h", "n_kv", "d_h", "V", "P", "T", "E", "k", "R",
               "s", "s_dec", "b", "W", "N_d", "t")
+)
+(d_moe, E_s, d_sh, L_dense, L_local, r_q, r_kv, d_nope, d_rope, d_v, d_emb) = (
+    SIZES[n].symbol
+    for n in ("d_moe", "E_s", "d_sh", "L_dense", "L_local", "r_q", "r_kv", "d_nope", "d_rope",
+              "d_v", "d_emb")
 )

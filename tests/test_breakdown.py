@@ -46,14 +46,28 @@ def test_symbolic_breakdown_parents(name):
 
 @pytest.mark.parametrize("name", ALL)
 def test_per_layer_times_layers_is_the_stack(name):
+    """Each stack is its layers times their count; an MoE stack with dense layers is
+    (L - L_dense) MoE layers plus L_dense dense ones, attention and norms in every layer."""
     spec = presets.load(name).spec
     p = report(spec, Options(seq_len=8))["params"]
-    stacks = {"layer": spec.L} if spec.shape == "single" else {"encoder/layer": spec.L,
-                                                               "decoder/layer": spec.L_dec}
-    for prefix, count in stacks.items():
+    per = p["per_layer"]
+    if spec.shape == "single":
+        dense = spec.dense_layers if spec.moe else 0
+        assert ("dense_layer/total" in per) == bool(dense)
+        expected = (spec.L - dense) * per["total"] + dense * per.get("dense_layer/total", 0)
+        assert p["breakdown"]["layer"] == expected
+        for part, value in per.items():
+            if part.endswith("total") or part.startswith("dense_layer/"):
+                continue
+            group = part.split("/")[0]
+            count = spec.L - dense if group == "moe" else spec.L
+            dense_value = per.get(f"dense_layer/{part}", 0) if group == "ffn" else 0
+            assert p["breakdown"][f"layer/{part}"] == count * value + dense * dense_value, part
+        return
+    for prefix, count in {"encoder/layer": spec.L, "decoder/layer": spec.L_dec}.items():
         head = prefix[: -len("layer")]
-        assert p["breakdown"][prefix] == count * p["per_layer"][f"{head}total"]
-        for part, value in p["per_layer"].items():
+        assert p["breakdown"][prefix] == count * per[f"{head}total"]
+        for part, value in per.items():
             if part.startswith(head) and not part.endswith("total"):
                 assert p["breakdown"][f"{prefix}/{part[len(head):]}"] == count * value
 
@@ -72,7 +86,7 @@ def test_embedding_plus_non_embedding(name):
                    "layer/norm/attention", "pooler"]),
     ("gpt2", ["embedding/token", "embedding/position", "layer/attention/k", "final_norm"]),
     ("mistral-7b", ["layer/ffn/gate", "head/weight", "final_norm"]),
-    ("mixtral-8x7b", ["layer/ffn/router", "layer/ffn/gate", "head/weight"]),
+    ("mixtral-8x7b", ["layer/moe/router", "layer/moe/experts/gate", "head/weight"]),
     ("t5-small", ["encoder/relative_bias", "decoder/relative_bias", "decoder/layer/cross_attention/q",
                   "decoder/layer/norm/cross_attention", "encoder/final_norm"]),
 ])

@@ -177,9 +177,8 @@ def test_active_counts_k_of_e_experts(spec):
     values = size_values(spec)
     active = q.value(q.expression("params.active", spec), values)
     bd = report(spec, OPTS)["params"]["breakdown"]
-    experts = sum(v for p, v in bd.items() if p.endswith("layer/ffn")) - sum(
-        v for p, v in bd.items() if p.endswith("/ffn/router"))
+    experts = sum(v for p, v in bd.items() if p.endswith("layer/moe/experts"))
     assert experts % spec.E == 0
     assert total(spec) - active == (spec.E - spec.k) * experts // spec.E
-    assert sum(v for p, v in bd.items() if p.endswith("/ffn/router")) == (
+    assert sum(v for p, v in bd.items() if p.endswith("/moe/router")) == (
         spec.L + (spec.L_dec or 0)) * spec.d * spec.E

@@ -22,6 +22,9 @@ def add_workload(p: argparse.ArgumentParser) -> None:
                    help="decoder tokens of an encoder-decoder model (default: seq-len)")
     g.add_argument("--dtype", default="bf16", help="weights dtype: fp32 fp16 bf16 fp8 int8 int4 or bitsN")
     g.add_argument("--kv-dtype", default="bf16", help="KV cache dtype (default bf16)")
+    g.add_argument("--mla-cache", default="transformers",
+                   help="MLA KV cache: transformers (up-projected keys and values, what "
+                        "transformers keeps) | latent (r_kv + d_rope, what serving engines keep)")
     g.add_argument("--causal", default="full", help=f"attention scores: {' | '.join(CAUSAL)}")
     g.add_argument("--macs", action="store_true", help="count multiply-accumulates (matmul FLOPs / 2)")
     g.add_argument("--nonmatmul", action="store_true", help="add softmax, norms, activations, residuals")
@@ -50,7 +53,7 @@ def options_from(args: argparse.Namespace) -> Options:
     return Options(
         batch=_int("batch", args.batch), seq_len=_int("seq-len", args.seq_len),
         dec_seq_len=_int("dec-seq-len", args.dec_seq_len), dtype=args.dtype,
-        kv_dtype=args.kv_dtype, causal=args.causal, macs=args.macs, nonmatmul=args.nonmatmul,
+        kv_dtype=args.kv_dtype, mla_cache=args.mla_cache, causal=args.causal, macs=args.macs, nonmatmul=args.nonmatmul,
         recompute=args.recompute, optimizer=args.optimizer, zero=_int("zero", args.zero),
         dp=_int("dp", args.dp), tp=_int("tp", args.tp), sequence_parallel=args.sequence_parallel,
         context=_int("context", args.context),
