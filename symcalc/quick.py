@@ -41,8 +41,9 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
             "weights_bytes": f"parameters x {opts.dtype}",
             "kv_cache_bytes": "none: an encoder-only model keeps no KV cache"
                               if spec.family == "encoder" else
-                              f"2 L n_kv d_h x tokens x {opts.kv_dtype}"
-                              + (f", window W={spec.W} caps tokens" if spec.W else "")
+                              (_mla_cache_text(opts) if spec.mla else "2 L n_kv d_h")
+                              + f" x tokens x {opts.kv_dtype}"
+                              + (_window_text(spec) if spec.W else "")
                               + (" (decoder self- and cross-attention)"
                                  if spec.family == "encoder-decoder" else ""),
             "activations_bytes": "Korthikanti et al. 2022 per-layer bytes x layers (16-bit, "
@@ -52,6 +53,19 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
             "training_bytes": f"{opts.optimizer}, ZeRO stage {opts.zero} over N_d={opts.dp} ranks, per rank",
         },
     }
+
+
+def _mla_cache_text(opts: Options) -> str:
+    if opts.mla_cache == "latent":
+        return "MLA latent cache L (r_kv + d_rope), what serving engines keep (--mla-cache latent)"
+    return ("MLA cache as transformers keeps it, L n_h (d_nope + d_rope + d_v) "
+            "(--mla-cache transformers)")
+
+
+def _window_text(spec: Spec) -> str:
+    if spec.L_local is None:
+        return f", window W={spec.W} caps every layer's tokens"
+    return f", window W={spec.W} caps the tokens of {spec.L_local} of {spec.L} layers"
 
 
 def option_values(spec: Spec, opts: Options) -> dict[str, int]:
@@ -174,6 +188,10 @@ def assemble(spec: Spec, opts: Options, src) -> dict[str, Any]:
         **{key: src.number(f"memory.{key}", v) for key in
            ("weights_bytes", "kv_cache_bytes", "activations_bytes", "training_bytes")},
     }
+    if spec.mla:  # both conventions, named
+        memory["kv_cache_bytes_by_convention"] = {
+            name: src.number("memory.kv_cache_bytes", dict(v, sw_mla_latent=int(name == "latent")))
+            for name in ("transformers", "latent")}
     conv = conventions(spec, opts)
     flops["conventions"] = conv["flops"]
     memory["conventions"] = conv["memory"]

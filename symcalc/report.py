@@ -22,7 +22,10 @@ class SympyNumbers:
         self.spec, self.opts = spec, opts
 
     def number(self, name: str, v: dict[str, int]) -> int:
-        return q.whole(q.value(q.expression(name, self.spec, self.opts), v))
+        opts = self.opts
+        if self.spec.mla and "sw_mla_latent" in v:  # the MLA cache convention asked for
+            opts = opts.with_(mla_cache="latent" if v["sw_mla_latent"] else "transformers")
+        return q.whole(q.value(q.expression(name, self.spec, opts), v))
 
     def leaves(self, kind: str, v: dict[str, int]) -> Breakdown:
         if kind == "params":

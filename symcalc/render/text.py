@@ -15,7 +15,9 @@ def report_table(rep: dict[str, Any]) -> str:
     p, f, m = rep["params"], rep["flops"], rep["memory"]
     lines = [f"model: {rep['model']}", "", "parameters"]
     per = p["per_layer"]
-    stacks = [k[:-len("/total")] for k in per if k.endswith("/total")] or [""]
+    stacks = [k[:-len("/total")] for k in per if k.endswith("/total")]
+    if "total" in per:  # a single stack's layer (an MoE stack may add its dense_layer)
+        stacks = [""] + stacks
     rows = [("total", f"{grouped(p['total'])}  ({short(p['total'])})"),
             ("embedding", f"{grouped(p['embedding'])}  (token/position tables, untied head)"),
             ("non-embedding", grouped(p["non_embedding"]))]
@@ -23,9 +25,9 @@ def report_table(rep: dict[str, Any]) -> str:
         rows.append(("active per token", f"{grouped(p['active'])}  ({short(p['active'])})"))
     for stack in stacks:
         pre = f"{stack}/" if stack else ""
-        label = f"{stack} layer" if stack else "per layer"
+        label = {"": "per layer", "dense_layer": "dense layer"}.get(stack, f"{stack} layer")
         rows.append((label, grouped(per[f"{pre}total"])))
-        for part in ("attention", "cross_attention", "ffn", "norm"):
+        for part in ("attention", "cross_attention", "ffn", "moe", "norm"):
             if f"{pre}{part}" in per:
                 rows.append((f"  {part.replace('_', '-')}", grouped(per[f"{pre}{part}"])))
     rows.append(("head dimension", str(p["head_dim"])))
@@ -49,6 +51,10 @@ def report_table(rep: dict[str, Any]) -> str:
     lines += _rows([
         ("weights", f"{grouped(m['weights_bytes'])} B = {bytes_both(m['weights_bytes'])}  [{mc['weights_bytes']}]"),
         ("KV cache", f"{grouped(m['kv_cache_bytes'])} B = {bytes_both(m['kv_cache_bytes'])}  [{mc['kv_cache_bytes']}]"),
+    ] + [
+        (f"  {name}", f"{grouped(n)} B = {bytes_both(n)}")
+        for name, n in m.get("kv_cache_bytes_by_convention", {}).items()
+    ] + [
         ("activations", f"{grouped(m['activations_bytes'])} B = {bytes_both(m['activations_bytes'])}  [{mc['activations_bytes']}]"),
         ("training state", f"{grouped(m['training_bytes'])} B = {bytes_both(m['training_bytes'])}  [{mc['training_bytes']}]"),
     ])
