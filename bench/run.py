@@ -26,6 +26,7 @@ from typing import Callable, Optional
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 CONFIG = BENCH / "mistral-7b" / "config.json"
+CONFIG_MLA = BENCH / "deepseek-v3" / "config.json"
 PY = sys.executable
 _SCRIPT = Path(PY).with_name("symcalc")  # the installed console script, as users run it
 SYMCALC = [str(_SCRIPT)] if _SCRIPT.exists() else [PY, "-m", "symcalc.cli"]
@@ -172,6 +173,8 @@ def cli_rows(runs: int, cache: str) -> list[Row]:
     plain = wall([PY, str(BENCH / "plain_params.py"), str(CONFIG)], runs, env)
     report = wall([*SYMCALC, "report", "mistral-7b", "--json"], runs, env)
     report_cfg = wall([*SYMCALC, "report", str(CONFIG), "--json"], runs, env)
+    plain_mla = wall([PY, str(BENCH / "plain_params_mla.py"), str(CONFIG_MLA)], runs, env)
+    report_mla = wall([*SYMCALC, "report", str(CONFIG_MLA), "--json"], runs, env)
     report_nocache = wall([*SYMCALC, "report", "mistral-7b", "--json"], runs, _env(None), 0)
     sympy_path = wall([PY, "-c", "import json; from symcalc.inputs import resolve; "
                        "from symcalc.report import report; "
@@ -194,6 +197,12 @@ def cli_rows(runs: int, cache: str) -> list[Row]:
             "<= 3x the peer", "yes" if report and plain and report <= 3 * plain else "NO"),
         Row("symcalc report bench/mistral-7b/config.json --json", report_cfg, f"{runs}",
             ratio(report_cfg)),
+        Row("peer: plain-Python script, params from DeepSeek-V3's config.json (MLA, MoE)",
+            plain_mla, f"{runs}", ratio(plain_mla)),
+        Row("symcalc report bench/deepseek-v3/config.json --json", report_mla, f"{runs}",
+            "" if not (report_mla and plain_mla) else f"{report_mla / plain_mla:.2f}x its peer",
+            "<= 3x its peer",
+            "yes" if report_mla and plain_mla and report_mla <= 3 * plain_mla else "NO"),
         Row("symcalc report mistral-7b --json, PYTHONDONTWRITEBYTECODE=1", report_nocache,
             f"{runs}", ratio(report_nocache),
             note="this checkout's setting: modules without a .pyc are compiled on every run"),
