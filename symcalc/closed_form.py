@@ -11,7 +11,7 @@ from . import quantities as q
 from .assumptions import assumption
 from .options import Options, workload_values
 from .spec import Spec, size_values
-from .symbols import L, L_dec
+from .symbols import L, L_dec, L_dense, L_local
 
 
 @dataclass(frozen=True)
@@ -25,8 +25,15 @@ class ClosedForm:
 
 
 def simplify(expr: sympy.Expr) -> sympy.Expr:
-    """Expanded, then collected by layer count: ``L*(...) + rest``."""
+    """Expanded, then collected by layer count: ``L*(...) + rest``; a stack with a layer group
+    (L_dense dense layers of an MoE stack, L_local sliding layers) reads
+    ``(L - L_dense)*(one MoE layer) + L_dense*(one dense layer) + rest``."""
     expanded = sympy.expand(expr)
+    group = next((g for g in (L_dense, L_local) if g in expanded.free_symbols), None)
+    if group is not None and L in expanded.free_symbols:
+        rest = sympy.Dummy("rest", positive=True, integer=True)  # L - group
+        split = sympy.expand(expanded.xreplace({L: rest + group}))
+        return sympy.collect(split, [rest, group, L_dec]).xreplace({rest: L - group})
     return sympy.collect(expanded, [L, L_dec]) if expanded.free_symbols & {L, L_dec} else expanded
 
 

@@ -209,3 +209,23 @@ def test_rules_of_the_new_fields():
             assert err.field == field, (extra, err)
         else:
             raise AssertionError(f"{extra} was accepted")
+
+
+@SETTINGS
+@given(decoders())
+def test_closed_forms_of_layer_groups_equal_the_expression(spec):
+    from symcalc.closed_form import closed_form
+
+    for quantity in ("params.total", "memory.kv_cache_bytes", "flops.forward_matmul"):
+        cf = closed_form(spec, quantity, opts=OPTS)
+        assert sympy.expand(cf.expression - q.expression(quantity, spec, OPTS)) == 0
+
+
+def test_moe_stack_closed_form_reads_by_layer_kind():
+    from symcalc.closed_form import closed_form
+
+    spec = _llama_like(E=8, k=2, d_moe=16, L_dense=1)
+    expr = closed_form(spec).expression
+    L, L_dense = sym("L"), sym("L_dense")
+    factors = {a for term in sympy.Add.make_args(expr) for a in sympy.Mul.make_args(term)}
+    assert L - L_dense in factors and L_dense in factors
