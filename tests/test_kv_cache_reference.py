@@ -52,6 +52,8 @@ CASES = {
                                       num_local_experts=4, num_experts_per_tok=2,
                                       layer_types=["sliding_attention", "full_attention",
                                                    "sliding_attention"]), 1, 10),
+    "qwen2-max-window-layers-long": (_cfg("qwen2", "Qwen2ForCausalLM", 3, use_sliding_window=True,
+                                          sliding_window=4, max_window_layers=1), 2, 9),
     "deepseek_v3-mla-q-lora": (_cfg("deepseek_v3", "DeepseekV3ForCausalLM", 2, q_lora_rank=10, **_MLA), 2, 9),
     "deepseek_v2-mla-direct-q": (_cfg("deepseek_v2", "DeepseekV2ForCausalLM", 2, q_lora_rank=None,
                                       topk_method="greedy", **_MLA), 2, 9),
@@ -133,6 +135,7 @@ SYMCALC_GAPS: dict[str, str] = {
     "mistral-all-sliding-long": _WINDOW,
     "gemma2-alternating-long": _WINDOW,
     "gpt_oss-layer-types-long": _WINDOW,
+    "qwen2-max-window-layers-long": _WINDOW,
     "deepseek_v3-mla-q-lora": _MLA_LATENT,
     "deepseek_v2-mla-direct-q": _MLA_LATENT,
 }
@@ -146,3 +149,26 @@ def test_symcalc_kv_cache_equals_transformers(case, request):
     held, _ = transformers_cache(case)
     rep = report(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len, kv_dtype="fp32"))
     assert rep["memory"]["kv_cache_bytes"] == held
+
+
+def _sliding_layers(case: str) -> int:
+    return sum(kind == "DynamicSlidingWindowLayer" for kind, _, _ in transformers_cache(case)[1])
+
+
+@pytest.mark.parametrize("case", sorted(c for c, why in SYMCALC_GAPS.items() if why == _WINDOW))
+def test_symcalc_window_gap_is_one_token_per_sliding_layer(case):
+    """While the W vs W - 1 gap is open: symcalc holds exactly one token more than transformers
+    in each sliding layer -- so its count of sliding layers (L_local) and widths are right."""
+    cfg, batch, seq_len = CASES[case]
+    held, shapes = transformers_cache(case)
+    _, (b, n_kv, _, d_h), _ = shapes[0]
+    rep = report(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len, kv_dtype="fp32"))
+    assert rep["memory"]["kv_cache_bytes"] - held == _sliding_layers(case) * 2 * b * n_kv * d_h * 4
+
+
+@pytest.mark.parametrize("case", sorted(c for c, why in SYMCALC_GAPS.items() if why == _MLA_LATENT))
+def test_symcalc_mla_latent_option_is_what_transformers_caches(case):
+    cfg, batch, seq_len = CASES[case]
+    rep = report(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len, kv_dtype="fp32",
+                                                mla_cache="latent"))
+    assert rep["memory"]["kv_cache_bytes"] == transformers_cache(case)[0]
