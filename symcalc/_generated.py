@@ -71,6 +71,7 @@ def single__params_total__num(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -229,6 +230,12 @@ def single__params_total__num(v):
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*(-d + d_emb))
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(L*d_h*(n_h + n_kv))
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*(L - L_dense))
@@ -360,6 +367,7 @@ def single__params_total__bound(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -518,6 +526,12 @@ def single__params_total__bound(v):
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*d + V*d_emb)
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*L + E*L_dense)
@@ -646,6 +660,7 @@ def single__params_active__num(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -804,6 +819,12 @@ def single__params_active__num(v):
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*(-d + d_emb))
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(L*d_h*(n_h + n_kv))
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*(L - L_dense))
@@ -936,6 +957,7 @@ def single__params_active__bound(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -1094,6 +1116,12 @@ def single__params_active__bound(v):
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*d + V*d_emb)
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*L + E*L_dense)
@@ -1289,6 +1317,7 @@ def single__params_non_embedding__num(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -1430,6 +1459,12 @@ def single__params_non_embedding__num(v):
     c = sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(L*d)
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(L*d_h*(n_h + n_kv))
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*(L - L_dense))
@@ -1554,6 +1589,7 @@ def single__params_non_embedding__bound(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -1695,6 +1731,12 @@ def single__params_non_embedding__bound(v):
     c = sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(L*d)
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*L + E*L_dense)
@@ -3429,6 +3471,7 @@ def single__leaves_params(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -3456,8 +3499,8 @@ def single__leaves_params(v):
         L*d*d_rope*sw_mla + L*d*r_kv*sw_mla + L*d_rope*sw_bias_k*sw_mla + L*r_kv*sw_bias_k*sw_mla,
         L*r_kv*sw_mla,
         L*d_nope*n_h*r_kv*sw_mla + L*d_v*n_h*r_kv*sw_mla,
-        L*d_h*n_h*sw_qk_all + L*d_h*sw_qk_head,
-        L*d_h*n_kv*sw_qk_all + L*d_h*sw_qk_head,
+        L*d_h*n_h*sw_qk_all*sw_qk_bias + L*d_h*n_h*sw_qk_all + L*d_h*sw_qk_bias*sw_qk_head + L*d_h*sw_qk_head,
+        L*d_h*n_kv*sw_qk_all*sw_qk_bias + L*d_h*n_kv*sw_qk_all + L*d_h*sw_qk_bias*sw_qk_head + L*d_h*sw_qk_head,
         L*n_h*sw_sinks,
         -L*d*d_h*n_h*sw_attn_out*sw_mla + L*d*d_h*n_h*sw_attn_out + L*d*d_v*n_h*sw_attn_out*sw_mla + L*d*sw_attn_out*sw_bias_o,
         L*d*sw_norm_attn_in*sw_norm_b + L*d*sw_norm_attn_in*sw_norm_w,
@@ -3583,6 +3626,7 @@ def single__leaves_layer__layer(v):
     sw_norm_w = v["sw_norm_w"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_router = v["sw_router"]
     sw_router_bias = v["sw_router_bias"]
@@ -3600,8 +3644,8 @@ def single__leaves_layer__layer(v):
         d*d_rope*sw_mla + d*r_kv*sw_mla + d_rope*sw_bias_k*sw_mla + r_kv*sw_bias_k*sw_mla,
         r_kv*sw_mla,
         d_nope*n_h*r_kv*sw_mla + d_v*n_h*r_kv*sw_mla,
-        d_h*n_h*sw_qk_all + d_h*sw_qk_head,
-        d_h*n_kv*sw_qk_all + d_h*sw_qk_head,
+        d_h*n_h*sw_qk_all*sw_qk_bias + d_h*n_h*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
+        d_h*n_kv*sw_qk_all*sw_qk_bias + d_h*n_kv*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
         n_h*sw_sinks,
         -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
         d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,
@@ -3651,6 +3695,7 @@ def single__leaves_layer__dense_layer(v):
     sw_norm_w = v["sw_norm_w"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_sinks = v["sw_sinks"]
     return (
@@ -3663,8 +3708,8 @@ def single__leaves_layer__dense_layer(v):
         d*d_rope*sw_mla + d*r_kv*sw_mla + d_rope*sw_bias_k*sw_mla + r_kv*sw_bias_k*sw_mla,
         r_kv*sw_mla,
         d_nope*n_h*r_kv*sw_mla + d_v*n_h*r_kv*sw_mla,
-        d_h*n_h*sw_qk_all + d_h*sw_qk_head,
-        d_h*n_kv*sw_qk_all + d_h*sw_qk_head,
+        d_h*n_h*sw_qk_all*sw_qk_bias + d_h*n_h*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
+        d_h*n_kv*sw_qk_all*sw_qk_bias + d_h*n_kv*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
         n_h*sw_sinks,
         -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
         d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,
@@ -3737,6 +3782,7 @@ def encoder_decoder__params_total__num(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -3901,6 +3947,12 @@ def encoder_decoder__params_total__num(v):
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*(-d + d_emb))
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(d_h*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*d_h*(L + 2*L_dec))
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*(L + L_dec - 2*L_dense))
@@ -4033,6 +4085,7 @@ def encoder_decoder__params_total__bound(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -4197,6 +4250,12 @@ def encoder_decoder__params_total__bound(v):
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*d + V*d_emb)
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv + 2*L_dec*d_h*n_h + 2*L_dec*d_h*n_kv)
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h + 4*L_dec*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*L + E*L_dec + 2*E*L_dense)
@@ -4326,6 +4385,7 @@ def encoder_decoder__params_active__num(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -4490,6 +4550,12 @@ def encoder_decoder__params_active__num(v):
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*(-d + d_emb))
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(d_h*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*d_h*(L + 2*L_dec))
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*(L + L_dec - 2*L_dense))
@@ -4623,6 +4689,7 @@ def encoder_decoder__params_active__bound(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -4787,6 +4854,12 @@ def encoder_decoder__params_active__bound(v):
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*d + V*d_emb)
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv + 2*L_dec*d_h*n_h + 2*L_dec*d_h*n_kv)
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h + 4*L_dec*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*L + E*L_dec + 2*E*L_dense)
@@ -4983,6 +5056,7 @@ def encoder_decoder__params_non_embedding__num(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -5130,6 +5204,12 @@ def encoder_decoder__params_non_embedding__num(v):
     c = sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(d*(L + L_dec))
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(d_h*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*d_h*(L + 2*L_dec))
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*(L + L_dec - 2*L_dense))
@@ -5255,6 +5335,7 @@ def encoder_decoder__params_non_embedding__bound(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -5402,6 +5483,12 @@ def encoder_decoder__params_non_embedding__bound(v):
     c = sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(L*d + L_dec*d)
+    c = sw_qk_all*sw_qk_bias
+    if c:
+        out = out + c*(L*d_h*n_h + L*d_h*n_kv + 2*L_dec*d_h*n_h + 2*L_dec*d_h*n_kv)
+    c = sw_qk_bias*sw_qk_head
+    if c:
+        out = out + c*(2*L*d_h + 4*L_dec*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*L + E*L_dec + 2*E*L_dense)
@@ -7059,6 +7146,7 @@ def encoder_decoder__leaves_params(v):
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_rel_bias = v["sw_rel_bias"]
     sw_router = v["sw_router"]
@@ -7086,8 +7174,8 @@ def encoder_decoder__leaves_params(v):
         L*d*d_rope*sw_mla + L*d*r_kv*sw_mla + L*d_rope*sw_bias_k*sw_mla + L*r_kv*sw_bias_k*sw_mla,
         L*r_kv*sw_mla,
         L*d_nope*n_h*r_kv*sw_mla + L*d_v*n_h*r_kv*sw_mla,
-        L*d_h*n_h*sw_qk_all + L*d_h*sw_qk_head,
-        L*d_h*n_kv*sw_qk_all + L*d_h*sw_qk_head,
+        L*d_h*n_h*sw_qk_all*sw_qk_bias + L*d_h*n_h*sw_qk_all + L*d_h*sw_qk_bias*sw_qk_head + L*d_h*sw_qk_head,
+        L*d_h*n_kv*sw_qk_all*sw_qk_bias + L*d_h*n_kv*sw_qk_all + L*d_h*sw_qk_bias*sw_qk_head + L*d_h*sw_qk_head,
         L*n_h*sw_sinks,
         -L*d*d_h*n_h*sw_attn_out*sw_mla + L*d*d_h*n_h*sw_attn_out + L*d*d_v*n_h*sw_attn_out*sw_mla + L*d*sw_attn_out*sw_bias_o,
         L*d*sw_norm_attn_in*sw_norm_b + L*d*sw_norm_attn_in*sw_norm_w,
@@ -7118,8 +7206,8 @@ def encoder_decoder__leaves_params(v):
         L_dec*d*d_rope*sw_mla + L_dec*d*r_kv*sw_mla + L_dec*d_rope*sw_bias_k*sw_mla + L_dec*r_kv*sw_bias_k*sw_mla,
         L_dec*r_kv*sw_mla,
         L_dec*d_nope*n_h*r_kv*sw_mla + L_dec*d_v*n_h*r_kv*sw_mla,
-        L_dec*d_h*n_h*sw_qk_all + L_dec*d_h*sw_qk_head,
-        L_dec*d_h*n_kv*sw_qk_all + L_dec*d_h*sw_qk_head,
+        L_dec*d_h*n_h*sw_qk_all*sw_qk_bias + L_dec*d_h*n_h*sw_qk_all + L_dec*d_h*sw_qk_bias*sw_qk_head + L_dec*d_h*sw_qk_head,
+        L_dec*d_h*n_kv*sw_qk_all*sw_qk_bias + L_dec*d_h*n_kv*sw_qk_all + L_dec*d_h*sw_qk_bias*sw_qk_head + L_dec*d_h*sw_qk_head,
         L_dec*n_h*sw_sinks,
         -L_dec*d*d_h*n_h*sw_attn_out*sw_mla + L_dec*d*d_h*n_h*sw_attn_out + L_dec*d*d_v*n_h*sw_attn_out*sw_mla + L_dec*d*sw_attn_out*sw_bias_o,
         -L_dec*d*d_h*n_h*sw_mla + L_dec*d*d_h*n_h - L_dec*d*d_nope*n_h*sw_mla*sw_q_lora + L_dec*d*d_nope*n_h*sw_mla - L_dec*d*d_rope*n_h*sw_mla*sw_q_lora + L_dec*d*d_rope*n_h*sw_mla - L_dec*d_h*n_h*sw_bias_q*sw_mla + L_dec*d_h*n_h*sw_bias_q - L_dec*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_dec*d_nope*n_h*sw_bias_q*sw_mla - L_dec*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_dec*d_rope*n_h*sw_bias_q*sw_mla,
@@ -7131,8 +7219,8 @@ def encoder_decoder__leaves_params(v):
         L_dec*d*d_rope*sw_mla + L_dec*d*r_kv*sw_mla + L_dec*d_rope*sw_bias_k*sw_mla + L_dec*r_kv*sw_bias_k*sw_mla,
         L_dec*r_kv*sw_mla,
         L_dec*d_nope*n_h*r_kv*sw_mla + L_dec*d_v*n_h*r_kv*sw_mla,
-        L_dec*d_h*n_h*sw_qk_all + L_dec*d_h*sw_qk_head,
-        L_dec*d_h*n_kv*sw_qk_all + L_dec*d_h*sw_qk_head,
+        L_dec*d_h*n_h*sw_qk_all*sw_qk_bias + L_dec*d_h*n_h*sw_qk_all + L_dec*d_h*sw_qk_bias*sw_qk_head + L_dec*d_h*sw_qk_head,
+        L_dec*d_h*n_kv*sw_qk_all*sw_qk_bias + L_dec*d_h*n_kv*sw_qk_all + L_dec*d_h*sw_qk_bias*sw_qk_head + L_dec*d_h*sw_qk_head,
         L_dec*n_h*sw_sinks,
         -L_dec*d*d_h*n_h*sw_attn_out*sw_mla + L_dec*d*d_h*n_h*sw_attn_out + L_dec*d*d_v*n_h*sw_attn_out*sw_mla + L_dec*d*sw_attn_out*sw_bias_o,
         L_dec*d*sw_norm_attn_in*sw_norm_b + L_dec*d*sw_norm_attn_in*sw_norm_w,
@@ -7290,6 +7378,7 @@ def encoder_decoder__leaves_layer__encoder_layer(v):
     sw_norm_w = v["sw_norm_w"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_router = v["sw_router"]
     sw_router_bias = v["sw_router_bias"]
@@ -7307,8 +7396,8 @@ def encoder_decoder__leaves_layer__encoder_layer(v):
         d*d_rope*sw_mla + d*r_kv*sw_mla + d_rope*sw_bias_k*sw_mla + r_kv*sw_bias_k*sw_mla,
         r_kv*sw_mla,
         d_nope*n_h*r_kv*sw_mla + d_v*n_h*r_kv*sw_mla,
-        d_h*n_h*sw_qk_all + d_h*sw_qk_head,
-        d_h*n_kv*sw_qk_all + d_h*sw_qk_head,
+        d_h*n_h*sw_qk_all*sw_qk_bias + d_h*n_h*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
+        d_h*n_kv*sw_qk_all*sw_qk_bias + d_h*n_kv*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
         n_h*sw_sinks,
         -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
         d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,
@@ -7364,6 +7453,7 @@ def encoder_decoder__leaves_layer__decoder_layer(v):
     sw_norm_w = v["sw_norm_w"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
+    sw_qk_bias = v["sw_qk_bias"]
     sw_qk_head = v["sw_qk_head"]
     sw_router = v["sw_router"]
     sw_router_bias = v["sw_router_bias"]
@@ -7381,8 +7471,8 @@ def encoder_decoder__leaves_layer__decoder_layer(v):
         d*d_rope*sw_mla + d*r_kv*sw_mla + d_rope*sw_bias_k*sw_mla + r_kv*sw_bias_k*sw_mla,
         r_kv*sw_mla,
         d_nope*n_h*r_kv*sw_mla + d_v*n_h*r_kv*sw_mla,
-        d_h*n_h*sw_qk_all + d_h*sw_qk_head,
-        d_h*n_kv*sw_qk_all + d_h*sw_qk_head,
+        d_h*n_h*sw_qk_all*sw_qk_bias + d_h*n_h*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
+        d_h*n_kv*sw_qk_all*sw_qk_bias + d_h*n_kv*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
         n_h*sw_sinks,
         -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
         -d*d_h*n_h*sw_mla + d*d_h*n_h - d*d_nope*n_h*sw_mla*sw_q_lora + d*d_nope*n_h*sw_mla - d*d_rope*n_h*sw_mla*sw_q_lora + d*d_rope*n_h*sw_mla - d_h*n_h*sw_bias_q*sw_mla + d_h*n_h*sw_bias_q - d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_nope*n_h*sw_bias_q*sw_mla - d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_rope*n_h*sw_bias_q*sw_mla,
@@ -7394,8 +7484,8 @@ def encoder_decoder__leaves_layer__decoder_layer(v):
         d*d_rope*sw_mla + d*r_kv*sw_mla + d_rope*sw_bias_k*sw_mla + r_kv*sw_bias_k*sw_mla,
         r_kv*sw_mla,
         d_nope*n_h*r_kv*sw_mla + d_v*n_h*r_kv*sw_mla,
-        d_h*n_h*sw_qk_all + d_h*sw_qk_head,
-        d_h*n_kv*sw_qk_all + d_h*sw_qk_head,
+        d_h*n_h*sw_qk_all*sw_qk_bias + d_h*n_h*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
+        d_h*n_kv*sw_qk_all*sw_qk_bias + d_h*n_kv*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
         n_h*sw_sinks,
         -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
         d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,

@@ -53,8 +53,8 @@ def attention_params() -> list[Part]:
     rotary key shared by all heads), a norm on the latent, and an up-projection
     r_kv -> n_h (d_nope + d_v). Queries go d -> n_h (d_nope + d_rope) directly, or through a
     rank r_q with its own norm (``sw_q_lora``). Per-head q/k norms (Qwen3, Gemma-3: one d_h
-    vector each; OLMo-2, Cohere: over all heads) and GPT-OSS's sink logits (one per head) are
-    weights only.
+    vector each; OLMo-2, Cohere: over all heads; Phi's LayerNorms add as many biases) and
+    GPT-OSS's sink logits (one per head) are weights.
     """
     mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
     q_out = n_h * (d_nope + d_rope)
@@ -69,8 +69,10 @@ def attention_params() -> list[Part]:
         Part("kv_a", mla * linear(d, r_kv + d_rope, sw("bias_k")), "deepseek2024"),
         Part("kv_norm", mla * r_kv, "deepseek2024"),
         Part("kv_b", mla * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
-        Part("q_head_norm", sw("qk_head") * d_h + sw("qk_all") * n_h * d_h, "henry2020"),
-        Part("k_head_norm", sw("qk_head") * d_h + sw("qk_all") * n_kv * d_h, "henry2020"),
+        Part("q_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_h * d_h),
+             "henry2020"),
+        Part("k_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_kv * d_h),
+             "henry2020"),
         Part("sinks", sw("sinks") * n_h, "openai2025"),
         Part("o", sw("attn_out") * linear(n_h * value_width(), d, sw("bias_o")), "vaswani2017"),
     ]

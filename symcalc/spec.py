@@ -59,6 +59,7 @@ class Spec:
     d_emb: Optional[int] = None  # token-embedding width (OPT word_embed_proj_dim; None: d)
     mla: bool = False
     qk_norm: str = "none"
+    qk_norm_bias: bool = False
     norm_attn_in: bool = True
     norm_ffn_in: bool = True
     norm_attn_out: bool = False
@@ -221,7 +222,7 @@ def make_spec(**values: Any) -> Spec:
     _choice("qk_norm", v.get("qk_norm", "none"), QK_NORMS)
     for f in ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
               "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
-              "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
+              "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias", "qk_norm_bias",
               "router_bias", "sinks"):
         if f in v:
             _flag(f, v[f])
@@ -249,6 +250,8 @@ def make_spec(**values: Any) -> Spec:
             raise SymcalcError("L_local", "needs a sliding window W")
         if v["L_local"] > v["L"]:
             raise SymcalcError("L_local", f"must not exceed the layers L ({v['L_local']} > {v['L']})")
+    if v.get("qk_norm_bias") and v.get("qk_norm", "none") == "none":
+        raise SymcalcError("qk_norm_bias", "needs q/k norms (qk_norm head or all_heads)")
     if v.get("position") == "learned" and v.get("P") is None:
         raise SymcalcError("P", "is required with learned positions")
     if v.get("position") == "relative" and v.get("R") is None:
@@ -341,6 +344,7 @@ def switch_values(spec: Spec) -> dict[str, int]:
         "sw_q_lora": int(spec.mla and spec.r_q is not None),
         "sw_qk_head": int(spec.qk_norm == "head"),
         "sw_qk_all": int(spec.qk_norm == "all_heads"),
+        "sw_qk_bias": int(spec.qk_norm != "none" and spec.qk_norm_bias),
         "sw_norm_attn_in": int(spec.norm_attn_in),
         "sw_norm_ffn_in": int(spec.norm_ffn_in),
         "sw_norm_attn_out": int(spec.norm_attn_out),

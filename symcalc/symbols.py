@@ -108,6 +108,7 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_mla", "multi-head latent attention", "\\lambda"),
         _switch("sw_q_lora", "MLA queries through a low-rank r_q", "\\lambda_q"),
         _switch("sw_qk_head", "one q and one k norm of width d_h", "\\nu_h"),
+        _switch("sw_qk_bias", "the q and k norms have biases too (Phi, Persimmon)", "\\nu_q"),
         _switch("sw_qk_all", "q and k norms over all heads (n_h d_h, n_kv d_h)", "\\nu_a"),
         _switch("sw_norm_attn_in", "a norm before attention", "\\nu_1"),
         _switch("sw_norm_ffn_in", "a norm before the FFN", "\\nu_2"),

@@ -33,6 +33,7 @@ def decoders(draw) -> Spec:
                   norm=draw(st.sampled_from(["layernorm", "layernorm_nobias", "rmsnorm"])),
                   head=draw(st.sampled_from(["none", "tied", "untied"])),
                   qk_norm=draw(st.sampled_from(["none", "head", "all_heads"])),
+                  qk_norm_bias=draw(st.booleans()),
                   norm_attn_in=draw(st.booleans()), norm_ffn_in=draw(st.booleans()),
                   norm_attn_out=draw(st.booleans()), norm_ffn_out=draw(st.booleans()),
                   sinks=draw(st.booleans()), embedding_norm=draw(st.booleans()))
@@ -54,6 +55,8 @@ def decoders(draw) -> Spec:
     if draw(st.booleans()):
         fields.update(W=draw(st.integers(1, 8)),
                       L_local=draw(st.one_of(st.none(), st.integers(0, L))))
+    if fields["qk_norm"] == "none":
+        fields["qk_norm_bias"] = False
     return make_spec(**fields)
 
 
@@ -78,7 +81,8 @@ def plain_count(sp: Spec) -> tuple[int, int, int]:
         extra = 0
     mats.append((sp.n_h * dv, d, "o" in bias))
     attn = sum(i * o + b * o for i, o, b in mats) + extra
-    attn += {"none": 0, "head": 2 * sp.d_h, "all_heads": (sp.n_h + sp.n_kv) * sp.d_h}[sp.qk_norm]
+    attn += (1 + sp.qk_norm_bias) * {"none": 0, "head": 2 * sp.d_h,
+                                     "all_heads": (sp.n_h + sp.n_kv) * sp.d_h}[sp.qk_norm]
     attn += sp.sinks * sp.n_h
     attn_flops = sum(2 * T * i * o for i, o, _ in mats)
     attn_flops += 2 * B * S * S * sp.n_h * (qk + dv)
