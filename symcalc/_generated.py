@@ -3140,7 +3140,7 @@ def single__memory_kv_cache_bytes__num(v):
     s = v["s"]
     sw_decoder = v["sw_decoder"]
     sw_mla = v["sw_mla"]
-    sw_mla_latent = v["sw_mla_latent"]
+    sw_mla_expanded = v["sw_mla_expanded"]
     sw_window = v["sw_window"]
     sw_window_all = v["sw_window_all"]
     out = 0
@@ -3149,28 +3149,28 @@ def single__memory_kv_cache_bytes__num(v):
         out = out + c*(2*L*b*d_h*n_kv*s)
     c = kv_num*sw_decoder*sw_mla
     if c:
-        out = out + c*(L*b*s*(-2*d_h*n_kv + d_nope*n_h + d_rope*n_h + d_v*n_h))
+        out = out + c*(L*b*s*(-2*d_h*n_kv + d_rope + r_kv))
     c = kv_num*sw_decoder*sw_window
     if c:
         out = out + c*(2*L_local*b*d_h*n_kv*(-s + _min(W, s)))
-    c = kv_num*sw_decoder*sw_mla*sw_mla_latent
+    c = kv_num*sw_decoder*sw_mla*sw_mla_expanded
     if c:
-        out = out + c*(L*b*s*(-d_nope*n_h - d_rope*n_h + d_rope - d_v*n_h + r_kv))
+        out = out + c*(L*b*s*(d_nope*n_h + d_rope*n_h - d_rope + d_v*n_h - r_kv))
     c = kv_num*sw_decoder*sw_mla*sw_window
     if c:
-        out = out + c*(L_local*b*(2*d_h*n_kv*s - 2*d_h*n_kv*_min(W, s) - d_nope*n_h*s + d_nope*n_h*_min(W, s) - d_rope*n_h*s + d_rope*n_h*_min(W, s) - d_v*n_h*s + d_v*n_h*_min(W, s)))
+        out = out + c*(L_local*b*(2*d_h*n_kv*s - 2*d_h*n_kv*_min(W, s) - d_rope*s + d_rope*_min(W, s) - r_kv*s + r_kv*_min(W, s)))
     c = kv_num*sw_decoder*sw_window*sw_window_all
     if c:
         out = out + c*(2*b*d_h*n_kv*(-L*s + L*_min(W, s) + L_local*s - L_local*_min(W, s)))
-    c = kv_num*sw_decoder*sw_mla*sw_mla_latent*sw_window
+    c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window
     if c:
-        out = out + c*(L_local*b*(d_nope*n_h*s - d_nope*n_h*_min(W, s) + d_rope*n_h*s - d_rope*n_h*_min(W, s) - d_rope*s + d_rope*_min(W, s) + d_v*n_h*s - d_v*n_h*_min(W, s) - r_kv*s + r_kv*_min(W, s)))
+        out = out + c*(L_local*b*(-d_nope*n_h*s + d_nope*n_h*_min(W, s) - d_rope*n_h*s + d_rope*n_h*_min(W, s) + d_rope*s - d_rope*_min(W, s) - d_v*n_h*s + d_v*n_h*_min(W, s) + r_kv*s - r_kv*_min(W, s)))
     c = kv_num*sw_decoder*sw_mla*sw_window*sw_window_all
     if c:
-        out = out + c*(b*(2*L*d_h*n_kv*s - 2*L*d_h*n_kv*_min(W, s) - L*d_nope*n_h*s + L*d_nope*n_h*_min(W, s) - L*d_rope*n_h*s + L*d_rope*n_h*_min(W, s) - L*d_v*n_h*s + L*d_v*n_h*_min(W, s) - 2*L_local*d_h*n_kv*s + 2*L_local*d_h*n_kv*_min(W, s) + L_local*d_nope*n_h*s - L_local*d_nope*n_h*_min(W, s) + L_local*d_rope*n_h*s - L_local*d_rope*n_h*_min(W, s) + L_local*d_v*n_h*s - L_local*d_v*n_h*_min(W, s)))
-    c = kv_num*sw_decoder*sw_mla*sw_mla_latent*sw_window*sw_window_all
+        out = out + c*(b*(2*L*d_h*n_kv*s - 2*L*d_h*n_kv*_min(W, s) - L*d_rope*s + L*d_rope*_min(W, s) - L*r_kv*s + L*r_kv*_min(W, s) - 2*L_local*d_h*n_kv*s + 2*L_local*d_h*n_kv*_min(W, s) + L_local*d_rope*s - L_local*d_rope*_min(W, s) + L_local*r_kv*s - L_local*r_kv*_min(W, s)))
+    c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window*sw_window_all
     if c:
-        out = out + c*(b*(L*d_nope*n_h*s - L*d_nope*n_h*_min(W, s) + L*d_rope*n_h*s - L*d_rope*n_h*_min(W, s) - L*d_rope*s + L*d_rope*_min(W, s) + L*d_v*n_h*s - L*d_v*n_h*_min(W, s) - L*r_kv*s + L*r_kv*_min(W, s) - L_local*d_nope*n_h*s + L_local*d_nope*n_h*_min(W, s) - L_local*d_rope*n_h*s + L_local*d_rope*n_h*_min(W, s) + L_local*d_rope*s - L_local*d_rope*_min(W, s) - L_local*d_v*n_h*s + L_local*d_v*n_h*_min(W, s) + L_local*r_kv*s - L_local*r_kv*_min(W, s)))
+        out = out + c*(b*(-L*d_nope*n_h*s + L*d_nope*n_h*_min(W, s) - L*d_rope*n_h*s + L*d_rope*n_h*_min(W, s) + L*d_rope*s - L*d_rope*_min(W, s) - L*d_v*n_h*s + L*d_v*n_h*_min(W, s) + L*r_kv*s - L*r_kv*_min(W, s) + L_local*d_nope*n_h*s - L_local*d_nope*n_h*_min(W, s) + L_local*d_rope*n_h*s - L_local*d_rope*n_h*_min(W, s) - L_local*d_rope*s + L_local*d_rope*_min(W, s) + L_local*d_v*n_h*s - L_local*d_v*n_h*_min(W, s) - L_local*r_kv*s + L_local*r_kv*_min(W, s)))
     return out
 
 
@@ -3196,7 +3196,7 @@ def single__memory_kv_cache_bytes__bound(v):
     s = v["s"]
     sw_decoder = v["sw_decoder"]
     sw_mla = v["sw_mla"]
-    sw_mla_latent = v["sw_mla_latent"]
+    sw_mla_expanded = v["sw_mla_expanded"]
     sw_window = v["sw_window"]
     sw_window_all = v["sw_window_all"]
     out = 0
@@ -3205,26 +3205,26 @@ def single__memory_kv_cache_bytes__bound(v):
         out = out + c*(2*L*b*d_h*n_kv*s)
     c = kv_num*sw_decoder*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_rope*n_h*s + L*b*d_v*n_h*s)
+        out = out + c*(2*L*b*d_h*n_kv*s + L*b*d_rope*s + L*b*r_kv*s)
     c = kv_num*sw_decoder*sw_window
     if c:
         out = out + c*(2*L_local*W*b*d_h*n_kv)
-    c = kv_num*sw_decoder*sw_mla*sw_mla_latent
+    c = kv_num*sw_decoder*sw_mla*sw_mla_expanded
     if c:
         out = out + c*(L*b*d_nope*n_h*s + L*b*d_rope*n_h*s + L*b*d_rope*s + L*b*d_v*n_h*s + L*b*r_kv*s)
     c = kv_num*sw_decoder*sw_mla*sw_window
     if c:
-        out = out + c*(2*L_local*W*b*d_h*n_kv + L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_v*n_h)
+        out = out + c*(2*L_local*W*b*d_h*n_kv + L_local*W*b*d_rope + L_local*W*b*r_kv)
     c = kv_num*sw_decoder*sw_window*sw_window_all
     if c:
         out = out + c*(2*L*W*b*d_h*n_kv + 2*L_local*W*b*d_h*n_kv)
-    c = kv_num*sw_decoder*sw_mla*sw_mla_latent*sw_window
+    c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window
     if c:
         out = out + c*(L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_rope + L_local*W*b*d_v*n_h + L_local*W*b*r_kv)
     c = kv_num*sw_decoder*sw_mla*sw_window*sw_window_all
     if c:
-        out = out + c*(2*L*W*b*d_h*n_kv + L*W*b*d_nope*n_h + L*W*b*d_rope*n_h + L*W*b*d_v*n_h + 2*L_local*W*b*d_h*n_kv + L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_v*n_h)
-    c = kv_num*sw_decoder*sw_mla*sw_mla_latent*sw_window*sw_window_all
+        out = out + c*(2*L*W*b*d_h*n_kv + L*W*b*d_rope + L*W*b*r_kv + 2*L_local*W*b*d_h*n_kv + L_local*W*b*d_rope + L_local*W*b*r_kv)
+    c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window*sw_window_all
     if c:
         out = out + c*(L*W*b*d_nope*n_h + L*W*b*d_rope*n_h + L*W*b*d_rope + L*W*b*d_v*n_h + L*W*b*r_kv + L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_rope + L_local*W*b*d_v*n_h + L_local*W*b*r_kv)
     return out + kv_den
@@ -6852,17 +6852,17 @@ def encoder_decoder__memory_kv_cache_bytes__num(v):
     s = v["s"]
     s_dec = v["s_dec"]
     sw_mla = v["sw_mla"]
-    sw_mla_latent = v["sw_mla_latent"]
+    sw_mla_expanded = v["sw_mla_expanded"]
     out = 0
     c = kv_num
     if c:
         out = out + c*(2*L_dec*b*d_h*n_kv*(s + s_dec))
     c = kv_num*sw_mla
     if c:
-        out = out + c*(L_dec*b*(-2*d_h*n_kv*s - 2*d_h*n_kv*s_dec + d_nope*n_h*s + d_nope*n_h*s_dec + d_rope*n_h*s + d_rope*n_h*s_dec + d_v*n_h*s + d_v*n_h*s_dec))
-    c = kv_num*sw_mla*sw_mla_latent
+        out = out + c*(L_dec*b*(-2*d_h*n_kv*s - 2*d_h*n_kv*s_dec + d_rope*s + d_rope*s_dec + r_kv*s + r_kv*s_dec))
+    c = kv_num*sw_mla*sw_mla_expanded
     if c:
-        out = out + c*(L_dec*b*(-d_nope*n_h*s - d_nope*n_h*s_dec - d_rope*n_h*s - d_rope*n_h*s_dec + d_rope*s + d_rope*s_dec - d_v*n_h*s - d_v*n_h*s_dec + r_kv*s + r_kv*s_dec))
+        out = out + c*(L_dec*b*(d_nope*n_h*s + d_nope*n_h*s_dec + d_rope*n_h*s + d_rope*n_h*s_dec - d_rope*s - d_rope*s_dec + d_v*n_h*s + d_v*n_h*s_dec - r_kv*s - r_kv*s_dec))
     return out
 
 
@@ -6886,15 +6886,15 @@ def encoder_decoder__memory_kv_cache_bytes__bound(v):
     s = v["s"]
     s_dec = v["s_dec"]
     sw_mla = v["sw_mla"]
-    sw_mla_latent = v["sw_mla_latent"]
+    sw_mla_expanded = v["sw_mla_expanded"]
     out = 0
     c = kv_num
     if c:
         out = out + c*(2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
     c = kv_num*sw_mla
     if c:
-        out = out + c*(2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_v*n_h*s + L_dec*b*d_v*n_h*s_dec)
-    c = kv_num*sw_mla*sw_mla_latent
+        out = out + c*(2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_rope*s + L_dec*b*d_rope*s_dec + L_dec*b*r_kv*s + L_dec*b*r_kv*s_dec)
+    c = kv_num*sw_mla*sw_mla_expanded
     if c:
         out = out + c*(L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*s + L_dec*b*d_rope*s_dec + L_dec*b*d_v*n_h*s + L_dec*b*d_v*n_h*s_dec + L_dec*b*r_kv*s + L_dec*b*r_kv*s_dec)
     return out + kv_den

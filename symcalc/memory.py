@@ -71,12 +71,14 @@ def training_bytes(n_params, opt: Optimizer, zero_stage: int) -> sympy.Expr:
 
 def kv_width():
     """Elements cached per token and layer: keys and values of n_kv heads, 2 n_kv d_h (Pope
-    et al. 2022). Under MLA (``sw_mla``) transformers caches the up-projected keys and values,
-    n_h (d_nope + d_rope) + n_h d_v; serving engines (``sw_mla_latent``) keep the latent and
-    the shared rotary key, r_kv + d_rope (DeepSeek-V2 Sec. 2.1.2)."""
-    mla, latent = sw("mla"), sw("mla_latent")
-    expanded = n_h * (d_nope + d_rope) + n_h * d_v
-    return (1 - mla) * 2 * n_kv * d_h + mla * ((1 - latent) * expanded + latent * (r_kv + d_rope))
+    et al. 2022). Under MLA (``sw_mla``) the cache holds the key/value latent and the shared
+    rotary key, r_kv + d_rope (DeepSeek-V2 Sec. 2.1.2; what transformers 5.24's
+    DeepseekV2/V3 attention and serving engines keep); with ``sw_mla_expanded`` it holds the
+    up-projected keys and values instead, n_h (d_nope + d_rope) + n_h d_v, as an implementation
+    that caches ordinary keys and values would."""
+    mla, expanded = sw("mla"), sw("mla_expanded")
+    full = n_h * (d_nope + d_rope) + n_h * d_v
+    return (1 - mla) * 2 * n_kv * d_h + mla * (expanded * full + (1 - expanded) * (r_kv + d_rope))
 
 
 def cached_layer_tokens(layers, seq):

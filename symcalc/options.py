@@ -8,7 +8,7 @@ from typing import Optional
 from .errors import SymcalcError
 
 CAUSAL = ("full", "half", "exact")
-MLA_CACHE = ("transformers", "latent")
+MLA_CACHE = ("latent", "expanded")
 RECOMPUTE = ("none", "selective", "full")
 OPTIMIZER_NAMES = ("adam-mixed", "adam-fp32", "sgd-momentum")
 # Bytes per element as (numerator, denominator); "bitsN" or a bare N gives N/8.
@@ -35,7 +35,7 @@ class Options:
     tp: int = 1  # tensor-parallel degree t
     sequence_parallel: bool = False
     context: Optional[int] = None  # decode FLOPs per token at this KV-cache length
-    mla_cache: str = "transformers"  # MLA: what transformers caches | the latent serving keeps
+    mla_cache: str = "latent"  # MLA: the latent (transformers, serving) | expanded keys and values
 
     def checked(self) -> "Options":
         for name in ("batch", "seq_len", "dec_seq_len", "dp", "tp", "context"):
@@ -116,4 +116,4 @@ def convention_switches(spec, opts: Options) -> dict[str, int]:
     cache convention."""
     causal = int(opts.causal != "full" and spec.family != "encoder")
     return {"sw_causal": causal, "sw_causal_exact": int(causal and opts.causal == "exact"),
-            "sw_mla_latent": int(spec.mla and opts.mla_cache == "latent")}
+            "sw_mla_expanded": int(spec.mla and opts.mla_cache == "expanded")}

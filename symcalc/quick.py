@@ -56,10 +56,11 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
 
 
 def _mla_cache_text(opts: Options) -> str:
-    if opts.mla_cache == "latent":
-        return "MLA latent cache L (r_kv + d_rope), what serving engines keep (--mla-cache latent)"
-    return ("MLA cache as transformers keeps it, L n_h (d_nope + d_rope + d_v) "
-            "(--mla-cache transformers)")
+    if opts.mla_cache == "expanded":
+        return ("MLA keys and values up-projected, L n_h (d_nope + d_rope + d_v) "
+                "(--mla-cache expanded)")
+    return ("MLA latent L (r_kv + d_rope), what transformers 5.24 and serving engines keep "
+            "(--mla-cache latent)")
 
 
 def _window_text(spec: Spec) -> str:
@@ -190,8 +191,8 @@ def assemble(spec: Spec, opts: Options, src) -> dict[str, Any]:
     }
     if spec.mla:  # both conventions, named
         memory["kv_cache_bytes_by_convention"] = {
-            name: src.number("memory.kv_cache_bytes", dict(v, sw_mla_latent=int(name == "latent")))
-            for name in ("transformers", "latent")}
+            name: src.number("memory.kv_cache_bytes", dict(v, sw_mla_expanded=int(name == "expanded")))
+            for name in ("latent", "expanded")}
     conv = conventions(spec, opts)
     flops["conventions"] = conv["flops"]
     memory["conventions"] = conv["memory"]

@@ -23,8 +23,8 @@ class SympyNumbers:
 
     def number(self, name: str, v: dict[str, int]) -> int:
         opts = self.opts
-        if self.spec.mla and "sw_mla_latent" in v:  # the MLA cache convention asked for
-            opts = opts.with_(mla_cache="latent" if v["sw_mla_latent"] else "transformers")
+        if self.spec.mla and "sw_mla_expanded" in v:  # the MLA cache convention asked for
+            opts = opts.with_(mla_cache="expanded" if v["sw_mla_expanded"] else "latent")
         return q.whole(q.value(q.expression(name, self.spec, opts), v))
 
     def leaves(self, kind: str, v: dict[str, int]) -> Breakdown:

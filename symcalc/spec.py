@@ -333,9 +333,9 @@ def switch_values(spec: Spec) -> dict[str, int]:
         "sw_mlm": int(spec.mlm_head),
         "sw_router": int(spec.moe),
         "sw_router_bias": int(spec.moe and spec.router_bias),
-        # ffn_bias puts biases on every FFN matrix, experts included; expert_bias on the
-        # experts alone (GPT-OSS)
-        "sw_expert_bias": int(spec.moe and (spec.expert_bias or spec.ffn_bias)),
+        # ffn_bias: the dense FFN and shared experts (DeepSeek-V2 mlp_bias); expert_bias: the
+        # routed experts (GPT-OSS)
+        "sw_expert_bias": int(spec.moe and spec.expert_bias),
         "sw_shared": int(spec.moe and spec.E_s is not None),
         "sw_shared_gate": int(spec.moe and spec.E_s is not None and spec.shared_gate),
         "sw_moe_width": int(spec.moe and spec.d_moe is not None),

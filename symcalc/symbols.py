@@ -118,7 +118,7 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_proj_emb", "embeddings of width d_emb projected in and out", "\\psi"),
         _switch("sw_window", "a sliding window W caps some layers' cache", "\\omega_w"),
         _switch("sw_window_all", "every layer slides (else L_local of them)", "\\omega_a"),
-        _switch("sw_mla_latent", "MLA cache holds the latent (serving engines)", "\\lambda_c"),
+        _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
         # FLOP conventions, all integers so that generated code stays exact.
         _switch("sw_causal", "skip the masked half of causal attention scores", "\\chi"),
         _switch("sw_causal_exact", "count the diagonal when skipping (s(s+1)/2)", "\\chi_e"),

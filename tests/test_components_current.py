@@ -96,7 +96,7 @@ def plain_count(sp: Spec) -> tuple[int, int, int]:
     dense_flops = 2 * T * n_mats * d * sp.d_ff
     if sp.moe:
         width = sp.d_moe or sp.d_ff
-        moe = sp.E * mlp(width, sp.ffn_bias or sp.expert_bias) + d * sp.E + sp.router_bias * sp.E
+        moe = sp.E * mlp(width, sp.expert_bias) + d * sp.E + sp.router_bias * sp.E
         moe_flops = 2 * T * (d * sp.E + sp.k * n_mats * d * width)
         if sp.E_s:
             sh = sp.d_sh or width
@@ -117,7 +117,7 @@ def plain_count(sp: Spec) -> tuple[int, int, int]:
     if sp.head != "none":
         params += (sp.head == "untied") * sp.V * width
         flops += 2 * T * width * sp.V
-    kv_width = sp.n_h * (qk + dv) if sp.mla else 2 * sp.n_kv * sp.d_h
+    kv_width = sp.r_kv + sp.d_rope if sp.mla else 2 * sp.n_kv * sp.d_h
     local = sp.local_layers
     kv = B * kv_width * ((sp.L - local) * S + local * min(S, sp.W or S))
     return params, flops, kv
@@ -139,13 +139,16 @@ def test_mla_latent_cache_is_r_kv_plus_d_rope(spec):
     if not spec.mla:
         spec = make_spec(**{**spec.to_dict(), "mla": True, "r_kv": 5, "d_nope": 3, "d_rope": 2,
                             "d_v": 4, "d_h": None})
-    opts = OPTS.with_(kv_dtype="int8", mla_cache="latent")
+    opts = OPTS.with_(kv_dtype="int8")
     local = spec.local_layers
     tokens = (spec.L - local) * S + local * min(S, spec.W or S)
     rep = quick_report(spec, opts)
     assert rep["memory"]["kv_cache_bytes"] == B * (spec.r_kv + spec.d_rope) * tokens
     assert rep["memory"]["kv_cache_bytes_by_convention"]["latent"] == rep["memory"]["kv_cache_bytes"]
     assert report(spec, opts)["memory"] == rep["memory"]
+    expanded = quick_report(spec, opts.with_(mla_cache="expanded"))["memory"]
+    assert expanded["kv_cache_bytes"] == B * spec.n_h * (spec.d_nope + spec.d_rope + spec.d_v) * tokens
+    assert rep["memory"]["kv_cache_bytes_by_convention"]["expanded"] == expanded["kv_cache_bytes"]
 
 
 def _llama_like(**extra) -> Spec:

@@ -42,6 +42,7 @@ def specs(draw, family=None, moe=None) -> Spec:
         position=draw(st.sampled_from(["none", "rotary", "learned", "relative"])),
         head=draw(st.sampled_from(["none", "tied", "untied"])), head_bias=False,
         E=E, k=draw(st.integers(1, E)) if E else None,
+        expert_bias=draw(st.booleans()) if E else False,
         T=draw(st.one_of(st.none(), st.integers(1, 4))),
     )
     if fields["position"] == "learned":
@@ -76,7 +77,8 @@ def plain_params(sp: Spec) -> int:
     if sp.attention_output:
         attn += qo * sp.d + ("o" in bias) * sp.d
     mats = 3 if sp.ffn == "gated" else 2
-    expert = mats * sp.d * sp.d_ff + sp.ffn_bias * ((mats - 1) * sp.d_ff + sp.d)
+    biased = sp.expert_bias if sp.E else sp.ffn_bias  # routed experts: expert_bias only
+    expert = mats * sp.d * sp.d_ff + biased * ((mats - 1) * sp.d_ff + sp.d)
     ffn = (sp.E or 1) * expert + (sp.d * sp.E if sp.E else 0)
     norm = {"layernorm": 2 * sp.d, "layernorm_nobias": sp.d, "rmsnorm": sp.d, "none": 0}[sp.norm]
     rel = sp.R * sp.n_h if sp.position == "relative" else 0
@@ -160,7 +162,7 @@ def test_tied_head_saves_v_times_d(spec):
 @SETTINGS
 @given(specs(moe=False))
 def test_moe_with_one_expert_is_dense(spec):
-    moe = make_spec(**{**spec.to_dict(), "E": 1, "k": 1})
+    moe = make_spec(**{**spec.to_dict(), "E": 1, "k": 1, "expert_bias": spec.ffn_bias})
     layers = spec.L + (spec.L_dec or 0)
     router = layers * spec.d  # a d x 1 router per layer
     assert total(moe) - router == total(spec)

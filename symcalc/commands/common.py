@@ -22,9 +22,10 @@ def add_workload(p: argparse.ArgumentParser) -> None:
                    help="decoder tokens of an encoder-decoder model (default: seq-len)")
     g.add_argument("--dtype", default="bf16", help="weights dtype: fp32 fp16 bf16 fp8 int8 int4 or bitsN")
     g.add_argument("--kv-dtype", default="bf16", help="KV cache dtype (default bf16)")
-    g.add_argument("--mla-cache", default="transformers",
-                   help="MLA KV cache: transformers (up-projected keys and values, what "
-                        "transformers keeps) | latent (r_kv + d_rope, what serving engines keep)")
+    g.add_argument("--mla-cache", default="latent",
+                   help="MLA KV cache: latent (r_kv + d_rope per token and layer, what "
+                        "transformers and serving engines keep) | expanded (up-projected keys "
+                        "and values, n_h (d_nope + d_rope + d_v))")
     g.add_argument("--causal", default="full", help=f"attention scores: {' | '.join(CAUSAL)}")
     g.add_argument("--macs", action="store_true", help="count multiply-accumulates (matmul FLOPs / 2)")
     g.add_argument("--nonmatmul", action="store_true", help="add softmax, norms, activations, residuals")
