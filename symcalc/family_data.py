@@ -469,15 +469,26 @@ def load_families(folder: str | None = None) -> dict[str, Family]:
     """Every ``<model_type>.toml`` of ``folder`` (default: the packaged families), parsed and
     checked once per process."""
     base = Path(folder) if folder is not None else FAMILIES_DIR
-    out: dict[str, Family] = {}
-    for path in sorted(base.glob("*.toml")):
-        label = f"{base.name}/{path.name}"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as err:
-            raise SymcalcError(label, f"cannot be read ({err.strerror or err})") from None
-        out[path.stem] = parse_family(text, label, path.stem)
-    return out
+    return {name: load_family(name, folder) for name in family_names(str(base))}
+
+
+def family_names(folder: str | None = None) -> tuple[str, ...]:
+    """The model_types of ``folder``'s family files, without parsing them."""
+    base = Path(folder) if folder is not None else FAMILIES_DIR
+    return tuple(sorted(p.stem for p in base.glob("*.toml")))
+
+
+@functools.lru_cache(maxsize=None)
+def load_family(model_type: str, folder: str | None = None) -> Family:
+    """One family file, parsed and checked (a config.json needs only its own family)."""
+    base = Path(folder) if folder is not None else FAMILIES_DIR
+    path = base / f"{model_type}.toml"
+    label = f"{base.name}/{path.name}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise SymcalcError(label, f"cannot be read ({err.strerror or err})") from None
+    return parse_family(text, label, model_type)
 
 
 def build_fields(family: Family, role: str, data: dict[str, Any]

@@ -52,15 +52,15 @@ def families(folder: str | None = None) -> dict[str, "Family"]:
 def spec_from_config(data: dict[str, Any], name: str = "config.json",
                      folder: str | None = None) -> "Spec":
     """The :class:`Spec` of one parsed config.json (``folder``: another families folder)."""
-    from .family_data import build_fields
+    from .family_data import build_fields, family_names, load_family
     from .spec import make_spec
 
-    known = families(folder)
+    known = family_names(folder)
     model_type = data.get("model_type")
     if not isinstance(model_type, str) or model_type not in known:
-        raise SymcalcError("model_type", f"must be one of {', '.join(sorted(known))} "
+        raise SymcalcError("model_type", f"must be one of {', '.join(known)} "
                                          f"(got {model_type!r}); see {DOCS}")
-    family = known[model_type]
+    family = load_family(model_type, folder)
     archs = data.get("architectures") or [family.bare_class]
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
         raise SymcalcError("architectures", "must be a list of class names")
