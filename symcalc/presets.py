@@ -3,7 +3,8 @@
 Grammar of a preset file (TOML): top-level ``name``, ``description``, ``source`` (where the
 dimensions come from), ``expected_total`` (the parameter count the source or transformers
 gives, checked by the tests), optionally ``expected_active`` (MoE) and ``reference`` (the
-transformers class whose count it is); a ``[spec]`` table holds the fields of
+transformers class whose count it is) and ``note`` (where the published checkpoint differs
+from what transformers builds); a ``[spec]`` table holds the fields of
 :class:`symcalc.spec.Spec`.
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Preset:
     spec: Spec
     expected_active: Optional[int] = None
     reference: str = ""
+    note: str = ""  # where the checkpoint differs from what transformers builds, and why
 
 
 # A plain folder: the presets ship as files inside the package, and importlib.resources
@@ -53,7 +55,8 @@ def load(name: str) -> Preset:
     spec = make_spec(name=data["name"], source=data["source"], **data["spec"])
     return Preset(name=data["name"], description=data["description"], source=data["source"],
                   expected_total=data["expected_total"], spec=spec,
-                  expected_active=data.get("expected_active"), reference=data.get("reference", ""))
+                  expected_active=data.get("expected_active"), reference=data.get("reference", ""),
+                  note=data.get("note", ""))
 
 
 def all_presets() -> list[Preset]:

@@ -19,7 +19,8 @@ def report_table(rep: dict[str, Any]) -> str:
     if "total" in per:  # a single stack's layer (an MoE stack may add its dense_layer)
         stacks = [""] + stacks
     rows = [("total", f"{grouped(p['total'])}  ({short(p['total'])})"),
-            ("embedding", f"{grouped(p['embedding'])}  (token/position tables, untied head)"),
+            ("embedding", f"{grouped(p['embedding'])}  (token/position tables"
+                          + (", untied head)" if "head/weight" in p["breakdown"] else ")")),
             ("non-embedding", grouped(p["non_embedding"]))]
     if p["active"] != p["total"]:
         rows.append(("active per token", f"{grouped(p['active'])}  ({short(p['active'])})"))
@@ -62,5 +63,9 @@ def report_table(rep: dict[str, Any]) -> str:
 
 
 def presets_table(presets) -> str:
-    rows = [(p.name, f"{grouped(p.expected_total):>16}  {p.description}") for p in presets]
+    rows = []
+    for p in presets:
+        rows.append((p.name, f"{grouped(p.expected_total):>16}  {p.description}"))
+        if p.note:
+            rows.append(("", f"{'':>16}  note: {p.note}"))
     return "\n".join(_rows(rows)) + "\n"
