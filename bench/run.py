@@ -116,7 +116,7 @@ def plain_loop(points: int) -> list:
 
 
 def sweep_rows(runs: int) -> list[Row]:
-    from symcalc.sweep import sweep
+    from symcalc.fast.sweep import sweep
 
     grid = {"d": DS, "L": LS, "seq_len": SS}
     result = sweep("mistral-7b", grid=grid, quantities=QUANTITIES)
@@ -127,9 +127,10 @@ def sweep_rows(runs: int) -> list[Row]:
     t_sweep = timed(lambda: sweep("mistral-7b", grid=grid, quantities=QUANTITIES), runs)
     sample = 100_000
     t_loop = timed(lambda: plain_loop(sample), max(1, runs // 2)) * n / sample
-    from symcalc import presets, quick
-    from symcalc.options import Options
-    from symcalc.spec import with_overrides
+    from symcalc.inputs import presets
+    from symcalc.fast import quick
+    from symcalc.algebra.options import Options
+    from symcalc.algebra.spec import with_overrides
 
     spec = presets.load("mistral-7b").spec
 
@@ -162,7 +163,7 @@ def sweep_rows(runs: int) -> list[Row]:
         Row("plain-Python loop calling a per-configuration function", t_loop,
             f"{max(1, runs // 2)}", f"{t_loop / t_sweep:.0f}x the sweep",
             note=f"timed on {sample:,} points, scaled x{n // sample}"),
-        Row("loop of with_overrides + symcalc.quick.evaluate per configuration", t_scalar, "1",
+        Row("loop of with_overrides + symcalc.fast.quick.evaluate per configuration", t_scalar, "1",
             f"{t_scalar / t_sweep:.0f}x the sweep", note="timed on 2,000 points, scaled x500"),
     ]
 
@@ -225,7 +226,7 @@ def cli_rows(runs: int, cache: str) -> list[Row]:
             target="< 2 s", met="n/a" if handout is None else "yes" if handout < 2 else "NO"),
     ]
     imp_symcalc = wall([PY, "-c", "import symcalc"], runs, env)
-    imp_quick = wall([PY, "-c", "import symcalc.quick, symcalc.inputs"], runs, env)
+    imp_quick = wall([PY, "-c", "import symcalc.fast.quick, symcalc.inputs"], runs, env)
     imp_sympy = wall([PY, "-c", "import sympy"], runs, env)
 
     def vs_sympy(x):
@@ -233,7 +234,7 @@ def cli_rows(runs: int, cache: str) -> list[Row]:
 
     rows += [
         Row("import symcalc", imp_symcalc, f"{runs}", vs_sympy(imp_symcalc)),
-        Row("import symcalc.quick, symcalc.inputs (the report's path)", imp_quick, f"{runs}",
+        Row("import symcalc.fast.quick, symcalc.inputs (the report's path)", imp_quick, f"{runs}",
             vs_sympy(imp_quick)),
         Row("import sympy", imp_sympy, f"{runs}", "1"),
     ]

@@ -58,7 +58,7 @@ def replace_table(text: str, table: str) -> str:
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(DOCS.parent.parent))
-    from symcalc.family_data import load_families
+    from symcalc.inputs.family_data import load_families
 
     text = DOCS.read_text(encoding="utf-8")
     fresh = replace_table(text, render_table(load_families()))

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from .options import Options
-from .spec import Spec
+from .algebra.options import Options
+from .algebra.spec import Spec
 
 
 @dataclass(frozen=True)
@@ -28,13 +28,13 @@ class Model:
         return report(self.spec, self.options)
 
     def derive(self, quantity: str = "params.total"):
-        """The worked example of ``quantity`` (a :class:`~symcalc.derivation.Derivation`)."""
-        from .derive import derive
+        """The worked example of ``quantity`` (a :class:`~symcalc.derivations.derivation.Derivation`)."""
+        from .derivations.derive import derive
 
         return derive(self.spec, quantity, self.options)
 
     def closed_form(self, assume: str = "kaplan"):
-        from .derive_forms import derive_closed_form
+        from .derivations.derive_forms import derive_closed_form
 
         return derive_closed_form(self.spec, assume, "params.total", self.options)
 
@@ -52,6 +52,6 @@ class Model:
 def model(name: str, sets: Iterable[str] = (), **options) -> Model:
     """A preset name, config.json or spec file, with ``--set``-style overrides
     (``sets=["L=48"]``) and workload options (``batch=8, seq_len=4096``)."""
-    from .inputs import resolve
+    from .inputs.resolver import resolve
 
     return Model(resolve(name, sets), Options(**options).checked())

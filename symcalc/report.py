@@ -1,22 +1,22 @@
 """The report of one model: exact numbers by substitution into the sympy expressions.
 
 The result is plain data (the JSON object of the command-line contract); renderers format
-it. :mod:`symcalc.quick` produces the same object without sympy.
+it. :mod:`symcalc.fast.quick` produces the same object without sympy.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from . import accounting, quantities as q
-from .breakdown import Breakdown
-from .options import Options
-from .quick import assemble, conventions  # noqa: F401  (conventions re-exported)
-from .spec import Spec
+from .algebra import accounting, quantities as q
+from .algebra.breakdown import Breakdown
+from .algebra.options import Options
+from .fast.quick import assemble, conventions  # noqa: F401  (conventions re-exported)
+from .algebra.spec import Spec
 
 
 class SympyNumbers:
     """The report's numbers by substituting into the sympy expressions (the reference the
-    generated evaluators of :mod:`symcalc.quick` are tested against)."""
+    generated evaluators of :mod:`symcalc.fast.quick` are tested against)."""
 
     def __init__(self, spec: Spec, opts: Options):
         self.spec, self.opts = spec, opts

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from symcalc import accounting, presets
-from symcalc import quantities as q
-from symcalc.breakdown import Breakdown, Leaf
-from symcalc.options import Options
+from symcalc.algebra import accounting
+from symcalc.inputs import presets
+from symcalc.algebra import quantities as q
+from symcalc.algebra.breakdown import Breakdown, Leaf
+from symcalc.algebra.options import Options
 from symcalc.report import report
-from symcalc.spec import size_values
+from symcalc.algebra.spec import size_values
 
 ALL = [p.name for p in presets.all_presets()]
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from symcalc import presets
+from symcalc.inputs import presets
 
 MISTRAL = 7_241_732_096
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from symcalc import presets
-from symcalc import quantities as q
-from symcalc.closed_form import closed_form
-from symcalc.options import Options, workload_values
+from symcalc.inputs import presets
+from symcalc.algebra import quantities as q
+from symcalc.algebra.closed_form import closed_form
+from symcalc.algebra.options import Options, workload_values
 from symcalc.report import report
-from symcalc.spec import size_values
-from symcalc.symbols import SIZES
+from symcalc.algebra.spec import size_values
+from symcalc.algebra.symbols import SIZES
 
 S = {name: info.symbol for name, info in SIZES.items()}
 L, L_dec, d, d_ff, d_h, n_h, n_kv = (S[n] for n in ("L", "L_dec", "d", "d_ff", "d_h", "n_h", "n_kv"))

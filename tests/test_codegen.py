@@ -1,6 +1,6 @@
 """The generated evaluators cannot drift from the sympy expressions:
 
-* symcalc/_generated.py equals a fresh generation (run ``python -m symcalc.codegen`` after
+* symcalc/_generated.py equals a fresh generation (run ``python -m symcalc.fast.codegen`` after
   changing any expression);
 * each general expression, with a spec's and options' values substituted, is symbolically
   equal to ``quantities.expression`` (so the generator composes the same functions);
@@ -14,10 +14,12 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symcalc import accounting, codegen, presets, quantities as q, quick
-from symcalc.options import Options, convention_switches, workload_values
-from symcalc.spec import make_spec, size_values, switch_values
-from symcalc.symbols import ALL
+from symcalc.algebra import accounting, quantities as q
+from symcalc.fast import codegen, quick
+from symcalc.inputs import presets
+from symcalc.algebra.options import Options, convention_switches, workload_values
+from symcalc.algebra.spec import make_spec, size_values, switch_values
+from symcalc.algebra.symbols import ALL
 
 PRESETS = presets.names()
 
@@ -34,7 +36,7 @@ OPTION_SETS = [
 
 def test_generated_file_is_fresh():
     assert codegen.TARGET.read_text(encoding="utf-8") == codegen.generate(), \
-        "symcalc/_generated.py is stale: run `python -m symcalc.codegen`"
+        "symcalc/_generated.py is stale: run `python -m symcalc.fast.codegen`"
 
 
 def _substitution(spec, opts) -> dict:
@@ -146,6 +148,6 @@ def test_bound_is_an_upper_bound_of_the_value():
 
 
 def test_min_helper_is_min_on_ints():
-    from symcalc._generated import _min
+    from symcalc.fast._generated import _min
 
     assert [_min(a, b) for a, b in [(1, 2), (2, 1), (3, 3), (10**30, 5)]] == [1, 1, 3, 5]

@@ -7,13 +7,13 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from symcalc import quantities as q
+from symcalc.algebra import quantities as q
 from symcalc.errors import SymcalcError
-from symcalc.options import Options
-from symcalc.quick import quick_report
+from symcalc.algebra.options import Options
+from symcalc.fast.quick import quick_report
 from symcalc.report import report
-from symcalc.spec import Spec, make_spec, size_values
-from symcalc.symbols import sym
+from symcalc.algebra.spec import Spec, make_spec, size_values
+from symcalc.algebra.symbols import sym
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 B, S = 2, 5
@@ -221,7 +221,7 @@ def test_rules_of_the_new_fields():
 @SETTINGS
 @given(decoders())
 def test_closed_forms_of_layer_groups_equal_the_expression(spec):
-    from symcalc.closed_form import closed_form
+    from symcalc.algebra.closed_form import closed_form
 
     for quantity in ("params.total", "memory.kv_cache_bytes", "flops.forward_matmul"):
         cf = closed_form(spec, quantity, opts=OPTS)
@@ -229,7 +229,7 @@ def test_closed_forms_of_layer_groups_equal_the_expression(spec):
 
 
 def test_moe_stack_closed_form_reads_by_layer_kind():
-    from symcalc.closed_form import closed_form
+    from symcalc.algebra.closed_form import closed_form
 
     spec = _llama_like(E=8, k=2, d_moe=16, L_dense=1)
     expr = closed_form(spec).expression

@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 import sympy
 
-from symcalc import derivation as dv, presets, quantities as q
-from symcalc.derive import derive
-from symcalc.derive_forms import derive_closed_form, derive_difference, derive_published
-from symcalc.handout_data import crossover_derivation, handout
-from symcalc.options import Options
+from symcalc.derivations import derivation as dv
+from symcalc.inputs import presets
+from symcalc.algebra import quantities as q
+from symcalc.derivations.derive import derive
+from symcalc.derivations.derive_forms import derive_closed_form, derive_difference, derive_published
+from symcalc.derivations.handout_data import crossover_derivation, handout
+from symcalc.algebra.options import Options
 from symcalc.report import report
 
 PRESETS = presets.names()
@@ -158,14 +160,15 @@ def test_mistral_and_llama_crossovers():
 
 
 def test_sources_are_known():
-    from symcalc.sources import SOURCES
+    from symcalc.derivations.sources import SOURCES
 
     for name in ("mistral-7b", "t5-small", "bert-base"):
         for key in derive(spec(name)).sources():
             assert key in SOURCES
 
 
-FORMAT_FREE = ["derivation.py", "derive.py", "derive_forms.py", "handout_data.py"]
+FORMAT_FREE = ["derivations/derivation.py", "derivations/derive.py", "derivations/derive_forms.py",
+               "derivations/handout_data.py"]
 
 
 @pytest.mark.parametrize("module", FORMAT_FREE)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from symcalc.errors import SymcalcError
-from symcalc.hf import spec_from_config
-from symcalc.options import Options
+from symcalc.inputs.hf import spec_from_config
+from symcalc.algebra.options import Options
 from symcalc.report import report
 
 SPEC_TOML = 'family = "decoder"\nL = 2\nd = 100\nn_h = 7\nd_ff = 64\nV = 50\n'
@@ -127,7 +127,7 @@ def test_library_raises_symcalc_error(config, field):
     (Options(zero=4), "zero"), (Options(batch=True), "batch"),
 ])
 def test_options_checked_in_the_library(opts, field):
-    from symcalc import presets
+    from symcalc.inputs import presets
 
     with pytest.raises(SymcalcError) as err:
         report(presets.load("gpt2").spec, opts)

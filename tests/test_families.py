@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from symcalc import family_data as fd
-from symcalc import hf
+from symcalc.inputs import family_data as fd
+from symcalc.inputs import hf
 from symcalc.errors import SymcalcError
-from symcalc.hf import spec_from_config
+from symcalc.inputs.hf import spec_from_config
 
 REPO = Path(__file__).resolve().parent.parent
 FAMILY_DIR = REPO / "symcalc" / "families"
@@ -305,8 +305,8 @@ def test_preset_quick_path_never_loads_family_files():
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    try: main(['report', 'gpt2', '--json'])\n"
             "    except SystemExit: pass\n"
-            "print(sorted(m for m in sys.modules if m in ('symcalc.family_data', "
-            "'symcalc.hf_cache', 'sympy')))")
+            "print(sorted(m for m in sys.modules if m in ('symcalc.inputs.family_data', "
+            "'symcalc.inputs.hf_cache', 'sympy')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=REPO, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -423,7 +423,7 @@ def test_malformed_family_file_is_one_error(case, tmp_path):
 
 def test_malformed_family_through_the_cli(tmp_path, cli, write_config, monkeypatch):
     """A bad family file in the package folder: one line naming file and key, exit 2."""
-    code = ("import sys\nimport symcalc.family_data as fd\n"
+    code = ("import sys\nimport symcalc.inputs.family_data as fd\n"
             f"fd.FAMILIES_DIR = __import__('pathlib').Path({str(tmp_path / 'families')!r})\n"
             "from symcalc.cli import main\nsys.exit(main(sys.argv[1:]))")
     write_family(tmp_path, MISTRAL.replace('d_ff = "intermediate_size"', 'd_ff = "x +"'))

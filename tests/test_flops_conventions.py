@@ -8,13 +8,13 @@ import pytest
 import sympy
 from hypothesis import given, settings, strategies as st
 
-from symcalc import quantities as q
+from symcalc.algebra import quantities as q
 from symcalc.cli import main
-from symcalc.flops import NONMATMUL_COSTS
-from symcalc.options import Options
-from symcalc.presets import load
-from symcalc.spec import size_values
-from symcalc.symbols import L, V, b, d, d_ff, d_h, n_h, n_kv, s
+from symcalc.algebra.flops import NONMATMUL_COSTS
+from symcalc.algebra.options import Options
+from symcalc.inputs.presets import load
+from symcalc.algebra.spec import size_values
+from symcalc.algebra.symbols import L, V, b, d, d_ff, d_h, n_h, n_kv, s
 
 
 def spec(name):

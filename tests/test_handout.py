@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from golden_files import check_golden
-from symcalc import presets
-from symcalc.handout_data import handout
+from symcalc.inputs import presets
+from symcalc.derivations.handout_data import handout
 from symcalc.render.handout import handout_latex, handout_markdown
 
 REPO = Path(__file__).resolve().parent.parent

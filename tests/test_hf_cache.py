@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from symcalc import hf_cache
+from symcalc.inputs import hf_cache
 from symcalc.errors import SymcalcError
 from symcalc.inputs import resolve
 
@@ -147,7 +147,7 @@ def test_an_existing_path_wins_over_the_cache(monkeypatch, tmp_path):
 
 
 def test_a_preset_wins_over_the_cache(monkeypatch, tmp_path):
-    from symcalc import presets
+    from symcalc.inputs import presets
 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     assert resolve("gpt2") == presets.load("gpt2").spec

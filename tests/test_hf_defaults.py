@@ -8,8 +8,8 @@ import pytest
 import transformers
 
 import hf_reference as H
-from symcalc.family_data import load_families
-from symcalc.hf import spec_from_config
+from symcalc.inputs.family_data import load_families
+from symcalc.inputs.hf import spec_from_config
 
 CONFIG_CLASS = {"bert": "BertConfig", "gpt2": "GPT2Config", "llama": "LlamaConfig",
                 "mistral": "MistralConfig", "qwen2": "Qwen2Config", "mixtral": "MixtralConfig",
@@ -87,7 +87,7 @@ def test_bare_default_model_count(model_type):
     cfg = {"model_type": model_type}
     assert H.model_class_name(cfg) == FAMILIES[model_type].bare_class
     from symcalc.report import report
-    from symcalc.options import Options
+    from symcalc.algebra.options import Options
 
     assert report(spec_from_config(cfg), Options(seq_len=4))["params"]["total"] == H.reference_params(cfg)
 
@@ -159,7 +159,7 @@ def test_t5_feed_forward_proj(proj, gated):
            "feed_forward_proj": proj}
     spec = spec_from_config(cfg)
     assert spec.ffn == ("gated" if gated else "plain")
-    from symcalc.options import Options
+    from symcalc.algebra.options import Options
     from symcalc.report import report
 
     assert report(spec, Options(seq_len=3))["params"]["total"] == H.reference_params(cfg)

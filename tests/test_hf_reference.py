@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hf_reference as H
-from symcalc.hf import spec_from_config
-from symcalc.options import Options
+from symcalc.inputs.hf import spec_from_config
+from symcalc.algebra.options import Options
 from symcalc.report import report
 
 CONFIGS = H.generated_configs()

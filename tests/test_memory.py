@@ -7,14 +7,14 @@ import json
 import pytest
 import sympy
 
-from symcalc import memory
-from symcalc import quantities as q
+from symcalc.algebra import memory
+from symcalc.algebra import quantities as q
 from symcalc.cli import main
-from symcalc.options import Options
-from symcalc.presets import load
+from symcalc.algebra.options import Options
+from symcalc.inputs.presets import load
 from symcalc.render.numbers import bytes_both
-from symcalc.spec import size_values
-from symcalc.symbols import L, N_d, b, d, n_h, s, t
+from symcalc.algebra.spec import size_values
+from symcalc.algebra.symbols import L, N_d, b, d, n_h, s, t
 
 
 def report(capsys, *args):

@@ -9,11 +9,11 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from symcalc import quantities as q
-from symcalc.closed_form import closed_form
-from symcalc.options import Options
+from symcalc.algebra import quantities as q
+from symcalc.algebra.closed_form import closed_form
+from symcalc.algebra.options import Options
 from symcalc.report import report
-from symcalc.spec import Spec, make_spec, size_values
+from symcalc.algebra.spec import Spec, make_spec, size_values
 
 SETTINGS = settings(max_examples=30, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -7,13 +7,13 @@ import json
 import pytest
 import sympy
 
-from symcalc import published as pub
-from symcalc import quantities as q
+from symcalc.derivations import published as pub
+from symcalc.algebra import quantities as q
 from symcalc.cli import main
-from symcalc.options import Options
-from symcalc.presets import load
-from symcalc.spec import size_values
-from symcalc.symbols import L, P, V, b, d, d_ff, d_h, n_h, n_kv, s
+from symcalc.algebra.options import Options
+from symcalc.inputs.presets import load
+from symcalc.algebra.spec import size_values
+from symcalc.algebra.symbols import L, P, V, b, d, d_ff, d_h, n_h, n_kv, s
 
 BASES = [None, "gpt2", "bert-base", "llama-2-7b", "llama-3-8b", "mistral-7b", "mixtral-8x7b",
          "qwen2-0.5b", "seed-kaplan-12x768", "seed-layer-calculator-bert-base"]
@@ -39,7 +39,7 @@ def test_every_form_is_reproduced_from_the_components(name, base):
 
 
 # The published formulas, typed in again from the papers in expanded form, so that a slip
-# in symcalc.published cannot hide behind an equally wrong derivation.
+# in symcalc.derivations.published cannot hide behind an equally wrong derivation.
 PAPER_EXPANDED = {
     "seed-layer-mixed": L * (4 * s * d**2 + 2 * s**2 * d + 4 * s * d * d_ff),
     "seed-layer-flops": L * (8 * s * d**2 + 4 * s**2 * d + 4 * s * d * d_ff),
@@ -232,7 +232,7 @@ def test_forms_command_text_names_sources(capsys):
 def test_head_dim_not_d_over_n_h_shows_in_the_difference():
     """d_h = 256 with 32 heads (n_h d_h = 2 d): Megatron's forms assume n_h d_h = d and
     miss the wider attention; Chinchilla's table writes d_h n_h and does not."""
-    from symcalc.spec import with_overrides
+    from symcalc.algebra.spec import with_overrides
 
     wide = with_overrides(spec("llama-2-7b"), {"d_h": 256})
     assert wide.n_h * wide.d_h == 2 * wide.d

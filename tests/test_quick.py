@@ -13,11 +13,12 @@ from hypothesis import strategies as st
 
 from hf_reference import PRESET_CONFIGS
 from test_codegen import models, workloads
-from symcalc import presets, quick
-from symcalc.hf import spec_from_config
-from symcalc.options import Options
+from symcalc.inputs import presets
+from symcalc.fast import quick
+from symcalc.inputs.hf import spec_from_config
+from symcalc.algebra.options import Options
 from symcalc.report import report
-from symcalc.spec import with_overrides
+from symcalc.algebra.spec import with_overrides
 
 OPTION_SETS = {
     "default": Options(),

@@ -7,11 +7,11 @@ import re
 import pytest
 
 from golden_files import check_golden
-from symcalc import presets
-from symcalc.derive import derive
-from symcalc.derive_forms import derive_closed_form
+from symcalc.inputs import presets
+from symcalc.derivations.derive import derive
+from symcalc.derivations.derive_forms import derive_closed_form
 from symcalc.model import model
-from symcalc.options import Options
+from symcalc.algebra.options import Options
 from symcalc.render.escape import latex_text, markdown_text
 from symcalc.render.latex import derivation_latex
 from symcalc.render.markdown import derivation_markdown
@@ -183,7 +183,7 @@ def test_bad_derive_input(cli, args, field):
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from symcalc.spec import make_spec  # noqa: E402
+from symcalc.algebra.spec import make_spec  # noqa: E402
 
 
 @st.composite

@@ -11,11 +11,13 @@ from hypothesis import strategies as st
 
 np = pytest.importorskip("numpy")
 
-from symcalc import presets, quantities as q, quick  # noqa: E402
+from symcalc.inputs import presets  # noqa: E402
+from symcalc.algebra import quantities as q
+from symcalc.fast import quick
 from symcalc.errors import SymcalcError  # noqa: E402
-from symcalc.options import Options, workload_values  # noqa: E402
-from symcalc.spec import size_values, with_overrides  # noqa: E402
-from symcalc.sweep import parse_values, sweep  # noqa: E402
+from symcalc.algebra.options import Options, workload_values  # noqa: E402
+from symcalc.algebra.spec import size_values, with_overrides  # noqa: E402
+from symcalc.fast.sweep import parse_values, sweep  # noqa: E402
 
 ALL = list(q.QUANTITIES)
 WORKLOAD = {"batch": "batch", "seq_len": "seq_len", "dec_seq_len": "dec_seq_len"}

@@ -23,10 +23,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..assumptions import ASSUMPTIONS
-    from ..closed_form import closed_form
+    from ..algebra.assumptions import ASSUMPTIONS
+    from ..algebra.closed_form import closed_form
     from ..errors import SymcalcError
-    from ..inputs import resolve
+    from ..inputs.resolver import resolve
     from ..render.latex_math import to_latex
 
     if args.list_assumptions:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..options import CAUSAL, OPTIMIZER_NAMES, RECOMPUTE, Options
+from ..algebra.options import CAUSAL, OPTIMIZER_NAMES, RECOMPUTE, Options
 
 
 def add_model(p: argparse.ArgumentParser, many: bool = False, optional: bool = False) -> None:

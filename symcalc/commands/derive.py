@@ -48,15 +48,15 @@ def units_from(args):
 
 
 def build(args):
-    from .. import derive as dv, derive_forms as forms
-    from ..inputs import resolve
+    from ..derivations import derive as dv, derive_forms as forms
+    from ..inputs.resolver import resolve
 
     spec = resolve(args.model, args.sets)
     opts = options_from(args)
     if args.against:
         return forms.derive_difference(spec, resolve(args.against, args.sets))
     if args.form:
-        from ..published import FORMS
+        from ..derivations.published import FORMS
         from ..errors import SymcalcError
 
         if args.form not in FORMS:

@@ -1,5 +1,5 @@
 """`symcalc forms MODEL [--batch B --seq-len S] [--json]`: every published formula
-(symcalc.published) next to symcalc's exact value under the same counting, and the exact
+(symcalc.derivations.published) next to symcalc's exact value under the same counting, and the exact
 symbolic difference the model's architecture makes."""
 from __future__ import annotations
 
@@ -25,11 +25,11 @@ def _number(x):
 
 def evaluate(spec, opts, names=()) -> dict:
     """The forms table of one model as plain data (exact numbers, expressions as text)."""
-    from .. import published as pub
-    from .. import quantities as q
-    from ..options import seq_len_of, workload_values
-    from ..sources import cite
-    from ..spec import size_values
+    from ..derivations import published as pub
+    from ..algebra import quantities as q
+    from ..algebra.options import seq_len_of, workload_values
+    from ..derivations.sources import cite
+    from ..algebra.spec import size_values
 
     values = {**size_values(spec), **workload_values(spec, opts)}
     rows = []
@@ -71,8 +71,8 @@ def _text(data: dict) -> str:
 
 
 def run(args) -> int:
-    from ..inputs import resolve
-    from ..published import _check_single
+    from ..inputs.resolver import resolve
+    from ..derivations.published import _check_single
 
     spec = resolve(args.model, args.sets)
     _check_single(spec)

@@ -22,8 +22,8 @@ def run(args) -> int:
     from pathlib import Path
 
     from ..errors import SymcalcError
-    from ..handout_data import handout
-    from ..inputs import resolve
+    from ..derivations.handout_data import handout
+    from ..inputs.resolver import resolve
     from ..render import handout as render
 
     out = Path(args.output)

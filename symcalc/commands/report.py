@@ -1,6 +1,6 @@
 """`symcalc report MODEL [--json]` and `symcalc presets`.
 
-The report's numbers come from the generated evaluators (:mod:`symcalc.quick`): this command
+The report's numbers come from the generated evaluators (:mod:`symcalc.fast.quick`): this command
 never imports sympy or jinja2.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..inputs import resolve
-    from ..quick import quick_report
+    from ..inputs.resolver import resolve
+    from ..fast.quick import quick_report
 
     rep = quick_report(resolve(args.model, args.sets), options_from(args))
     if args.json:
@@ -36,7 +36,7 @@ def run(args) -> int:
 
 
 def run_presets(args) -> int:
-    from .. import presets
+    from ..inputs import presets
     from ..render.text import presets_table
 
     items = presets.all_presets()

@@ -31,7 +31,7 @@ def register(sub) -> None:
 
 def _grid(items: list[str]) -> dict[str, list[int]]:
     from ..errors import SymcalcError
-    from ..sweep import parse_values
+    from ..fast.sweep import parse_values
 
     grid: dict[str, list[int]] = {}
     for item in items:
@@ -47,11 +47,11 @@ def _grid(items: list[str]) -> dict[str, list[int]]:
 
 def run(args) -> int:
     from ..errors import SymcalcError
-    from ..sweep import sweep
+    from ..fast.sweep import sweep
 
     if bool(args.grid) == bool(args.table):
         raise SymcalcError("sweep", "give --grid NAME=VALUES (one or more) or --table FILE.csv")
-    from ..quick import QUANTITIES
+    from ..fast.quick import QUANTITIES
 
     numbers = "exact" if args.exact else "float" if args.float else "int64"
     names = list(QUANTITIES) if "all" in args.quantity else args.quantity or ["params.total"]

@@ -1,4 +1,4 @@
-"""A handout (:mod:`symcalc.handout_data`) as Markdown or LaTeX, and LaTeX to PDF.
+"""A handout (:mod:`symcalc.derivations.handout_data`) as Markdown or LaTeX, and LaTeX to PDF.
 
 The renderer formats every number and escapes every piece of user text; the templates
 (``handout.md.j2``, ``handout.tex.j2``) only place what they are given.
@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 from ..errors import SymcalcError
-from ..handout_data import CATEGORIES, Handout, dimension_meaning
-from ..symbols import SIZES
+from ..derivations.handout_data import CATEGORIES, Handout, dimension_meaning
+from ..algebra.symbols import SIZES
 from .escape import latex_text, markdown_text
 from .latex import tex_view
 from .markdown import md_view

@@ -2,7 +2,7 @@
 document that compiles with pdflatex. User text is escaped (:mod:`.escape`)."""
 from __future__ import annotations
 
-from ..derivation import Derivation
+from ..derivations.derivation import Derivation
 from .escape import latex_text
 from .templates import render, render_user
 from .view import SourceIndex, Units, derivation_view

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sympy
 
-from ..symbols import latex_names
+from ..algebra.symbols import latex_names
 
 
 def to_latex(expr, **settings) -> str:

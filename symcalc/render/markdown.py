@@ -2,7 +2,7 @@
 Jupyter display. User text is escaped (:func:`.escape.markdown_text`)."""
 from __future__ import annotations
 
-from ..derivation import Derivation
+from ..derivations.derivation import Derivation
 from .escape import markdown_text
 from .templates import render, render_user
 from .view import SourceIndex, Units, derivation_view

@@ -1,7 +1,7 @@
 """How a :class:`symcalc.model.Model` shows itself in Jupyter: dimensions and totals."""
 from __future__ import annotations
 
-from ..symbols import SIZES
+from ..algebra.symbols import SIZES
 from .escape import markdown_text
 from .numbers import bytes_both, grouped, short, si
 from .view import number_tex

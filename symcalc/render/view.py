@@ -1,4 +1,4 @@
-"""A :class:`~symcalc.derivation.Derivation` as the plain data its templates show: LaTeX
+"""A :class:`~symcalc.derivations.derivation.Derivation` as the plain data its templates show: LaTeX
 math strings for each line, escaped text, formatted numbers. Shared by the Markdown and the
 LaTeX renderers (both write their math in LaTeX); the text escaping is theirs.
 """
@@ -11,9 +11,9 @@ from typing import Callable
 import sympy
 from sympy.printing.latex import LatexPrinter
 
-from .. import derivation as dv
-from ..sources import SOURCES
-from ..symbols import latex_names
+from ..derivations import derivation as dv
+from ..derivations.sources import SOURCES
+from ..algebra.symbols import latex_names
 from .numbers import GB, GiB, bytes_both, flops_in, grouped, params_in
 
 LINE_LIMIT = 66  # visible characters of math per line before a break (A4, 11pt)

@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from .errors import SymcalcError
+from ..errors import SymcalcError
 
 # owner/name as the Hub allows them (letters, digits, - _ .), not a path with more parts
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*")

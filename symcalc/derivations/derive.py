@@ -1,10 +1,10 @@
 """Derivations built from the engine's expressions, as data (no formatting here).
 
 :func:`derive` turns one quantity of one model (``params.total``, ``flops.forward_matmul``,
-``memory.kv_cache_bytes`` ...) into a :class:`~symcalc.derivation.Derivation`: the sizes,
+``memory.kv_cache_bytes`` ...) into a :class:`~symcalc.derivations.derivation.Derivation`: the sizes,
 every component's formula with its source, the numbers substituted, each intermediate
 value, the per-layer sum, the layers, the total. Comparisons (closed forms, two models,
-published formulas) are in :mod:`symcalc.derive_forms`.
+published formulas) are in :mod:`symcalc.derivations.derive_forms`.
 """
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from typing import Iterable
 
 import sympy
 
-from . import accounting, memory, quantities as q
-from .breakdown import Breakdown, Leaf
-from .closed_form import simplify
+from ..algebra import accounting, memory, quantities as q
+from ..algebra.breakdown import Breakdown, Leaf
+from ..algebra.closed_form import simplify
 from .derivation import (Compose, Define, Derivation, Evaluate, Formula, Result, Section,
                          Substitute, part_symbol)
-from .options import Options, workload_values
-from .spec import Spec, size_values
-from .symbols import SIZES
+from ..algebra.options import Options, workload_values
+from ..algebra.spec import Spec, size_values
+from ..algebra.symbols import SIZES
 
 MEANINGS = {
     "attention/q": "query projection", "attention/k": "key projection",

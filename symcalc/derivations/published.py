@@ -2,7 +2,7 @@
 own components under the assumptions its authors made.
 
 A :class:`Form` holds a published formula (in the canonical symbols of
-:mod:`symcalc.symbols`), the source it comes from, the architecture it assumes (spec fields
+:mod:`symcalc.algebra.symbols`), the source it comes from, the architecture it assumes (spec fields
 such as a plain FFN or a tied head), the size relations it assumes (``d_h = d/n_h``,
 ``n_kv = n_h``, ``d_ff = 4d``, ``P = s``) and ``exact``: symcalc's quantity for a spec under
 the form's *counting* convention (FLOPs or MACs, causal skipping, passes per training step,
@@ -47,15 +47,15 @@ from typing import Callable, Optional
 
 import sympy
 
-from . import accounting, flops
-from . import quantities as q
-from .assumptions import ASSUMPTIONS
-from .breakdown import Breakdown
-from .errors import SymcalcError
-from .flops import NONMATMUL_COSTS
-from .options import Options
-from .spec import Spec, make_spec
-from .symbols import L, P, V, b, d, d_ff, d_h, n_h, n_kv, s
+from ..algebra import accounting, flops
+from ..algebra import quantities as q
+from ..algebra.assumptions import ASSUMPTIONS
+from ..algebra.breakdown import Breakdown
+from ..errors import SymcalcError
+from ..algebra.flops import NONMATMUL_COSTS
+from ..algebra.options import Options
+from ..algebra.spec import Spec, make_spec
+from ..algebra.symbols import L, P, V, b, d, d_ff, d_h, n_h, n_kv, s
 
 MHA = {n_kv: n_h}
 HEAD_WIDTH = {d_h: d / n_h}
@@ -71,7 +71,7 @@ class Form:
     """One published formula as a named convention."""
 
     name: str
-    source: str  # key in symcalc.sources
+    source: str  # key in symcalc.derivations.sources
     description: str
     unit: str
     assumptions: tuple[str, ...]

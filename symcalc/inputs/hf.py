@@ -1,7 +1,7 @@
 """Hugging Face ``config.json`` -> :class:`Spec`, without importing transformers.
 
 What a ``model_type`` means is data: ``symcalc/families/<model_type>.toml`` (see
-docs/families.md), read by :mod:`symcalc.family_data` the first time a config.json is
+docs/families.md), read by :mod:`symcalc.inputs.family_data` the first time a config.json is
 read. Keys missing from a config take the defaults of transformers' config class (the
 family file's ``[defaults]``). The model class is ``architectures[0]``, or the family's
 ``bare_class`` when none is named.
@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from .errors import SymcalcError
+from ..errors import SymcalcError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from .family_data import Family
-    from .spec import Spec
+    from ..algebra.spec import Spec
 
 DOCS = "docs/families.md"
 
@@ -53,7 +53,7 @@ def spec_from_config(data: dict[str, Any], name: str = "config.json",
                      folder: str | None = None) -> "Spec":
     """The :class:`Spec` of one parsed config.json (``folder``: another families folder)."""
     from .family_data import build_fields, family_names, load_family
-    from .spec import make_spec
+    from ..algebra.spec import make_spec
 
     known = family_names(folder)
     model_type = data.get("model_type")

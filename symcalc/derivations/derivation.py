@@ -1,4 +1,4 @@
-"""A worked example as data: a sequence of typed steps, built by :mod:`symcalc.derive`
+"""A worked example as data: a sequence of typed steps, built by :mod:`symcalc.derivations.derive`
 without any formatting and read by the renderers in :mod:`symcalc.render`.
 
 Each quantity a derivation names ("one layer", "attention, query projection") has a *path*
@@ -179,11 +179,11 @@ class Derivation:
 
     # Jupyter shows the object itself (rendering is imported lazily: data stays data).
     def _repr_markdown_(self) -> str:
-        from .render.markdown import derivation_markdown
+        from ..render.markdown import derivation_markdown
 
         return derivation_markdown(self)
 
     def _repr_latex_(self) -> str:
-        from .render.latex import derivation_latex
+        from ..render.latex import derivation_latex
 
         return derivation_latex(self, jupyter=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Optional
 
-from .errors import SymcalcError
+from ..errors import SymcalcError
 
 FAMILIES = ("encoder", "decoder", "encoder-decoder")
 FFN_KINDS = ("plain", "gated")
@@ -308,7 +308,7 @@ def coerce_text(key: str, text: str) -> Any:
 
 
 def switch_values(spec: Spec) -> dict[str, int]:
-    """The 0/1 indicator for every structural switch symbol of :mod:`symcalc.symbols`."""
+    """The 0/1 indicator for every structural switch symbol of :mod:`symcalc.algebra.symbols`."""
     bias = spec.biased_projections
     return {
         "sw_bias_q": int("q" in bias),

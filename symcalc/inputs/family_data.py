@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import SymcalcError
-from .spec import FIELD_NAMES
+from ..errors import SymcalcError
+from ..algebra.spec import FIELD_NAMES
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-FAMILIES_DIR = Path(__file__).parent / "families"
+FAMILIES_DIR = Path(__file__).parents[1] / "families"
 DOCS = "docs/families.md"
 
 TOP_KEYS = ("model_type", "description", "sources", "bare_class", "classes", "defaults",

@@ -5,7 +5,7 @@ dimensions come from), ``expected_total`` (the parameter count the source or tra
 gives, checked by the tests), optionally ``expected_active`` (MoE) and ``reference`` (the
 transformers class whose count it is) and ``note`` (where the published checkpoint differs
 from what transformers builds); a ``[spec]`` table holds the fields of
-:class:`symcalc.spec.Spec`.
+:class:`symcalc.algebra.spec.Spec`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from functools import lru_cache
 import os
 from typing import Optional
 
-from .spec import Spec, make_spec
+from ..algebra.spec import Spec, make_spec
 
 try:
     import tomllib
@@ -36,7 +36,7 @@ class Preset:
 
 # A plain folder: the presets ship as files inside the package, and importlib.resources
 # (or pathlib) would cost a quick report several ms of imports (tempfile, zipfile, shutil).
-_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "presets")
+_FOLDER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
 
 
 @lru_cache(maxsize=None)

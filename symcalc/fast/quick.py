@@ -1,5 +1,5 @@
 """The report object without sympy: the numbers come from the evaluators that
-``python -m symcalc.codegen`` generated from the sympy expressions (``symcalc/_generated.py``).
+``python -m symcalc.fast.codegen`` generated from the sympy expressions (``symcalc/fast/_generated.py``).
 
 :func:`quick_report` returns exactly what :func:`symcalc.report.report` returns (a test
 compares them for every preset and many options); :func:`evaluate` gives one quantity.
@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from . import _generated as gen
-from .breakdown import Breakdown, Leaf
-from .errors import SymcalcError
-from .options import Options, convention_switches, dtype_fraction, seq_len_of, workload_values
-from .spec import Spec, size_values, switch_values
+from ..algebra.breakdown import Breakdown, Leaf
+from ..errors import SymcalcError
+from ..algebra.options import Options, convention_switches, dtype_fraction, seq_len_of, workload_values
+from ..algebra.spec import Spec, size_values, switch_values
 
 QUANTITIES = gen.QUANTITIES
 
@@ -70,7 +70,7 @@ def _window_text(spec: Spec) -> str:
 
 
 def option_values(spec: Spec, opts: Options) -> dict[str, int]:
-    """Values of the option symbols of :mod:`symcalc.codegen` (dtype bytes, optimizer bytes,
+    """Values of the option symbols of :mod:`symcalc.fast.codegen` (dtype bytes, optimizer bytes,
     one-hot ZeRO stage and recomputation, ...)."""
     w_num, w_den = dtype_fraction(opts.dtype)
     kv_num, kv_den = dtype_fraction(opts.kv_dtype)

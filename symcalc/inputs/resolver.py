@@ -1,38 +1,15 @@
 """MODEL arguments -> :class:`Spec`: a preset name, a Hugging Face config.json (or a folder
 holding one), a Hugging Face repository ``owner/name`` in the local hub cache, or a symcalc
-spec file (TOML), then ``--set key=value`` overrides."""
+spec file (TOML, :mod:`.spec_file`), then ``--set key=value`` overrides."""
 from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ..algebra.spec import Spec, coerce_text, with_overrides
+from ..errors import SymcalcError
 from . import presets
-from .errors import SymcalcError
 from .hf import load_config, spec_from_config
-from .spec import Spec, coerce_text, make_spec, with_overrides
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
-
-def load_spec_file(path: Path) -> Spec:
-    """A symcalc spec file: TOML whose keys are :class:`Spec` fields (``name`` defaults to
-    the file name). A ``[spec]`` table is read too, so preset files are spec files."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise SymcalcError(str(path), f"cannot be read ({err.strerror or err})") from None
-    except tomllib.TOMLDecodeError as err:
-        raise SymcalcError(path.name, f"is not valid TOML ({err})") from None
-    fields = dict(data.get("spec", data))
-    fields.pop("spec", None)
-    for meta in ("description", "expected_total", "expected_active", "reference", "seed"):
-        fields.pop(meta, None)
-    fields.setdefault("name", data.get("name", path.stem))
-    if "source" in data and "source" not in fields:
-        fields["source"] = data["source"]
-    return make_spec(**fields)
+from .spec_file import load_spec_file
 
 
 def parse_sets(items: Iterable[str]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Sweeps: any quantity over a grid (Cartesian product) or a table of configurations,
 vectorised with numpy through the generated evaluators (no sympy).
 
-    >>> from symcalc.sweep import sweep
+    >>> from symcalc.fast.sweep import sweep
     >>> r = sweep("mistral-7b", grid={"d": [2048, 4096], "L": [16, 32]},
     ...           quantities=["params.total"])
     >>> [int(x) for x in r.columns["params.total"]]
@@ -17,7 +17,7 @@ Grid keys: the spec's sizes (``L``, ``d``, ``n_h``, ``n_kv``, ``d_h``, ``d_ff``,
 ``T``, ``E``, ``k``, ``R``, ``L_dec``, ``W``) and the workload ``batch``, ``seq_len``,
 ``dec_seq_len``. A point is the spec with those values overridden (as ``--set`` does), so
 ``d_h`` follows ``d / n_h``, ``n_kv`` follows ``n_h`` and ``d_ff`` follows ``4 d`` when they
-did in the model (:func:`symcalc.spec.with_overrides`; a test compares point by point).
+did in the model (:func:`symcalc.algebra.spec.with_overrides`; a test compares point by point).
 """
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
 from . import quick
-from .errors import SymcalcError
-from .options import DEFAULT_SEQ_LEN, Options, heads_split_badly
-from .spec import SIZE_FIELDS, Spec
+from ..errors import SymcalcError
+from ..algebra.options import DEFAULT_SEQ_LEN, Options, heads_split_badly
+from ..algebra.spec import SIZE_FIELDS, Spec
 
 WORKLOAD_KEYS = {"batch": "b", "seq_len": "s", "dec_seq_len": "s_dec"}
 GRID_KEYS = SIZE_FIELDS + tuple(WORKLOAD_KEYS)
@@ -260,7 +260,7 @@ def sweep(model: Union[str, Spec], grid: Optional[dict[str, Any]] = None,
     if isinstance(model, Spec):
         spec = model
     else:
-        from .inputs import resolve
+        from ..inputs.resolver import resolve
         spec = resolve(model, sets)
     opts = options.checked()
     quantities = list(quantities)

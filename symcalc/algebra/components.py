@@ -1,8 +1,8 @@
 """Parameter counts of every transformer component, as sympy expressions.
 
 Each function returns a list of :class:`Part` (a name relative to the component, the
-expression and the key of its source in :mod:`symcalc.sources`). Structural switches appear
-as 0/1 indicator symbols (``sw_*``); see :mod:`symcalc.symbols`. Nothing here formats
+expression and the key of its source in :mod:`symcalc.derivations.sources`). Structural switches appear
+as 0/1 indicator symbols (``sw_*``); see :mod:`symcalc.algebra.symbols`. Nothing here formats
 anything.
 """
 from __future__ import annotations

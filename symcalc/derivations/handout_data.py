@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 import sympy
 
-from . import accounting, quantities as q
-from .closed_form import simplify
+from ..algebra import accounting, quantities as q
+from ..algebra.closed_form import simplify
 from .derivation import Derivation, Evaluate, Formula, Section, Substitute
 from .derive import chain, defines, derive, model_values, numbers
 from .derive_forms import derive_closed_form
-from .options import Options
-from .spec import Spec
-from .symbols import SIZES, b, s, s_dec
+from ..algebra.options import Options
+from ..algebra.spec import Spec
+from ..algebra.symbols import SIZES, b, s, s_dec
 
 CATEGORIES = ("embeddings", "attention", "FFN", "norms", "output head", "other")
 DIMENSIONS = ("L", "L_dec", "d", "n_h", "n_kv", "d_h", "d_ff", "E", "k", "V", "P", "T", "R", "W")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy
 
-from .errors import SymcalcError
+from ..errors import SymcalcError
 from .spec import Spec
 from .symbols import d, d_ff, d_h, n_h, n_kv
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from .errors import SymcalcError
+from ..errors import SymcalcError
 
 CAUSAL = ("full", "half", "exact")
 MLA_CACHE = ("latent", "expanded")

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sympy
 
-from . import accounting
-from .assumptions import assumption
-from .closed_form import closed_form, simplify
+from ..algebra import accounting
+from ..algebra.assumptions import assumption
+from ..algebra.closed_form import closed_form, simplify
 from .derivation import Compose, Derivation, Evaluate, Formula, Section, Simplify, part_symbol
 from .derive import result_section, with_sizes, chain, defines, meaning, model_values, numbers, substitute
-from .options import Options
-from .spec import Spec, size_values
+from ..algebra.options import Options
+from ..algebra.spec import Spec, size_values
 
 
 def derive_closed_form(spec: Spec, assume: str = "kaplan", quantity: str = "params.total",
@@ -79,7 +79,7 @@ def derive_difference(base: Spec, other: Spec) -> Derivation:
 
 
 def derive_published(name: str, spec: Spec, opts: Options = Options()) -> Derivation:
-    """A published formula (:mod:`symcalc.published`) at a model's sizes beside symcalc's
+    """A published formula (:mod:`symcalc.derivations.published`) at a model's sizes beside symcalc's
     own count under the same counting convention, and their exact difference."""
     from . import published
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .errors import SymcalcError
+from ..errors import SymcalcError
 from .options import check_dtype, dtype_fraction
 from .components import sw
 from .symbols import (L, L_dec, L_local, N_d, W, b, d, d_h, d_nope, d_rope, d_v, n_h, n_kv, r_kv,

@@ -14,7 +14,7 @@ import sympy
 
 from . import accounting, flops, memory
 from .breakdown import Breakdown
-from .errors import SymcalcError
+from ..errors import SymcalcError
 from .options import Options, convention_switches
 from .spec import Spec
 from .symbols import ALL, SIZES

@@ -40,7 +40,7 @@ def _attention(tokens_q, tokens_kv, batch_pairs) -> list[Leaf]:
     """Q from the query tokens; K, V from the key/value tokens (encoder output for
     cross-attention); scores Q.K^T and the weighted sum of V over ``batch_pairs``. Under MLA
     (DeepSeek-V2) the projections are the low-rank ones of
-    :func:`symcalc.components.attention_params`, and heads are d_nope + d_rope wide for
+    :func:`symcalc.algebra.components.attention_params`, and heads are d_nope + d_rope wide for
     scores, d_v for values."""
     mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
     q_out = n_h * (d_nope + d_rope)
@@ -117,7 +117,7 @@ def _stacks(shape: str, layer_fn) -> tuple[list[Leaf], sympy.Expr]:
 
 def _times_layers(prefix: str, layer: Breakdown, layers) -> list[Leaf]:
     """Each part of one layer times the layers of the stack that hold it (dense FFN, MoE
-    FFN: :func:`symcalc.accounting.group_count`)."""
+    FFN: :func:`symcalc.algebra.accounting.group_count`)."""
     return [Leaf(f"{prefix}/{l.path}", accounting.group_count(l.path, layers) * l.value, l.source)
             for l in layer]
 
