@@ -28,15 +28,18 @@ class Model:
         return report(self.spec, self.options)
 
     def derive(self, quantity: str = "params.total"):
-        """The worked example of ``quantity`` (a :class:`~symcalc.derivations.derivation.Derivation`)."""
+        """The worked example of ``quantity``: a :class:`~symcalc.derivations.derivation.Derivation`
+        that displays itself (:class:`~symcalc.render.display.Shown`)."""
         from .derivations.derive import derive
+        from .render.display import shown
 
-        return derive(self.spec, quantity, self.options)
+        return shown(derive(self.spec, quantity, self.options))
 
     def closed_form(self, assume: str = "kaplan"):
         from .derivations.derive_forms import derive_closed_form
+        from .render.display import shown
 
-        return derive_closed_form(self.spec, assume, "params.total", self.options)
+        return shown(derive_closed_form(self.spec, assume, "params.total", self.options))
 
     def _repr_markdown_(self) -> str:
         from .render.model import model_markdown

@@ -1,5 +1,7 @@
 """A worked example as data: a sequence of typed steps, built by :mod:`symcalc.derivations.derive`
-without any formatting and read by the renderers in :mod:`symcalc.render`.
+without any formatting and read by the renderers in :mod:`symcalc.render` (this module
+imports none of them: :class:`symcalc.render.display.Shown` is a derivation that displays
+itself in Jupyter).
 
 Each quantity a derivation names ("one layer", "attention, query projection") has a *path*
 (``layer/attention/q``) and a letter (``N`` parameters, ``C`` FLOPs, ``M`` bytes); the
@@ -176,14 +178,3 @@ class Derivation:
             if key:
                 out.setdefault(key, None)
         return list(out)
-
-    # Jupyter shows the object itself (rendering is imported lazily: data stays data).
-    def _repr_markdown_(self) -> str:
-        from ..render.markdown import derivation_markdown
-
-        return derivation_markdown(self)
-
-    def _repr_latex_(self) -> str:
-        from ..render.latex import derivation_latex
-
-        return derivation_latex(self, jupyter=True)

@@ -1,0 +1,29 @@
+"""Jupyter display of a derivation. :class:`Shown` is a :class:`Derivation` (same fields,
+same methods) that also has ``_repr_markdown_`` and ``_repr_latex_``; the data module
+itself imports no renderer, so the display lives here, in the render layer.
+:meth:`symcalc.model.Model.derive` and ``.closed_form`` return one."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from ..derivations.derivation import Derivation
+from .latex import derivation_latex
+from .markdown import derivation_markdown
+
+
+@dataclass(frozen=True)
+class Shown(Derivation):
+    """A derivation that displays itself (Jupyter picks one of the two)."""
+
+    def _repr_markdown_(self) -> str:
+        return derivation_markdown(self)
+
+    def _repr_latex_(self) -> str:
+        return derivation_latex(self, jupyter=True)
+
+
+def shown(d: Derivation) -> Shown:
+    """``d`` as a :class:`Shown` (``d`` itself when it already is one)."""
+    if isinstance(d, Shown):
+        return d
+    return Shown(**{f.name: getattr(d, f.name) for f in fields(Derivation)})
