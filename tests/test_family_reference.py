@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import os
 from pathlib import Path
 
 import pytest
@@ -266,12 +267,14 @@ def drawn_config(draw, model_type: str) -> dict:
     if isinstance(cfg.get("rotary_dim"), int):  # GPT-J
         cfg["rotary_dim"] = draw(st.sampled_from([2, 4, d_h]))
     if isinstance(cfg.get("kv_lora_rank"), int):  # MLA
-        cfg["kv_lora_rank"] = draw(st.integers(2, 24))
-        cfg["qk_nope_head_dim"] = draw(st.integers(1, 12))
+        # even sizes: DeepSeek-V2's complex rotary needs the rope slices at even strides
+        even = st.integers(1, 6).map(lambda n: 2 * n)
+        cfg["kv_lora_rank"] = draw(even)
+        cfg["qk_nope_head_dim"] = draw(even)
         cfg["qk_rope_head_dim"] = draw(st.sampled_from([2, 4, 8]))
-        cfg["v_head_dim"] = draw(st.integers(1, 12))
+        cfg["v_head_dim"] = draw(even)
         if isinstance(cfg.get("q_lora_rank"), int):
-            cfg["q_lora_rank"] = draw(st.integers(2, 24))
+            cfg["q_lora_rank"] = draw(even)
         if isinstance(cfg.get("head_dim"), int):
             cfg["head_dim"] = cfg["qk_rope_head_dim"]
 
@@ -292,7 +295,9 @@ def drawn_config(draw, model_type: str) -> dict:
     # experts (DeepSeek: groups divide the experts, top-k within the chosen groups)
     if (key := _first(cfg, _EXPERTS, read)) is not None:
         groups = cfg.get("n_group") if isinstance(cfg.get("n_group"), int) else 1
-        E = groups * draw(st.integers(1, max(1, 6 // groups)))
+        # DeepSeek-V3 scores a group by its top-2 experts: at least 2 experts per group
+        per_group = draw(st.integers(2 if "n_group" in cfg else 1, max(2, 6 // groups)))
+        E = groups * per_group
         cfg[key] = E
         if isinstance(cfg.get("topk_group"), int):
             cfg["topk_group"] = draw(st.integers(1, groups))
@@ -325,6 +330,9 @@ DELIBERATE_REFUSALS = {
         "separates them from the routed experts' biases yet",
 }
 
+# Examples per family (a deeper local run: SYMCALC_FAMILY_EXAMPLES=50 pytest -k drawn ...)
+EXAMPLES = int(os.environ.get("SYMCALC_FAMILY_EXAMPLES", "4"))
+
 HYPOTHESIS_FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY})
 
 
@@ -344,7 +352,7 @@ def test_drawn_configs_equal_transformers(model_type):
         pytest.skip(f"{model_type}: no tiny config small enough to redraw")
 
     # no shrinking: a failing example is reported as drawn, and the file's time stays bounded
-    @settings(max_examples=4, deadline=None, database=None, phases=(Phase.generate,),
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, phases=(Phase.generate,),
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
     @given(cfg=drawn_config(model_type), batch=st.integers(1, 2), seq_len=st.integers(1, 6))
     def check(cfg, batch, seq_len):
