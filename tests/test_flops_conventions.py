@@ -152,12 +152,32 @@ def test_decode_per_token_gpt2_by_hand(capsys):
 
 @pytest.mark.parametrize("model", ["gpt2", "mistral-7b", "mixtral-8x7b", "qwen2-0.5b"])
 def test_prefill_plus_one_decode_step_is_prefill_of_one_more_token(model):
-    """With the exact causal count, prefill(c + 1) = prefill(c) + decode at context c."""
+    """With the exact causal count, prefill(c + 1) = prefill(c) + decode at context c (for a
+    sliding-window model while the context still fits the window: W >= c + 1)."""
     exact = flops("flops.forward", model, causal="exact")
     decode = flops("flops.decode_per_token", model)  # s = context length here
+    W = sympy.Symbol("W", positive=True, integer=True)
+    decode = decode.xreplace({W: s + 1})  # Min(s + 1, W) = s + 1 inside the window
     c = sympy.Symbol("c", positive=True, integer=True)
     step = exact.xreplace({s: c + 1}) - exact.xreplace({s: c})
     assert sympy.expand(step - decode.xreplace({s: c})) == 0
+
+
+def test_decode_attends_to_at_most_w_keys_in_sliding_layers():
+    """Past the window a sliding layer's decode step no longer grows with the context: the
+    cache holds the last W - 1 tokens, so the new token meets at most W keys."""
+    from symcalc import presets
+    from symcalc.fast.quick import evaluate
+    from symcalc.options import Options
+
+    spec = presets.load("mistral-7b").spec
+    at = lambda c: evaluate("flops.decode_per_token", spec, Options(context=c))
+    W_ = spec.W
+    assert at(W_ + 100) == at(W_ - 1) == at(10 * W_)
+    assert at(W_ - 1) - at(W_ - 2) == 4 * 32 * 4096 * 1  # one more key: scores + context
+    llama = presets.load("llama-2-7b").spec
+    grow = lambda c: evaluate("flops.decode_per_token", llama, Options(context=c))
+    assert grow(5000) - grow(4999) == 4 * 32 * 4096
 
 
 @settings(max_examples=30, deadline=None)

@@ -17,7 +17,7 @@ from functools import lru_cache
 import sympy
 
 from .breakdown import Breakdown, Leaf
-from . import accounting
+from . import accounting, memory
 from .components import (embedding_width, expert_width, qk_width, shared_width, sw,
                          value_width)
 from .symbols import (E, E_s, L, L_dec, V, b, d, d_emb, d_ff, d_h, d_moe, d_nope, d_rope, d_sh,
@@ -182,11 +182,17 @@ def shape_nonmatmul(shape: str) -> Breakdown:
 def decode_matmul_per_token(shape: str, context) -> sympy.Expr:
     """Matmul FLOPs to generate one token per sequence with a KV cache holding ``context``
     tokens: every projection on the one new token, scores and context over ``context + 1``
-    keys (single shape; for encoder-decoder the decoder side with an encoder output of s)."""
+    keys, at most W in a sliding layer (single shape; for encoder-decoder the decoder side
+    with an encoder output of s). With MLA's latent cache the key/value up-projection runs
+    over every cached token again at each step (transformers' DeepseekV2/V3 attention); with
+    the expanded cache only over the new one."""
     one = shape_matmul(shape)
     if shape == "single":
         subs = {s: 1}
-        attn = L * 2 * b * n_h * (qk_width() + value_width()) * (context + 1)
+        keys = memory.cached_layer_tokens(L, context + 1)
+        attn = 2 * b * n_h * (qk_width() + value_width()) * keys
+        attn += (sw("mla") * (1 - sw("mla_expanded")) * L * 2 * b * r_kv * n_h * (d_nope + d_v)
+                 * context)
         drop = ("layer/attention/scores", "layer/attention/context", "pooler")
     else:
         subs = {s_dec: 1}

@@ -2873,7 +2873,9 @@ def single__flops_decode_per_token__num(v):
     E_s = v["E_s"]
     L = v["L"]
     L_dense = v["L_dense"]
+    L_local = v["L_local"]
     V = v["V"]
+    W = v["W"]
     b = v["b"]
     d = v["d"]
     d_emb = v["d_emb"]
@@ -2894,6 +2896,7 @@ def single__flops_decode_per_token__num(v):
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_mla = v["sw_mla"]
+    sw_mla_expanded = v["sw_mla_expanded"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -2902,6 +2905,8 @@ def single__flops_decode_per_token__num(v):
     sw_sh_width = v["sw_sh_width"]
     sw_shared = v["sw_shared"]
     sw_shared_gate = v["sw_shared_gate"]
+    sw_window = v["sw_window"]
+    sw_window_all = v["sw_window_all"]
     out = 0
     c = 1
     if c:
@@ -2917,7 +2922,7 @@ def single__flops_decode_per_token__num(v):
         out = out + c*(2*V*b*d)
     c = sw_mla
     if c:
-        out = out + c*(2*L*b*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s - 2*d_h*n_h + d_nope*n_h*r_kv + d_nope*n_h*s + d_nope*n_h + d_rope*n_h*s + d_rope*n_h + d_v*n_h*r_kv + d_v*n_h*s + d_v*n_h))
+        out = out + c*(2*L*b*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s - 2*d_h*n_h + d_nope*n_h*r_kv*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_nope*n_h + d_rope*n_h*s + d_rope*n_h + d_v*n_h*r_kv*s + d_v*n_h*r_kv + d_v*n_h*s + d_v*n_h))
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2)
@@ -2930,6 +2935,9 @@ def single__flops_decode_per_token__num(v):
     c = sw_router**2
     if c:
         out = out + c*(2*b*d*(E*L - E*L_dense + 2*L*d_ff*k - 2*L_dense*d_ff*k))
+    c = sw_window
+    if c:
+        out = out + c*(4*L_local*b*d_h*n_h*(-s + _min(W, s + 1) - 1))
     c = sw_attn_out*sw_mla
     if c:
         out = out + c*(2*L*b*d*n_h*(-d_h + d_v))
@@ -2942,9 +2950,15 @@ def single__flops_decode_per_token__num(v):
     c = sw_head*sw_proj_emb
     if c:
         out = out + c*(2*V*b*(-d + d_emb))
+    c = sw_mla*sw_mla_expanded
+    if c:
+        out = out + c*(-2*L*b*n_h*r_kv*s*(d_nope + d_v))
     c = sw_mla*sw_q_lora
     if c:
         out = out + c*(2*L*b*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q))
+    c = sw_mla*sw_window
+    if c:
+        out = out + c*(2*L_local*b*n_h*(2*d_h*s - 2*d_h*_min(W, s + 1) + 2*d_h - d_nope*s + d_nope*_min(W, s + 1) - d_nope - d_rope*s + d_rope*_min(W, s + 1) - d_rope - d_v*s + d_v*_min(W, s + 1) - d_v))
     c = sw_moe_width*sw_router**2
     if c:
         out = out + c*(4*b*d*k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
@@ -2954,12 +2968,18 @@ def single__flops_decode_per_token__num(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(2*b*d*(L - L_dense))
+    c = sw_window*sw_window_all
+    if c:
+        out = out + c*(4*b*d_h*n_h*(-L*s + L*_min(W, s + 1) - L + L_local*s - L_local*_min(W, s + 1) + L_local))
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(2*b*d*k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
     c = sw_gated*sw_router**2*sw_shared
     if c:
         out = out + c*(2*E_s*b*d*d_ff*(L - L_dense))
+    c = sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(2*b*n_h*(2*L*d_h*s - 2*L*d_h*_min(W, s + 1) + 2*L*d_h - L*d_nope*s + L*d_nope*_min(W, s + 1) - L*d_nope - L*d_rope*s + L*d_rope*_min(W, s + 1) - L*d_rope - L*d_v*s + L*d_v*_min(W, s + 1) - L*d_v - 2*L_local*d_h*s + 2*L_local*d_h*_min(W, s + 1) - 2*L_local*d_h + L_local*d_nope*s - L_local*d_nope*_min(W, s + 1) + L_local*d_nope + L_local*d_rope*s - L_local*d_rope*_min(W, s + 1) + L_local*d_rope + L_local*d_v*s - L_local*d_v*_min(W, s + 1) + L_local*d_v))
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
         out = out + c*(4*E_s*b*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
@@ -2990,7 +3010,9 @@ def single__flops_decode_per_token__bound(v):
     E_s = v["E_s"]
     L = v["L"]
     L_dense = v["L_dense"]
+    L_local = v["L_local"]
     V = v["V"]
+    W = v["W"]
     b = v["b"]
     d = v["d"]
     d_emb = v["d_emb"]
@@ -3011,6 +3033,7 @@ def single__flops_decode_per_token__bound(v):
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
     sw_mla = v["sw_mla"]
+    sw_mla_expanded = v["sw_mla_expanded"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -3019,6 +3042,8 @@ def single__flops_decode_per_token__bound(v):
     sw_sh_width = v["sw_sh_width"]
     sw_shared = v["sw_shared"]
     sw_shared_gate = v["sw_shared_gate"]
+    sw_window = v["sw_window"]
+    sw_window_all = v["sw_window_all"]
     out = 0
     c = 1
     if c:
@@ -3034,7 +3059,7 @@ def single__flops_decode_per_token__bound(v):
         out = out + c*(2*V*b*d)
     c = sw_mla
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h + 4*L*b*d*d_h*n_kv + 2*L*b*d*d_nope*n_h + 2*L*b*d*d_rope*n_h + 2*L*b*d*d_rope + 2*L*b*d*r_kv + 4*L*b*d_h*n_h*s + 4*L*b*d_h*n_h + 2*L*b*d_nope*n_h*r_kv + 2*L*b*d_nope*n_h*s + 2*L*b*d_nope*n_h + 2*L*b*d_rope*n_h*s + 2*L*b*d_rope*n_h + 2*L*b*d_v*n_h*r_kv + 2*L*b*d_v*n_h*s + 2*L*b*d_v*n_h)
+        out = out + c*(2*L*b*d*d_h*n_h + 4*L*b*d*d_h*n_kv + 2*L*b*d*d_nope*n_h + 2*L*b*d*d_rope*n_h + 2*L*b*d*d_rope + 2*L*b*d*r_kv + 4*L*b*d_h*n_h*s + 4*L*b*d_h*n_h + 2*L*b*d_nope*n_h*r_kv*s + 2*L*b*d_nope*n_h*r_kv + 2*L*b*d_nope*n_h*s + 2*L*b*d_nope*n_h + 2*L*b*d_rope*n_h*s + 2*L*b*d_rope*n_h + 2*L*b*d_v*n_h*r_kv*s + 2*L*b*d_v*n_h*r_kv + 2*L*b*d_v*n_h*s + 2*L*b*d_v*n_h)
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2)
@@ -3047,6 +3072,9 @@ def single__flops_decode_per_token__bound(v):
     c = sw_router**2
     if c:
         out = out + c*(2*E*L*b*d + 2*E*L_dense*b*d + 4*L*b*d*d_ff*k + 4*L_dense*b*d*d_ff*k)
+    c = sw_window
+    if c:
+        out = out + c*(4*L_local*W*b*d_h*n_h)
     c = sw_attn_out*sw_mla
     if c:
         out = out + c*(2*L*b*d*d_h*n_h + 2*L*b*d*d_v*n_h)
@@ -3059,9 +3087,15 @@ def single__flops_decode_per_token__bound(v):
     c = sw_head*sw_proj_emb
     if c:
         out = out + c*(2*V*b*d + 2*V*b*d_emb)
+    c = sw_mla*sw_mla_expanded
+    if c:
+        out = out + c*(2*L*b*d_nope*n_h*r_kv*s + 2*L*b*d_v*n_h*r_kv*s)
     c = sw_mla*sw_q_lora
     if c:
         out = out + c*(2*L*b*d*d_nope*n_h + 2*L*b*d*d_rope*n_h + 2*L*b*d*r_q + 2*L*b*d_nope*n_h*r_q + 2*L*b*d_rope*n_h*r_q)
+    c = sw_mla*sw_window
+    if c:
+        out = out + c*(4*L_local*W*b*d_h*n_h + 2*L_local*W*b*d_nope*n_h + 2*L_local*W*b*d_rope*n_h + 2*L_local*W*b*d_v*n_h)
     c = sw_moe_width*sw_router**2
     if c:
         out = out + c*(4*L*b*d*d_ff*k + 4*L*b*d*d_moe*k + 4*L_dense*b*d*d_ff*k + 4*L_dense*b*d*d_moe*k)
@@ -3071,12 +3105,18 @@ def single__flops_decode_per_token__bound(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(2*L*b*d + 2*L_dense*b*d)
+    c = sw_window*sw_window_all
+    if c:
+        out = out + c*(4*L*W*b*d_h*n_h + 4*L_local*W*b*d_h*n_h)
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(2*L*b*d*d_ff*k + 2*L*b*d*d_moe*k + 2*L_dense*b*d*d_ff*k + 2*L_dense*b*d*d_moe*k)
     c = sw_gated*sw_router**2*sw_shared
     if c:
         out = out + c*(2*E_s*L*b*d*d_ff + 2*E_s*L_dense*b*d*d_ff)
+    c = sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(4*L*W*b*d_h*n_h + 2*L*W*b*d_nope*n_h + 2*L*W*b*d_rope*n_h + 2*L*W*b*d_v*n_h + 4*L_local*W*b*d_h*n_h + 2*L_local*W*b*d_nope*n_h + 2*L_local*W*b*d_rope*n_h + 2*L_local*W*b*d_v*n_h)
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
         out = out + c*(4*E_s*L*b*d*d_ff + 4*E_s*L*b*d*d_moe + 4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_moe)
