@@ -2,17 +2,41 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from importlib import import_module
 
 from .errors import SymcalcError
+from .render.escape import one_line
 
 COMMANDS = ("report", "closed_form", "forms", "derive", "handout", "sweep")
 
 
+def usage_error(message: str) -> SymcalcError:
+    """argparse's message as ``FIELD: RULE`` (the field is the argument, never the program
+    name, which ``main`` prints once)."""
+    m = re.match(r"argument ([^:]+): (.+)$", message, re.S)
+    if m:  # "argument --unit: invalid choice: ..." -> "--unit: invalid choice: ..."
+        return SymcalcError(m[1].split("/")[0], m[2])
+    m = re.match(r"unrecognized arguments: (.*)$", message, re.S)
+    if m:
+        many = " " in m[1].strip()
+        return SymcalcError(m[1] if m[1].strip() else repr(m[1]),
+                            f"{'are not arguments' if many else 'is not an argument'} "
+                                  "of this command (see symcalc COMMAND --help)")
+    m = re.match(r"the following arguments are required: (.+)$", message, re.S)
+    if m:
+        return SymcalcError(m[1], "is required" if "," not in m[1] else "are required")
+    m = re.match(r"ambiguous option: (\S+) could match (.+)$", message, re.S)
+    if m:
+        return SymcalcError(m[1], f"is ambiguous (could be {m[2]})")
+    field, sep, rule = message.partition(": ")
+    return SymcalcError(field, rule) if sep and field and rule else SymcalcError("arguments", message)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, status 2, no usage dump
-        raise SymcalcError(self.prog, message)
+        raise usage_error(message)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -37,11 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser(_module_of(argv)).parse_args(argv)
         if not getattr(args, "func", None):
-            build_parser().print_help()
-            return 2
+            raise SymcalcError("COMMAND", "is required: one of report, presets, closed-form, "
+                                          "forms, derive, handout, sweep (see symcalc --help)")
         return args.func(args)
     except SymcalcError as err:
-        print(f"symcalc: error: {err}", file=sys.stderr)
+        print(f"symcalc: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0

@@ -35,7 +35,9 @@ def run(args) -> int:
         return 0
     if args.model is None:
         raise SymcalcError("MODEL", "is required (a preset, config.json or .toml spec)")
-    spec = resolve(args.model, args.sets)
+    from .common import checked_names
+
+    spec = checked_names([resolve(args.model, args.sets)])[0]
     cf = closed_form(spec, args.quantity, args.assume, options_from(args))
     if args.json:
         print(json.dumps({
@@ -46,7 +48,9 @@ def run(args) -> int:
             "dominant_share": None if cf.dominant_share is None else float(cf.dominant_share),
         }, indent=1))
     else:
-        print(f"{cf.quantity} of {spec.name} (assumptions: {cf.assumption})")
+        from ..render.escape import one_line
+
+        print(f"{cf.quantity} of {one_line(spec.name)} (assumptions: {cf.assumption})")
         print(f"  {cf.expression}")
         if cf.dominant is not None:
             print(f"  dominant term: {cf.dominant}  ({float(cf.dominant_share):.1%} at the model's sizes)")

@@ -39,6 +39,16 @@ def add_workload(p: argparse.ArgumentParser) -> None:
                    help="KV-cache length for decode FLOPs per token (default: seq-len)")
 
 
+def checked_names(specs, latex: bool = False):
+    """The specs, each name refused when longer than the limit for names or (``latex``)
+    holding a character pdflatex cannot set (:func:`symcalc.render.escape.check_text`)."""
+    from ..render.escape import check_text
+
+    for spec in specs:
+        check_text("name", spec.name, latex)
+    return specs
+
+
 def _int(field: str, text):
     from ..errors import SymcalcError
 

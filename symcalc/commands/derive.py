@@ -3,7 +3,7 @@ example of one quantity, every component's formula with its source, the numbers
 substituted, each intermediate value and the total."""
 from __future__ import annotations
 
-from .common import add_model, add_workload, options_from
+from .common import add_model, add_workload, checked_names, options_from
 
 PARAM_UNITS = ("auto", "exact", "K", "M", "B", "T", "yi")
 FLOP_PREFIXES = ("auto", "K", "M", "G", "T", "P", "E")
@@ -51,18 +51,25 @@ def build(args):
     from ..derivations import derive as dv, derive_forms as forms
     from ..inputs.resolver import resolve
 
-    spec = resolve(args.model, args.sets)
+    latex = args.format == "tex"
+    spec = checked_names([resolve(args.model, args.sets)], latex)[0]
     opts = options_from(args)
-    if args.against:
-        return forms.derive_difference(spec, resolve(args.against, args.sets))
-    if args.form:
+    if args.against is not None:  # '' is refused, never ignored
+        if not args.against.strip():
+            from ..errors import SymcalcError
+
+            raise SymcalcError("--against", "must name a model (a preset, config.json or "
+                                            ".toml spec); got ''")
+        other = checked_names([resolve(args.against, args.sets)], latex)[0]
+        return forms.derive_difference(spec, other)
+    if args.form is not None:
         from ..derivations.published import FORMS
         from ..errors import SymcalcError
 
         if args.form not in FORMS:
             raise SymcalcError("--form", f"must be one of {', '.join(FORMS)} (got {args.form!r})")
         return forms.derive_published(args.form, spec, opts)
-    if args.assume:
+    if args.assume is not None:  # assumption() refuses '' naming the sets
         return forms.derive_closed_form(spec, args.assume, args.quantity, opts)
     return dv.derive(spec, args.quantity, opts)
 
@@ -72,6 +79,7 @@ def run(args) -> int:
 
     if args.standalone and args.format != "tex":
         raise SymcalcError("--standalone", "applies only with --format tex")
+    check_output(args.output)
     derivation = build(args)
     units = units_from(args)
     if args.format == "md":
@@ -84,6 +92,44 @@ def run(args) -> int:
         text = derivation_latex(derivation, args.standalone, units, args.template)
     write(text, args.output)
     return 0
+
+
+def check_output(output: str | None, kinds: tuple[str, ...] = ()) -> None:
+    """Refuse a destination that cannot be written, before any work: a name that is only an
+    extension, a folder, a path under a file or a missing folder, a place not writable."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from ..errors import SymcalcError
+
+    if output is None:
+        return
+    out = Path(output)
+    if output.endswith(("/", os.sep)) or out.is_dir():
+        raise SymcalcError("-o", f"{output!r} is a folder; give a file name in it")
+    if kinds and (out.name.lower() in kinds or out.stem.startswith(".") and out.suffix == ""):
+        raise SymcalcError("-o", f"{output!r} is only an extension; give a file name, "
+                                 f"e.g. handout{out.name.lower()}")
+    if kinds and out.suffix.lower() not in kinds:
+        raise SymcalcError("-o", f"must end in {', '.join(kinds[:-1])} or {kinds[-1]} "
+                                 f"(got {output!r})")
+    folder = out.parent
+    for above in [folder, *folder.parents]:
+        if above.exists():
+            if not above.is_dir():
+                raise SymcalcError("-o", f"cannot write {output!r}: {str(above)!r} is a file, "
+                                         "not a folder")
+            break
+    if not folder.is_dir():
+        raise SymcalcError("-o", f"cannot write {output!r}: folder {str(folder)!r} does not exist")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise SymcalcError("-o", f"cannot write {output!r} (permission denied)")
+    try:  # a real probe: permissions, read-only file systems, pseudo-file systems
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".symcalc-probe-"):
+            pass
+    except OSError as err:
+        raise SymcalcError("-o", f"cannot write in {str(folder)!r} ({err.strerror or err})") from None
 
 
 def write(text: str, output: str | None) -> None:

@@ -53,12 +53,13 @@ def evaluate(spec, opts, names=()) -> dict:
 
 
 def _text(data: dict) -> str:
+    from ..render.escape import one_line
     from ..render.numbers import grouped
 
     def num(x):
         return grouped(x) if isinstance(x, int) else x
 
-    lines = [f"published forms for {data['model']} (batch {data['batch']}, "
+    lines = [f"published forms for {one_line(data['model'])} (batch {data['batch']}, "
              f"seq_len {data['seq_len']}); difference = symcalc - published", ""]
     for r in data["forms"]:
         lines += [f"{r['name']}  [{r['citation']}]", f"  {r['description']}  ({r['unit']})",
@@ -74,7 +75,9 @@ def run(args) -> int:
     from ..inputs.resolver import resolve
     from ..derivations.published import _check_single
 
-    spec = resolve(args.model, args.sets)
+    from .common import checked_names
+
+    spec = checked_names([resolve(args.model, args.sets)])[0]
     _check_single(spec)
     data = evaluate(spec, options_from(args), args.form)
     if args.json:

@@ -2,8 +2,8 @@
 handout of one or more models side by side."""
 from __future__ import annotations
 
-from .common import add_model, add_workload, options_from
-from .derive import add_units, units_from, write
+from .common import add_model, add_workload, checked_names, options_from
+from .derive import add_units, check_output, units_from, write
 
 
 def register(sub) -> None:
@@ -26,17 +26,20 @@ def run(args) -> int:
     from ..inputs.resolver import resolve
     from ..render import handout as render
 
+    check_output(args.output, (".md", ".tex", ".pdf"))  # before the (slow) build
     out = Path(args.output)
     kind = out.suffix.lower()
-    if kind not in (".md", ".tex", ".pdf"):
-        raise SymcalcError("-o", f"must end in .md, .tex or .pdf (got {args.output!r})")
     if kind == ".pdf":
         import shutil
 
         if not shutil.which("pdflatex"):
             raise SymcalcError("-o", "PDF output needs pdflatex (not found on PATH); "
                                      "write FILE.tex instead, or install texlive and latexmk")
-    specs = [resolve(m, args.sets) for m in args.model]
+    from ..render.escape import check_text
+
+    if args.title is not None:
+        check_text("--title", args.title, latex=kind != ".md")
+    specs = checked_names([resolve(m, args.sets) for m in args.model], latex=kind != ".md")
     data = handout(specs, args.title, options_from(args))
     units = units_from(args)
     if kind == ".md":

@@ -25,7 +25,9 @@ def run(args) -> int:
     from ..inputs.resolver import resolve
     from ..fast.quick import quick_report
 
-    rep = quick_report(resolve(args.model, args.sets), options_from(args))
+    from .common import checked_names
+
+    rep = quick_report(checked_names([resolve(args.model, args.sets)])[0], options_from(args))
     if args.json:
         print(json.dumps(rep, indent=1))
     else:

@@ -96,8 +96,23 @@ def handout_latex(h: Handout, units: Units = Units(), template: str | None = Non
     return render_user(template, True, h=v) if template else render("handout.tex.j2", h=v)
 
 
+LATEX_TIME_LIMIT = 300  # seconds for one LaTeX run
+
+
+def latex_environment(folder: str) -> dict:
+    """The environment LaTeX runs in: it reads and writes only in ``folder`` and in TeX's own
+    trees (kpathsea ``openin_any=p``/``openout_any=p``: no absolute paths outside
+    ``TEXMFOUTPUT``, no ``..``, no dot files), so a template's ``\\input{/etc/passwd}`` fails."""
+    import os
+
+    return {**os.environ, "openin_any": "p", "openout_any": "p", "TEXMFOUTPUT": folder,
+            "shell_escape": "f"}
+
+
 def compile_pdf(tex: str, output: Path) -> None:
-    """pdflatex (through latexmk when installed) in a scratch directory, shell escape off."""
+    """pdflatex (through latexmk when installed) in a scratch directory, shell escape off,
+    file access restricted to that directory (:func:`latex_environment`). On failure the log
+    is kept next to the output (``output`` with ``.log``) and the first error is named."""
     latexmk, pdflatex = shutil.which("latexmk"), shutil.which("pdflatex")
     if not pdflatex:
         raise SymcalcError("-o", "PDF output needs pdflatex (not found on PATH); "
@@ -112,11 +127,25 @@ def compile_pdf(tex: str, output: Path) -> None:
         else:
             cmd = [pdflatex, "-no-shell-escape", "-interaction=nonstopmode", "-halt-on-error", src.name]
             runs = [cmd, cmd]
+        env = latex_environment(tmp)
         for run in runs:
-            done = subprocess.run(run, cwd=tmp, capture_output=True, text=True, errors="replace")
-            if done.returncode != 0:
-                log = (Path(tmp) / "handout.log")
-                first = next((l for l in (log.read_text(errors="replace").splitlines()
-                                          if log.exists() else []) if l.startswith("!")), "")
-                raise SymcalcError("-o", f"pdflatex failed on the handout ({first or 'see log'})")
+            try:
+                done = subprocess.run(run, cwd=tmp, capture_output=True, text=True,
+                                      errors="replace", env=env, stdin=subprocess.DEVNULL,
+                                      timeout=LATEX_TIME_LIMIT)
+                failed, why = done.returncode != 0, ""
+            except subprocess.TimeoutExpired:
+                failed, why = True, f"took more than {LATEX_TIME_LIMIT} s"
+            if failed:
+                log = Path(tmp) / "handout.log"
+                text = log.read_text(errors="replace") if log.exists() else ""
+                first = next((l for l in text.splitlines() if l.startswith("!")), "")
+                kept = output.with_suffix(".log")
+                try:
+                    kept.write_text(text, encoding="utf-8")
+                    where = f"log: {kept}"
+                except OSError:
+                    where = "no log could be kept"
+                raise SymcalcError("-o", f"pdflatex failed on the handout "
+                                         f"({why or first or 'no error line in the log'}; {where})")
         shutil.copyfile(Path(tmp) / "handout.pdf", output)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .escape import one_line
 from .numbers import bytes_both, grouped, short, si
 
 
@@ -13,7 +14,7 @@ def _rows(rows: list[tuple[str, str]]) -> list[str]:
 
 def report_table(rep: dict[str, Any]) -> str:
     p, f, m = rep["params"], rep["flops"], rep["memory"]
-    lines = [f"model: {rep['model']}", "", "parameters"]
+    lines = [f"model: {one_line(rep['model'])}", "", "parameters"]
     per = p["per_layer"]
     stacks = [k[:-len("/total")] for k in per if k.endswith("/total")]
     if "total" in per:  # a single stack's layer (an MoE stack may add its dense_layer)
@@ -65,7 +66,7 @@ def report_table(rep: dict[str, Any]) -> str:
 def presets_table(presets) -> str:
     rows = []
     for p in presets:
-        rows.append((p.name, f"{grouped(p.expected_total):>16}  {p.description}"))
+        rows.append((one_line(p.name), f"{grouped(p.expected_total):>16}  {one_line(p.description)}"))
         if p.note:
-            rows.append(("", f"{'':>16}  note: {p.note}"))
+            rows.append(("", f"{'':>16}  note: {one_line(p.note)}"))
     return "\n".join(_rows(rows)) + "\n"

@@ -1,0 +1,126 @@
+"""Issue 10, part A: user text (model names, titles) in every output.
+
+Control characters never reach a terminal or a file raw; text pdflatex cannot set is refused
+before LaTeX, naming the field and the character; names and titles have a length limit."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from symcalc.cli import main
+from symcalc.render.escape import TEXT_LIMIT, check_text, latex_text, markdown_text, plain_text
+
+ONE_LINE = re.compile(r"^symcalc: error: [^\n]+: [^\n]+$")
+HOSTILE = "evil\x1b[2J\x1b]0;pwned\x07\x9b31m\u202e\x00\r"
+RAW = ("\x1b", "\x07", "\x9b", "\u202e", "\x00", "\r")
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def refused(capsys, *argv) -> str:
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "", (out, err)
+    assert ONE_LINE.match(err.rstrip("\n")) and err.count("\n") == 1, err
+    return err.rstrip("\n")
+
+
+# item 5: control characters ------------------------------------------------------------------
+
+def test_plain_text_escapes_controls_visibly():
+    assert plain_text("a\x1b[2Jb\tc\nd") == "a\\x1b[2Jb\tc\nd"
+    assert plain_text("\x9b\u202e\udc9b") == "\\x9b\\u202e\\udc9b"
+    assert markdown_text("x\x1by") == "x\\\\x1by"
+
+
+@pytest.mark.parametrize("argv", [
+    ["report", "gpt2"], ["forms", "gpt2"], ["closed-form", "gpt2"],
+    ["derive", "gpt2"], ["derive", "gpt2", "--format", "tex", "--standalone"],
+    ["derive", "gpt2", "--against", "gpt2"],
+])
+def test_no_control_character_reaches_the_terminal(capsys, argv):
+    code, out, err = run(capsys, *argv, "--set", f"name={HOSTILE}")
+    assert code == 0, err
+    assert "evil" in out
+    for ch in RAW:
+        assert ch not in out, repr(ch)
+
+
+@pytest.mark.parametrize("kind", [".md", ".tex"])
+def test_no_control_character_in_a_handout(capsys, tmp_path, kind):
+    out = tmp_path / f"h{kind}"
+    code, _, err = run(capsys, "handout", "gpt2", "--set", f"name={HOSTILE}",
+                       "--title", f"T {HOSTILE}", "-o", out)
+    assert code == 0, err
+    text = out.read_text(encoding="utf-8")
+    assert "evil" in text
+    for ch in RAW:
+        assert ch not in text, repr(ch)
+
+
+def test_no_control_character_in_an_error(capsys):
+    line = refused(capsys, "report", HOSTILE)
+    for ch in RAW:
+        assert ch not in line
+
+
+# item 4: what pdflatex cannot set, and length --------------------------------------------------
+
+UNSETTABLE = ["¥", "¢", "¬", "Α", "ℝ", "ℂ", "ℕ", "∄", "亿", "€"]
+
+
+@pytest.mark.parametrize("ch", UNSETTABLE)
+def test_latex_refuses_unsettable_characters_naming_them(capsys, tmp_path, ch):
+    line = refused(capsys, "derive", "gpt2", "--format", "tex", "--set", f"name=ok {ch} x")
+    assert line == (f"symcalc: error: name: character {ch!r} (U+{ord(ch):04X}) cannot be typeset "
+                    "by pdflatex; write it in ASCII, or use Markdown output")
+    line = refused(capsys, "handout", "gpt2", "--title", f"T{ch}", "-o", tmp_path / "h.tex")
+    assert line.startswith(f"symcalc: error: --title: character {ch!r}")
+    assert not (tmp_path / "h.tex").exists()
+
+
+@pytest.mark.parametrize("ch", UNSETTABLE)
+def test_markdown_keeps_them(capsys, ch):
+    code, out, err = run(capsys, "derive", "gpt2", "--set", f"name=ok {ch} x")
+    assert code == 0 and ch in out
+
+
+def test_latex_maps_what_latexcodec_spells_with_known_commands():
+    assert latex_text("Straße é ΓΔ —") == r"Stra{\ss}e {\'e} {$\Gamma$}{$\Delta$} {---}"
+    for ch in UNSETTABLE:  # never an undefined command in the output
+        assert latex_text(ch) == f"[U+{ord(ch):04X}]"
+
+
+@pytest.mark.parametrize("argv", [
+    ["report", "gpt2"], ["derive", "gpt2"], ["forms", "gpt2"], ["closed-form", "gpt2"],
+])
+def test_long_names_are_refused_with_the_limit(capsys, argv):
+    line = refused(capsys, *argv, "--set", "name=" + "n" * 20_000)
+    assert line == f"symcalc: error: name: is 20,000 characters long; the limit is {TEXT_LIMIT}"
+    code, _, err = run(capsys, *argv, "--set", "name=" + "n" * TEXT_LIMIT)
+    assert code == 0, err
+
+
+def test_long_titles_and_backslashes_are_refused(capsys, tmp_path):
+    line = refused(capsys, "handout", "gpt2", "--title", "\\" * 15_000, "-o", tmp_path / "h.md")
+    assert line.startswith("symcalc: error: --title: is 15,000 characters long")
+    check_text("--title", "\\" * TEXT_LIMIT, latex=True)
+
+
+@pytest.mark.skipif(not shutil.which("pdflatex"), reason="pdflatex not installed")
+def test_accepted_names_compile(capsys, tmp_path):
+    name = "Straße é ΓΔ — " + "\\" * 50 + " {x} $y$ %z"
+    code, out, err = run(capsys, "derive", "gpt2", "--format", "tex", "--standalone",
+                         "--set", f"name={name}")
+    assert code == 0, err
+    (tmp_path / "d.tex").write_text(out, encoding="utf-8")
+    done = subprocess.run(["pdflatex", "-no-shell-escape", "-interaction=nonstopmode",
+                           "-halt-on-error", "d.tex"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:]
