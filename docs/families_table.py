@@ -1,4 +1,4 @@
-"""Regenerate the table of model types in docs/families.md from symcalc/families/*.toml.
+"""Regenerate the table of model types in docs/families.md from symcalc/inputs/families/*.toml.
 
     python docs/families_table.py          # rewrite the table in place
     python docs/families_table.py --check  # exit 1 when the table is stale

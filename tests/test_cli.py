@@ -162,7 +162,7 @@ def test_spec_file_with_set(cli, tmp_path):
 def test_preset_file_is_a_spec_file(cli, tmp_path):
     from importlib import resources
 
-    text = resources.files("symcalc").joinpath("presets/llama-3-8b.toml").read_text()
+    text = resources.files("symcalc").joinpath("inputs/presets/llama-3-8b.toml").read_text()
     (tmp_path / "l3.toml").write_text(text)
     assert cli("report", tmp_path / "l3.toml", "--json").json()["params"]["total"] == 8_030_261_248
 

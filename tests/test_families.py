@@ -18,7 +18,7 @@ from symcalc.errors import SymcalcError
 from symcalc.inputs.hf import spec_from_config
 
 REPO = Path(__file__).resolve().parent.parent
-FAMILY_DIR = REPO / "symcalc" / "families"
+FAMILY_DIR = REPO / "symcalc" / "inputs" / "families"
 DOCS = REPO / "docs" / "families.md"
 SEVEN = ("bert", "gpt2", "llama", "mistral", "qwen2", "mixtral", "t5")
 MISTRAL = (FAMILY_DIR / "mistral.toml").read_text(encoding="utf-8")

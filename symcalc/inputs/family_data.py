@@ -1,4 +1,4 @@
-"""Model families as data: reading ``symcalc/families/<model_type>.toml`` and evaluating
+"""Model families as data: reading ``symcalc/inputs/families/<model_type>.toml`` and evaluating
 the small expressions in it. See docs/families.md for the file format.
 
 A family file maps a Hugging Face ``config.json`` of one ``model_type`` to :class:`Spec`
@@ -27,7 +27,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-FAMILIES_DIR = Path(__file__).parents[1] / "families"
+FAMILIES_DIR = Path(__file__).parent / "families"
 DOCS = "docs/families.md"
 
 TOP_KEYS = ("model_type", "description", "sources", "bare_class", "classes", "defaults",

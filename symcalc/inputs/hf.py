@@ -1,6 +1,6 @@
 """Hugging Face ``config.json`` -> :class:`Spec`, without importing transformers.
 
-What a ``model_type`` means is data: ``symcalc/families/<model_type>.toml`` (see
+What a ``model_type`` means is data: ``symcalc/inputs/families/<model_type>.toml`` (see
 docs/families.md), read by :mod:`symcalc.inputs.family_data` the first time a config.json is
 read. Keys missing from a config take the defaults of transformers' config class (the
 family file's ``[defaults]``). The model class is ``architectures[0]``, or the family's

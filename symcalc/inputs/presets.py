@@ -1,4 +1,4 @@
-"""Named models shipped as data files (``symcalc/presets/*.toml``).
+"""Named models shipped as data files (``symcalc/inputs/presets/*.toml``).
 
 Grammar of a preset file (TOML): top-level ``name``, ``description``, ``source`` (where the
 dimensions come from), ``expected_total`` (the parameter count the source or transformers
@@ -36,7 +36,7 @@ class Preset:
 
 # A plain folder: the presets ship as files inside the package, and importlib.resources
 # (or pathlib) would cost a quick report several ms of imports (tempfile, zipfile, shutil).
-_FOLDER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "presets")
+_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "presets")
 
 
 @lru_cache(maxsize=None)
