@@ -133,7 +133,7 @@ __all__ = [
 
 REPO = Path(__file__).resolve().parent.parent
 FAMILY_CONFIG_DIR = REPO / "tests" / "families"
-FAMILY_FILE_DIR = REPO / "symcalc" / "families"
+FAMILY_FILE_DIR = REPO / "symcalc" / "inputs" / "families"
 
 # The first seven families (the hand-written generated configs below cover exactly these classes).
 SUPPORTED_CLASSES: dict[str, tuple[str, ...]] = {
