@@ -325,9 +325,6 @@ def drawn_config(draw, model_type: str) -> dict:
 DELIBERATE_REFUSALS = {
     "zero shared experts with mlp_bias": "DeepSeek-V2/V3: without shared experts transformers still "
                                          "builds a lone shared down_proj bias that no Spec field models",
-    "biases on the dense and shared MLPs but not on the routed experts":
-        "DeepSeek-V2 mlp_bias: transformers biases the dense and shared MLPs only; no Spec field "
-        "separates them from the routed experts' biases yet",
 }
 
 # Examples per family (a deeper local run: SYMCALC_FAMILY_EXAMPLES=50 pytest -k drawn ...)
