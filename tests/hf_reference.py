@@ -11,7 +11,7 @@ Plain helper module for the symcalc tests (no test functions here).  Given a con
   (every family checked so far), else on CPU with small real weights (see below).
 * ``generated_configs()`` -> 74 tiny deterministic configs of the first seven families;
   ``PRESET_CONFIGS`` -> their real hub configs; ``family_configs()`` -> every
-  ``tests/families/<model_type>/*.json``; ``family_files()`` -> ``symcalc/families/*.toml`` read
+  ``tests/families/<model_type>/*.json``; ``family_files()`` -> ``symcalc/inputs/families/*.toml`` read
   as TOML.
 
 Works for any ``model_type`` transformers knows (verified against transformers 5.24.0 / torch
@@ -21,7 +21,7 @@ stablelm, bloom, mpt, deepseek_v2, deepseek_v3, gpt_oss):
 
 The model
   The class is ``getattr(transformers, architectures[0])``; without ``architectures`` it is the
-  family file's ``bare_class`` (symcalc/families/<model_type>.toml), else the bare class of the
+  family file's ``bare_class`` (symcalc/inputs/families/<model_type>.toml), else the bare class of the
   first seven, else transformers' own ``MODEL_MAPPING_NAMES[model_type]``.  The config is
   ``AutoConfig.for_model(model_type, **keys)`` without the metadata keys (``_DROP_KEYS``: dtype
   keys are dropped so everything is fp32), with ``attn_implementation="eager"`` and
@@ -158,7 +158,7 @@ _META_ERRORS = ("meta tensors", "meta tensor", "on meta", "device='meta'", "'met
 
 
 def family_files() -> dict[str, dict]:
-    """``symcalc/families/<model_type>.toml`` read as TOML, by model_type (empty if none yet)."""
+    """``symcalc/inputs/families/<model_type>.toml`` read as TOML, by model_type (empty if none yet)."""
     out = {}
     for path in sorted(FAMILY_FILE_DIR.glob("*.toml")):
         with path.open("rb") as f:

@@ -7,7 +7,7 @@ flops.forward_matmul == FlopCounterMode (eager attention, experts through exactl
 at (batch, seq) = (2, 7) and (1, 5) (hub configs: (1, 5)).  How transformers is run:
 tests/hf_reference.py.
 
-Coverage rules (a family cannot be added without tests): every ``symcalc/families/*.toml`` has
+Coverage rules (a family cannot be added without tests): every ``symcalc/inputs/families/*.toml`` has
 a tiny test config, and every class in its ``[classes]`` is the class of some config (the tiny
 configs here or, for the first seven families, ``hf_reference.generated_configs()``).  Every
 ``hub-<preset>.json`` names an existing preset whose expected_total is transformers' count and
@@ -80,7 +80,7 @@ def test_config_folders_are_families():
     for cid, cfg in CONFIGS:
         folder = cid.split("/")[0]
         assert cfg.get("model_type") == folder, f"{cid}: model_type {cfg.get('model_type')!r}"
-        assert folder in FAMILY_FILES, f"{cid}: no symcalc/families/{folder}.toml"
+        assert folder in FAMILY_FILES, f"{cid}: no symcalc/inputs/families/{folder}.toml"
 
 
 def _exercised_classes() -> dict[str, set[str]]:
@@ -97,7 +97,7 @@ def _exercised_classes() -> dict[str, set[str]]:
 def test_every_family_file_has_tiny_configs(model_type):
     tiny = [cid for cid, _ in TINY if cid.startswith(model_type + "/")]
     generated = [cid for cid, cfg in H.generated_configs() if cfg["model_type"] == model_type]
-    assert tiny or generated, f"symcalc/families/{model_type}.toml has no tests/families/{model_type}/*.json"
+    assert tiny or generated, f"symcalc/inputs/families/{model_type}.toml has no tests/families/{model_type}/*.json"
 
 
 @pytest.mark.parametrize("model_type", sorted(FAMILY_FILES))
@@ -133,7 +133,7 @@ _NOT_COMPARED = ("name", "source")
 @pytest.mark.parametrize("cid,cfg", HUB, ids=[c for c, _ in HUB])
 def test_hub_config_is_a_preset(cid, cfg):
     name = _hub_preset(cid)
-    assert name in presets.names(), f"{cid}: no symcalc/presets/{name}.toml"
+    assert name in presets.names(), f"{cid}: no symcalc/inputs/presets/{name}.toml"
     preset = presets.load(name)
     assert preset.reference, f"preset {name} has no reference class"
     assert preset.reference in FAMILY_FILES[cfg["model_type"]]["classes"]
