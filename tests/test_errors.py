@@ -148,3 +148,31 @@ def test_every_command_checks_tensor_parallel_heads(command, tmp_path, cli):
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.strip().splitlines() == [run.stderr.strip()] and "tp:" in run.stderr
     assert "Traceback" not in run.stderr and not (tmp_path / "h.md").exists()
+
+
+# Inconsistent MoE and MLA keys in a real config.json (DeepSeek-V3 and Qwen3-MoE hub configs):
+# one line naming the config key and the rule, exit 2 (issue 8).
+_MOE_MLA_CASES = [
+    ("deepseek_v3/hub-deepseek-v3.json", {"num_experts_per_tok": 300}, "num_experts_per_tok (k): top-k"),
+    ("deepseek_v3/hub-deepseek-v3.json", {"kv_lora_rank": 0}, "kv_lora_rank (r_kv): must be a positive"),
+    ("deepseek_v3/hub-deepseek-v3.json", {"q_lora_rank": -3}, "q_lora_rank (r_q): must be a positive"),
+    ("deepseek_v3/hub-deepseek-v3.json", {"qk_rope_head_dim": 1.5}, "qk_rope_head_dim"),
+    ("deepseek_v3/hub-deepseek-v3.json", {"first_k_dense_replace": 99}, "first_k_dense_replace: the leading dense"),
+    ("deepseek_v2/hub-deepseek-v2-lite.json", {"first_k_dense_replace": 28}, "first_k_dense_replace: the leading dense"),
+    ("qwen3_moe/hub-qwen3-30b-a3b.json", {"num_experts_per_tok": 200}, "num_experts_per_tok (k): top-k"),
+    ("qwen3_moe/hub-qwen3-30b-a3b.json", {"moe_intermediate_size": "big"}, "moe_intermediate_size (d_moe)"),
+]
+
+
+@pytest.mark.parametrize("hub,change,message", _MOE_MLA_CASES)
+def test_inconsistent_moe_and_mla_keys(hub, change, message, cli, write_config):
+    import json
+    from pathlib import Path
+
+    cfg = json.loads((Path(__file__).parent / "families" / hub).read_text(encoding="utf-8"))
+    cfg.update(change)
+    run = cli("report", write_config(cfg))
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("symcalc: error: ") and message in lines[0], lines
+    assert "Traceback" not in run.stderr
