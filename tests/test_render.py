@@ -22,6 +22,11 @@ GOLDEN_CASES = [
     ("mistral-7b", "params.total", "md"), ("mistral-7b", "params.total", "tex"),
     ("gpt2", "flops.forward_matmul", "md"), ("t5-small", "params.total", "tex"),
     ("mixtral-8x7b", "params.active", "md"), ("llama-2-7b", "memory.kv_cache_bytes", "tex"),
+    # the components of current models: MLA with dense and MoE layer groups, a mixed
+    # sliding-window cache, biased experts and sinks, OPT's projections
+    ("deepseek-v2-lite", "params.total", "md"), ("deepseek-v3", "memory.kv_cache_bytes", "tex"),
+    ("gemma-2-9b", "memory.kv_cache_bytes", "md"), ("gpt-oss-20b", "params.active", "md"),
+    ("deepseek-v3", "flops.decode_per_token", "md"),
 ]
 
 

@@ -364,6 +364,18 @@ SINGLE_SOURCES = {"flops.decode_per_token": "pope2022", "memory.kv_cache_bytes":
                   "memory.activations_bytes": "korthikanti2022"}
 
 
+def _single_source(spec: Spec, quantity: str) -> str:
+    """The source of a one-formula quantity: the paper of the component that shapes it."""
+    if quantity in ("memory.kv_cache_bytes", "flops.decode_per_token"):
+        if spec.mla:
+            return "deepseek2024"
+        if spec.L_local is not None:
+            return "gemma2024"
+        if spec.W is not None:
+            return "beltagy2020"
+    return SINGLE_SOURCES.get(quantity, "")
+
+
 def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> Derivation:
     letter = "C" if quantity.startswith("flops") else "M"
     if quantity == "flops.decode_per_token" and opts.context:
@@ -372,11 +384,17 @@ def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> De
     if spec.W is not None:
         subs[SIZES["W"].symbol] = sympy.Integer(spec.W)
     expr = simplify(q.expression(quantity, spec, opts))
-    steps, value = chain(Formula(quantity, letter, expr, SINGLE_SOURCES.get(quantity, ""),
+    steps, value = chain(Formula(quantity, letter, expr, _single_source(spec, quantity),
                                  q.QUANTITIES[quantity]), subs)
     conv = {"flops.decode_per_token": ("one new token per sequence; s is the KV-cache length",),
             "memory.kv_cache_bytes": (f"keys and values at {opts.kv_dtype}",),
             "memory.activations_bytes": ("16-bit activations, 1-byte dropout masks",)}[quantity]
+    if spec.mla and quantity in ("memory.kv_cache_bytes", "flops.decode_per_token"):
+        conv += ("MLA cache: " + ("up-projected keys and values (--mla-cache expanded)"
+                                  if opts.mla_cache == "expanded" else
+                                  "the key/value latent and shared rotary key (--mla-cache latent)"),)
+    if spec.W is not None and quantity in ("memory.kv_cache_bytes", "flops.decode_per_token"):
+        conv += (f"{spec.local_layers} of {spec.L} layers slide: at most W tokens each",)
     all_values = dict(values, **({"W": spec.W} if spec.W else {}))
     body = with_sizes([Section("Formula", tuple(steps))], [expr], all_values) + (
         result_section(quantity, letter, value, q.QUANTITIES[quantity]),)
