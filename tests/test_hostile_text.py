@@ -122,5 +122,5 @@ def test_accepted_names_compile(capsys, tmp_path):
     (tmp_path / "d.tex").write_text(out, encoding="utf-8")
     done = subprocess.run(["pdflatex", "-no-shell-escape", "-interaction=nonstopmode",
                            "-halt-on-error", "d.tex"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, errors="replace", timeout=300)
     assert done.returncode == 0, done.stdout[-2000:]

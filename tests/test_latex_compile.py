@@ -96,8 +96,11 @@ def test_handout_pdf(cli, tmp_path):
 
 @needs_tex
 def test_non_ascii_title_compiles(cli, tmp_path):
+    """Latin accents compile under pdflatex; CJK is refused before LaTeX runs (one line)."""
     out = tmp_path / "u.tex"
-    res = cli("handout", "seed-scratch-guide", "--title", "Ünïcode naïve 亿 & co", "-o", out)
+    res = cli("handout", "seed-scratch-guide", "--title", "Ünïcode naïve & co", "-o", out)
     assert res.returncode == 0, res.stderr
     text = compile_tex(out)
-    assert "Ünïcode naïve [U+4EBF] & co" in text
+    assert "Ünïcode naïve & co" in text
+    res = cli("handout", "seed-scratch-guide", "--title", "naïve 亿", "-o", tmp_path / "c.tex")
+    assert res.returncode == 2 and "U+4EBF" in res.stderr and not (tmp_path / "c.tex").exists()
