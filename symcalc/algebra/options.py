@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..errors import SymcalcError
+from .spec import check_limit
 
 CAUSAL = ("full", "half", "exact")
 MLA_CACHE = ("latent", "expanded")
@@ -43,7 +44,8 @@ class Options:
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise SymcalcError(name.replace("_", "-"), f"must be a positive integer (got {value!r})")
+                raise SymcalcError(name.replace("_", "-"), f"must be a positive integer (got {value!r:.60})")
+            check_limit(name.replace("_", "-"), value)
         for name, allowed in (("causal", CAUSAL), ("recompute", RECOMPUTE),
                               ("optimizer", OPTIMIZER_NAMES), ("mla_cache", MLA_CACHE)):
             if getattr(self, name) not in allowed:
@@ -59,10 +61,16 @@ class Options:
         return replace(self, **changes)
 
 
+def _bits(key: str) -> str:
+    """The digits of ``bitsN`` or ``N``: ASCII only (str.isdigit also takes ``²``)."""
+    digits = key[4:] if key.startswith("bits") else key
+    return digits if 0 < len(digits) <= 2 and digits.isascii() and digits.isdigit() else ""
+
+
 def check_dtype(field: str, name: str) -> None:
     key = str(name).strip().lower()
-    digits = key[4:] if key.startswith("bits") else key
-    if key in DTYPES or (digits.isdigit() and 0 < int(digits) <= 64):
+    digits = _bits(key)
+    if key in DTYPES or (digits and 0 < int(digits) <= 64):
         return
     raise SymcalcError(field, f"must be one of {', '.join(DTYPES)} or a bit width like bits3 "
                               f"(got {name!r})")
@@ -73,8 +81,7 @@ def dtype_fraction(name: str) -> tuple[int, int]:
     key = str(name).strip().lower()
     if key in DTYPE_BYTES:
         return DTYPE_BYTES[key]
-    digits = key[4:] if key.startswith("bits") else key
-    return int(digits), 8
+    return int(_bits(key)), 8
 
 
 DEFAULT_SEQ_LEN = 2048

@@ -7,6 +7,7 @@ the field and the rule it broke.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Optional
 
@@ -23,6 +24,18 @@ PROJECTIONS = ("q", "k", "v", "o")
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb")
 COUNT_FIELDS = ("L_dense", "L_local")  # layer counts that may be zero
+FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
+               "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
+               "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
+               "qk_norm_bias", "router_bias", "sinks")
+# Every size, count and workload number is at most this: far above any real model (10^15
+# tokens, widths or layers), low enough that every quantity (a product of a few sizes) stays
+# far below float's 1.8e308 and json's 4,300-digit limit when rendered.
+SIZE_LIMIT = 10**15
+SIZE_LIMIT_TEXT = "10**15"
+# An integer as typed: digits, or groups of three digits after the first 1-3 separated by
+# one kind of thousands separator (3200, 3_200, 3,200; not 3,2 or 32_00).
+_INT_TEXT = re.compile(r"[0-9]+|[0-9]{1,3}(?:_[0-9]{3})+|[0-9]{1,3}(?:,[0-9]{3})+")
 MLA_FIELDS = ("r_kv", "d_nope", "d_rope", "d_v")
 
 
@@ -142,12 +155,40 @@ def parse_bias(text: str) -> frozenset[str]:
 
 
 def _positive_int(field: str, value: Any) -> int:
+    """A size: an int (never a float, even 2.0, nor a bool), 1 to SIZE_LIMIT."""
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer() and value > 0:
-            return int(value)
-        raise SymcalcError(field, f"must be a positive integer (got {value!r})")
+        raise SymcalcError(field, f"must be a positive integer (got {value!r:.60})")
     if value <= 0:
         raise SymcalcError(field, f"must be a positive integer (got {value})")
+    check_limit(field, value)
+    return value
+
+
+def check_limit(field: str, value: int) -> None:
+    """Refuse a number over SIZE_LIMIT (shown by its digit count when huge)."""
+    if value > SIZE_LIMIT:
+        shown = f"{value:,}" if value < 10**30 else \
+            f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+        raise SymcalcError(field, f"must be at most {SIZE_LIMIT_TEXT} (got {shown})")
+
+
+def parse_int(field: str, text: Any, zero: bool = False) -> int:
+    """A number as typed on the command line or in a CSV cell: ASCII digits, optionally
+    grouped by threes with ``_`` or ``,`` (``3200``, ``3_200``, ``3,200``; never ``3,2``),
+    positive (or zero when ``zero``), at most SIZE_LIMIT."""
+    raw = str(text).strip()
+    what = "a whole number, zero or more" if zero else "a positive integer"
+    if not _INT_TEXT.fullmatch(raw):
+        raise SymcalcError(field, f"must be {what}, digits optionally grouped by threes "
+                                  f"with _ or , (got {raw!r:.60})")
+    digits = raw.replace("_", "").replace(",", "").lstrip("0") or "0"
+    if len(digits) > len(str(SIZE_LIMIT)):  # before int(): Python refuses over 4,300 digits
+        raise SymcalcError(field, f"must be at most {SIZE_LIMIT_TEXT} (got a number of "
+                                  f"{len(digits):,} digits)")
+    value = int(digits)
+    if value == 0 and not zero:
+        raise SymcalcError(field, f"must be a positive integer (got {raw!r})")
+    check_limit(field, value)
     return value
 
 
@@ -165,7 +206,8 @@ def _flag(field: str, value: Any) -> bool:
 
 def _count(field: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SymcalcError(field, f"must be a whole number, zero or more (got {value!r})")
+        raise SymcalcError(field, f"must be a whole number, zero or more (got {value!r:.60})")
+    check_limit(field, value)
     return value
 
 
@@ -220,10 +262,7 @@ def make_spec(**values: Any) -> Spec:
     _choice("head", v.get("head", "tied"), HEADS)
     _choice("position", v.get("position", "none"), POSITIONS)
     _choice("qk_norm", v.get("qk_norm", "none"), QK_NORMS)
-    for f in ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
-              "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
-              "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias", "qk_norm_bias",
-              "router_bias", "sinks"):
+    for f in FLAG_FIELDS:
         if f in v:
             _flag(f, v[f])
     parse_bias(v.get("attention_bias", "none"))
@@ -293,17 +332,18 @@ def with_overrides(spec: Spec, overrides: dict[str, Any]) -> Spec:
 
 
 def coerce_text(key: str, text: str) -> Any:
-    """Turn the text of ``--set key=value`` into the field's type."""
-    if key in SIZE_FIELDS:
-        try:
-            return int(text.replace("_", "").replace(",", ""))
-        except ValueError:
-            raise SymcalcError(f"--set {key}", f"must be a positive integer (got {text!r})") from None
-    lowered = text.strip().lower()
-    if lowered in ("true", "yes", "on", "1"):
-        return True if key not in ("attention_bias",) else text
-    if lowered in ("false", "no", "off", "0"):
-        return False if key not in ("attention_bias",) else text
+    """Turn the text of ``--set key=value`` into the field's type: sizes and counts are
+    integers (:func:`parse_int`), switches true/false (also yes/no, on/off, 1/0), and every
+    other field -- a name, a source, a choice -- is the text as typed, whatever it looks like."""
+    if key in SIZE_FIELDS or key in COUNT_FIELDS:
+        return parse_int(f"--set {key}", text, zero=True)  # make_spec refuses 0 for a size
+    if key in FLAG_FIELDS:
+        lowered = text.strip().lower()
+        if lowered in ("true", "yes", "on", "1"):
+            return True
+        if lowered in ("false", "no", "off", "0"):
+            return False
+        raise SymcalcError(f"--set {key}", f"must be true or false (got {text!r:.60})")
     return text
 
 

@@ -49,15 +49,13 @@ def checked_names(specs, latex: bool = False):
     return specs
 
 
-def _int(field: str, text):
-    from ..errors import SymcalcError
+def _int(field: str, text, zero: bool = False):
+    """An option's number (``3200``, ``3_200``, ``3,200``; not ``3,2``), at most 10**15."""
+    from ..algebra.spec import parse_int
 
     if text is None:
         return None
-    try:
-        return int(str(text).replace("_", "").replace(",", ""))
-    except ValueError:
-        raise SymcalcError(field, f"must be a positive integer (got {text!r})") from None
+    return parse_int(field, text, zero=zero)
 
 
 def options_from(args: argparse.Namespace) -> Options:
@@ -65,7 +63,7 @@ def options_from(args: argparse.Namespace) -> Options:
         batch=_int("batch", args.batch), seq_len=_int("seq-len", args.seq_len),
         dec_seq_len=_int("dec-seq-len", args.dec_seq_len), dtype=args.dtype,
         kv_dtype=args.kv_dtype, mla_cache=args.mla_cache, causal=args.causal, macs=args.macs, nonmatmul=args.nonmatmul,
-        recompute=args.recompute, optimizer=args.optimizer, zero=_int("zero", args.zero),
+        recompute=args.recompute, optimizer=args.optimizer, zero=_int("zero", args.zero, zero=True),
         dp=_int("dp", args.dp), tp=_int("tp", args.tp), sequence_parallel=args.sequence_parallel,
         context=_int("context", args.context),
     ).checked()

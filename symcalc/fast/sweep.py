@@ -29,12 +29,19 @@ from typing import Any, Iterable, Optional, Union
 from . import quick
 from ..errors import SymcalcError
 from ..algebra.options import DEFAULT_SEQ_LEN, Options, heads_split_badly
-from ..algebra.spec import SIZE_FIELDS, Spec
+import re
+
+from ..algebra.spec import SIZE_FIELDS, Spec, check_limit, parse_int
+
+_GRID_INT = re.compile(r"-?[0-9]+|[0-9]{1,3}(?:_[0-9]{3})+")  # the list separator is ","
 
 WORKLOAD_KEYS = {"batch": "b", "seq_len": "s", "dec_seq_len": "s_dec"}
 GRID_KEYS = SIZE_FIELDS + tuple(WORKLOAD_KEYS)
 INT64_MAX = 2**63 - 1
 NUMBERS = ("int64", "exact", "float")
+# A sweep evaluates at most this many points (grid: the product of the axis lengths; table:
+# the rows), refused before anything is allocated: 10^7 points are 80 MB per int64 column.
+POINT_LIMIT = 10**7
 
 
 def _numpy():
@@ -86,16 +93,20 @@ def parse_values(name: str, text: str) -> list[int]:
     for part in str(text).replace(" ", "").split(","):
         if not part:
             continue
-        try:
-            nums = [int(x.replace("_", "")) for x in part.split(":")]
-        except ValueError:
+        pieces = part.split(":")
+        if any(not _GRID_INT.fullmatch(x) for x in pieces):
             raise SymcalcError(f"--grid {name}", f"values must be integers like 512,1024 or "
-                                                 f"512:4096:512 (got {part!r})") from None
+                                                 f"512:4096:512 (got {part!r:.60})")
+        nums = [parse_int(f"--grid {name}", x, zero=True) for x in pieces]
         if len(nums) == 1:
             out.append(nums[0])
         elif len(nums) in (2, 3) and (len(nums) == 2 or nums[2] > 0):
             start, stop, step = nums[0], nums[1], nums[2] if len(nums) == 3 else 1
-            out.extend(range(start, stop + 1, step))
+            values = range(start, stop + 1, step)
+            if len(out) + len(values) > POINT_LIMIT:
+                raise SymcalcError(f"--grid {name}", f"has {len(out) + len(values):,} values; "
+                                                     f"a sweep has at most {POINT_LIMIT:,} points")
+            out.extend(values)
         else:
             raise SymcalcError(f"--grid {name}", f"a range is start:stop:step with step > 0 "
                                                  f"(got {part!r})")
@@ -126,7 +137,28 @@ def _column(np, key: str, values) -> Any:
         arr = np.asarray([int(x) for x in arr.tolist()], dtype=object)
     if (arr <= 0).any():
         raise SymcalcError(f"--grid {key}", f"values must be positive integers (got {arr[arr <= 0][0]})")
+    check_limit(f"--grid {key}", int(arr.max()))
     return arr
+
+
+def _check_points(given: dict[str, Any], product: bool) -> None:
+    """Refuse a grid or table of more than POINT_LIMIT points before allocating any."""
+    lengths = []
+    for key, vals in given.items():
+        try:
+            lengths.append(len(vals))
+        except TypeError:
+            raise SymcalcError(f"--grid {key}", "needs a list of values") from None
+    if not lengths:
+        raise SymcalcError("sweep", "needs at least one grid key or table column")
+    points = 1
+    for n in lengths:
+        points = points * n if product else max(points, n)
+    if points > POINT_LIMIT:
+        what = " x ".join(f"{n:,}" for n in lengths) + " = " if product and len(lengths) > 1 else ""
+        raise SymcalcError("--grid" if product else "table",
+                           f"has {what}{points:,} points; a sweep evaluates at most "
+                           f"{POINT_LIMIT:,} points")
 
 
 def _cartesian(np, columns: dict[str, Any]) -> dict[str, Any]:
@@ -224,26 +256,29 @@ def _flat(np, arr, shape: tuple[int, ...]):
 
 def load_table(path: Union[str, Path]) -> dict[str, list[int]]:
     """A CSV file whose header names grid keys; one configuration per row."""
+    import io
+
+    from ..inputs.files import label_of, read_text
+
     path = Path(path)
+    text = read_text(path, label_of(path))  # a regular UTF-8 file of at most 4 MiB
     try:
-        with path.open(newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except OSError as err:
-        raise SymcalcError(str(path), f"cannot be read ({err.strerror or err})") from None
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as err:  # a field over csv's limit, a NUL, a bad quote
+        raise SymcalcError(path.name, f"is not a valid CSV table ({err})") from None
     if len(rows) < 2:
         raise SymcalcError(path.name, "needs a header of grid keys and at least one row")
     header = [h.strip() for h in rows[0]]
+    twice = [h for i, h in enumerate(header) if h in header[:i]]
+    if twice:
+        raise SymcalcError(f"{path.name} header", f"names the column {twice[0]!r:.60} twice")
     cols: dict[str, list[int]] = {h: [] for h in header}
     for line, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             raise SymcalcError(f"{path.name} line {line}", f"has {len(row)} values, "
                                                            f"the header {len(header)}")
-        for h, text in zip(header, row):
-            try:
-                cols[h].append(int(text.strip().replace("_", "")))
-            except ValueError:
-                raise SymcalcError(f"{path.name} line {line} {h}",
-                                   f"must be a positive integer (got {text!r})") from None
+        for h, cell in zip(header, row):
+            cols[h].append(parse_int(f"{path.name} line {line} {h}", cell))
     return cols
 
 
@@ -269,6 +304,7 @@ def sweep(model: Union[str, Spec], grid: Optional[dict[str, Any]] = None,
     if (grid is None) == (table is None):
         raise SymcalcError("sweep", "give either a grid or a table of configurations")
     given = load_table(table) if isinstance(table, (str, Path)) else (grid or table)
+    _check_points(given, table is None)
     cols = {_check_key(spec, k): _column(np, k, vals) for k, vals in given.items()}
     if table is not None:
         if len({len(c) for c in cols.values()}) > 1:

@@ -387,10 +387,9 @@ def _both(fixed: dict, spec: dict, prefix: str, where: str) -> None:
 
 def parse_family(text: str, label: str, stem: str) -> Family:
     """One family file's text -> :class:`Family`; ``label`` names the file in errors."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise SymcalcError(label, f"is not valid TOML ({err})") from None
+    from .files import parse_toml
+
+    raw = parse_toml(text, label)
     unknown = [k for k in raw if k not in TOP_KEYS]
     if unknown:
         raise SymcalcError(label, f"{unknown[0]}: is not a family-file key "
@@ -484,10 +483,9 @@ def load_family(model_type: str, folder: str | None = None) -> Family:
     base = Path(folder) if folder is not None else FAMILIES_DIR
     path = base / f"{model_type}.toml"
     label = f"{base.name}/{path.name}"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise SymcalcError(label, f"cannot be read ({err.strerror or err})") from None
+    from .files import read_text
+
+    text = read_text(path, label)
     return parse_family(text, label, model_type)
 
 

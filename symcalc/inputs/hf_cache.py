@@ -50,9 +50,11 @@ def cached_config(repo_id: str) -> Path:
 
 
 def _from_ref(folder: Path) -> Path | None:
+    from .files import read_text
+
     try:
-        commit = (folder / "refs" / "main").read_text(encoding="utf-8").strip()
-    except OSError:
+        commit = read_text(folder / "refs" / "main", limit=4096).strip()
+    except SymcalcError:  # missing, not a regular file, too large, not UTF-8
         return None
     if not commit or "/" in commit or commit in (".", ".."):
         return None

@@ -16,11 +16,6 @@ from typing import Optional
 
 from ..algebra.spec import Spec, make_spec
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 
 @dataclass(frozen=True)
 class Preset:
@@ -50,8 +45,9 @@ def exists(name: str) -> bool:
 
 @lru_cache(maxsize=None)
 def load(name: str) -> Preset:
-    with open(os.path.join(_FOLDER, f"{name}.toml"), encoding="utf-8") as f:
-        data = tomllib.loads(f.read())
+    from .files import read_toml
+
+    data = read_toml(os.path.join(_FOLDER, f"{name}.toml"), f"presets/{name}.toml")
     spec = make_spec(name=data["name"], source=data["source"], **data["spec"])
     return Preset(name=data["name"], description=data["description"], source=data["source"],
                   expected_total=data["expected_total"], spec=spec,

@@ -30,6 +30,7 @@ def resolve(model: str, sets: Iterable[str] = ()) -> Spec:
     from pathlib import Path  # not for presets: pathlib costs their quick report 3 ms
 
     path = Path(model)
+    _check_path(model)
     if not path.exists() and _is_repo_id(model):  # owner/name: the local Hugging Face cache
         from .hf_cache import cached_config
 
@@ -48,6 +49,24 @@ def resolve(model: str, sets: Iterable[str] = ()) -> Spec:
                                     "a config.json, a folder with one, a Hugging Face repo "
                                     "owner/name in the local cache, or a .toml spec file")
     return _with_sets(spec, sets)
+
+
+def _check_path(model: str) -> None:
+    """A MODEL that cannot be a path at all (a name over the file-name limit, a NUL
+    character) is refused here, before pathlib's checks raise."""
+    import errno
+    import os
+
+    try:
+        os.stat(model)
+    except ValueError:
+        raise SymcalcError("MODEL", "is not a preset, and as a path it holds a NUL "
+                                    "character") from None
+    except OSError as err:
+        if err.errno == errno.ENAMETOOLONG:
+            raise SymcalcError("MODEL", f"is not a preset, and as a path its name is longer "
+                                        f"than the system allows ({len(model)} characters; "
+                                        "File name too long)") from None
 
 
 def _is_repo_id(model: str) -> bool:

@@ -9,22 +9,20 @@ from ..errors import SymcalcError
 if TYPE_CHECKING:
     from pathlib import Path  # not imported: pathlib costs a preset's quick report 3 ms
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 
 def load_spec_file(path: Path) -> Spec:
     """A symcalc spec file: TOML whose keys are :class:`Spec` fields (``name`` defaults to
     the file name). A ``[spec]`` table is read too, so preset files are spec files."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise SymcalcError(str(path), f"cannot be read ({err.strerror or err})") from None
-    except tomllib.TOMLDecodeError as err:
-        raise SymcalcError(path.name, f"is not valid TOML ({err})") from None
-    fields = dict(data.get("spec", data))
+    from .files import label_of, parse_toml, read_text
+
+    data = parse_toml(read_text(path, label_of(path)), path.name)
+    table = data.get("spec", data)
+    if not isinstance(table, dict):  # `spec = 5`, `spec = "abc"`, `[[spec]]`
+        kind = ("an array" if isinstance(table, list)
+                else f"{type(table).__name__} {table!r:.40}")
+        raise SymcalcError(f"{path.name}: spec", f"must be a table of spec fields ([spec]), "
+                                                 f"not {kind}")
+    fields = dict(table)
     fields.pop("spec", None)
     for meta in ("description", "expected_total", "expected_active", "reference", "seed"):
         fields.pop(meta, None)
