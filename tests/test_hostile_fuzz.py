@@ -1,4 +1,4 @@
-"""Issue 10, part A: the command line under generated input, in-process.
+"""Issue 10, parts A and B: the command line under generated input, in-process.
 
 Every run ends with exit status 0, or exit status 2 and exactly one line on stderr,
 ``symcalc: error: FIELD: RULE`` -- never a traceback, never another status. PDF builds are
@@ -32,10 +32,8 @@ text = st.text(alphabet=st.sampled_from(
     ["\n", "\t", "\r", "\x00", "\x1b", "\x07", "\x9b", "\u202e", "é", "ß", "Γ", "¥", "ℝ", "亿",
      "\u2028"]), max_size=30)
 number = st.one_of(st.integers(-3, 5000).map(str), st.sampled_from(
-    ["1_024", "0", "-1", "1.5", "1e3", "abc", "", " 7 ", "2,048"]))
-# part B (--dtype parsing): `--dtype ²` / `--kv-dtype bits¹` end in a traceback (str.isdigit
-# accepts superscripts, int() does not), so no superscript digit is generated; part B adds
-# "²" and "bits¹" to the values of `workload` below.
+    ["1_024", "0", "-1", "1.5", "1e3", "abc", "", " 7 ", "2,048", "3,2", "32_00", "１２",
+     "²", "1" + "0" * 15, "1" + "0" * 16, "9" * 200, "9" * 5000, "2.0", "inf", "+3"]))
 value = st.one_of(number, text)
 
 
@@ -43,8 +41,8 @@ def _set_item(key: str, val: str) -> str:
     return f"{key}={val}"
 
 
-# `--set L=3,2` (read as 32) and `--set name=1` exit 0 today: silent acceptance that this
-# fuzz cannot tell from right; part B's own tests cover them.
+# `--set L=3,2` and `--set name=1` (once read as 32 and True) are covered by
+# tests/test_hostile_inputs.py; here they only must not end in a traceback.
 set_item = st.builds(_set_item, st.sampled_from(SET_KEYS), value)
 
 config_value = st.one_of(st.integers(-2, 4096), st.booleans(), st.none(), text,
@@ -57,14 +55,30 @@ config = st.dictionaries(st.sampled_from(
      "hidden_act", "max_position_embeddings"]), config_value, max_size=8)
 config = st.one_of(config, st.builds(lambda c: {"model_type": "llama", **c}, config))
 
-# part B (spec files): a top-level `spec = 5`, `spec = [1]` or `spec = "abc"` ends in a
-# traceback (TypeError / ValueError in inputs/spec_file.py), so no `spec` key is generated;
-# part B adds "spec" back to this list.
 toml_line = st.builds(lambda k, v: f"{k} = {v}", st.sampled_from(
-    ["family", "L", "d", "n_h", "n_kv", "d_ff", "V", "name", "ffn"]), st.one_of(
+    ["family", "L", "d", "n_h", "n_kv", "d_ff", "V", "name", "ffn", "spec"]), st.one_of(
     st.integers(-2, 4096).map(str), st.sampled_from(['"decoder"', '"encoder"', '"gated"',
-                                                      '"x"', "true", "[1]", '"é¥"'])))
-toml = st.lists(toml_line, max_size=8).map("\n".join)
+                                                      '"x"', "true", "[1]", '"é¥"', "5",
+                                                      '"abc"', "2.0", "1e30", "inf",
+                                                      "9" * 30, "9" * 5000, "{}",
+                                                      "[[1]]", "[" * 200 + "]" * 200])))
+toml = st.one_of(st.lists(toml_line, max_size=8).map("\n".join),
+                 st.sampled_from(["[[spec]]\nfamily = \"decoder\"\nL = 2", "x = " + "[" * 100_000,
+                                  "[spec]\nL = 2.0\nd = 64\nn_h = 4\nd_ff = 256\nV = 9\n"
+                                  "family = \"decoder\""]))
+# raw bytes for a config.json, .toml or CSV: not UTF-8, NULs, nesting 100,000 deep, huge
+# integers, a field over the csv module's limit
+raw_file = st.one_of(st.binary(max_size=40), st.sampled_from(
+    [b"\xff\xfe{}", b'{"model_type": "gpt2"\xff}', b"[" * 100_000, b'{"a":' * 100_000,
+     b'{"model_type": "gpt2", "n_layer": 2.0}', b'{"model_type": "gpt2", "n_embd": '
+     + b"9" * 5000 + b"}", b'{"model_type": "gpt2", "n_layer": 1e400}']))
+csv_table = st.one_of(
+    st.builds(lambda h, rows: ",".join(h) + "\n" + "\n".join(",".join(r) for r in rows),
+              st.lists(st.sampled_from(["L", "d", "n_h", "V", "batch", "x", ""]), min_size=1,
+                       max_size=3),
+              st.lists(st.lists(number, min_size=1, max_size=3), max_size=3)).map(str.encode),
+    st.sampled_from([b"L,L\n1,2\n", b"L\n\xff\n", b'L\n"' + b"1" * 200_000 + b'"\n',
+                     b"L\n1\x002\n", b"L\n" + b"1\n" * 3]), raw_file)
 
 template = st.one_of(
     st.sampled_from(["{{ v.title }}", "{{ h.title }}", "{{ 1/0 }}", "{% include 'nope' %}",
@@ -78,7 +92,8 @@ workload = st.lists(st.tuples(st.sampled_from(
     ["--batch", "--seq-len", "--context", "--zero", "--tp", "--dp", "--dtype", "--kv-dtype",
      "--causal", "--optimizer", "--recompute", "--mla-cache"]),
     st.one_of(number, st.sampled_from(["bf16", "fp8", "int4", "bits3", "full", "adam",
-                                       "selective", "latent", "bogus", ""]))),
+                                       "selective", "latent", "bogus", "", "²", "bits¹",
+                                       "bits٣"]))),
     max_size=3)
 
 
@@ -87,7 +102,7 @@ def invocation(draw):
     command = draw(st.sampled_from(["report", "forms", "closed-form", "derive", "handout",
                                     "sweep", "presets", "nonsense"]))
     model_kind = draw(st.sampled_from(["preset", "preset", "preset", "garbage", "config",
-                                       "toml"]))
+                                       "toml", "raw-json", "raw-toml", "long"]))
     files: dict[str, str | bytes] = {}
     if model_kind == "preset":
         model = draw(st.sampled_from(PRESETS))
@@ -96,9 +111,17 @@ def invocation(draw):
     elif model_kind == "config":
         files["m/config.json"] = json.dumps(draw(config))
         model = "@m/config.json"
-    else:
+    elif model_kind == "toml":
         files["spec.toml"] = draw(toml)
         model = "@spec.toml"
+    elif model_kind == "raw-json":
+        files["m/config.json"] = draw(raw_file)
+        model = draw(st.sampled_from(["@m/config.json", "@m"]))
+    elif model_kind == "raw-toml":
+        files["spec.toml"] = draw(raw_file)
+        model = "@spec.toml"
+    else:  # longer than a file name may be
+        model = "a" * 300 + draw(st.sampled_from(["", ".json", ".toml"]))
     argv = [command, model] if command != "presets" else [command]
     for _ in range(draw(st.integers(0, 2))):
         argv += ["--set", draw(set_item)]
@@ -122,8 +145,15 @@ def invocation(draw):
         if draw(st.booleans()):
             argv += ["--title", draw(text)]
     if command == "sweep":
-        argv += ["--grid", draw(st.sampled_from(["L=1,2", "L=1:4:1", "d=64,128", "L=",
-                                                 "x=1", "L=0", "batch=1,2"]))]
+        if draw(st.integers(0, 3)) == 0:
+            files["t.csv"] = draw(csv_table)
+            argv += ["--table", "@t.csv"]
+        else:
+            argv += ["--grid", draw(st.sampled_from(
+                ["L=1,2", "L=1:4:1", "d=64,128", "L=", "x=1", "L=0", "batch=1,2",
+                 "L=1:1000000000", "V=1" + "0" * 16, "L=1_0", "d=1_024", "V=" + "9" * 5000]))]
+            if draw(st.integers(0, 5)) == 0:
+                argv += ["--grid", "d=1:100000", "--grid", "V=1:100000"]
     if command in ("derive", "handout") and draw(st.integers(0, 2)) > 0:
         files["t/user.j2"] = draw(template)
         files["t/self.j2"] = "{% include 'self.j2' %}"
