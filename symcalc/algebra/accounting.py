@@ -20,7 +20,7 @@ import sympy
 
 from . import components as c
 from .breakdown import Breakdown, Leaf
-from .spec import Spec, switch_values
+from .spec import Spec, layer_views, switch_values
 from .symbols import ALL, SIZES, L, L_dec, L_dense, L_local
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "head/weight")
@@ -117,10 +117,7 @@ def shape_layers(shape: str) -> dict[str, tuple[sympy.Symbol, Breakdown]]:
 
 def layer_prefixes(spec: Spec) -> list[str]:
     """The per-layer views that apply to ``spec``."""
-    out = list(shape_layers(spec.shape))
-    if not (spec.moe and spec.dense_layers):
-        out = [p for p in out if p != "dense_layer"]
-    return out
+    return layer_views(shape_layers(spec.shape), spec)
 
 
 @lru_cache(maxsize=None)

@@ -396,6 +396,13 @@ def switch_values(spec: Spec) -> dict[str, int]:
     }
 
 
+def layer_views(prefixes, spec: Spec) -> list[str]:
+    """The per-layer views of ``prefixes`` that apply to ``spec``: ``dense_layer`` only for
+    an MoE stack that has dense layers (shared by the sympy and the generated reports)."""
+    keep_dense = spec.moe and spec.dense_layers
+    return [p for p in prefixes if keep_dense or p != "dense_layer"]
+
+
 def size_values(spec: Spec) -> dict[str, int]:
     """Values for every size symbol of the spec's shape; sizes that do not apply get 1
     (they only ever appear multiplied by a switch that is off)."""

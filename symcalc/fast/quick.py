@@ -13,7 +13,7 @@ from . import _generated as gen
 from ..algebra.breakdown import Breakdown, Leaf
 from ..errors import SymcalcError
 from ..algebra.options import Options, convention_switches, dtype_fraction, seq_len_of, workload_values
-from ..algebra.spec import Spec, size_values, switch_values
+from ..algebra.spec import Spec, layer_views, size_values, switch_values
 
 QUANTITIES = gen.QUANTITIES
 
@@ -139,9 +139,7 @@ class Numbers:
     def layer_prefixes(self) -> list[str]:
         out = [k.split(":", 1)[1] for (sh, k) in gen.LEAVES
                if sh == self.shape and k.startswith("layer:")]
-        if not (self.spec.moe and self.spec.dense_layers):  # as accounting.layer_prefixes
-            out = [p for p in out if p != "dense_layer"]
-        return out
+        return layer_views(out, self.spec)
 
 
 def params_report(spec: Spec, src, v: dict[str, int]) -> dict[str, Any]:

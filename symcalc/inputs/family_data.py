@@ -22,11 +22,6 @@ from typing import Any, Callable
 from ..errors import SymcalcError
 from ..algebra.spec import FIELD_NAMES
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 FAMILIES_DIR = Path(__file__).parent / "families"
 DOCS = "docs/families.md"
 
