@@ -84,6 +84,18 @@ def ev(text: str, config: dict | None = None, defaults: dict | None = None):
     ("any(f, g)", {"f": False}, False),
     ("f or g", {"f": False, "g": True}, False),  # or is not boolean: f is not null
     ("any(a == null, a == 3)", {"a": 3}, True),
+    # nested access: a constant key into an object, a constant index into a list
+    ("c['num_heads']", {"c": {"num_heads": 8}}, 8),
+    ("c['num_heads']", {"c": {}}, None),            # absent member: null
+    ("c['num_heads']", {}, None),                   # absent object: null
+    ("c['num_heads']", {"c": None}, None),          # explicit null object: null
+    ("c['a']['b']", {"c": {"a": {"b": 2}}}, 2),
+    ("c['a']['b']", {"c": {"a": None}}, None),
+    ("c['x'] or 4", {"c": {"x": None}}, 4),
+    ("r['type'] == 'yarn'", {"r": {"type": "yarn"}}, True),
+    ("t[0]", {"t": ["full", "sliding"]}, "full"),
+    ("t[2]", {"t": ["full", "sliding"]}, None),     # past the end: null
+    ("len(c['l'])", {"c": {"l": [1, 2]}}, 2),
 ])
 def test_expressions(text, config, want):
     assert ev(text, config) == want
@@ -100,6 +112,14 @@ def test_names_are_the_config_keys_read():
     expr = fd.parse_expression("count(layer_types, 'x') if max(a, b) > 0 else c or null",
                                "f", "k")
     assert expr.names == {"layer_types", "a", "b", "c"}
+    nested = fd.parse_expression("linear_attn_config['num_heads'] or rope_scaling['type']", "f", "k")
+    assert nested.names == {"linear_attn_config", "rope_scaling"}
+
+
+def test_nested_defaults_come_from_the_family():
+    """A nested object absent from the file is the [defaults] one (whole, not merged)."""
+    assert ev("c['n']", {}, {"c": {"n": 4}}) == 4
+    assert ev("c['n']", {"c": {"m": 1}}, {"c": {"n": 4}}) is None
 
 
 @pytest.mark.parametrize("text,config,key,rule", [
@@ -116,6 +136,13 @@ def test_names_are_the_config_keys_read():
      "must be a positive integer (got 0; in sparse_layers())"),
     ("a < 3", {"a": "x"}, "a", "cannot be compared in 'a < 3' (got 'x')"),
     ("any(f, true)", {"f": 2}, "f", "must be true or false (got 2; in any())"),
+    # nested values are named by their path
+    ("c['n'] + 1", {"c": {"n": "x"}}, "c.n", "must be a number (got 'x'; in \"c['n'] + 1\")"),
+    ("c['a']['n'] * 2", {"c": {"a": {}}}, "c.a.n",
+     "must be a number (got None; in \"c['a']['n'] * 2\")"),
+    ("t[1] + 1", {"t": [1, "x"]}, "t[1]", "must be a number (got 'x'; in 't[1] + 1')"),
+    ("c['n']", {"c": 3}, "c", "must be an object to read 'n' (got 3; in \"c['n']\")"),
+    ("t[0]", {"t": "ab"}, "t", "must be a list to read item 0 (got 'ab'; in 't[0]')"),
 ])
 def test_value_errors_name_the_config_key(text, config, key, rule):
     with pytest.raises(SymcalcError) as err:
@@ -134,7 +161,11 @@ def test_literal_condition_names_the_file():
     ("a b", "expression does not parse"),
     ("", "expression does not parse"),
     ("a.b", "forbidden construct Attribute"),
-    ("a[0]", "forbidden construct Subscript"),
+    ("a[b]", "a subscript takes one constant key"),
+    ("a[-1]", "a subscript takes one constant key"),
+    ("a[1:2]", "a subscript takes one constant key"),
+    ("a[True]", "a subscript takes one constant key"),
+    ("a[None]", "a subscript takes one constant key"),
     ("lambda: 1", "forbidden construct Lambda"),
     ("[x for x in a]", "forbidden construct ListComp"),
     ("{'a': 1}", "forbidden construct Dict"),

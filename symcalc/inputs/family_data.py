@@ -147,7 +147,7 @@ _CMPOPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 _ALLOWED = (ast.Expression, ast.Name, ast.Constant, ast.List, ast.Tuple, ast.BoolOp, ast.And,
             ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.IfExp, ast.BinOp, ast.Compare, ast.Call,
-            ast.Load, *_BINOPS, *_CMPOPS)
+            ast.Subscript, ast.Load, *_BINOPS, *_CMPOPS)
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,13 @@ class Expr:
     text: str
     tree: ast.expr
     names: frozenset[str]  # the config keys it may read
+
+
+def _constant_key(node: ast.expr) -> bool:
+    """``x['key']`` or ``x[0]``: a text key or a non-negative integer index, nothing else."""
+    return isinstance(node, ast.Constant) and (
+        isinstance(node.value, str)
+        or (isinstance(node.value, int) and not isinstance(node.value, bool) and node.value >= 0))
 
 
 def parse_expression(text: Any, where: str, key: str) -> Expr:
@@ -176,6 +183,9 @@ def parse_expression(text: Any, where: str, key: str) -> Expr:
         if isinstance(node, ast.Constant) and not (
                 node.value is None or isinstance(node.value, (bool, int, str))):
             raise SymcalcError(where, f"{key}: forbidden literal {node.value!r} in {text!r}")
+        if isinstance(node, ast.Subscript) and not _constant_key(node.slice):
+            raise SymcalcError(where, f"{key}: a subscript takes one constant key, text or a "
+                                      f"non-negative integer, in {text!r}")
         if isinstance(node, ast.Call):
             fn = node.func.id if isinstance(node.func, ast.Name) else None
             if fn not in FUNCTIONS:
@@ -291,6 +301,8 @@ def _eval(node: ast.expr, scope: Scope, where: str, text: str) -> Value:
             result = result and ok
             left = right
         return result, keys
+    if isinstance(node, ast.Subscript):
+        return _subscript(node, scope, where, text)
     if isinstance(node, ast.Call):
         fn = node.func.id  # type: ignore[attr-defined]
         args = [_eval(a, scope, where, text) for a in node.args]
@@ -302,6 +314,28 @@ def _eval(node: ast.expr, scope: Scope, where: str, text: str) -> Value:
             name = ", ".join(culprit) or where
             raise SymcalcError(name, f"{err.rule} (got {err.value!r}; in {fn}())") from None
     raise SymcalcError(where, f"forbidden construct {type(node).__name__} in {text!r}")
+
+
+def _subscript(node: ast.Subscript, scope: Scope, where: str, text: str) -> Value:
+    """``obj['key']`` (a JSON object's member) or ``items[i]`` (a list's item): null when
+    the member or item is absent or ``obj`` itself is null. The value is named by its path
+    (``rope_scaling.type``, ``layer_types[0]``) in error messages."""
+    container, keys = _eval(node.value, scope, where, text)
+    key = node.slice.value  # type: ignore[attr-defined]  (checked when parsed)
+    root = keys[0] if len(keys) == 1 else None
+    path = ((f"{root}.{key}" if isinstance(key, str) else f"{root}[{key}]"),) if root else keys
+    if container is None:
+        return None, path
+    if isinstance(key, str):
+        if not isinstance(container, dict):
+            raise SymcalcError(", ".join(keys) or where,
+                               f"must be an object to read {key!r} (got {container!r}; "
+                               f"in {text!r})")
+        return container.get(key), path
+    if not isinstance(container, list):
+        raise SymcalcError(", ".join(keys) or where,
+                           f"must be a list to read item {key} (got {container!r}; in {text!r})")
+    return (container[key] if key < len(container) else None), path
 
 
 def _numeric(value: Value, where: str, text: str) -> None:
