@@ -325,6 +325,8 @@ def drawn_config(draw, model_type: str) -> dict:
 DELIBERATE_REFUSALS = {
     "zero shared experts with mlp_bias": "DeepSeek-V2/V3: without shared experts transformers still "
                                          "builds a lone shared down_proj bias that no Spec field models",
+    "routes every token to two experts": "PhiMoE with one expert: sparsemixer still makes two picks, "
+                                         "so the single expert runs twice (k = 2 > E = 1)",
 }
 
 # Examples per family (a deeper local run: SYMCALC_FAMILY_EXAMPLES=50 pytest -k drawn ...)

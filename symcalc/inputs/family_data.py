@@ -72,6 +72,18 @@ def _deepseek_moe_layers(L: Any, first_k_dense_replace: Any, moe_layer_freq: Any
     return sum(1 for i in range(L) if i >= first and i % freq == 0)
 
 
+def _interval_layers(L: Any, interval: Any, first: Any, last: Any) -> int:
+    """ERNIE-4.5-MoE: layers ``i`` in ``range(L)`` with ``first <= i <= last`` and
+    ``(i + 1) % interval == 0`` (transformers: moe_layer_start_index, moe_layer_end_index --
+    the caller turns its -1 into L - 1 -- and moe_layer_interval). ``first`` and ``last`` may
+    be any integers (a negative bound excludes nothing or everything); ``interval`` is positive."""
+    L, interval = _int_arg(L), _int_arg(interval)
+    for bound in (first, last):
+        if isinstance(bound, bool) or not isinstance(bound, int):
+            raise _ValueProblem("must be an integer", bound)
+    return sum(1 for i in range(L) if first <= i <= last and (i + 1) % interval == 0)
+
+
 def _matches(text: Any, pattern: Any) -> bool:
     """``text`` is a string that ``pattern`` (a Python regular expression) matches whole."""
     if not isinstance(pattern, str):
@@ -96,6 +108,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "max": (_max, 1, None),
     "sparse_layers": (_sparse_layers, 3, 3),
     "deepseek_moe_layers": (_deepseek_moe_layers, 2, 3),
+    "interval_layers": (_interval_layers, 4, 4),
     "matches": (_matches, 2, 2),
     "any": (_any, 1, None),
 }
