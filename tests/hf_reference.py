@@ -39,6 +39,12 @@ How the forward pass is run
   mixtral, gpt2; opt, bloom, mpt and gpt_oss run on meta either way.  Which way worked is kept per
   class (``_MASK_MODE``).  Masks add no matmul: with and without a mask give the same count on CPU
   for every family above.
+  4-D mask: the linear-attention hybrids (qwen3_next, qwen3_5*, kimi_linear) fail both ways on
+  meta (a 2-D mask reaches ``create_recurrent_attention_mask``'s ``torch.all(mask == 1)``; no mask
+  reaches the packed-sequence check).  A third try passes an additive ``(b, 1, s, s)`` zeros mask:
+  ``create_causal_mask`` uses a 4-D mask as given and the recurrent mask is skipped for it, so they
+  run on meta, with the same FlopCounterMode total as a CPU run with the 2-D mask (checked on tiny
+  configs of all four).
 
 MoE experts (every MoE family in 5.24: mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3,
 gpt_oss -- their ``*Experts`` classes are decorated with ``@use_experts_implementation``)
@@ -261,7 +267,7 @@ def _key(config: dict) -> str:
 
 _PARAMS_CACHE: dict[str, int] = {}
 _FLOPS_CACHE: dict[tuple, int] = {}
-_MASK_MODE: dict[str, bool] = {}  # class name -> whether the forward gets an attention_mask
+_MASK_MODE: dict[str, bool | str] = {}  # class name -> attention_mask given: True, False or "4d"
 FORWARD_DEVICE: dict[str, str] = {}  # class name -> "meta" or "cpu" (reference_forward_matmul_flops)
 
 
@@ -279,7 +285,7 @@ def reference_params(config: dict) -> int:
     return _PARAMS_CACHE[key]
 
 
-def forward_inputs(model, batch: int, seq_len: int, device: str, mask: bool = True,
+def forward_inputs(model, batch: int, seq_len: int, device: str, mask: bool | str = True,
                    use_cache: bool | None = False) -> dict[str, Any]:
     """Keyword inputs for ``model(**inputs)`` (see the module docstring)."""
     cfg = model.config
@@ -295,7 +301,9 @@ def forward_inputs(model, batch: int, seq_len: int, device: str, mask: bool = Tr
     inputs: dict[str, Any] = {"input_ids": ids}
     if getattr(cfg, "is_encoder_decoder", False) and "decoder_input_ids" in params:
         inputs["decoder_input_ids"] = dec_ids
-    if mask:
+    if mask == "4d":  # an additive (b, 1, s, s) mask: see "4-D mask" in the module docstring
+        inputs["attention_mask"] = torch.zeros((batch, 1, seq_len, seq_len), device=device)
+    elif mask:
         inputs["attention_mask"] = torch.ones((batch, seq_len), dtype=torch.long, device=device)
     if use_cache is not None and "use_cache" in params:
         inputs["use_cache"] = use_cache
@@ -335,7 +343,7 @@ def count_forward_flops(
         model = _meta_model(config)
     else:
         model = build_model(config, device, experts_implementation)
-    modes = [_MASK_MODE[class_name]] if class_name in _MASK_MODE else [True, False]
+    modes = [_MASK_MODE[class_name]] if class_name in _MASK_MODE else [True, False, "4d"]
     for i, mask in enumerate(modes):
         try:
             flops = _run_counted(model, forward_inputs(model, batch, seq_len, device, mask=mask))
