@@ -54,6 +54,8 @@ CASES = {
                                                    "sliding_attention"]), 1, 10),
     "qwen2-max-window-layers-long": (_cfg("qwen2", "Qwen2ForCausalLM", 3, use_sliding_window=True,
                                           sliding_window=4, max_window_layers=1), 2, 9),
+    "olmo3-default-pattern-short": (_cfg("olmo3", "Olmo3ForCausalLM", 4, sliding_window=6), 2, 4),
+    "olmo3-default-pattern-long": (_cfg("olmo3", "Olmo3ForCausalLM", 5, sliding_window=4), 2, 9),
     "deepseek_v3-mla-q-lora": (_cfg("deepseek_v3", "DeepseekV3ForCausalLM", 2, q_lora_rank=10, **_MLA), 2, 9),
     "deepseek_v2-mla-direct-q": (_cfg("deepseek_v2", "DeepseekV2ForCausalLM", 2, q_lora_rank=None,
                                       topk_method="greedy", **_MLA), 2, 9),
@@ -130,7 +132,7 @@ def test_mla_caches_the_latent():
 # an exact relation in test_symcalc_window_gap_is_one_token_per_sliding_layer.
 WINDOW_DEVIATION = ("mistral-all-sliding-at-window", "mistral-all-sliding-long",
                     "gemma2-alternating-long", "gpt_oss-layer-types-long",
-                    "qwen2-max-window-layers-long")
+                    "qwen2-max-window-layers-long", "olmo3-default-pattern-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
