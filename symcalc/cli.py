@@ -9,7 +9,7 @@ from importlib import import_module
 from .errors import SymcalcError
 from .render.escape import one_line
 
-COMMANDS = ("report", "closed_form", "forms", "derive", "handout", "sweep")
+COMMANDS = ("report", "closed_form", "forms", "derive", "handout", "sweep", "solve")
 
 
 def usage_error(message: str) -> SymcalcError:
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser(_module_of(argv)).parse_args(argv)
         if not getattr(args, "func", None):
             raise SymcalcError("COMMAND", "is required: one of report, presets, closed-form, "
-                                          "forms, derive, handout, sweep (see symcalc --help)")
+                                          "forms, derive, handout, sweep, solve (see symcalc --help)")
         return args.func(args)
     except SymcalcError as err:
         print(f"symcalc: error: {one_line(str(err))}", file=sys.stderr)
