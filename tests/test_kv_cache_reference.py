@@ -56,6 +56,9 @@ CASES = {
                                           sliding_window=4, max_window_layers=1), 2, 9),
     "olmo3-default-pattern-short": (_cfg("olmo3", "Olmo3ForCausalLM", 4, sliding_window=6), 2, 4),
     "olmo3-default-pattern-long": (_cfg("olmo3", "Olmo3ForCausalLM", 5, sliding_window=4), 2, 9),
+    "cohere2-default-pattern-long": (_cfg("cohere2", "Cohere2ForCausalLM", 5, sliding_window=4), 2, 9),
+    "cohere2-legacy-pattern-2-long": (_cfg("cohere2", "Cohere2ForCausalLM", 4, sliding_window=3,
+                                           sliding_window_pattern=2), 1, 7),
     "deepseek_v3-mla-q-lora": (_cfg("deepseek_v3", "DeepseekV3ForCausalLM", 2, q_lora_rank=10, **_MLA), 2, 9),
     "deepseek_v2-mla-direct-q": (_cfg("deepseek_v2", "DeepseekV2ForCausalLM", 2, q_lora_rank=None,
                                       topk_method="greedy", **_MLA), 2, 9),
@@ -132,7 +135,8 @@ def test_mla_caches_the_latent():
 # an exact relation in test_symcalc_window_gap_is_one_token_per_sliding_layer.
 WINDOW_DEVIATION = ("mistral-all-sliding-at-window", "mistral-all-sliding-long",
                     "gemma2-alternating-long", "gpt_oss-layer-types-long",
-                    "qwen2-max-window-layers-long", "olmo3-default-pattern-long")
+                    "qwen2-max-window-layers-long", "olmo3-default-pattern-long",
+                    "cohere2-default-pattern-long", "cohere2-legacy-pattern-2-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
