@@ -18,8 +18,9 @@ from . import _aliases  # noqa: E402  (old module paths: symcalc.spec is symcalc
 _aliases.install()
 
 from .model import Model, model  # noqa: E402  (no sympy: the notebook entry point)
+from .questions import sensitivity, solve  # noqa: E402  (no sympy until called)
 
-__all__ = ["__version__", "Model", "model"]
+__all__ = ["__version__", "Model", "model", "solve", "sensitivity"]
 
 
 def __getattr__(name: str):

@@ -16,6 +16,10 @@ def register(sub) -> None:
                    help="params.total (default), params.active, flops.forward_matmul, "
                         "memory.kv_cache_bytes, ...")
     p.add_argument("--list-assumptions", action="store_true", help="list assumption sets and exit")
+    p.add_argument("--diff", default=None, metavar="SIZE",
+                   help="instead: dQ/dSIZE and the elasticity (SIZE/Q) dQ/dSIZE at the model's sizes")
+    p.add_argument("--keep", action="append", default=[], metavar="A/B",
+                   help="with --diff: keep the ratio of two sizes (repeatable), e.g. d_ff/d")
     p.add_argument("--json", action="store_true",
                    help='{"expression": ..., "latex": ..., "dominant": ...}')
     add_workload(p)
@@ -38,6 +42,8 @@ def run(args) -> int:
     from .common import checked_names
 
     spec = checked_names([resolve(args.model, args.sets)])[0]
+    if args.diff is not None:
+        return _diff(args, spec)
     cf = closed_form(spec, args.quantity, args.assume, options_from(args))
     if args.json:
         print(json.dumps({
@@ -54,4 +60,20 @@ def run(args) -> int:
         print(f"  {cf.expression}")
         if cf.dominant is not None:
             print(f"  dominant term: {cf.dominant}  ({float(cf.dominant_share):.1%} at the model's sizes)")
+    return 0
+
+
+def _diff(args, spec) -> int:
+    from ..algebra.sensitivity import sensitivity
+    from ..errors import SymcalcError
+
+    if args.assume != "none":
+        raise SymcalcError("--diff", "takes the architecture as it is (no --assume)")
+    s = sensitivity(spec, args.quantity, args.diff, options_from(args), tuple(args.keep))
+    if args.json:
+        print(json.dumps({"model": spec.name, **s.to_json()}, indent=1))
+    else:
+        from ..render.solution import sensitivity_text
+
+        print(sensitivity_text(s), end="")
     return 0

@@ -1,0 +1,81 @@
+"""Exact positive real roots of one-variable expressions, and the nearest valid integers.
+
+An expression may hold ``Min(x, c)`` / ``Max(x, c)`` (a sliding window caps the cache at W
+tokens): it is split into the pieces on either side of ``c`` and each piece solved on its own
+interval. Each piece is a rational function; its numerator is a polynomial whose real roots
+sympy gives exactly (radicals up to degree 2, ``CRootOf`` above).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import sympy
+
+SEARCH_LIMIT = 100_000  # integer candidates tried on each side of a root
+
+
+@dataclass(frozen=True)
+class Piece:
+    expr: sympy.Expr
+    lo: sympy.Expr  # open below
+    hi: sympy.Expr  # closed above
+
+
+def pieces(expr: sympy.Expr, x: sympy.Symbol, lo=sympy.Integer(0), hi=sympy.oo) -> list[Piece]:
+    """``expr`` on (lo, hi] as pieces free of Min/Max in ``x``."""
+    caps = [a for a in expr.atoms(sympy.Min, sympy.Max) if x in a.free_symbols]
+    if not caps:
+        return [Piece(expr, lo, hi)]
+    cap = caps[0]
+    others = [a for a in cap.args if a != x]
+    if len(cap.args) != 2 or len(others) != 1 or not others[0].is_number:
+        raise ValueError(f"cannot split {cap}")
+    c = others[0]
+    small, large = (x, c) if isinstance(cap, sympy.Min) else (c, x)
+    out = []
+    if c > lo:
+        out += pieces(expr.xreplace({cap: small}), x, lo, sympy.Min(hi, c))
+    if c < hi:
+        out += pieces(expr.xreplace({cap: large}), x, sympy.Max(lo, c), hi)
+    return out
+
+
+def positive_roots(expr: sympy.Expr, x: sympy.Symbol) -> list[sympy.Expr]:
+    """Every real root > 0 of ``expr`` (exact), in increasing order; a piece that is zero
+    everywhere has no root of its own."""
+    found = []
+    for piece in pieces(sympy.sympify(expr), x):
+        num, den = sympy.fraction(sympy.together(piece.expr))
+        num = sympy.expand(num)
+        if num == 0 or x not in num.free_symbols:
+            continue
+        poly = sympy.Poly(num, x)
+        if poly.degree() <= 2:
+            candidates = [r for r in sympy.roots(poly, filter="R")]
+        else:
+            candidates = list(sympy.real_roots(poly))
+        for r in candidates:
+            if r > piece.lo and r <= piece.hi and r > 0 and den.xreplace({x: r}) != 0:
+                found.append(sympy.nsimplify(r) if r.is_Float else r)
+    return sorted(set(found), key=lambda r: float(r))
+
+
+def nearest(root: sympy.Expr, valid: Callable[[int], bool], step: int = 1,
+            below: bool = True) -> Optional[int]:
+    """The nearest integer multiple of ``step`` at or below (``below``) / above ``root`` for
+    which ``valid`` holds; None when none within SEARCH_LIMIT candidates (or none >= 1)."""
+    if below:
+        n = int(sympy.floor(root / step)) * step
+    else:
+        n = int(sympy.ceiling(root / step)) * step
+    for _ in range(SEARCH_LIMIT):
+        if n < 1:
+            if below:
+                return None
+            n = step
+            continue
+        if valid(n):
+            return n
+        n += -step if below else step
+    return None

@@ -1,0 +1,73 @@
+"""`symcalc solve MODEL --for SIZE (--target Q=AMOUNT | --fit 'REL' | --when 'REL')
+[--keep A/B] [--multiple-of N] [--gpus FILE] [--json]`: the size that meets a target, fits a
+budget or starts a crossover, exact and as the nearest valid integers."""
+from __future__ import annotations
+
+import json
+
+from .common import add_model, add_workload, checked_names, options_from
+
+
+def add_solve_args(p, required: bool = True) -> None:
+    g = p.add_argument_group("solving for a size (docs/cli.md, 'solve')")
+    g.add_argument("--for", dest="solve_for", required=required, metavar="SIZE",
+                   help="the size to solve for: d, L, n_h, d_ff, V, ... or s, b (workload)")
+    what = g.add_mutually_exclusive_group(required=required)
+    what.add_argument("--target", metavar="Q=AMOUNT",
+                      help="an equation, e.g. params.total=7e9 (units: K M B T, GB GiB, TFLOPs ...)")
+    what.add_argument("--fit", metavar="'REL'",
+                      help="a budget, e.g. 'memory.weights_bytes + memory.kv_cache_bytes <= 80GB' "
+                           "or '... <= H100'")
+    what.add_argument("--when", metavar="'REL'",
+                      help="an inequality, e.g. 'flops:layer/attention/scores >= flops:layer/ffn'")
+    g.add_argument("--keep", action="append", default=[], metavar="A/B",
+                   help="keep the ratio of two sizes at the model's value (repeatable), e.g. d_ff/d")
+    g.add_argument("--multiple-of", default="1", metavar="N",
+                   help="integer answers are multiples of N (e.g. 64 or 128)")
+    g.add_argument("--gpus", action="append", default=[], metavar="FILE",
+                   help="your own accelerators (TOML, the form of symcalc/inputs/gpus.toml)")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("solve", help="solve for a size: a target, a budget that fits, a crossover")
+    add_model(p)
+    add_solve_args(p)
+    p.add_argument("--json", action="store_true",
+                   help='{"equation", "exact", "below", "above", "value_below", "value_above"}')
+    add_workload(p)
+    p.set_defaults(func=run)
+
+
+def relation_of(args) -> tuple[str, str]:
+    """(mode, relation text) of the parsed arguments."""
+    from ..errors import SymcalcError
+
+    for mode in ("target", "fit", "when"):
+        text = getattr(args, mode)
+        if text is not None:
+            if not text.strip():
+                raise SymcalcError(f"--{mode}", "must be a relation, e.g. params.total=7e9")
+            return mode, text
+    raise SymcalcError("--target", "give one of --target, --fit or --when")
+
+
+def solution_from(args, latex: bool = False):
+    from ..algebra.spec import parse_int
+    from ..inputs.resolver import resolve
+    from ..questions import solve_spec
+
+    spec = checked_names([resolve(args.model, args.sets)], latex)[0]
+    mode, text = relation_of(args)
+    return solve_spec(spec, args.solve_for, text, mode, options_from(args), tuple(args.keep),
+                      parse_int("--multiple-of", args.multiple_of), tuple(args.gpus))
+
+
+def run(args) -> int:
+    solution = solution_from(args)
+    if args.json:
+        print(json.dumps(solution.to_json(), indent=1))
+    else:
+        from ..render.solution import solution_text
+
+        print(solution_text(solution), end="")
+    return 0
