@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from .common import add_model, add_workload, options_from
+from .fits import add_gpu_args, with_fits
 
 
 def register(sub) -> None:
@@ -15,6 +16,7 @@ def register(sub) -> None:
     add_model(p)
     add_workload(p)
     p.add_argument("--json", action="store_true", help="one JSON object (the contract)")
+    add_gpu_args(p)
     p.set_defaults(func=run)
     p = sub.add_parser("presets", help="list the built-in models")
     p.add_argument("--json", action="store_true")
@@ -28,6 +30,7 @@ def run(args) -> int:
     from .common import checked_names
 
     rep = quick_report(checked_names([resolve(args.model, args.sets)])[0], options_from(args))
+    rep = with_fits(rep, args)
     if args.json:
         print(json.dumps(rep, indent=1))
     else:

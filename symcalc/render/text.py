@@ -60,7 +60,28 @@ def report_table(rep: dict[str, Any]) -> str:
         ("activations", f"{grouped(m['activations_bytes'])} B = {bytes_both(m['activations_bytes'])}  [{mc['activations_bytes']}]"),
         ("training state", f"{grouped(m['training_bytes'])} B = {bytes_both(m['training_bytes'])}  [{mc['training_bytes']}]"),
     ])
+    if "fits" in rep:
+        lines += fits_table(rep["fits"])
     return "\n".join(lines) + "\n"
+
+
+FIT_LABELS = {"weights": "weights", "inference": "weights + KV cache",
+              "training": "training state + activations"}
+
+
+def fits_table(data: dict[str, Any]) -> list[str]:
+    """The fits / does-not-fit columns: one per accelerator, one row per budget."""
+    gpus = data["gpus"]
+    heads = [f"{one_line(g['name'])} ({one_line(g['memory'])})" for g in gpus]
+    width = max(len(v) for v in FIT_LABELS.values())
+    cells = [max(len(h), len("does not fit")) for h in heads]
+    lines = ["", "fits on one device".ljust(width + 28)
+             + "  ".join(h.ljust(c) for h, c in zip(heads, cells)).rstrip()]
+    for budget, n in data["budgets"].items():
+        marks = ["fits" if g["fits"][budget] else "does not fit" for g in gpus]
+        lines.append(f"  {FIT_LABELS[budget].ljust(width)}  {bytes_both(n):>22}  "
+                     + "  ".join(m.ljust(c) for m, c in zip(marks, cells)).rstrip())
+    return lines
 
 
 def presets_table(presets) -> str:
