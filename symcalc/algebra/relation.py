@@ -42,6 +42,11 @@ class Relation:
     names: tuple[tuple[str, str], ...]  # every NAME used and the kind it measures, in order
     unit_kinds: tuple[str, ...]  # the kinds of the units typed after numbers
 
+    @property
+    def lhs_text(self) -> str:
+        """The left side as typed."""
+        return re.split(r"<=|>=|==|=|<|>", self.text, maxsplit=1)[0].strip()
+
     def difference(self) -> sympy.Expr:
         return self.lhs - self.rhs
 

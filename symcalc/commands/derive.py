@@ -37,6 +37,9 @@ def register(sub) -> None:
                         "seed-layer-mixed) at the model's sizes against symcalc's count")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE")
     add_units(p)
+    from .solve import add_solve_args
+
+    add_solve_args(p, required=False)  # derive MODEL --for d --target ...: the solving steps
     add_workload(p)
     p.set_defaults(func=run)
 
@@ -52,6 +55,15 @@ def build(args):
     from ..inputs.resolver import resolve
 
     latex = args.format == "tex"
+    if args.solve_for is not None or any(getattr(args, m) is not None for m in ("target", "fit", "when")):
+        from ..derivations.derive_solve import derive_solution
+        from .solve import solution_from
+
+        if args.solve_for is None:
+            from ..errors import SymcalcError
+
+            raise SymcalcError("--for", "names the size to solve for (with --target, --fit or --when)")
+        return derive_solution(solution_from(args, latex))
     spec = checked_names([resolve(args.model, args.sets)], latex)[0]
     opts = options_from(args)
     if args.against is not None:  # '' is refused, never ignored

@@ -130,7 +130,21 @@ class Result:
     kind: str = "result"
 
 
-Step = Union[Define, Formula, Compose, Simplify, Substitute, Evaluate, Result]
+@dataclass(frozen=True)
+class Relate:
+    """``lhs op rhs[0] = rhs[1] = ...``: a relation or a chain of equal forms, where ``op`` is
+    ``=``, ``<=``, ``>=``, ``<``, ``>`` or ``~`` (approximately); a solving step."""
+    path: str
+    letter: str
+    lhs: sympy.Expr
+    op: str
+    rhs: tuple[sympy.Expr, ...]
+    meaning: str = ""
+    source: str = ""
+    kind: str = "relate"
+
+
+Step = Union[Define, Formula, Compose, Simplify, Substitute, Evaluate, Result, Relate]
 
 
 @dataclass(frozen=True)

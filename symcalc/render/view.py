@@ -13,7 +13,7 @@ from sympy.printing.latex import LatexPrinter
 
 from ..derivations import derivation as dv
 from ..derivations.sources import SOURCES
-from ..algebra.symbols import latex_names
+from ..algebra.symbols import SIZES, latex_names
 from .numbers import GB, GiB, bytes_both, flops_in, grouped, params_in
 
 LINE_LIMIT = 66  # visible characters of math per line before a break (A4, 11pt)
@@ -124,13 +124,13 @@ def visible(tex: str) -> int:
     return len(re.sub(r"[{}^_\\ ]", "", t)) + t.count(" ") // 2
 
 
-def lines_of(pieces: list[list[str]], tag: str = "") -> list[str]:
-    """Right-hand sides joined by '=' into lines no wider than :data:`LINE_LIMIT` (the
-    first line leaves room for its tag, set in a smaller font)."""
+def lines_of(pieces: list[list[str]], tag: str = "", rel: str = "=") -> list[str]:
+    """Right-hand sides joined by '=' (the first by ``rel``) into lines no wider than
+    :data:`LINE_LIMIT` (the first line leaves room for its tag, set in a smaller font)."""
     lines, current, broken = [], "", False
-    for piece in pieces:
+    for j, piece in enumerate(pieces):
         for i, chunk in enumerate(piece):
-            text = ("= " if i == 0 else "\\quad ") + chunk
+            text = (f"{rel if j == 0 else '='} " if i == 0 else "\\quad ") + chunk
             limit = LINE_LIMIT - (int(0.7 * len(tag)) + 4 if not lines and tag else 0)
             if current and (broken or len(piece) > 1 or visible(current + text) > limit):
                 lines.append(current)
@@ -174,11 +174,23 @@ def _equation(step, esc, refs: SourceIndex) -> dict:
             "source": esc(SOURCES[step.source].citation) if ref and step.source in SOURCES else ""}
 
 
+REL_TEX = {"=": "=", "<=": "\\le", ">=": "\\ge", "<": "<", ">": ">", "~": "\\approx"}
+
+
+def _relation(step, esc, refs: SourceIndex) -> dict:
+    ref = refs.ref(step.source)
+    return {"lhs": StepPrinter().doprint(step.lhs), "pieces": [math(r) for r in step.rhs],
+            "rel": REL_TEX[step.op], "order": None, "meaning": esc(step.meaning),
+            "path": esc(step.path), "ref": ref, "done": True,
+            "source": esc(SOURCES[step.source].citation) if ref and step.source in SOURCES else ""}
+
+
 def _finish(eq: dict) -> dict:
     tag = re.sub(r"\\[a-z]+\{\}|\\", "", eq["meaning"]) + (f" [{eq['ref']}]" if eq["ref"] else "")
-    eq["lines"] = lines_of(eq["pieces"], tag)
+    rel = eq.get("rel", "=")
+    eq["lines"] = lines_of(eq["pieces"], tag, rel)
     # one display line (Markdown): the pieces without the LaTeX line-break indents
-    eq["inline"] = f"{eq['lhs']} = " + " = ".join(" ".join(piece) for piece in eq["pieces"])
+    eq["inline"] = f"{eq['lhs']} {rel} " + " = ".join(" ".join(piece) for piece in eq["pieces"])
     return eq
 
 
@@ -188,6 +200,8 @@ def steps_view(steps, esc, refs: SourceIndex) -> list[dict]:
     for step in steps:
         if isinstance(step, (dv.Formula, dv.Compose, dv.Simplify)):
             out.append(_equation(step, esc, refs))
+        elif isinstance(step, dv.Relate):
+            out.append(_relation(step, esc, refs))
         elif isinstance(step, dv.Substitute):
             out[-1]["pieces"].append(math(step.expr, dict(step.values), out[-1]["order"]))
         elif isinstance(step, dv.Evaluate):
@@ -210,6 +224,8 @@ def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
         return [f"{grouped(n)} parameters", shown]
     if result.unit == "FLOPs":
         return [f"{grouped(n)} FLOPs", flops_in(n, units.flops)]
+    if result.unit == "size":
+        return [f"{result.path} = {grouped(n)}"]
     return [f"{grouped(n)} bytes", bytes_both(n)]
 
 
@@ -227,8 +243,10 @@ def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = 
             sections.append({"title": esc(section.title), "kind": "sizes", "rows": rows})
         elif results:
             r = results[0]
+            lhs = (latex_names()[SIZES[r.path].symbol] if r.unit == "size" and r.path in SIZES
+                   else part_name(r.letter, r.path))
             sections.append({"title": esc(section.title), "kind": "result",
-                             "lhs": part_name(r.letter, r.path), "value_tex": number_tex(r.value),
+                             "lhs": lhs, "value_tex": number_tex(r.value),
                              "value": grouped(r.value),
                              "words": [esc(w) for w in result_text(r, units, yi_text)],
                              "meaning": esc(r.meaning) if r.meaning != r.unit else ""})
