@@ -161,6 +161,12 @@ _MOE_MLA_CASES = [
     ("deepseek_v2/hub-deepseek-v2-lite.json", {"first_k_dense_replace": 28}, "first_k_dense_replace: the leading dense"),
     ("qwen3_moe/hub-qwen3-30b-a3b.json", {"num_experts_per_tok": 200}, "num_experts_per_tok (k): top-k"),
     ("qwen3_moe/hub-qwen3-30b-a3b.json", {"moe_intermediate_size": "big"}, "moe_intermediate_size (d_moe)"),
+    ("phimoe/hub-phi-3.5-moe-instruct.json", {"num_local_experts": 1}, "num_local_experts: must be at least 2"),
+    ("ernie4_5_moe/hub-ernie-4.5-21b-a3b.json", {"moe_layer_interval": 0}, "moe_layer_interval: must be a positive"),
+    ("hunyuan_v1_moe/hub-hunyuan-a13b-instruct.json", {"head_dim": None}, "head_dim: must be set"),
+    ("hunyuan_v1_moe/hub-hunyuan-a13b-instruct.json", {"moe_topk": [8, 4]}, "moe_topk: must give every layer"),
+    ("hunyuan_v1_moe/hub-hunyuan-a13b-instruct.json", {"num_experts": [64, 64]}, "num_experts: must be one integer"),
+    ("dots1/hub-dots.llm1.inst.json", {"n_shared_experts": None}, "n_shared_experts: must be set when"),
 ]
 
 
