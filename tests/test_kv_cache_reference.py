@@ -59,6 +59,11 @@ CASES = {
     "cohere2-default-pattern-long": (_cfg("cohere2", "Cohere2ForCausalLM", 5, sliding_window=4), 2, 9),
     "cohere2-legacy-pattern-2-long": (_cfg("cohere2", "Cohere2ForCausalLM", 4, sliding_window=3,
                                            sliding_window_pattern=2), 1, 7),
+    "smollm3-nope-layers-slide-long": (_cfg("smollm3", "SmolLM3ForCausalLM", 5, use_sliding_window=True,
+                                            sliding_window=3), 2, 9),
+    "smollm3-layer-types-without-switch-long": (_cfg("smollm3", "SmolLM3ForCausalLM", 3, sliding_window=4,
+                                                     layer_types=["sliding_attention", "full_attention",
+                                                                  "sliding_attention"]), 1, 8),
     "deepseek_v3-mla-q-lora": (_cfg("deepseek_v3", "DeepseekV3ForCausalLM", 2, q_lora_rank=10, **_MLA), 2, 9),
     "deepseek_v2-mla-direct-q": (_cfg("deepseek_v2", "DeepseekV2ForCausalLM", 2, q_lora_rank=None,
                                       topk_method="greedy", **_MLA), 2, 9),
@@ -136,7 +141,8 @@ def test_mla_caches_the_latent():
 WINDOW_DEVIATION = ("mistral-all-sliding-at-window", "mistral-all-sliding-long",
                     "gemma2-alternating-long", "gpt_oss-layer-types-long",
                     "qwen2-max-window-layers-long", "olmo3-default-pattern-long",
-                    "cohere2-default-pattern-long", "cohere2-legacy-pattern-2-long")
+                    "cohere2-default-pattern-long", "cohere2-legacy-pattern-2-long",
+                    "smollm3-nope-layers-slide-long", "smollm3-layer-types-without-switch-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
