@@ -63,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             raise SymcalcError("COMMAND", "is required: one of report, presets, closed-form, "
                                           "forms, derive, handout, sweep, solve (see symcalc --help)")
+        if getattr(args, "part", "text") != "text" and args.command != "report":
+            raise SymcalcError("--part", f"{args.part} is only for report (this command "
+                                         "covers the language model of a multimodal config)")
         return args.func(args)
     except SymcalcError as err:
         print(f"symcalc: error: {one_line(str(err))}", file=sys.stderr)

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 import hf_reference as H
 from symcalc import presets
 from symcalc.errors import SymcalcError
-from symcalc.hf import spec_from_config
+from symcalc.hf import read_model, spec_from_config
 from symcalc.options import Options
 from symcalc.report import report
 
@@ -48,13 +48,19 @@ def _report(cfg: dict, batch: int, seq_len: int) -> dict:
     return report(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len))
 
 
+def _outside_params(cfg: dict) -> int:
+    """A multimodal config's vision tower and projector (0 for a text-only config): with
+    them (``--part all``) the total is transformers' ForConditionalGeneration count."""
+    return sum(o.params for o in read_model(cfg)[1])
+
+
 # ---------------------------------------------------------------------------------------------
 # Every config: params and forward matmul FLOPs equal transformers
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("cfg", [c for _, c in CONFIGS], ids=IDS)
 def test_params_equal_transformers(cfg):
-    got = _report(cfg, 2, 7)["params"]["total"]
+    got = _report(cfg, 2, 7)["params"]["total"] + _outside_params(cfg)
     assert got == H.reference_params(cfg) + H.deliberate_param_difference(cfg)
 
 
@@ -142,7 +148,8 @@ def test_hub_config_is_a_preset(cid, cfg):
 @pytest.mark.parametrize("cid,cfg", HUB, ids=[c for c, _ in HUB])
 def test_hub_expected_total_is_transformers(cid, cfg):
     preset = presets.load(_hub_preset(cid))
-    assert H.reference_params(_as_preset_class(cid, cfg)) == preset.expected_total
+    full = _as_preset_class(cid, cfg)  # a multimodal preset is its language model
+    assert H.reference_params(full) == preset.expected_total + _outside_params(full)
     assert report(preset.spec, Options(batch=1, seq_len=5))["params"]["total"] == preset.expected_total
 
 
@@ -364,7 +371,8 @@ def test_drawn_configs_equal_transformers(model_type):
                 reject()
             pytest.fail(f"transformers builds this config but symcalc refuses it: {err}\n{cfg}")
         rep = report(spec, Options(batch=batch, seq_len=seq_len))
-        assert rep["params"]["total"] == H.reference_params(cfg) + H.deliberate_param_difference(cfg), cfg
+        got = rep["params"]["total"] + _outside_params(cfg)
+        assert got == H.reference_params(cfg) + H.deliberate_param_difference(cfg), cfg
         assert rep["flops"]["forward_matmul"] == H.reference_forward_matmul_flops(cfg, batch, seq_len), cfg
 
     check()

@@ -6,11 +6,18 @@ import argparse
 from ..algebra.options import CAUSAL, OPTIMIZER_NAMES, RECOMPUTE, Options
 
 
+PARTS = ("text", "all")
+
+
 def add_model(p: argparse.ArgumentParser, many: bool = False, optional: bool = False) -> None:
     p.add_argument("model", nargs="+" if many else ("?" if optional else None), metavar="MODEL",
                    help="preset name (see `symcalc presets`), config.json or folder, or .toml spec")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override a spec field, e.g. --set L=48 --set ffn=gated")
+    p.add_argument("--part", default="text", choices=PARTS,
+                   help="multimodal config.json (text_config inside): text = its language model "
+                        "(default); all = also count the vision tower and projector in "
+                        "params.total (report only; their FLOPs and memory are not modelled)")
 
 
 def add_workload(p: argparse.ArgumentParser) -> None:

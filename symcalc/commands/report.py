@@ -24,12 +24,15 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..inputs.resolver import resolve
+    from ..inputs.resolver import resolve_model
     from ..fast.quick import quick_report
 
     from .common import checked_names
 
-    rep = quick_report(checked_names([resolve(args.model, args.sets)])[0], options_from(args))
+    spec, outside = resolve_model(args.model, args.sets)
+    rep = quick_report(checked_names([spec])[0], options_from(args))
+    if outside:
+        rep = with_parts(rep, outside, args.part)
     rep = with_fits(rep, args)
     if args.json:
         print(json.dumps(rep, indent=1))
@@ -38,6 +41,39 @@ def run(args) -> int:
 
         print(report_table(rep), end="")
     return 0
+
+
+PARTS_NOTE = ("FLOPs and memory cover the language model only: the vision tower and projector "
+              "are not modelled there (--part all adds their parameters to params)")
+
+
+def with_parts(rep: dict, outside, part: str) -> dict:
+    """The report of a multimodal config's language model, with what the checkpoint holds
+    besides it: ``part`` "text" names those parts and leaves them out; "all" adds their
+    parameters to params.total, non_embedding, active and breakdown."""
+    params = rep["params"]
+    parts = {"text": {"description": "language model", "params": params["total"],
+                      "included": True}}
+    for o in outside:
+        parts[o.role] = {**{k: v for k, v in o.as_dict().items() if k != "part"},
+                         "included": part == "all"}
+    if part == "all":
+        unknown = [o for o in outside if o.params is None]
+        if unknown:
+            from ..errors import SymcalcError
+
+            raise SymcalcError("--part", f"all needs the {unknown[0].role.replace('_', ' ')}'s "
+                                         f"sizes ({unknown[0].why})")
+        extra = sum(o.params for o in outside)
+        for key in ("total", "non_embedding", "active"):
+            params[key] += extra
+        for o in outside:
+            params["breakdown"].update(o.breakdown)
+    rep["part"] = part
+    rep["parts"] = parts
+    rep["left_out"] = [] if part == "all" else [o.role for o in outside]
+    rep["parts_note"] = PARTS_NOTE
+    return rep
 
 
 def run_presets(args) -> int:

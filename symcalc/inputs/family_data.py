@@ -26,7 +26,10 @@ FAMILIES_DIR = Path(__file__).parent / "families"
 DOCS = "docs/families.md"
 
 TOP_KEYS = ("model_type", "description", "sources", "bare_class", "classes", "defaults",
-            "fixed", "spec", "roles", "checks")
+            "fixed", "spec", "roles", "checks", "wrapper")
+# [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
+WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "vision_config", "vision",
+                "projector", "vision_defaults", "vision_absent", "sizes")
 ROLE_KEYS = ("fixed", "spec")
 # Spec fields a family file may set (name and source come from the config and its class).
 SETTABLE = tuple(f for f in FIELD_NAMES if f not in ("name", "source"))
@@ -371,6 +374,33 @@ class Role:
 
 
 @dataclass(frozen=True)
+class Wrapper:
+    """A multimodal family's ``[wrapper]`` table: where its language model's config is, and
+    what else the checkpoint holds (a vision tower and a projector of symcalc.algebra.vision)."""
+
+    text_config: str  # the key holding the language model's config
+    text_model_type: str  # its model_type when the nested config names none
+    text_absent: dict[str, Any]  # the nested config transformers builds when the key is absent
+    vision_config: str | None = None
+    vision: str | None = None  # a tower of symcalc.algebra.vision.TOWERS
+    projector: str | None = None  # a projector of symcalc.algebra.vision.PROJECTORS
+    vision_defaults: dict[str, Any] = field(default_factory=dict)  # the vision config class's
+    vision_absent: dict[str, Any] = field(default_factory=dict)  # when vision_config is absent
+    sizes: dict[str, Expr] = field(default_factory=dict)  # vision symbol -> expression
+
+    def nested(self, data: dict[str, Any], key: str | None, absent: dict[str, Any]
+               ) -> dict[str, Any]:
+        """The nested config under ``key`` as transformers reads it: the file's object, or the
+        whole ``absent`` config when the key is missing or null."""
+        value = data.get(key) if key else None
+        if value is None:
+            return dict(absent)
+        if not isinstance(value, dict):
+            raise SymcalcError(key or "config", f"must be an object (a nested config; got {value!r})")
+        return value
+
+
+@dataclass(frozen=True)
 class Family:
     model_type: str
     description: str
@@ -383,6 +413,7 @@ class Family:
     roles: dict[str, Role]
     checks: dict[str, Check] = field(default_factory=dict)
     label: str = ""  # "families/<model_type>.toml", for error messages
+    wrapper: Wrapper | None = None  # a multimodal config around a nested language model
 
     def fields_for(self, role: str) -> dict[str, Any]:
         """Field -> literal value or :class:`Expr`, the role's entries over the base ones."""
@@ -462,9 +493,10 @@ def parse_family(text: str, label: str, stem: str) -> Family:
                                   f"({', '.join(classes)}; got {bare!r})")
 
     defaults = _table(raw, "defaults", label)
+    wrapper = _wrapper(raw, label) if "wrapper" in raw else None
     fixed = _fields(_table(raw, "fixed", label), "fixed", label, exprs=False)
-    spec_table = _table(raw, "spec", label, required=True)
-    if not spec_table:
+    spec_table = _table(raw, "spec", label, required=wrapper is None)
+    if not spec_table and wrapper is None:
         raise SymcalcError(label, "spec: must map at least one field")
     spec = _fields(spec_table, "spec", label, exprs=True)
     _both(fixed, spec, "", label)
@@ -502,7 +534,34 @@ def parse_family(text: str, label: str, stem: str) -> Family:
         checks[key] = Check(parse_expression(body["require"], label, f"{prefix}.require"),
                             body["rule"])
     return Family(model_type, description, tuple(sources), bare, dict(classes),
-                  dict(defaults), fixed, spec, roles, checks, label)
+                  dict(defaults), fixed, spec, roles, checks, label, wrapper)
+
+
+def _wrapper(raw: dict, label: str) -> Wrapper:
+    """The ``[wrapper]`` table: text_config and text_model_type required, the rest optional."""
+    body = _table(raw, "wrapper", label)
+    extra = [k for k in body if k not in WRAPPER_KEYS]
+    if extra:
+        raise SymcalcError(label, f"wrapper.{extra[0]}: is not a wrapper key "
+                                  f"(known: {', '.join(WRAPPER_KEYS)})")
+    text: dict[str, Any] = {}
+    for key in ("text_config", "text_model_type", "vision_config", "vision", "projector"):
+        value = body.get(key)
+        if value is None and key in ("text_config", "text_model_type"):
+            raise SymcalcError(label, f"wrapper.{key}: is required, as text")
+        if value is not None and (not isinstance(value, str) or not value):
+            raise SymcalcError(label, f"wrapper.{key}: must be text (got {value!r})")
+        text[key] = value
+    if (text["vision"] or text["projector"]) and not text["vision_config"]:
+        raise SymcalcError(label, "wrapper.vision_config: is required with a vision tower "
+                                  "or projector")
+    sizes = {name: parse_expression(value, label, f"wrapper.sizes.{name}")
+             for name, value in _table(body, "sizes", label, prefix="wrapper.").items()}
+    return Wrapper(text["text_config"], text["text_model_type"],
+                   dict(_table(body, "text_absent", label, prefix="wrapper.")),
+                   text["vision_config"], text["vision"], text["projector"],
+                   dict(_table(body, "vision_defaults", label, prefix="wrapper.")),
+                   dict(_table(body, "vision_absent", label, prefix="wrapper.")), sizes)
 
 
 @functools.lru_cache(maxsize=None)
@@ -534,7 +593,8 @@ def load_family(model_type: str, folder: str | None = None) -> Family:
 def build_fields(family: Family, role: str, data: dict[str, Any]
                  ) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
     """The spec fields of one config.json, and for each field the config keys it was read
-    from (so that a size error can name the key beside the symcalc field)."""
+    from (so that a size error can name the key beside the symcalc field). For a wrapper
+    family these are only its own entries, which change its language model's fields."""
     scope = Scope(data, family.defaults)
     for key, check in family.checks.items():
         where = f"{family.label}: checks.{key}"

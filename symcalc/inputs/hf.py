@@ -5,9 +5,15 @@ docs/families.md), read by :mod:`symcalc.inputs.family_data` the first time a co
 read. Keys missing from a config take the defaults of transformers' config class (the
 family file's ``[defaults]``). The model class is ``architectures[0]``, or the family's
 ``bare_class`` when none is named.
+
+A multimodal family (a file with a ``[wrapper]`` table) nests its language model under a key
+such as ``text_config``: :func:`spec_from_config` returns that language model's spec and
+:func:`read_model` also returns what the checkpoint holds besides it (:class:`Outside`: the
+vision tower and projector, with their parameter counts where the config gives the sizes).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SymcalcError
@@ -46,11 +52,39 @@ def families(folder: str | None = None) -> dict[str, "Family"]:
     return load_families(folder)
 
 
+@dataclass(frozen=True)
+class Outside:
+    """A part of a multimodal checkpoint outside its language model."""
+
+    role: str  # "vision_tower" or "projector"
+    kind: str  # a tower or projector of symcalc.algebra.vision
+    description: str
+    source: str  # a key of symcalc.derivations.sources
+    params: int | None  # None: the config does not give the sizes (``why`` says which)
+    breakdown: dict[str, int] = field(default_factory=dict)
+    why: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"part": self.role, "kind": self.kind,
+                               "description": self.description, "source": self.source,
+                               "params": self.params}
+        if self.params is None:
+            out["why"] = self.why
+        return out
+
+
 def spec_from_config(data: dict[str, Any], name: str = "config.json",
                      folder: str | None = None) -> "Spec":
-    """The :class:`Spec` of one parsed config.json (``folder``: another families folder)."""
+    """The :class:`Spec` of one parsed config.json (``folder``: another families folder); for
+    a multimodal config, the spec of its language model."""
+    return read_model(data, name, folder, outside=False)[0]
+
+
+def read_model(data: dict[str, Any], name: str = "config.json", folder: str | None = None,
+               outside: bool = True) -> tuple["Spec", tuple[Outside, ...]]:
+    """The language model's :class:`Spec` and, for a multimodal config, the parts outside it
+    (empty for a text-only config; not computed when ``outside`` is false)."""
     from .family_data import build_fields, family_names, load_family
-    from ..algebra.spec import make_spec
 
     known = family_names(folder)
     model_type = data.get("model_type")
@@ -65,9 +99,18 @@ def spec_from_config(data: dict[str, Any], name: str = "config.json",
     if cls not in family.classes:
         raise SymcalcError("architectures[0]", f"must be a {model_type} class symcalc knows "
                                                f"({', '.join(family.classes)}); got {cls!r}")
-    fields, keys = build_fields(family, family.classes[cls], data)
-    fields.setdefault("name", name)
-    fields["source"] = f"Hugging Face config ({model_type}, {cls})"
+    role = family.classes[cls]
+    if family.wrapper is None:
+        fields, keys = build_fields(family, role, data)
+        fields.setdefault("name", name)
+        fields["source"] = f"Hugging Face config ({model_type}, {cls})"
+        return _make(fields, keys), ()
+    return _read_wrapped(family, cls, role, data, name, folder, outside)
+
+
+def _make(fields: dict[str, Any], keys: dict[str, tuple[str, ...]]) -> "Spec":
+    from ..algebra.spec import make_spec
+
     try:
         return make_spec(**fields)
     except SymcalcError as err:  # name the config.json key beside the symcalc field
@@ -75,6 +118,82 @@ def spec_from_config(data: dict[str, Any], name: str = "config.json",
         if not read:
             raise
         raise SymcalcError(f"{', '.join(read)} ({err.field})", err.rule) from None
+
+
+def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], name: str,
+                  folder: str | None, outside: bool) -> tuple["Spec", tuple[Outside, ...]]:
+    """A multimodal config: the nested language model read by its own family file under the
+    wrapper class's role, the wrapper's role entries on top, then the parts outside it."""
+    from .family_data import build_fields, family_names, load_family
+
+    w = family.wrapper
+    assert w is not None
+    key = w.text_config
+    text = w.nested(data, key, w.text_absent)
+    text_type = text.get("model_type") or w.text_model_type
+    known = family_names(folder)
+    if not isinstance(text_type, str) or text_type not in known:
+        raise SymcalcError(f"{key}.model_type", f"must be one of {', '.join(known)} "
+                                                f"(got {text_type!r}); see {DOCS}")
+    text_family = load_family(text_type, folder)
+    if text_family.wrapper is not None or role not in text_family.roles:
+        raise SymcalcError(f"{key}.model_type", f"{text_type!r} cannot be the language model "
+                                                f"of {cls} (no {role!r} role in "
+                                                f"{text_family.label})")
+    fields, read = build_fields(text_family, role, text)
+    keys = {f: tuple(f"{key}.{k}" for k in ks) for f, ks in read.items()}
+    # the wrapper's own entries see the nested configs with their defaults filled in
+    view = dict(data)
+    view[key] = {**text_family.defaults, **text}
+    if w.vision_config:
+        vision = w.nested(data, w.vision_config, w.vision_absent)
+        view[w.vision_config] = {**w.vision_defaults, **vision}
+    more, more_keys = build_fields(family, role, view)
+    fields.update(more)
+    keys.update(more_keys)
+    fields.setdefault("name", name)
+    fields["source"] = f"Hugging Face config ({family.model_type}, {cls}; language model " \
+                       f"{text_type} under {key})"
+    spec = _make(fields, keys)
+    return spec, (_outside(family, view) if outside else ())
+
+
+def _outside(family: "Family", view: dict[str, Any]) -> tuple[Outside, ...]:
+    """The vision tower and projector of a wrapper family, counted where the sizes allow."""
+    from .family_data import Scope, evaluate
+    from ..algebra import vision as vis
+
+    w = family.wrapper
+    assert w is not None
+    sizes: dict[str, int] = {}
+    problems: dict[str, str] = {}
+    scope = Scope(view, family.defaults)
+    for sym, expr in w.sizes.items():
+        try:
+            value, read = evaluate(expr, scope, f"{family.label}: wrapper.sizes.{sym}")
+        except SymcalcError as err:
+            problems[sym] = str(err)
+            continue
+        if isinstance(value, bool) and sym in vis.SWITCHES:
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            problems[sym] = f"{', '.join(read) or sym}: must be a whole number (got {value!r})"
+            continue
+        sizes[sym] = value
+    out = []
+    for role, kind in (("vision_tower", w.vision), ("projector", w.projector)):
+        if not kind:
+            continue
+        part = vis.part(role, kind)
+        missing = sorted(s for s in part.symbols if s not in sizes)
+        if missing:
+            why = "; ".join(problems.get(s, f"{s}: not given by the family file") for s in missing)
+            out.append(Outside(role, kind, part.description, part.source, None, {}, why))
+            continue
+        nums = vis.numbers(part, sizes)
+        out.append(Outside(role, kind, part.description, part.source, sum(nums.values()),
+                           {k: v for k, v in nums.items() if v}))
+    return tuple(out)
 
 
 def __getattr__(name: str) -> Any:

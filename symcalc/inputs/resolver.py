@@ -8,7 +8,7 @@ from typing import Any, Iterable
 from ..algebra.spec import Spec, coerce_text, with_overrides
 from ..errors import SymcalcError
 from . import presets
-from .hf import load_config, spec_from_config
+from .hf import Outside, load_config, read_model
 from .spec_file import load_spec_file
 
 
@@ -24,9 +24,17 @@ def parse_sets(items: Iterable[str]) -> dict[str, Any]:
 
 
 def resolve(model: str, sets: Iterable[str] = ()) -> Spec:
-    """The spec that MODEL names, with the ``--set`` overrides applied."""
+    """The spec that MODEL names, with the ``--set`` overrides applied (for a multimodal
+    config.json, its language model)."""
+    return resolve_model(model, sets)[0]
+
+
+def resolve_model(model: str, sets: Iterable[str] = ()) -> tuple[Spec, tuple[Outside, ...]]:
+    """:func:`resolve`, and the parts of a multimodal checkpoint outside its language model
+    (the vision tower and projector; empty for everything else). ``--set`` changes only the
+    language model."""
     if presets.exists(model):
-        return _with_sets(presets.load(model).spec, sets)
+        return _with_sets(presets.load(model).spec, sets), ()
     from pathlib import Path  # not for presets: pathlib costs their quick report 3 ms
 
     path = Path(model)
@@ -34,12 +42,13 @@ def resolve(model: str, sets: Iterable[str] = ()) -> Spec:
     if not path.exists() and _is_repo_id(model):  # owner/name: the local Hugging Face cache
         from .hf_cache import cached_config
 
-        spec = spec_from_config(load_config(cached_config(model)), name=model)
-        return _with_sets(spec, sets)
+        spec, outside = read_model(load_config(cached_config(model)), name=model)
+        return _with_sets(spec, sets), outside
+    outside: tuple[Outside, ...] = ()
     if path.is_dir() or path.suffix == ".json":
         if not path.exists():
             raise SymcalcError("MODEL", f"{model!r} does not exist")
-        spec = spec_from_config(load_config(path), name=_hf_name(path))
+        spec, outside = read_model(load_config(path), name=_hf_name(path))
     elif path.suffix == ".toml":
         if not path.exists():
             raise SymcalcError("MODEL", f"{model!r} does not exist")
@@ -48,7 +57,7 @@ def resolve(model: str, sets: Iterable[str] = ()) -> Spec:
         raise SymcalcError("MODEL", f"{model!r} is not a preset (see `symcalc presets`), "
                                     "a config.json, a folder with one, a Hugging Face repo "
                                     "owner/name in the local cache, or a .toml spec file")
-    return _with_sets(spec, sets)
+    return _with_sets(spec, sets), outside
 
 
 def _check_path(model: str) -> None:

@@ -12,9 +12,30 @@ def _rows(rows: list[tuple[str, str]]) -> list[str]:
     return [f"  {k.ljust(width)}  {v}" for k, v in rows]
 
 
+def _part_lines(rep: dict[str, Any]) -> list[str]:
+    """A multimodal config: which part is reported and what is left out."""
+    if "part" not in rep:
+        return []
+    parts = rep["parts"]
+    out = [f"part: {rep['part']}  (" + ("the language model of a multimodal checkpoint"
+           if rep["part"] == "text" else "language model + vision tower + projector") + ")"]
+    for role, p in parts.items():
+        if role == "text":
+            continue
+        count = grouped(p["params"]) + " params" if p["params"] is not None else \
+            f"params not computable ({p['why']})"
+        state = "included" if p["included"] else "left out"
+        out.append(f"  {state}: {role.replace('_', ' ')}, {p['description']} "
+                   f"({count}; source {p['source']})")
+    if rep["part"] == "text":
+        out.append("  (--part all adds them to the parameter total)")
+    out.append(f"  note: {rep['parts_note']}")
+    return out
+
+
 def report_table(rep: dict[str, Any]) -> str:
     p, f, m = rep["params"], rep["flops"], rep["memory"]
-    lines = [f"model: {one_line(rep['model'])}", "", "parameters"]
+    lines = [f"model: {one_line(rep['model'])}"] + _part_lines(rep) + ["", "parameters"]
     per = p["per_layer"]
     stacks = [k[:-len("/total")] for k in per if k.endswith("/total")]
     if "total" in per:  # a single stack's layer (an MoE stack may add its dense_layer)

@@ -1,0 +1,168 @@
+"""Parameter counts of what a multimodal checkpoint puts around its language model: the vision
+tower that turns an image into patch vectors, and the projector that maps those into the
+language model's width. Math only: sympy expressions over the vision config's sizes, each
+part citing its source (a key of :mod:`symcalc.derivations.sources`).
+
+The language model itself is the text spec (:mod:`symcalc.algebra.accounting`); a family file
+with a ``[wrapper]`` table (docs/families.md, "Nested configs") names a tower and a projector
+of this module and gives their sizes as expressions over the config. FLOPs and memory of these
+parts are not modelled.
+
+The symbols are local to this module (prefixed ``v_``) so they never meet the language model's:
+
+| symbol | meaning |
+|---|---|
+| ``v_L`` | vision encoder layers |
+| ``v_d`` | vision hidden width |
+| ``v_a`` | attention width (heads x head dim) where it may differ from ``v_d`` (Llama 4) |
+| ``v_ff`` | vision MLP width |
+| ``v_C`` | image channels |
+| ``v_p`` | patch side (pixels) |
+| ``v_np`` | learned position rows (patches per image) |
+| ``v_head`` | 1 when SigLIP's attention-pooling head is built |
+| ``v_dt`` | the language model's hidden width (the projector's output) |
+| ``v_m`` | Mistral 3 patch merger: m x m neighbouring patches merged into one |
+| ``v_nf`` | vision feature layers concatenated into the projector (Mistral 3) |
+| ``v_pb`` | 1 when the projector's linear layers have biases |
+| ``v_pin``, ``v_pout`` | Llama 4 pixel-shuffle adapter widths (projector_input_dim, projector_output_dim) |
+| ``v_out`` | Llama 4 vision_output_dim (the projector's input) |
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import sympy as sp
+
+v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out = sp.symbols(
+    "v_L v_d v_a v_ff v_C v_p v_np v_dt v_m v_nf v_pin v_pout v_out", positive=True, integer=True)
+v_head, v_pb = sp.symbols("v_head v_pb", nonnegative=True, integer=True)
+
+SYMBOLS: dict[str, sp.Symbol] = {s.name: s for s in (
+    v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out, v_head, v_pb)}
+SWITCHES = frozenset({"v_head", "v_pb"})
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part around the language model: its breakdown (path -> expression) and source."""
+
+    kind: str
+    role: str  # "vision_tower" or "projector"
+    description: str
+    source: str
+    terms: dict[str, sp.Expr]
+
+    @property
+    def total(self) -> sp.Expr:
+        return sp.Add(*self.terms.values())
+
+    @property
+    def symbols(self) -> frozenset[str]:
+        return frozenset(s.name for e in self.terms.values() for s in e.free_symbols)
+
+
+def _layer_norm(width: sp.Expr) -> sp.Expr:
+    return 2 * width  # scale and shift
+
+
+def _linear(n_in: sp.Expr, n_out: sp.Expr, bias: sp.Expr = 1) -> sp.Expr:
+    return n_in * n_out + bias * n_out
+
+
+def siglip() -> Part:
+    """SigLIP's vision transformer (transformers SiglipVisionModel): a biased p x p patch
+    convolution, a learned position row per patch, pre-norm layers with biased q/k/v/o and a
+    biased two-layer MLP, a final LayerNorm and, when ``vision_use_head``, the attention-pooling
+    head (a probe vector, torch's MultiheadAttention with packed in-projection, a LayerNorm and
+    another MLP)."""
+    mlp = _linear(v_d, v_ff) + _linear(v_ff, v_d)
+    layer = 4 * _linear(v_d, v_d) + mlp + 2 * _layer_norm(v_d)
+    head = v_d + _linear(v_d, 3 * v_d) + _linear(v_d, v_d) + _layer_norm(v_d) + mlp
+    return Part("siglip", "vision_tower", "SigLIP vision transformer", "zhai2023", {
+        "vision_tower/patch_embedding": v_C * v_p**2 * v_d + v_d,
+        "vision_tower/position_embedding": v_np * v_d,
+        "vision_tower/layers": v_L * layer,
+        "vision_tower/post_norm": _layer_norm(v_d),
+        "vision_tower/head": v_head * head,
+    })
+
+
+def pixtral() -> Part:
+    """Pixtral's vision encoder (transformers PixtralVisionModel): a bias-free patch
+    convolution, an RMSNorm before the layers, then layers of bias-free attention, a SwiGLU
+    MLP and two RMSNorms; positions are 2D rotary (no parameters), no final norm."""
+    layer = 4 * v_d**2 + 3 * v_d * v_ff + 2 * v_d
+    return Part("pixtral", "vision_tower", "Pixtral vision encoder", "agrawal2024", {
+        "vision_tower/patch_embedding": v_C * v_p**2 * v_d,
+        "vision_tower/pre_norm": v_d,
+        "vision_tower/layers": v_L * layer,
+    })
+
+
+def llama4_vision() -> Part:
+    """Llama 4's vision encoder (transformers Llama4VisionModel): an unfold + bias-free linear
+    patch projection, a class token and a learned position row per patch (plus one for the
+    class token), LayerNorms before and after the layers, layers with biased attention of width
+    heads x head_dim and a biased two-layer MLP, then the pixel-shuffle adapter (two bias-free
+    linear layers: v_ff -> v_pin, v_pout -> v_pout)."""
+    layer = (3 * _linear(v_d, v_a) + _linear(v_a, v_d) + _linear(v_d, v_ff) + _linear(v_ff, v_d)
+             + 2 * _layer_norm(v_d))
+    return Part("llama4", "vision_tower", "Llama 4 vision encoder", "meta2025llama4", {
+        "vision_tower/patch_embedding": v_C * v_p**2 * v_d,
+        "vision_tower/class_embedding": v_d,
+        "vision_tower/position_embedding": v_np * v_d,
+        "vision_tower/norms": 2 * _layer_norm(v_d),
+        "vision_tower/layers": v_L * layer,
+        "vision_tower/adapter": v_ff * v_pin + v_pout**2,
+    })
+
+
+def gemma3_projector() -> Part:
+    """Gemma 3's projector (Gemma3MultiModalProjector): average pooling (no parameters), an
+    RMSNorm of the vision width, one v_d x v_dt matrix without bias."""
+    return Part("gemma3", "projector", "Gemma 3 multimodal projector", "gemma2025", {
+        "projector/norm": v_d,
+        "projector/linear": v_d * v_dt,
+    })
+
+
+def mistral3_projector() -> Part:
+    """Mistral 3's projector (Mistral3MultiModalProjector): an RMSNorm of the vision width, the
+    patch merger (one bias-free (m^2 v_d) x v_d matrix), then linear_1 (v_nf v_d -> v_dt) and
+    linear_2 (v_dt -> v_dt), biased when ``multimodal_projector_bias``."""
+    return Part("mistral3", "projector", "Mistral 3 projector with patch merger", "agrawal2024", {
+        "projector/norm": v_d,
+        "projector/patch_merger": v_m**2 * v_d * v_d,
+        "projector/linear_1": _linear(v_nf * v_d, v_dt, v_pb),
+        "projector/linear_2": _linear(v_dt, v_dt, v_pb),
+    })
+
+
+def llama4_projector() -> Part:
+    """Llama 4's projector (Llama4MultiModalProjector): one bias-free v_out x v_dt matrix."""
+    return Part("llama4", "projector", "Llama 4 multimodal projector", "meta2025llama4", {
+        "projector/linear": v_out * v_dt,
+    })
+
+
+TOWERS: dict[str, Callable[[], Part]] = {
+    "siglip": siglip, "pixtral": pixtral, "llama4": llama4_vision}
+PROJECTORS: dict[str, Callable[[], Part]] = {
+    "gemma3": gemma3_projector, "mistral3": mistral3_projector, "llama4": llama4_projector}
+
+
+def part(role: str, kind: str) -> Part:
+    """The tower (``role="vision_tower"``) or projector of ``kind``."""
+    table = TOWERS if role == "vision_tower" else PROJECTORS
+    return table[kind]()
+
+
+def numbers(p: Part, sizes: dict[str, int]) -> dict[str, int]:
+    """Each breakdown path of ``p`` as an exact integer at ``sizes`` (symbol name -> value)."""
+    subs = {SYMBOLS[k]: v for k, v in sizes.items() if k in SYMBOLS}
+    out: dict[str, int] = {}
+    for path, expr in p.terms.items():
+        value = sp.Integer(expr.xreplace(subs))
+        out[path] = int(value)
+    return out
