@@ -64,6 +64,8 @@ CASES = {
     "smollm3-layer-types-without-switch-long": (_cfg("smollm3", "SmolLM3ForCausalLM", 3, sliding_window=4,
                                                      layer_types=["sliding_attention", "full_attention",
                                                                   "sliding_attention"]), 1, 8),
+    "exaone4-default-pattern-short": (_cfg("exaone4", "Exaone4ForCausalLM", 4, sliding_window=6), 2, 4),
+    "exaone4-default-pattern-long": (_cfg("exaone4", "Exaone4ForCausalLM", 5, sliding_window=4), 2, 9),
     "deepseek_v3-mla-q-lora": (_cfg("deepseek_v3", "DeepseekV3ForCausalLM", 2, q_lora_rank=10, **_MLA), 2, 9),
     "deepseek_v2-mla-direct-q": (_cfg("deepseek_v2", "DeepseekV2ForCausalLM", 2, q_lora_rank=None,
                                       topk_method="greedy", **_MLA), 2, 9),
@@ -142,7 +144,8 @@ WINDOW_DEVIATION = ("mistral-all-sliding-at-window", "mistral-all-sliding-long",
                     "gemma2-alternating-long", "gpt_oss-layer-types-long",
                     "qwen2-max-window-layers-long", "olmo3-default-pattern-long",
                     "cohere2-default-pattern-long", "cohere2-legacy-pattern-2-long",
-                    "smollm3-nope-layers-slide-long", "smollm3-layer-types-without-switch-long")
+                    "smollm3-nope-layers-slide-long", "smollm3-layer-types-without-switch-long",
+                    "exaone4-default-pattern-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
