@@ -96,6 +96,9 @@ def ev(text: str, config: dict | None = None, defaults: dict | None = None):
     ("t[0]", {"t": ["full", "sliding"]}, "full"),
     ("t[2]", {"t": ["full", "sliding"]}, None),     # past the end: null
     ("len(c['l'])", {"c": {"l": [1, 2]}}, 2),
+    ("len(f) if is_list(f) else 1", {"f": [-1, -2]}, 2),
+    ("len(f) if is_list(f) else 1", {"f": -1}, 1),
+    ("is_list(f)", {}, False),
 ])
 def test_expressions(text, config, want):
     assert ev(text, config) == want

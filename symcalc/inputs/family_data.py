@@ -28,8 +28,8 @@ DOCS = "docs/families.md"
 TOP_KEYS = ("model_type", "description", "sources", "bare_class", "classes", "defaults",
             "fixed", "spec", "roles", "checks", "wrapper")
 # [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
-WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "vision_config", "vision",
-                "projector", "vision_defaults", "vision_absent", "sizes")
+WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls",
+                "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes")
 ROLE_KEYS = ("fixed", "spec")
 # Spec fields a family file may set (name and source come from the config and its class).
 SETTABLE = tuple(f for f in FIELD_NAMES if f not in ("name", "source"))
@@ -87,6 +87,11 @@ def _interval_layers(L: Any, interval: Any, first: Any, last: Any) -> int:
     return sum(1 for i in range(L) if first <= i <= last and (i + 1) % interval == 0)
 
 
+def _is_list(value: Any) -> bool:
+    """True for a JSON list (``vision_feature_layer`` is an index or a list of them)."""
+    return isinstance(value, list)
+
+
 def _matches(text: Any, pattern: Any) -> bool:
     """``text`` is a string that ``pattern`` (a Python regular expression) matches whole."""
     if not isinstance(pattern, str):
@@ -113,6 +118,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "deepseek_moe_layers": (_deepseek_moe_layers, 2, 3),
     "interval_layers": (_interval_layers, 4, 4),
     "matches": (_matches, 2, 2),
+    "is_list": (_is_list, 1, 1),
     "any": (_any, 1, None),
 }
 
@@ -557,8 +563,13 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
                                   "or projector")
     sizes = {name: parse_expression(value, label, f"wrapper.sizes.{name}")
              for name, value in _table(body, "sizes", label, prefix="wrapper.").items()}
-    return Wrapper(text["text_config"], text["text_model_type"],
-                   dict(_table(body, "text_absent", label, prefix="wrapper.")),
+    absent = dict(_table(body, "text_absent", label, prefix="wrapper."))
+    nulls = body.get("text_absent_nulls", [])  # TOML has no null: these keys are null
+    if not isinstance(nulls, list) or not all(isinstance(k, str) for k in nulls):
+        raise SymcalcError(label, f"wrapper.text_absent_nulls: must be a list of keys "
+                                  f"(got {nulls!r})")
+    absent.update({k: None for k in nulls})
+    return Wrapper(text["text_config"], text["text_model_type"], absent,
                    text["vision_config"], text["vision"], text["projector"],
                    dict(_table(body, "vision_defaults", label, prefix="wrapper.")),
                    dict(_table(body, "vision_absent", label, prefix="wrapper.")), sizes)
