@@ -63,10 +63,15 @@ gpt_oss -- their ``*Experts`` classes are decorated with ``@use_experts_implemen
   shared experts (qwen2_moe, deepseek) are plain MLPs on every token.  Cross-checked: equal to
   ``"eager"`` on CPU with real random weights (whatever the routing, the loop covers T*k rows in
   total) -- ``count_forward_flops(..., device="cpu", experts_implementation="eager")``.
-  A model that cannot run on meta at all (not seen in 5.24 for the families above; e.g. an MoE
-  whose experts are not on the experts interface) is run on CPU with real random weights and eager
-  experts when it has at most ``CPU_FALLBACK_MAX_PARAMS`` parameters (fine for tiny configs);
-  ``FORWARD_DEVICE`` records which device each class used.
+  A model that cannot run on meta at all (an MoE whose experts are not on the experts interface:
+  DBRX's ``DbrxExperts`` loops over ``nonzero()`` hits) is run on CPU with real random weights and
+  eager experts when it has at most ``CPU_FALLBACK_MAX_PARAMS`` parameters (fine for tiny configs);
+  ``FORWARD_DEVICE`` records which device each class used.  A larger one (a hub config) runs on
+  meta with its expert class's forward replaced by a stand-in from ``META_STANDINS`` whose
+  matmuls add up to the eager loop's (T*k rows through each expert matrix);
+  tests/test_meta_standins.py checks each stand-in against the eager loop on CPU.  Parameters
+  are frozen (``requires_grad_(False)``): DBRX's per-expert views of its fused weights would
+  otherwise trip FlopCounterMode's module tracker.
 
 Findings
   (a) Qwen2: ``Qwen2Attention`` uses ``getattr(config, "head_dim", hidden//heads)`` and the
@@ -105,6 +110,7 @@ Findings
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import json
@@ -135,6 +141,7 @@ __all__ = [
     "family_files",
     "clear_cache",
     "deliberate_param_difference",
+    "deliberate_flops_difference",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -160,7 +167,7 @@ _DROP_KEYS = ("architectures", "model_type", "transformers_version", "torch_dtyp
 # Models that cannot run on meta are run on CPU with real random weights up to this size.
 CPU_FALLBACK_MAX_PARAMS = 50_000_000
 
-_META_ERRORS = ("meta tensors", "meta tensor", "on meta", "device='meta'", "'meta'")
+_META_ERRORS = ("meta tensors", "meta tensor", "on meta", "device='meta'", "'meta'", "register_meta")
 
 
 def family_files() -> dict[str, dict]:
@@ -237,6 +244,10 @@ def build_model(config: dict, device: str = "meta", experts_implementation: str 
     with torch.device(device):
         model = cls(cfg)
     model.eval()
+    # No parameter needs a gradient: a view of a parameter taken under no_grad (DBRX slices
+    # its fused expert weights per expert) would otherwise carry requires_grad without a
+    # grad_fn, which FlopCounterMode's module tracker refuses.
+    model.requires_grad_(False)
     return model
 
 
@@ -364,6 +375,12 @@ def reference_forward_matmul_flops(config: dict, batch: int, seq_len: int) -> in
     counted through exactly its top-k experts (see module docstring); a model that cannot run on
     meta and is small is run on CPU with real weights and eager experts instead.  Cached per process.
     """
+    if config.get("model_type") == "llama4":
+        # Llama4ForConditionalGeneration.forward without pixel_values fails in 5.24 (it reads
+        # image_outputs off the language model's output); a text-only forward is its
+        # language_model, Llama4ForCausalLM on the text_config, so that is what is counted.
+        text = dict(config.get("text_config") or {})
+        config = {**text, "model_type": "llama4_text", "architectures": ["Llama4ForCausalLM"]}
     key = (_key(config), int(batch), int(seq_len))
     if key not in _FLOPS_CACHE:
         class_name = model_class_name(config)
@@ -373,12 +390,67 @@ def reference_forward_matmul_flops(config: dict, batch: int, seq_len: int) -> in
             flops = count_forward_flops(config, batch, seq_len)
             FORWARD_DEVICE[class_name] = "meta"
         except Exception as err:  # noqa: BLE001
-            if not _is_meta_error(err) or reference_params(config) > CPU_FALLBACK_MAX_PARAMS:
+            if not _is_meta_error(err):
                 raise
-            flops = count_forward_flops(config, batch, seq_len, device="cpu", experts_implementation="eager")
-            FORWARD_DEVICE[class_name] = "cpu"
+            if reference_params(config) > CPU_FALLBACK_MAX_PARAMS:
+                flops = count_forward_flops_with_standins(config, batch, seq_len)
+            else:
+                flops = count_forward_flops(config, batch, seq_len, device="cpu", experts_implementation="eager")
+                FORWARD_DEVICE[class_name] = "cpu"
         _FLOPS_CACHE[key] = flops
     return _FLOPS_CACHE[key]
+
+
+def _dbrx_experts_on_meta(self, hidden_states, top_k_index, top_k_weights):
+    """``DbrxExperts.forward`` without its data-dependent loop, for the meta device.
+
+    The eager loop sends the n_e rows routed to expert e through ``w1``, ``v1`` (d -> f each)
+    and ``w2`` (f -> d); summed over the experts that is T*k rows through each of the three,
+    whatever the routing.  Here every (token, slot) pair goes through expert 0's slices: the
+    same matmul FLOPs in total, on shapes known without the routing."""
+    batch_size = hidden_states.shape[0]
+    rows = hidden_states.reshape(-1, self.hidden_size)
+    top_k = top_k_index.shape[-1]
+    pairs = rows.repeat_interleave(top_k, dim=0)
+    shape = (-1, self.ffn_hidden_size, self.hidden_size)
+    w1, v1, w2 = (w.view(shape)[0] for w in (self.mlp.w1, self.mlp.v1, self.mlp.w2))
+    out = self.mlp(pairs, w1, v1, w2).view(-1, top_k, self.hidden_size)
+    out = (out * top_k_weights.unsqueeze(-1)).sum(dim=1)
+    return out.view(batch_size, -1, self.hidden_size)
+
+
+# Expert modules whose eager forward loops over routing found with nonzero() (so they cannot run
+# on meta) and that are not on transformers' experts interface, each with a meta stand-in whose
+# matmuls add up to the eager loop's.  Used only for models too large for the CPU fallback (hub
+# configs); tests/test_meta_standins.py checks every stand-in against the real eager forward on
+# CPU for the family's tiny configs.
+META_STANDINS = {"DbrxExperts": _dbrx_experts_on_meta}
+
+
+def count_forward_flops_with_standins(config: dict, batch: int, seq_len: int) -> int:
+    """``count_forward_flops`` on meta with the ``META_STANDINS`` forwards patched in (uncached)."""
+    model = _meta_model(config)
+    patched = {type(m) for m in model.modules() if type(m).__name__ in META_STANDINS}
+    if not patched:
+        raise RuntimeError(f"{model_class_name(config)} cannot run on meta and has no stand-in "
+                           f"(too large for the CPU fallback: > {CPU_FALLBACK_MAX_PARAMS:,} parameters)")
+    with contextlib.ExitStack() as stack:
+        for cls in patched:
+            stack.enter_context(_patched_forward(cls, META_STANDINS[cls.__name__]))
+        return count_forward_flops(config, batch, seq_len)
+
+
+@contextlib.contextmanager
+def _patched_forward(cls, forward):
+    original = cls.__dict__.get("forward")  # None: the class inherits its forward
+    cls.forward = forward
+    try:
+        yield
+    finally:
+        if original is None:
+            del cls.forward
+        else:
+            cls.forward = original
 
 
 def deliberate_param_difference(cfg: dict) -> int:
@@ -400,6 +472,21 @@ def deliberate_param_difference(cfg: dict) -> int:
     if cls == "BertForMaskedLM":
         return -model_cfg.vocab_size
     return 0
+
+
+def deliberate_flops_difference(cfg: dict, batch: int, seq_len: int) -> int:
+    """transformers' forward matmul FLOPs minus symcalc's where transformers computes more
+    than the model needs (0 otherwise): Llama 4's Llama4TextMoe (not on the experts interface)
+    runs every one of the E experts on every token and zeroes the unrouted outputs by their
+    router score, where symcalc counts the top-k experts a token is routed to:
+    2 * tokens * (E - k) * 3 * d * I per MoE layer (llama4_text, and llama4's text_config)."""
+    if cfg["model_type"] not in ("llama4", "llama4_text"):
+        return 0
+    model_cfg = hf_config(cfg)
+    text = model_cfg.get_text_config() if cfg["model_type"] == "llama4" else model_cfg
+    n_moe = sum(1 for i in range(text.num_hidden_layers) if i in text.moe_layers)
+    idle = text.num_local_experts - text.num_experts_per_tok
+    return 2 * batch * seq_len * idle * 3 * text.hidden_size * text.intermediate_size * n_moe
 
 
 # --------------------------------------------------------------------------------------------
