@@ -39,7 +39,10 @@ LITERALS = {"null": None, "true": True, "false": False, "None": None, "True": Tr
 
 # -- functions an expression may call ---------------------------------------------------------
 def _count(items: Any, value: Any) -> int:
-    _need_list("count", items)
+    """Items of a list equal to ``value``; of a string, its characters equal to ``value``
+    (Nemotron-H's hybrid_override_pattern: ``count(pattern, 'M')``)."""
+    if not isinstance(items, str):
+        _need_list("count", items)
     return sum(1 for x in items if x == value)
 
 
