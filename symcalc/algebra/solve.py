@@ -214,6 +214,10 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
         above = nearest(exact, valid, step, False)
         if mode == "fit" and above is not None and above == below:
             above = nearest(exact + 1, valid, step, False)
+        if mode == "fit" and below is None:
+            raise SymcalcError("--fit", f"no positive {size} satisfies {rel.text!r:.80} for "
+                                        f"{spec.name} (the root is {float(exact):.4g}; no valid "
+                                        f"{size} is at or below it)")
     if size == "s" and spec.position == "learned" and spec.P and exact is not None \
             and exact > spec.P:
         notes.append(f"beyond the learned position table P = {spec.P}: the model itself "
