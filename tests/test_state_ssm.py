@@ -1,0 +1,155 @@
+"""Decoding state of the state-space and short-convolution hybrids (jamba, nemotron_h, falcon_h1,
+granitemoehybrid, lfm2): symcalc's memory.recurrent_state_bytes and memory.kv_cache_bytes against
+the cache a real forward pass leaves behind.
+
+Each case builds a tiny config of tests/families/ on CPU with random weights, casts it to fp32 or
+bf16, runs one forward pass with ``use_cache=True`` over ``batch x seq_len`` tokens and adds up
+``numel * element_size`` of the tensors in ``out.past_key_values``:
+
+* Mamba and short-convolution layers (``LinearAttentionLayer``): ``conv_states`` and
+  ``recurrent_states`` (LFM2's short convolution keeps no recurrent state);
+* attention layers (``DynamicLayer``): ``keys`` and ``values``;
+* Falcon-H1 layers (``LinearAttentionAndFullAttentionLayer``) hold both;
+* Nemotron-H's MLP and MoE blocks (``DummyLayer``) hold nothing.
+
+symcalc is asked with ``kv_dtype`` equal to the model's dtype and its default state dtype (fp32).
+What transformers 5.24 holds (checked by ``test_what_transformers_stores``): per Mamba layer a conv
+window (b, channels, K_conv) in the model dtype -- K_conv columns, not K_conv - 1, zero-padded on
+the left when the prompt is shorter -- with channels d_in (Mamba-1) or d_in + 2 G_s N_s (Mamba-2),
+and an SSM state in float32 whatever the model dtype (the torch scans compute in fp32 and the cache
+keeps that tensor's dtype): (b, d_in, N_s) for Mamba-1, (b, H_s, d_in / H_s, N_s) for Mamba-2; per
+short-convolution layer a window (b, d, K_conv); per attention layer keys and values
+(b, n_kv, s, d_h). The states do not grow with the sequence.
+
+A stack without any attention layer (jamba/tiny-tied-no-attention, granitemoehybrid/
+tiny-bare-dense-all-mamba, lfm2/tiny-all-conv) cannot run a cached forward in transformers 5.24:
+DynamicCache.get_seq_length raises "can only be called on Attention layers". Those configs are
+left out here; symcalc sizes their state all the same.
+
+GraniteMoeHybridForCausalLM.forward has no ``use_cache`` parameter, so ``use_cache=True`` is
+passed through its keyword arguments (its tiny configs set ``use_cache`` false for the FLOP
+tests, which must run uncached).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import hf_reference as H
+from symcalc.hf import spec_from_config
+from symcalc.options import Options
+from symcalc.report import report
+
+FAMILIES = Path(__file__).parent / "families"
+# (config file, batch, seq_len): a prompt shorter than the conv window, and one spanning several
+# chunks of the Mamba-2 scan
+CONFIGS = [
+    ("jamba/tiny-moe-biases.json", 2, 5),
+    ("jamba/tiny-bare-dense-auto-rank.json", 1, 2),
+    ("jamba/tiny-moe-biases.json", 1, 2),
+    ("nemotron_h/tiny-pattern-moe-biases.json", 2, 3),
+    ("nemotron_h/tiny-bare-dense-pattern-legacy-keys.json", 1, 19),
+    ("nemotron_h/tiny-list-tied.json", 2, 5),
+    ("falcon_h1/tiny-all-biases-norm-head-dim.json", 2, 20),
+    ("falcon_h1/tiny-bare-expand-no-bias.json", 1, 2),
+    ("granitemoehybrid/tiny-moe-biases-rope.json", 2, 5),
+    ("granitemoehybrid/tiny-moe-biases-rope.json", 1, 2),
+    ("granitemoehybrid/tiny-tied-new-names-head-dim.json", 2, 17),
+    ("lfm2/tiny-conv-bias-pattern.json", 2, 5),
+    ("lfm2/tiny-bare-attn-idxs-legacy.json", 1, 2),
+    ("lfm2/tiny-conv-bias-pattern.json", 1, 9),
+]
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+CASES = [pytest.param(f, b, s, dt, id=f"{f.removesuffix('.json')}-{b}x{s}-{dt}")
+         for f, b, s in CONFIGS for dt in DTYPES]
+
+_HELD: dict[tuple, dict] = {}
+
+
+def _config(name: str) -> dict:
+    return json.loads((FAMILIES / name).read_text())
+
+
+def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
+    """Bytes and shapes of what one forward pass leaves in the cache, by kind of tensor."""
+    key = (name, batch, seq_len, dtype)
+    if key not in _HELD:
+        torch.manual_seed(0)
+        model = H.build_model(_config(name), device="cpu", experts_implementation="eager")
+        model = model.to(DTYPES[dtype]).eval()
+        inputs = H.forward_inputs(model, batch, seq_len, "cpu", mask=True)
+        inputs["use_cache"] = True  # also for a forward that takes it only as a keyword argument
+        with torch.no_grad():
+            out = model(**inputs)
+        held = {"state": 0, "kv": 0, "conv": [], "recurrent": [], "keys": [], "values": []}
+        for layer in out.past_key_values.layers:
+            for kind in ("conv", "recurrent"):
+                for t in (getattr(layer, f"{kind}_states", None) or {}).values():
+                    if t is not None:
+                        held["state"] += t.numel() * t.element_size()
+                        held[kind].append((tuple(t.shape), t.dtype))
+            for kind in ("keys", "values"):
+                t = getattr(layer, kind, None)
+                if isinstance(t, torch.Tensor):
+                    held["kv"] += t.numel() * t.element_size()
+                    held[kind].append((tuple(t.shape), t.dtype))
+        _HELD[key] = held
+    return _HELD[key]
+
+
+def symcalc_memory(name: str, batch: int, seq_len: int, dtype: str) -> dict:
+    return report(spec_from_config(_config(name)),
+                  Options(batch=batch, seq_len=seq_len, dtype=dtype, kv_dtype=dtype))["memory"]
+
+
+@pytest.mark.parametrize("name,batch,seq_len,dtype", CASES)
+def test_recurrent_state_bytes_equal_the_cache(name, batch, seq_len, dtype):
+    held = transformers_cache(name, batch, seq_len, dtype)
+    assert held["state"] > 0
+    assert symcalc_memory(name, batch, seq_len, dtype)["recurrent_state_bytes"] == held["state"]
+
+
+@pytest.mark.parametrize("name,batch,seq_len,dtype", CASES)
+def test_kv_cache_bytes_count_only_attention_layers(name, batch, seq_len, dtype):
+    held = transformers_cache(name, batch, seq_len, dtype)
+    assert symcalc_memory(name, batch, seq_len, dtype)["kv_cache_bytes"] == held["kv"]
+
+
+def test_what_transformers_stores():
+    """The shapes and dtypes the docstring states, on one config of each layout (bf16 models)."""
+    bf16, fp32 = torch.bfloat16, torch.float32
+    # Jamba tiny: layers mamba, mamba, attention, mamba; d_in 64, N_s 8, K_conv 4; n_kv 2 x d_h 8.
+    # The prompt (5) is longer than the window: only the last 4 columns are kept.
+    held = transformers_cache("jamba/tiny-moe-biases.json", 2, 5, "bf16")
+    assert held["conv"] == [((2, 64, 4), bf16)] * 3
+    assert held["recurrent"] == [((2, 64, 8), fp32)] * 3
+    assert held["keys"] == held["values"] == [((2, 2, 5, 8), bf16)]
+    # Nemotron-H tiny "M*-EM": conv over d_in 24 + 2 groups x 8 = 40 + 16; state 6 heads x 4 x 8;
+    # the MLP and MoE blocks keep nothing. The prompt (3) is shorter than the window (4).
+    held = transformers_cache("nemotron_h/tiny-pattern-moe-biases.json", 2, 3, "bf16")
+    assert held["conv"] == [((2, 24 + 2 * 2 * 8, 4), bf16)] * 2
+    assert held["recurrent"] == [((2, 6, 4, 8), fp32)] * 2
+    assert held["keys"] == held["values"] == [((2, 2, 3, 8), bf16)]
+    # Falcon-H1 tiny: both layers keep keys and values (head_dim 12) AND a Mamba-2 state.
+    held = transformers_cache("falcon_h1/tiny-all-biases-norm-head-dim.json", 2, 20, "bf16")
+    assert held["conv"] == [((2, 48 + 2 * 2 * 8, 4), bf16)] * 2
+    assert held["recurrent"] == [((2, 6, 8, 8), fp32)] * 2
+    assert held["keys"] == held["values"] == [((2, 2, 20, 12), bf16)] * 2
+    # LFM2 tiny: two short-conv layers (d 32, K_conv 3), no recurrent state; one attention layer.
+    held = transformers_cache("lfm2/tiny-conv-bias-pattern.json", 2, 5, "bf16")
+    assert held["conv"] == [((2, 32, 3), bf16)] * 2
+    assert held["recurrent"] == []
+    assert held["keys"] == held["values"] == [((2, 2, 5, 8), bf16)]
+
+
+def test_state_does_not_grow_with_the_sequence():
+    name = "granitemoehybrid/tiny-moe-biases-rope.json"
+    short, long = (transformers_cache(name, 1, s, "fp32") for s in (2, 20))
+    assert short["state"] == long["state"] > 0
+    assert long["kv"] == 10 * short["kv"] > 0
+    mem = {s: symcalc_memory(name, 1, s, "fp32") for s in (2, 20)}
+    assert mem[2]["recurrent_state_bytes"] == mem[20]["recurrent_state_bytes"] == short["state"]
+    assert mem[20]["kv_cache_bytes"] == 10 * mem[2]["kv_cache_bytes"]
