@@ -15,6 +15,8 @@ from ..errors import SymcalcError
 from .spec import Spec
 from .symbols import SIZES
 
+WORKLOAD = {"b", "s", "s_dec", "N_d", "t"}
+
 
 @dataclass(frozen=True)
 class Tie:
@@ -39,7 +41,7 @@ def model_ties(spec: Spec) -> list[Tie]:
     return out
 
 
-def keep_ties(keeps, values: dict[str, int], size: str) -> list[Tie]:
+def keep_ties(keeps, values: dict[str, int], size: str, known=None) -> list[Tie]:
     """``--keep A/B``: A = (A0 / B0) B at the model's values A0, B0; written B = (B0 / A0) A
     when A is the size solved for, so that the tie always points away from it."""
     out = []
@@ -49,10 +51,11 @@ def keep_ties(keeps, values: dict[str, int], size: str) -> list[Tie]:
         a, b = a.strip(), b.strip()
         if not slash or not a or not b:
             raise SymcalcError(field, "must be a ratio of two sizes, e.g. d_ff/d")
+        known = set(values) if known is None else set(known)
         for n in (a, b):
-            if n not in SIZES or n not in values:
-                raise SymcalcError(field, f"{n!r} is not a size of this model "
-                                          f"(sizes: {', '.join(sorted(values))})")
+            if n not in SIZES or n not in values or n not in known:
+                raise SymcalcError(field, f"{n!r:.40} is not a size of this model "
+                                          f"(sizes: {', '.join(sorted(known))})")
         if a == b:
             raise SymcalcError(field, "names the same size twice")
         ratio = sympy.Rational(values[a], values[b])
@@ -66,7 +69,7 @@ def keep_ties(keeps, values: dict[str, int], size: str) -> list[Tie]:
 def all_ties(spec: Spec, keeps, values: dict[str, int], size: str) -> list[Tie]:
     """The model's ties and the kept ratios (a kept ratio replaces a model tie of the same
     size); ties of the size solved for are dropped: it is the one that moves."""
-    kept = keep_ties(keeps, values, size)
+    kept = keep_ties(keeps, values, size, set(spec.sizes()) | (set(values) & WORKLOAD))
     names = {t.name for t in kept}
     if len(names) != len(kept):
         raise SymcalcError("--keep", "two ratios make the same size follow")
