@@ -57,8 +57,9 @@ def sensitivity(spec: Spec, quantity: str, size: str, opts: Options = Options(),
     values = {k: v for k, v in {**size_values(spec), **workload_values(spec, opts)}.items()
               if k in SIZES}
     solvable(spec, size, values)
-    ties = all_ties(spec, keep, values, size)
     x = SIZES[size].symbol
+    every = all_ties(spec, keep, values, size)
+    ties = [t for t in every if x in apply(SIZES[t.name].symbol, every).free_symbols]
     expr = sympy.expand(apply(q.expression(quantity, spec, opts), ties))
     if x not in expr.free_symbols:
         raise SymcalcError("--diff", f"{quantity} does not depend on {size} for {spec.name}")
