@@ -48,22 +48,39 @@ def test_symbolic_breakdown_parents(name):
 @pytest.mark.parametrize("name", ALL)
 def test_per_layer_times_layers_is_the_stack(name):
     """Each stack is its layers times their count; an MoE stack with dense layers is
-    (L - L_dense) MoE layers plus L_dense dense ones, attention and norms in every layer."""
+    (L - L_dense) MoE layers plus L_dense dense ones, attention and norms in every layer. A
+    hybrid stack has attention in L_attn layers, each other mixer (its own per-layer view) in
+    its count, and the FFN and its norms in L_ffn layers."""
     spec = presets.load(name).spec
     p = report(spec, Options(seq_len=8))["params"]
     per = p["per_layer"]
     if spec.shape == "single":
         dense = spec.dense_layers if spec.moe else 0
         assert ("dense_layer/total" in per) == bool(dense)
-        expected = (spec.L - dense) * per["total"] + dense * per.get("dense_layer/total", 0)
-        assert p["breakdown"]["layer"] == expected
+        ffn = spec.ffn_layers
+        mixers = {"linear_mixer": spec.L_lin, "ssm_mixer": spec.L_ssm, "conv_mixer": spec.L_conv}
+        for view, n in mixers.items():
+            assert (f"{view}/total" in per) == bool(n), view
+        counts = {"attention": spec.attention_layers, "moe": ffn - dense,
+                  "ffn": ffn if not spec.moe else dense, "norm/ffn": ffn, "norm/ffn_out": ffn}
+        expected = 0
         for part, value in per.items():
             if part.endswith("total") or part.startswith("dense_layer/"):
                 continue
-            group = part.split("/")[0]
-            count = spec.L - dense if group == "moe" else spec.L
-            dense_value = per.get(f"dense_layer/{part}", 0) if group == "ffn" else 0
-            assert p["breakdown"][f"layer/{part}"] == count * value + dense * dense_value, part
+            view = part.split("/")[0]
+            if view in mixers:
+                path, count = part[len(view) + 1:], mixers[view]
+            else:
+                path = part
+                count = counts.get(path, counts.get(path.split("/")[0], spec.L))
+            if path.count("/") == (1 if view in mixers else 0):  # a top-level group
+                expected += count * value
+            dense_value = per.get(f"dense_layer/{part}", 0) if view == "ffn" and spec.moe else 0
+            if view == "ffn" and spec.moe:  # the dense FFN is listed by the dense-layer view
+                value, count = 0, 0
+            assert p["breakdown"][f"layer/{path}"] == count * value + dense * dense_value, part
+        dense_ffn = per.get("dense_layer/ffn", 0) * dense
+        assert p["breakdown"]["layer"] == expected + dense_ffn
         return
     for prefix, count in {"encoder/layer": spec.L, "decoder/layer": spec.L_dec}.items():
         head = prefix[: -len("layer")]

@@ -21,7 +21,8 @@ import sympy
 from . import components as c
 from .breakdown import Breakdown, Leaf
 from .spec import Spec, layer_views, switch_values
-from .symbols import ALL, SIZES, L, L_dec, L_dense, L_local
+from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_lin, L_local,
+                      L_ssm)
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "head/weight")
 
@@ -34,13 +35,26 @@ LAYER_NORMS = (("attention", "norm_attn_in"), ("attention_out", "norm_attn_out")
                ("ffn", "norm_ffn_in"), ("ffn_out", "norm_ffn_out"))
 
 
-def layer_params(cross_attention: bool = False) -> Breakdown:
+# The token mixers of a hybrid stack besides softmax attention: group -> (layer count, parts).
+MIXERS = {"linear_attention": (L_lin, c.linear_attention_params),
+          "ssm": (L_ssm, c.ssm_params),
+          "short_conv": (L_conv, c.short_conv_params)}
+# per-layer view of one mixer of each kind (see :func:`shape_layers`)
+MIXER_VIEWS = {"linear_mixer": "linear_attention", "ssm_mixer": "ssm", "conv_mixer": "short_conv"}
+
+
+def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdown:
     """One layer: self-attention, optional cross-attention, the norms each block keeps (before
     and after attention and FFN; Gemma-2 keeps four, a parallel block one), the dense FFN and
-    the MoE FFN. Which FFN a layer has, and how many layers of each kind a stack holds, is
-    :func:`group_count`'s business: here both appear once."""
+    the MoE FFN; with ``hybrid`` (a decoder stack) also one mixer of each other kind (linear
+    attention, Mamba, short convolution). Which mixer and FFN a layer has, and how many
+    layers of each kind a stack holds, is :func:`group_count`'s business: here each appears
+    once."""
     norm = c.norm_params()
     leaves = _parts("attention", c.attention_params())
+    if hybrid:
+        for group, (_, parts) in MIXERS.items():
+            leaves += _parts(group, parts())
     if cross_attention:
         leaves += _parts("cross_attention", c.attention_params())
     for name, switch in LAYER_NORMS[:2]:
@@ -54,34 +68,53 @@ def layer_params(cross_attention: bool = False) -> Breakdown:
     return Breakdown(leaves)
 
 
-def dense_count(layers):
-    """Layers of a stack with a dense FFN: all of them, or L_dense of an MoE stack."""
+def dense_count(ffn_layers):
+    """Layers of a stack with a dense FFN: all ``ffn_layers`` (the layers with an FFN), or
+    L_dense of an MoE stack."""
     moe = c.sw("router")
-    return (1 - moe) * layers + moe * L_dense
+    return (1 - moe) * ffn_layers + moe * L_dense
 
 
-def moe_count(layers):
-    """Layers of a stack with an MoE FFN: none, or those that are not dense."""
-    return c.sw("router") * (layers - L_dense)
+def moe_count(ffn_layers):
+    """Layers of a stack with an MoE FFN: none, or those with an FFN that are not dense."""
+    return c.sw("router") * (ffn_layers - L_dense)
 
 
-def group_count(path: str, layers):
-    """How many layers of a stack of ``layers`` hold the layer part at ``path``."""
+FFN_NORMS = ("norm/ffn", "norm/ffn_out")
+
+
+def group_count(path: str, layers, hybrid: bool = False):
+    """How many layers of a stack of ``layers`` hold the layer part at ``path``. In a hybrid
+    (decoder) stack attention is in L_attn layers, each other mixer in its own count, and the
+    FFN, with its norms, in L_ffn layers (each L, or 0 for the other mixers, unless the
+    spec says otherwise: :func:`structure`)."""
     group = path.split("/", 1)[0]
+    ffn_layers = L_ffn if hybrid else layers
     if group == "ffn":
-        return dense_count(layers)
+        return dense_count(ffn_layers)
     if group == "moe":
-        return moe_count(layers)
+        return moe_count(ffn_layers)
+    if hybrid:
+        if group == "attention":
+            return L_attn
+        if group in MIXERS:
+            return MIXERS[group][0]
+        if path in FFN_NORMS:
+            return L_ffn
     return layers
 
 
 def typical_layer(layer: Breakdown, dense: bool = False) -> Breakdown:
     """One layer as a report lists it: an MoE layer in an MoE stack (the dense FFN zeroed),
-    or with ``dense`` the dense layer of such a stack (the MoE FFN zeroed)."""
+    or with ``dense`` the dense layer of such a stack (the MoE FFN zeroed). It is an
+    attention layer: the other mixers of a hybrid stack have views of their own
+    (:data:`MIXER_VIEWS`)."""
     moe = c.sw("router")
 
     def weight(leaf: Leaf):
         group = leaf.path.split("/", 1)[0]
+        if group in MIXERS:
+            return 0 * leaf.value
         if group == "ffn":
             return leaf.value if dense else (1 - moe) * leaf.value
         if group == "moe":
@@ -91,12 +124,12 @@ def typical_layer(layer: Breakdown, dense: bool = False) -> Breakdown:
     return Breakdown(Leaf(l.path, weight(l), l.source) for l in layer)
 
 
-def _stack(prefix: str, layers, layer: Breakdown) -> list[Leaf]:
+def _stack(prefix: str, layers, layer: Breakdown, hybrid: bool = False) -> list[Leaf]:
     """Relative-attention bias (first layer only), each layer part times the layers that
     hold it, final norm."""
     head = f"{prefix}/" if prefix else ""
     out = [Leaf(f"{head}relative_bias", c.relative_bias_params(), "raffel2020")]
-    out += [Leaf(f"{head}layer/{l.path}", group_count(l.path, layers) * l.value, l.source)
+    out += [Leaf(f"{head}layer/{l.path}", group_count(l.path, layers, hybrid) * l.value, l.source)
             for l in layer]
     out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params(), "radford2019"))
     return out
@@ -108,9 +141,14 @@ def shape_layers(shape: str) -> dict[str, tuple[sympy.Symbol, Breakdown]]:
     single stack also lists ``dense_layer``, the dense layer of an MoE stack (reported only
     when there is one: see :func:`layer_prefixes`)."""
     if shape == "single":
-        layer = layer_params()
-        return {"layer": (L, typical_layer(layer)),
-                "dense_layer": (L_dense, typical_layer(layer, dense=True))}
+        layer = layer_params(hybrid=True)
+        views = {"layer": (L, typical_layer(layer)),
+                 "dense_layer": (L_dense, typical_layer(layer, dense=True))}
+        for view, group in MIXER_VIEWS.items():
+            views[view] = (MIXERS[group][0], Breakdown(
+                Leaf(l.path, l.value, l.source) for l in layer
+                if l.path.split("/", 1)[0] == group))
+        return views
     return {"encoder/layer": (L, typical_layer(layer_params())),
             "decoder/layer": (L_dec, typical_layer(layer_params(cross_attention=True)))}
 
@@ -126,7 +164,7 @@ def shape_params(shape: str) -> Breakdown:
     leaves = _parts("embedding", c.embedding_params())
     leaves.append(Leaf("embedding_norm", c.sw("emb_norm") * c.norm_params(), "devlin2019"))
     if shape == "single":
-        leaves += _stack("", L, layer_params())
+        leaves += _stack("", L, layer_params(hybrid=True), hybrid=True)
     else:
         leaves += _stack("encoder", L, layer_params())
         leaves += _stack("decoder", L_dec, layer_params(cross_attention=True))
@@ -147,6 +185,15 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
         out[L_dense] = sympy.Integer(0)
     if spec.L_local is None:  # no window (0 layers slide) or every layer slides
         out[L_local] = sympy.Integer(0)
+    if spec.shape == "single":  # a stack that is not hybrid: every layer attends and has an FFN
+        if spec.L_attn is None:
+            out[L_attn] = L
+        if spec.L_ffn is None:
+            out[L_ffn] = L
+        for name, (count, _) in MIXERS.items():
+            if getattr(spec, {"linear_attention": "L_lin", "ssm": "L_ssm",
+                              "short_conv": "L_conv"}[name]) is None:
+                out[count] = sympy.Integer(0)
     return out
 
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 import sympy
 
-from .symbols import (SWITCHES, E, E_s, P, R, T, V, d, d_emb, d_ff, d_h, d_moe, d_nope, d_rope,
-                      d_sh, d_v, n_h, n_kv, r_kv, r_q)
+from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, N_s, P, R, R_dt, T, V, d, d_emb, d_ff,
+                      d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_rope, d_sh, d_v, n_h, n_kv, n_lk,
+                      n_lv, r_kv, r_q)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -54,13 +55,15 @@ def attention_params() -> list[Part]:
     r_kv -> n_h (d_nope + d_v). Queries go d -> n_h (d_nope + d_rope) directly, or through a
     rank r_q with its own norm (``sw_q_lora``). Per-head q/k norms (Qwen3, Gemma-3: one d_h
     vector each; OLMo-2, Cohere: over all heads; Phi's LayerNorms add as many biases) and
-    GPT-OSS's sink logits (one per head) are weights.
+    GPT-OSS's sink logits (one per head) are weights. An output-gated attention (``sw_attn_gate``,
+    Qwen3-Next) has a query projection twice as wide: per head a query and a sigmoid gate.
     """
     mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
     q_out = n_h * (d_nope + d_rope)
     return [
         Part("q", std * linear(d, n_h * d_h, sw("bias_q"))
              + mla * (1 - lora) * linear(d, q_out, sw("bias_q")), "vaswani2017"),
+        Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_h, sw("bias_q")), "qwen2025next"),
         Part("q_a", mla * lora * linear(d, r_q, sw("bias_q")), "deepseek2024"),
         Part("q_norm", mla * lora * r_q, "deepseek2024"),
         Part("q_b", mla * lora * r_q * q_out, "deepseek2024"),
@@ -167,3 +170,82 @@ def mlm_transform_params() -> sympy.Expr:
     """BERT masked-LM head transform: dense d x d with bias, then LayerNorm (2d). Its decoder
     weight is tied to the token table; its V-bias is the head bias."""
     return sw("mlm") * (linear(d, d, 1) + norm_params())
+
+
+# -- mixers of hybrid stacks ---------------------------------------------------------------
+
+def linear_qkv_width():
+    """Channels of a linear-attention layer's queries, keys and values: n_lk heads of d_lk
+    for q and k, n_lv heads of d_lv for v (the depthwise convolution runs over all three)."""
+    return 2 * n_lk * d_lk + n_lv * d_lv
+
+
+def linear_attention_params() -> list[Part]:
+    """A linear-attention mixer, Gated DeltaNet (``sw_gdn``: Qwen3-Next, Qwen3.5) or Kimi Delta
+    Attention (Kimi-Linear):
+
+    * q, k, v: d -> 2 n_lk d_lk + n_lv d_lv (one fused in_proj or three projections);
+    * a depthwise causal convolution of width K_conv over those channels (no bias);
+    * beta, the delta rule's write strength: d -> n_lv;
+    * the decay: Gated DeltaNet a d -> n_lv projection with dt_bias and A_log (n_lv each);
+      KDA a channel-wise forget gate, low-rank d -> d_lk -> n_lv d_lk, with dt_bias
+      (n_lv d_lk) and A_log (n_lv);
+    * the output gate: Gated DeltaNet z, d -> n_lv d_lv; KDA low-rank d -> d_lv -> n_lv d_lv;
+    * a norm of width d_lv shared by the heads, and out d <- n_lv d_lv.
+    """
+    gdn, kda = sw("gdn"), 1 - sw("gdn")
+    return [
+        Part("qkv", d * linear_qkv_width(), "yang2025"),
+        Part("conv", linear_qkv_width() * K_conv, "yang2025"),
+        Part("beta", d * n_lv, "yang2025"),
+        Part("decay", gdn * (d * n_lv + 2 * n_lv)
+             + kda * (d * d_lk + d_lk * n_lv * d_lk + n_lv * d_lk + n_lv), "kimi2025"),
+        Part("output_gate", gdn * d * n_lv * d_lv + kda * (d * d_lv + d_lv * n_lv * d_lv),
+             "yang2025"),
+        Part("norm", d_lv, "yang2025"),
+        Part("o", n_lv * d_lv * d, "yang2025"),
+    ]
+
+
+def ssm_conv_width():
+    """Channels of a Mamba mixer's depthwise convolution: x (d_in) for Mamba-1; x, B and C
+    (d_in + 2 G_s N_s) for Mamba-2."""
+    return d_in + (1 - sw("mamba1")) * 2 * G_s * N_s
+
+
+def ssm_in_width():
+    """Outputs of a Mamba mixer's in_proj: x and z (2 d_in); Mamba-2 adds B, C (2 G_s N_s)
+    and dt (H_s)."""
+    return 2 * d_in + (1 - sw("mamba1")) * (2 * G_s * N_s + H_s)
+
+
+def ssm_params() -> list[Part]:
+    """A Mamba mixer. Mamba-1 (``sw_mamba1``, Jamba): in_proj d -> 2 d_in, a depthwise conv
+    over d_in channels, x_proj d_in -> R_dt + 2 N_s (dt, B, C), dt_proj R_dt -> d_in with
+    bias, A (d_in x N_s) and D (d_in), Jamba's RMSNorms on dt, B and C, out_proj d_in -> d.
+    Mamba-2 (Nemotron-H, Falcon-H1, Granite-4): in_proj d -> 2 d_in + 2 G_s N_s + H_s, a
+    depthwise conv over x, B and C, dt_bias, A_log and D (H_s each), a gated RMSNorm over d_in
+    (``sw_ssm_norm``), out_proj d_in -> d."""
+    m1, m2 = sw("mamba1"), 1 - sw("mamba1")
+    return [
+        Part("in_proj", linear(d, ssm_in_width(), sw("ssm_bias")), "dao2024"),
+        Part("conv", linear(K_conv, ssm_conv_width(), sw("conv_bias")), "dao2024"),
+        Part("x_proj", m1 * d_in * (R_dt + 2 * N_s), "gu2023"),
+        Part("dt_proj", m1 * linear(R_dt, d_in, 1), "gu2023"),
+        Part("decay", m1 * (d_in * N_s + d_in) + m2 * 3 * H_s, "dao2024"),
+        Part("inner_norms", m1 * sw("ssm_inner") * (R_dt + 2 * N_s), "gu2023"),
+        Part("norm", m2 * sw("ssm_norm") * d_in, "dao2024"),
+        Part("out_proj", linear(d_in, d, sw("ssm_bias")), "dao2024"),
+    ]
+
+
+def short_conv_params() -> list[Part]:
+    """LFM2's short-convolution mixer: in_proj d -> 3d (gates B, C and the input x), a
+    depthwise causal conv of width K_conv over d channels, out_proj d -> d; ``sw_conv_bias``
+    gives all three biases."""
+    bias = sw("conv_bias")
+    return [
+        Part("in_proj", linear(d, 3 * d, bias), "liquid2025"),
+        Part("conv", linear(K_conv, d, bias), "liquid2025"),
+        Part("out_proj", linear(d, d, bias), "liquid2025"),
+    ]

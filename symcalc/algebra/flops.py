@@ -18,10 +18,12 @@ import sympy
 
 from .breakdown import Breakdown, Leaf
 from . import accounting, memory
-from .components import (embedding_width, expert_width, qk_width, shared_width, sw,
-                         value_width)
-from .symbols import (E, E_s, L, L_dec, V, b, d, d_emb, d_ff, d_h, d_moe, d_nope, d_rope, d_sh,
-                      d_v, k, n_h, n_kv, r_kv, r_q, s, s_dec)
+from .components import (embedding_width, expert_width, linear_qkv_width, qk_width, shared_width,
+                         ssm_conv_width, ssm_in_width, sw, value_width)
+from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s, Q_c, R_dt,
+                      V, b, d,
+                      d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_rope, d_sh, d_v, k,
+                      n_h, n_kv, n_lv, r_kv, r_q, s, s_dec)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -46,6 +48,7 @@ def _attention(tokens_q, tokens_kv, batch_pairs) -> list[Leaf]:
     q_out = n_h * (d_nope + d_rope)
     return [
         Leaf("q", 2 * tokens_q * d * (std * n_h * d_h + mla * (1 - lora) * q_out), "vaswani2017"),
+        Leaf("q_gate", std * sw("attn_gate") * 2 * tokens_q * d * n_h * d_h, "qwen2025next"),
         Leaf("q_a", mla * lora * 2 * tokens_q * d * r_q, "deepseek2024"),
         Leaf("q_b", mla * lora * 2 * tokens_q * r_q * q_out, "deepseek2024"),
         Leaf("k", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
@@ -85,6 +88,76 @@ def _moe(tokens) -> list[Leaf]:
     ]
 
 
+def conv_flops(seq, channels) -> sympy.Expr:
+    """A depthwise causal convolution of width K_conv over ``channels``, as transformers'
+    torch path runs it: nn.Conv1d with padding K_conv - 1 computes seq + K_conv - 1 outputs
+    per channel (the last K_conv - 1 are cut off afterwards), K_conv multiply-adds each;
+    FlopCounterMode counts all of them."""
+    return 2 * b * (seq + K_conv - 1) * channels * K_conv
+
+
+def chunks(seq) -> sympy.Expr:
+    """Chunks of Q_c tokens a chunked scan pads ``seq`` to: ceiling(seq / Q_c)."""
+    return sympy.ceiling(seq / Q_c)
+
+
+def linear_core(seq) -> sympy.Expr:
+    """The matmuls of transformers' chunked delta rule (torch_chunk_gated_delta_rule for
+    Gated DeltaNet, chunk_kimi_delta_attention for KDA) over b sequences padded to whole
+    chunks of Q_c = 64, per value head and chunk: Gated DeltaNet two Q_c x Q_c score blocks
+    over d_lk and one over d_lv, KDA one over d_lk and two over d_lv (its q.k scores are
+    elementwise), then three products with the d_lk x d_lv state (read by the keys and the
+    queries, written by the new values). The triangular solve is not a counted matmul."""
+    gdn = sw("gdn")
+    blocks = gdn * (2 * Q_c * d_lk + Q_c * d_lv) + (1 - gdn) * (Q_c * d_lk + 2 * Q_c * d_lv)
+    return 2 * b * n_lv * chunks(seq) * Q_c * (blocks + 3 * d_lk * d_lv)
+
+
+def ssm_core(seq) -> sympy.Expr:
+    """The matmuls of transformers' torch scans over b sequences. Mamba-1 (Jamba's slow path)
+    one (d_in x N_s) by N_s product per token; Mamba-2's chunked SSD (mamba2_chunk_scan:
+    sequences padded to c = ceiling(s / Q_c) chunks) the Q_c x Q_c blocks C B^T over N_s and
+    their product with x over the head dim, the chunk states and their read by C (Q_c d_in N_s
+    each), and the recurrence between the c + 1 chunk states ((c + 1)^2 d_in N_s)."""
+    m1 = sw("mamba1")
+    c = chunks(seq)
+    mamba2 = 2 * b * (c * Q_c**2 * (H_s * N_s + d_in) + 2 * c * Q_c * d_in * N_s
+                      + (c + 1)**2 * d_in * N_s)
+    return m1 * 2 * b * seq * d_in * N_s + (1 - m1) * mamba2
+
+
+def _mixers(seq) -> list[Leaf]:
+    """The non-attention mixers of a hybrid stack (:func:`symcalc.algebra.components
+    .linear_attention_params`, ``ssm_params``, ``short_conv_params``) on b sequences of
+    ``seq`` tokens: projections, depthwise convolutions, and the matmuls of the recurrence as
+    transformers' torch path runs it (:func:`linear_core`, :func:`ssm_core`)."""
+    tokens = b * seq
+    gdn, kda = sw("gdn"), 1 - sw("gdn")
+    m1 = sw("mamba1")
+    return [
+        Leaf("linear_attention/qkv", 2 * tokens * d * linear_qkv_width(), "yang2025"),
+        Leaf("linear_attention/conv", conv_flops(seq, linear_qkv_width()), "yang2025"),
+        Leaf("linear_attention/beta", 2 * tokens * d * n_lv, "yang2025"),
+        Leaf("linear_attention/decay", 2 * tokens * (gdn * d * n_lv
+                                                     + kda * (d * d_lk + d_lk * n_lv * d_lk)),
+             "kimi2025"),
+        Leaf("linear_attention/output_gate",
+             2 * tokens * (gdn * d * n_lv * d_lv + kda * (d * d_lv + d_lv * n_lv * d_lv)),
+             "yang2025"),
+        Leaf("linear_attention/core", linear_core(seq), "yang2025"),
+        Leaf("linear_attention/o", 2 * tokens * n_lv * d_lv * d, "yang2025"),
+        Leaf("ssm/in_proj", 2 * tokens * d * ssm_in_width(), "dao2024"),
+        Leaf("ssm/conv", conv_flops(seq, ssm_conv_width()), "dao2024"),
+        Leaf("ssm/x_proj", m1 * 2 * tokens * d_in * (R_dt + 2 * N_s), "gu2023"),
+        Leaf("ssm/dt_proj", m1 * 2 * tokens * R_dt * d_in, "gu2023"),
+        Leaf("ssm/core", ssm_core(seq), "dao2024"),
+        Leaf("ssm/out_proj", 2 * tokens * d_in * d, "dao2024"),
+        Leaf("short_conv/in_proj", 2 * tokens * d * 3 * d, "liquid2025"),
+        Leaf("short_conv/conv", conv_flops(seq, d), "liquid2025"),
+        Leaf("short_conv/out_proj", 2 * tokens * d * d, "liquid2025"),
+    ]
+
+
 def _prefix(prefix: str, leaves: list[Leaf], times=1) -> list[Leaf]:
     return [Leaf(f"{prefix}/{l.path}", times * l.value, l.source) for l in leaves]
 
@@ -101,6 +174,8 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     leaves = _prefix("attention", _attention(b * seq, b * seq, b * self_pairs(seq, causal)))
     if cross_seq is not None:
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
+    elif causal:  # a decoder stack, which may be hybrid
+        leaves += _mixers(seq)
     leaves += _ffn(b * seq) + _moe(b * seq)
     return Breakdown(leaves)
 
@@ -109,17 +184,21 @@ def _stacks(shape: str, layer_fn) -> tuple[list[Leaf], sympy.Expr]:
     """``layer_fn`` applied to each stack of ``shape`` and multiplied by its layer count,
     and the number of tokens the output side sees."""
     if shape == "single":
-        return _times_layers("layer", layer_fn(s), L), b * s
+        return _times_layers("layer", layer_fn(s), L, hybrid=True), b * s
     leaves = _times_layers("encoder/layer", layer_fn(s, causal=False), L)
     leaves += _times_layers("decoder/layer", layer_fn(s_dec, cross_seq=s), L_dec)
     return leaves, b * s_dec
 
 
-def _times_layers(prefix: str, layer: Breakdown, layers) -> list[Leaf]:
-    """Each part of one layer times the layers of the stack that hold it (dense FFN, MoE
-    FFN: :func:`symcalc.algebra.accounting.group_count`)."""
-    return [Leaf(f"{prefix}/{l.path}", accounting.group_count(l.path, layers) * l.value, l.source)
-            for l in layer]
+def _times_layers(prefix: str, layer: Breakdown, layers, hybrid: bool = False) -> list[Leaf]:
+    """Each part of one layer times the layers of the stack that hold it (attention and the
+    other mixers, dense FFN, MoE FFN: :func:`symcalc.algebra.accounting.group_count`; the
+    attention core's softmax goes with attention)."""
+    def count(path):
+        if hybrid and path == "softmax":
+            return L_attn
+        return accounting.group_count(path, layers, hybrid)
+    return [Leaf(f"{prefix}/{l.path}", count(l.path) * l.value, l.source) for l in layer]
 
 
 @lru_cache(maxsize=None)
@@ -189,11 +268,19 @@ def decode_matmul_per_token(shape: str, context) -> sympy.Expr:
     one = shape_matmul(shape)
     if shape == "single":
         subs = {s: 1}
-        keys = memory.cached_layer_tokens(L, context + 1)
+        keys = memory.cached_layer_tokens(L_attn, context + 1)
         attn = 2 * b * n_h * (qk_width() + value_width()) * keys
-        attn += (sw("mla") * (1 - sw("mla_expanded")) * L * 2 * b * r_kv * n_h * (d_nope + d_v)
-                 * context)
-        drop = ("layer/attention/scores", "layer/attention/context", "pooler")
+        attn += (sw("mla") * (1 - sw("mla_expanded")) * L_attn * 2 * b * r_kv * n_h
+                 * (d_nope + d_v) * context)
+        # one convolution output per channel from the cached window (not s + K_conv - 1);
+        # the state read by the key and the query and the output read (linear attention), the
+        # state read by C (Mamba): the recurrent update of one token, not a padded chunk
+        attn += (L_lin * 2 * b * linear_qkv_width() * K_conv + L_ssm * 2 * b * ssm_conv_width()
+                 * K_conv + L_conv * 2 * b * d * K_conv)
+        attn += L_lin * 2 * b * n_lv * 2 * d_lk * d_lv + L_ssm * 2 * b * d_in * N_s
+        drop = ("layer/attention/scores", "layer/attention/context", "pooler",
+                "layer/linear_attention/conv", "layer/ssm/conv", "layer/short_conv/conv",
+                "layer/linear_attention/core", "layer/ssm/core")
     else:
         subs = {s_dec: 1}
         attn = L_dec * 2 * b * n_h * (qk_width() + value_width()) * (context + 1)

@@ -12,9 +12,10 @@ import sympy
 
 from ..errors import SymcalcError
 from .options import check_dtype, dtype_fraction
-from .components import sw
-from .symbols import (L, L_dec, L_local, N_d, W, b, d, d_h, d_nope, d_rope, d_v, n_h, n_kv, r_kv,
-                      s, s_dec, t)
+from .components import linear_qkv_width, ssm_conv_width, sw
+from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_lin, L_local, L_ssm, N_d, N_s, W, b, d,
+                      d_h, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv, n_lv, r_kv, s, s_dec,
+                      t)
 
 GB = 10**9
 GiB = 2**30
@@ -97,7 +98,38 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     per_token = kv_width() * b * bytes_per
     if family == "encoder-decoder":
         return L_dec * per_token * (s_dec + s)
-    return per_token * cached_layer_tokens(L, s)
+    return per_token * cached_layer_tokens(L_attn, s)  # attention layers only
+
+
+def recurrent_state_elements() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
+    """(state, convolution window) elements one sequence keeps per layer of each
+    non-attention mixer, whatever its length (the cache objects of transformers 5.24,
+    ``transformers_cache``: conv_states of K_conv columns, recurrent_states):
+
+    * linear attention: a d_lk x d_lv state per value head (n_lv d_lk d_lv) and the last
+      K_conv inputs of its convolution over q, k and v;
+    * Mamba: a d_in x N_s state and the last K_conv inputs of its convolution (x for Mamba-1;
+      x, B and C for Mamba-2);
+    * LFM2's short convolution: no state, the last K_conv inputs of its d channels.
+    """
+    return {
+        "linear_attention": (n_lv * d_lk * d_lv, linear_qkv_width() * K_conv),
+        "ssm": (d_in * N_s, ssm_conv_width() * K_conv),
+        "short_conv": (sympy.Integer(0), d * K_conv),
+    }
+
+
+def recurrent_state_bytes(family: str, conv_bytes, state_bytes) -> sympy.Expr:
+    """State of the linear-attention, SSM and short-convolution layers for b sequences: it
+    replaces those layers' KV cache and does not grow with the sequence. The recurrent
+    state is kept at ``state_bytes`` per element (fp32 in transformers' torch paths), the
+    convolution windows at ``conv_bytes`` (the model's dtype)."""
+    if family != "decoder":
+        return sympy.Integer(0)
+    per = recurrent_state_elements()
+    counts = {"linear_attention": L_lin, "ssm": L_ssm, "short_conv": L_conv}
+    return b * sympy.Add(*[counts[k] * (state * state_bytes + conv * conv_bytes)
+                           for k, (state, conv) in per.items()])
 
 
 RECOMPUTE = ("none", "selective", "full")

@@ -26,6 +26,9 @@ class Options:
     dec_seq_len: Optional[int] = None  # encoder-decoder: decoder tokens (default seq_len)
     dtype: str = "bf16"
     kv_dtype: str = "bf16"
+    # linear-attention and SSM recurrent state: transformers 5.24's torch paths keep it in fp32
+    # whatever the model dtype (their convolution windows follow kv_dtype)
+    state_dtype: str = "fp32"
     causal: str = "full"  # full s^2 | half s^2/2 | exact s(s+1)/2
     macs: bool = False  # count multiply-accumulates (matmul FLOPs / 2)
     nonmatmul: bool = False  # add softmax, norms, activations, residual adds
@@ -51,7 +54,7 @@ class Options:
             if getattr(self, name) not in allowed:
                 raise SymcalcError(name.replace("_", "-"), f"must be one of {', '.join(allowed)} "
                                          f"(got {getattr(self, name)!r})")
-        for name in ("dtype", "kv_dtype"):
+        for name in ("dtype", "kv_dtype", "state_dtype"):
             check_dtype(name.replace("_", "-"), getattr(self, name))
         if self.zero not in (0, 1, 2, 3):
             raise SymcalcError("zero", f"stage must be 0, 1, 2 or 3 (got {self.zero})")

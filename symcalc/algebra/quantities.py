@@ -30,6 +30,9 @@ QUANTITIES = {
     "flops.decode_per_token": "matmul FLOPs to generate one token per sequence at --context",
     "memory.weights_bytes": "weights at --dtype",
     "memory.kv_cache_bytes": "KV cache at --kv-dtype for batch x seq_len tokens",
+    "memory.recurrent_state_bytes": "linear-attention, SSM and short-convolution state of "
+                                    "batch sequences (state at --state-dtype, conv windows at --kv-dtype; "
+                                    "does not grow with length)",
     "memory.activations_bytes": "activations kept for backward (Korthikanti et al.)",
     "memory.training_bytes": "weights, gradients and optimizer state per rank",
 }
@@ -104,6 +107,10 @@ def _cached(name: str, spec: Spec, opts: Options) -> sympy.Expr:
     if name == "memory.kv_cache_bytes":
         return _fix(memory.kv_cache_bytes(spec.family, memory.dtype_bytes(opts.kv_dtype, "kv-dtype")),
                     spec, opts)
+    if name == "memory.recurrent_state_bytes":
+        return _fix(memory.recurrent_state_bytes(
+            spec.family, memory.dtype_bytes(opts.kv_dtype, "kv-dtype"),
+            memory.dtype_bytes(opts.state_dtype, "state-dtype")), spec, opts)
     if name == "memory.activations_bytes":
         return sympy.expand(memory.activations_bytes(
             spec.family, recompute=opts.recompute, tensor_parallel=opts.tp > 1,

@@ -20,14 +20,21 @@ QK_NORMS = ("none", "head", "all_heads")
 HEADS = ("none", "tied", "untied")
 POSITIONS = ("learned", "rotary", "relative", "none")
 PROJECTIONS = ("q", "k", "v", "o")
+LINEAR_ATTNS = ("none", "gated_deltanet", "kda")
+SSMS = ("none", "mamba", "mamba2")
 
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
-               "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb")
-COUNT_FIELDS = ("L_dense", "L_local")  # layer counts that may be zero
+               "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
+               "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
+               "Q_c")
+# layer counts that may be zero
+COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
+HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
-               "qk_norm_bias", "router_bias", "sinks")
+               "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
+               "ssm_norm", "ssm_inner_norms")
 # Every size, count and workload number is at most this: far above any real model (10^15
 # tokens, widths or layers), low enough that every quantity (a product of a few sizes) stays
 # far below float's 1.8e308 and json's 4,300-digit limit when rendered.
@@ -70,6 +77,30 @@ class Spec:
     d_rope: Optional[int] = None  # MLA decoupled rotary head dim
     d_v: Optional[int] = None  # MLA value head dim
     d_emb: Optional[int] = None  # token-embedding width (OPT word_embed_proj_dim; None: d)
+    # hybrid stacks: layers by mixer (None: L_attn = L_ffn = L, the others 0)
+    L_attn: Optional[int] = None  # layers with softmax attention
+    L_lin: Optional[int] = None  # layers with a linear-attention mixer
+    L_ssm: Optional[int] = None  # layers with a Mamba mixer
+    L_conv: Optional[int] = None  # layers with LFM2's short-convolution mixer
+    L_ffn: Optional[int] = None  # layers with an FFN (dense or MoE)
+    n_lk: Optional[int] = None  # linear-attention query/key heads
+    n_lv: Optional[int] = None  # linear-attention value heads
+    d_lk: Optional[int] = None  # linear-attention query/key head dim
+    d_lv: Optional[int] = None  # linear-attention value head dim
+    K_conv: Optional[int] = None  # depthwise convolution width
+    d_in: Optional[int] = None  # Mamba inner width
+    N_s: Optional[int] = None  # SSM state size
+    G_s: Optional[int] = None  # Mamba-2 groups
+    H_s: Optional[int] = None  # Mamba-2 heads
+    R_dt: Optional[int] = None  # Mamba-1 dt rank
+    Q_c: Optional[int] = None  # chunk length of the chunked scans (None: 64)
+    linear_attn: str = "none"
+    ssm: str = "none"
+    attn_gate: bool = False
+    ssm_bias: bool = False
+    conv_bias: bool = False
+    ssm_norm: bool = False
+    ssm_inner_norms: bool = False
     mla: bool = False
     qk_norm: str = "none"
     qk_norm_bias: bool = False
@@ -121,11 +152,27 @@ class Spec:
         return self.L_dense or 0
 
     @property
+    def attention_layers(self) -> int:
+        """Layers with softmax attention (all of them unless the stack is hybrid)."""
+        return self.L if self.L_attn is None else self.L_attn
+
+    @property
+    def ffn_layers(self) -> int:
+        """Layers with an FFN (all of them unless some blocks hold only a mixer)."""
+        return self.L if self.L_ffn is None else self.L_ffn
+
+    @property
+    def hybrid(self) -> bool:
+        """Some layers mix tokens by linear attention, an SSM or a short convolution, or
+        some blocks lack attention or an FFN."""
+        return any(getattr(self, f) is not None for f in HYBRID_COUNTS)
+
+    @property
     def local_layers(self) -> int:
         """Layers whose KV cache the window W caps."""
         if self.W is None:
             return 0
-        return self.L if self.L_local is None else self.L_local
+        return self.attention_layers if self.L_local is None else self.L_local
 
     def sizes(self) -> dict[str, int]:
         """The sizes that apply to this model, by canonical name."""
@@ -219,9 +266,11 @@ def _check_moe(v: dict[str, Any]) -> None:
             if v.get(f) not in (None, False):
                 raise SymcalcError(f, "applies only to mixture-of-experts models (E experts)")
         return
-    if v.get("L_dense") is not None and v["L_dense"] >= v["L"]:
-        raise SymcalcError("L_dense", f"dense layers must be fewer than the layers L "
-                                      f"({v['L_dense']} >= {v['L']})")
+    ffn = v["L"] if v.get("L_ffn") is None else v["L_ffn"]
+    if v.get("L_dense") is not None and v["L_dense"] >= ffn:
+        what = "the layers L" if v.get("L_ffn") is None else "the FFN layers L_ffn"
+        raise SymcalcError("L_dense", f"dense layers must be fewer than {what} "
+                                      f"({v['L_dense']} >= {ffn})")
     if v.get("E_s") is None and (v.get("d_sh") is not None or v.get("shared_gate")):
         raise SymcalcError("E_s", "is required with a shared-expert width or gate")
 
@@ -236,6 +285,61 @@ def _check_mla(v: dict[str, Any]) -> None:
     for f in MLA_FIELDS + ("r_q",):
         if v.get(f) is not None:
             raise SymcalcError(f, "applies only to multi-head latent attention (mla = true)")
+
+
+CHUNK = 64  # transformers' chunk length of the chunked delta rule (not a config key)
+LINEAR_FIELDS = ("n_lk", "n_lv", "d_lk", "d_lv", "K_conv")
+SSM_FIELDS = {"mamba": ("d_in", "N_s", "K_conv", "R_dt"),
+              "mamba2": ("d_in", "N_s", "K_conv", "G_s", "H_s")}
+
+
+def _check_hybrid(v: dict[str, Any]) -> None:
+    """Rules of the hybrid-stack fields: decoder stacks only; each group at most L layers;
+    layers of a mixer kind need the kind and its sizes; a kind, its sizes and switches need
+    its layer count (which may be 0: a drawn config without such layers)."""
+    counts = [f for f in HYBRID_COUNTS if v.get(f) is not None]
+    if counts and v["family"] != "decoder":
+        raise SymcalcError(counts[0], "applies only to decoder-only stacks")
+    for f in counts:
+        if v[f] > v["L"]:
+            raise SymcalcError(f, f"must not exceed the layers L ({v[f]} > {v['L']})")
+    lin, ssm = v.get("linear_attn", "none"), v.get("ssm", "none")
+    has = {f: v.get(f) is not None for f in ("L_lin", "L_ssm", "L_conv")}
+    if v.get("L_lin"):
+        if lin == "none":
+            raise SymcalcError("linear_attn", "must be gated_deltanet or kda with L_lin "
+                                              "linear-attention layers")
+        for f in LINEAR_FIELDS:
+            if v.get(f) is None:
+                raise SymcalcError(f, "is required with linear-attention layers (L_lin)")
+    elif lin != "none" and not has["L_lin"]:
+        raise SymcalcError("L_lin", f"is required with linear_attn = {lin}")
+    if v.get("L_ssm"):
+        if ssm == "none":
+            raise SymcalcError("ssm", "must be mamba or mamba2 with L_ssm state-space layers")
+        for f in SSM_FIELDS[ssm]:
+            if v.get(f) is None:
+                raise SymcalcError(f, f"is required with {ssm} layers (L_ssm)")
+        if ssm == "mamba2" and v["d_in"] % v["H_s"]:
+            raise SymcalcError("H_s", f"must divide d_in ({v['d_in']} % {v['H_s']} != 0)")
+    elif ssm != "none" and not has["L_ssm"]:
+        raise SymcalcError("L_ssm", f"is required with ssm = {ssm}")
+    if v.get("L_conv") and v.get("K_conv") is None:
+        raise SymcalcError("K_conv", "is required with short-convolution layers (L_conv)")
+    if not any(has.values()):
+        for f in ("n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
+                  "Q_c"):
+            if v.get(f) is not None:
+                raise SymcalcError(f, "applies only to linear-attention, SSM or "
+                                      "short-convolution layers (L_lin, L_ssm, L_conv)")
+    if not has["L_ssm"]:
+        for f in ("ssm_bias", "ssm_norm", "ssm_inner_norms"):
+            if v.get(f):
+                raise SymcalcError(f, "applies only to SSM layers (L_ssm)")
+    if v.get("conv_bias") and not (has["L_ssm"] or has["L_conv"]):
+        raise SymcalcError("conv_bias", "applies only to SSM or short-convolution layers")
+    if v.get("attn_gate") and v.get("mla"):
+        raise SymcalcError("attn_gate", "is not modelled with multi-head latent attention")
 
 
 def make_spec(**values: Any) -> Spec:
@@ -262,6 +366,8 @@ def make_spec(**values: Any) -> Spec:
     _choice("head", v.get("head", "tied"), HEADS)
     _choice("position", v.get("position", "none"), POSITIONS)
     _choice("qk_norm", v.get("qk_norm", "none"), QK_NORMS)
+    _choice("linear_attn", v.get("linear_attn", "none"), LINEAR_ATTNS)
+    _choice("ssm", v.get("ssm", "none"), SSMS)
     for f in FLAG_FIELDS:
         if f in v:
             _flag(f, v[f])
@@ -282,13 +388,16 @@ def make_spec(**values: Any) -> Spec:
         raise SymcalcError("k", "E (experts) and k (experts per token) come together")
     if v.get("E") is not None and v["k"] > v["E"]:
         raise SymcalcError("k", f"top-k must not exceed the number of experts ({v['k']} > {v['E']})")
+    _check_hybrid(v)
     _check_moe(v)
     _check_mla(v)
     if v.get("L_local") is not None:
         if v.get("W") is None:
             raise SymcalcError("L_local", "needs a sliding window W")
-        if v["L_local"] > v["L"]:
-            raise SymcalcError("L_local", f"must not exceed the layers L ({v['L_local']} > {v['L']})")
+        attn = v["L"] if v.get("L_attn") is None else v["L_attn"]
+        if v["L_local"] > attn:
+            what = "the layers L" if v.get("L_attn") is None else "the attention layers L_attn"
+            raise SymcalcError("L_local", f"must not exceed {what} ({v['L_local']} > {attn})")
     if v.get("qk_norm_bias") and v.get("qk_norm", "none") == "none":
         raise SymcalcError("qk_norm_bias", "needs q/k norms (qk_norm head or all_heads)")
     if v.get("position") == "learned" and v.get("P") is None:
@@ -393,21 +502,32 @@ def switch_values(spec: Spec) -> dict[str, int]:
         "sw_proj_emb": int(spec.projected_embedding),
         "sw_window": int(spec.W is not None and spec.family != "encoder"),
         "sw_window_all": int(spec.W is not None and spec.L_local is None),
+        "sw_attn_gate": int(spec.attn_gate),
+        "sw_gdn": int(spec.linear_attn == "gated_deltanet"),
+        "sw_mamba1": int(spec.ssm == "mamba"),
+        "sw_ssm_bias": int(spec.ssm_bias),
+        "sw_conv_bias": int(spec.conv_bias),
+        "sw_ssm_norm": int(spec.ssm_norm),
+        "sw_ssm_inner": int(spec.ssm_inner_norms),
     }
 
 
 def layer_views(prefixes, spec: Spec) -> list[str]:
     """The per-layer views of ``prefixes`` that apply to ``spec``: ``dense_layer`` only for
     an MoE stack that has dense layers (shared by the sympy and the generated reports)."""
-    keep_dense = spec.moe and spec.dense_layers
-    return [p for p in prefixes if keep_dense or p != "dense_layer"]
+    keep = {"dense_layer": bool(spec.moe and spec.dense_layers),
+            "linear_mixer": bool(spec.L_lin), "ssm_mixer": bool(spec.L_ssm),
+            "conv_mixer": bool(spec.L_conv)}
+    return [p for p in prefixes if keep.get(p, True)]
 
 
 def size_values(spec: Spec) -> dict[str, int]:
     """Values for every size symbol of the spec's shape; sizes that do not apply get 1
     (they only ever appear multiplied by a switch that is off)."""
     out = {name: 1 for name in ("V", "P", "T", "E", "k", "R", "E_s", "r_q", "r_kv", "d_nope",
-                                "d_rope", "d_v")}
+                                "d_rope", "d_v", "n_lk", "n_lv", "d_lk", "d_lv", "K_conv",
+                                "d_in", "N_s", "G_s", "H_s", "R_dt")}
+    out["Q_c"] = spec.Q_c or CHUNK
     out.update(spec.sizes())
     out.pop("W", None)
     out["d_moe"] = spec.d_moe or 1  # used only when sw_moe_width is on
@@ -415,6 +535,10 @@ def size_values(spec: Spec) -> dict[str, int]:
     out["d_emb"] = spec.d_emb or spec.d
     out["L_dense"] = spec.dense_layers
     out["L_local"] = spec.L_local or 0
+    out["L_attn"] = spec.attention_layers
+    out["L_ffn"] = spec.ffn_layers
+    for f in ("L_lin", "L_ssm", "L_conv"):
+        out[f] = getattr(spec, f) or 0
     if spec.shape == "single":
         out.pop("L_dec", None)
     return out

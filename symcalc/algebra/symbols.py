@@ -69,6 +69,26 @@ SIZES: dict[str, SymbolInfo] = {
         _size("d_rope", "MLA decoupled rotary head dim", "d_{\\mathrm{rope}}"),
         _size("d_v", "value head dim where it differs from d_h (MLA)", "d_v"),
         _size("d_emb", "token-embedding width where it differs from d (OPT)", "d_{\\mathrm{emb}}"),
+        # hybrid stacks: layer groups by mixer, and the sizes of the non-attention mixers
+        _count("L_attn", "layers with softmax attention (L unless the stack is hybrid)",
+               "L_{\\mathrm{attn}}"),
+        _count("L_lin", "layers with a linear-attention mixer", "L_{\\mathrm{lin}}"),
+        _count("L_ssm", "layers with a state-space (Mamba) mixer", "L_{\\mathrm{ssm}}"),
+        _count("L_conv", "layers with a short-convolution mixer (LFM2)", "L_{\\mathrm{conv}}"),
+        _count("L_ffn", "layers with an FFN, dense or MoE (L unless some blocks have none)",
+               "L_{\\mathrm{ffn}}"),
+        _size("n_lk", "linear-attention query/key heads", "n_{\\mathrm{lk}}"),
+        _size("n_lv", "linear-attention value heads", "n_{\\mathrm{lv}}"),
+        _size("d_lk", "linear-attention query/key head dim", "d_{\\mathrm{lk}}"),
+        _size("d_lv", "linear-attention value head dim", "d_{\\mathrm{lv}}"),
+        _size("K_conv", "depthwise causal convolution kernel width", "K_{\\mathrm{conv}}"),
+        _size("d_in", "Mamba inner width (expand x d)", "d_{\\mathrm{in}}"),
+        _size("N_s", "SSM state size per channel (d_state)", "N_s"),
+        _size("G_s", "Mamba-2 groups sharing B and C (n_groups)", "G_s"),
+        _size("H_s", "Mamba-2 heads", "H_s"),
+        _size("R_dt", "Mamba-1 rank of the time-step projection (dt_rank)", "R_{\\Delta}"),
+        _size("Q_c", "chunk length of a chunked scan (Mamba-2 chunk_size; 64 for linear "
+              "attention in transformers)", "Q_c"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
     )
@@ -118,6 +138,16 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_proj_emb", "embeddings of width d_emb projected in and out", "\\psi"),
         _switch("sw_window", "a sliding window W caps some layers' cache", "\\omega_w"),
         _switch("sw_window_all", "every layer slides (else L_local of them)", "\\omega_a"),
+        _switch("sw_attn_gate", "attention output gated by a second query-wide projection",
+                "\\gamma_o"),
+        _switch("sw_gdn", "linear attention is Gated DeltaNet (else Kimi Delta Attention)",
+                "\\delta_g"),
+        _switch("sw_mamba1", "the SSM mixer is Mamba-1 (else Mamba-2)", "\\mu_1"),
+        _switch("sw_ssm_bias", "Mamba in/out projections have biases", "\\beta_s"),
+        _switch("sw_conv_bias", "the depthwise convolution (and LFM2's projections) has biases",
+                "\\beta_c"),
+        _switch("sw_ssm_norm", "Mamba-2 gated RMSNorm over d_in", "\\nu_s"),
+        _switch("sw_ssm_inner", "Jamba's RMSNorms on dt, B and C", "\\nu_i"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
         # FLOP conventions, all integers so that generated code stays exact.
         _switch("sw_causal", "skip the masked half of causal attention scores", "\\chi"),
@@ -153,4 +183,10 @@ def latex_names() -> dict[sympy.Symbol, str]:
     SIZES[n].symbol
     for n in ("d_moe", "E_s", "d_sh", "L_dense", "L_local", "r_q", "r_kv", "d_nope", "d_rope",
               "d_v", "d_emb")
+)
+(L_attn, L_lin, L_ssm, L_conv, L_ffn, n_lk, n_lv, d_lk, d_lv, K_conv, d_in, N_s, G_s, H_s,
+ R_dt, Q_c) = (
+    SIZES[n].symbol
+    for n in ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn", "n_lk", "n_lv", "d_lk", "d_lv",
+              "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt", "Q_c")
 )

@@ -29,6 +29,9 @@ def add_workload(p: argparse.ArgumentParser) -> None:
                    help="decoder tokens of an encoder-decoder model (default: seq-len)")
     g.add_argument("--dtype", default="bf16", help="weights dtype: fp32 fp16 bf16 fp8 int8 int4 or bitsN")
     g.add_argument("--kv-dtype", default="bf16", help="KV cache dtype (default bf16)")
+    g.add_argument("--state-dtype", default="fp32",
+                   help="recurrent state of linear-attention and SSM layers (default fp32, "
+                        "what transformers keeps; their convolution windows use --kv-dtype)")
     g.add_argument("--mla-cache", default="latent",
                    help="MLA KV cache: latent (r_kv + d_rope per token and layer, what "
                         "transformers and serving engines keep) | expanded (up-projected keys "
@@ -69,7 +72,7 @@ def options_from(args: argparse.Namespace) -> Options:
     return Options(
         batch=_int("batch", args.batch), seq_len=_int("seq-len", args.seq_len),
         dec_seq_len=_int("dec-seq-len", args.dec_seq_len), dtype=args.dtype,
-        kv_dtype=args.kv_dtype, mla_cache=args.mla_cache, causal=args.causal, macs=args.macs, nonmatmul=args.nonmatmul,
+        kv_dtype=args.kv_dtype, state_dtype=args.state_dtype, mla_cache=args.mla_cache, causal=args.causal, macs=args.macs, nonmatmul=args.nonmatmul,
         recompute=args.recompute, optimizer=args.optimizer, zero=_int("zero", args.zero, zero=True),
         dp=_int("dp", args.dp), tp=_int("tp", args.tp), sequence_parallel=args.sequence_parallel,
         context=_int("context", args.context),

@@ -157,8 +157,9 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict,
     sections, formulas, order = [], [], []
     values: dict[str, object] = {}
     for prefix, count in stacks.items():
+        hybrid = spec.shape == "single" and prefix == "layer"
         leaves = [(l.path, l, sympy.expand(accounting.group_count(
-            l.path[len(prefix) + 1:], count).xreplace(structure)))
+            l.path[len(prefix) + 1:], count, hybrid).xreplace(structure)))
             for l in bd if l.path.startswith(prefix + "/")]
         if not leaves:
             continue

@@ -77,6 +77,32 @@ SOURCES: dict[str, Source] = {
                "Sec. 2: local sliding-window and global layers alternate; norms before and after each block"),
         Source("wang2021", "Wang & Komatsuzaki 2021, GPT-J-6B; Black et al. 2022, GPT-NeoX-20B",
                "parallel attention and FFN reading one input"),
+        Source("yang2025", "Yang, Kautz & Hatamizadeh 2025, Gated Delta Networks (ICLR 2025); "
+               "Qwen team 2025, Qwen3-Next",
+               "gated delta rule: q, k, v, output gate z, beta and decay a per value head, short "
+               "causal convolutions, a d_k x d_v state per value head (transformers "
+               "modeling_qwen3_next.py Qwen3NextGatedDeltaNet)"),
+        Source("kimi2025", "Kimi Team 2025, Kimi Linear: An Expressive, Efficient Attention "
+               "Architecture",
+               "Kimi Delta Attention: channel-wise decay through a low-rank forget gate, low-rank "
+               "output gate (transformers modeling_kimi_linear.py KimiDeltaAttention)"),
+        Source("qwen2025next", "Qwen team 2025, Qwen3-Next model card; Qiu et al. 2025, Gated "
+               "Attention for Large Language Models",
+               "a sigmoid output gate per head: q_proj emits queries and gates, twice as wide"),
+        Source("gu2023", "Gu & Dao 2023, Mamba: Linear-Time Sequence Modeling with Selective "
+               "State Spaces",
+               "Sec. 3: in/out projections, depthwise conv, x_proj to dt (rank R) and B, C, "
+               "dt_proj, A (d_in x N) and D; a d_in x N state (transformers modeling_jamba.py)"),
+        Source("dao2024", "Dao & Gu 2024, Transformers are SSMs (Mamba-2)",
+               "Sec. 7-8: one in_proj to z, x, B, C (G groups) and dt (H heads), conv over x, B, "
+               "C, scalar A per head, gated RMSNorm; a d_in x N state (transformers "
+               "modeling_nemotron_h.py, modeling_falcon_h1.py, modeling_granitemoehybrid.py)"),
+        Source("liquid2025", "Liquid AI 2025, LFM2 technical report and model card",
+               "short-convolution block: in_proj d -> 3d (B, C, x), depthwise conv of width K, "
+               "out_proj (transformers modeling_lfm2.py Lfm2ShortConv)"),
+        Source("transformers_cache", "Hugging Face transformers 5.24 cache classes",
+               "what a forward pass with use_cache keeps per layer: keys/values of attention "
+               "layers, conv and recurrent state of linear-attention and SSM layers"),
         Source("seed_layer_calculator", "Transformer layer calculator (seed 000)",
                "per layer 4d^2 + 2 d d_ff + 4d; FLOPs 4sd^2 + 2s^2d + 4sd d_ff"),
         Source("seed_scratch_guide", "From-scratch PyTorch GPT parameter guide (seed 001)",

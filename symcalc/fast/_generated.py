@@ -14,7 +14,7 @@ def _ceil_div(n, d):
     return -((-n) // d)
 
 
-QUANTITIES = ('params.total', 'params.active', 'params.embedding', 'params.non_embedding', 'flops.forward_matmul', 'flops.forward', 'flops.training', 'flops.decode_per_token', 'memory.weights_bytes', 'memory.kv_cache_bytes', 'memory.activations_bytes', 'memory.training_bytes')
+QUANTITIES = ('params.total', 'params.active', 'params.embedding', 'params.non_embedding', 'flops.forward_matmul', 'flops.forward', 'flops.training', 'flops.decode_per_token', 'memory.weights_bytes', 'memory.kv_cache_bytes', 'memory.recurrent_state_bytes', 'memory.activations_bytes', 'memory.training_bytes')
 OPTIMIZERS = {
     'adam-mixed': (2, 2, 12),
     'adam-fp32': (4, 4, 8),
@@ -25,16 +25,29 @@ OPTIMIZERS = {
 def single__params_total__num(v):
     E = v["E"]
     E_s = v["E_s"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
     L = v["L"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
     P = v["P"]
     R = v["R"]
+    R_dt = v["R_dt"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -42,21 +55,27 @@ def single__params_total__num(v):
     d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
+    sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -80,33 +99,48 @@ def single__params_total__num(v):
     sw_shared = v["sw_shared"]
     sw_shared_gate = v["sw_shared_gate"]
     sw_sinks = v["sw_sinks"]
+    sw_ssm_bias = v["sw_ssm_bias"]
+    sw_ssm_inner = v["sw_ssm_inner"]
+    sw_ssm_norm = v["sw_ssm_norm"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(L*d*(2*d_ff + d_h*n_h + 2*d_h*n_kv))
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_attn_out
     if c:
-        out = out + c*(L*d*d_h*n_h)
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
     c = sw_bias_q
     if c:
-        out = out + c*(L*d_h*n_h)
+        out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
+    c = sw_conv_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
     c = sw_ffn_bias
     if c:
-        out = out + c*(L*(d + d_ff))
+        out = out + c*(L_ffn*(d + d_ff))
     c = sw_gated
     if c:
-        out = out + c*(L*d*d_ff)
+        out = out + c*(L_ffn*d*d_ff)
+    c = sw_gdn
+    if c:
+        out = out + c*(L_lin*(-d*d_lk + d*d_lv*n_lv - d*d_lv + d*n_lv - d_lk**2*n_lv - d_lk*n_lv - d_lv**2*n_lv + n_lv))
+    c = sw_mamba1
+    if c:
+        out = out + c*(L_ssm*(-2*G_s*K_conv*N_s - 2*G_s*N_s*d - H_s*d - 3*H_s + 3*N_s*d_in + 2*R_dt*d_in + 2*d_in))
     c = sw_mla
     if c:
-        out = out + c*(L*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
+        out = out + c*(L_attn*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
@@ -121,43 +155,58 @@ def single__params_total__num(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L*d_h*(n_h + n_kv))
+        out = out + c*(L_attn*d_h*(n_h + n_kv))
     c = sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(2*d*d_ff*(-L + L_dense))
+        out = out + c*(2*d*d_ff*(L_dense - L_ffn))
     c = sw_router**2
     if c:
-        out = out + c*(E*d*(2*L*d_ff + L - 2*L_dense*d_ff - L_dense))
+        out = out + c*(E*d*(-2*L_dense*d_ff - L_dense + 2*L_ffn*d_ff + L_ffn))
     c = sw_sinks
     if c:
-        out = out + c*(L*n_h)
+        out = out + c*(L_attn*n_h)
+    c = sw_ssm_bias
+    if c:
+        out = out + c*(L_ssm*(2*G_s*N_s + H_s + d + 2*d_in))
+    c = sw_ssm_norm
+    if c:
+        out = out + c*(L_ssm*d_in)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(L_attn*d_h*n_h)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-L_attn*d*d_h*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_attn*d)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(L*d*n_h*(-d_h + d_v))
+        out = out + c*(L_attn*d*n_h*(-d_h + d_v))
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L*(-d_h*n_kv + d_rope + r_kv))
+        out = out + c*(L_attn*(-d_h*n_kv + d_rope + r_kv))
     c = sw_bias_q*sw_mla
     if c:
-        out = out + c*(L*n_h*(-d_h + d_nope + d_rope))
+        out = out + c*(L_attn*n_h*(-d_h + d_nope + d_rope))
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(-L*d_h*n_kv)
+        out = out + c*(-L_attn*d_h*n_kv)
+    c = sw_conv_bias*sw_mamba1
+    if c:
+        out = out + c*(-2*G_s*L_ssm*N_s)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -166,13 +215,13 @@ def single__params_total__num(v):
         out = out + c*(d)
     c = sw_expert_bias*sw_router**2
     if c:
-        out = out + c*(E*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
+        out = out + c*(E*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(L*d_ff)
+        out = out + c*(L_ffn*d_ff)
     c = sw_ffn_bias*sw_router
     if c:
-        out = out + c*(-L*d - L*d_ff + L_dense*d + L_dense*d_ff)
+        out = out + c*(L_dense*d + L_dense*d_ff - L_ffn*d - L_ffn*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -181,19 +230,28 @@ def single__params_total__num(v):
         out = out + c*(d)
     c = sw_gated*sw_router
     if c:
-        out = out + c*(d*d_ff*(-L + L_dense))
+        out = out + c*(d*d_ff*(L_dense - L_ffn))
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(E*d*d_ff*(L - L_dense))
+        out = out + c*(E*d*d_ff*(-L_dense + L_ffn))
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mamba1*sw_ssm_bias
+    if c:
+        out = out + c*(-L_ssm*(2*G_s*N_s + H_s))
+    c = sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(L_ssm*(2*N_s + R_dt))
+    c = sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(-L_ssm*d_in)
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q + r_q))
+        out = out + c*(L_attn*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q + r_q))
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -202,7 +260,7 @@ def single__params_total__num(v):
         out = out + c*(d)
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*E*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*E*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_norm_attn_in*sw_norm_b
     if c:
         out = out + c*(L*d)
@@ -217,100 +275,103 @@ def single__params_total__num(v):
         out = out + c*(L*d)
     c = sw_norm_b*sw_norm_ffn_in
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_b*sw_norm_ffn_out
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*(-d + d_emb))
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L*d_h*(n_h + n_kv))
+        out = out + c*(L_attn*d_h*(n_h + n_kv))
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_router**2*sw_router_bias
     if c:
-        out = out + c*(E*(L - L_dense))
+        out = out + c*(E*(-L_dense + L_ffn))
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*d*d_ff*(L - L_dense))
+        out = out + c*(2*E_s*d*d_ff*(-L_dense + L_ffn))
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(d*(L - L_dense))
+        out = out + c*(d*(-L_dense + L_ffn))
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(-L_attn*d_h*n_h)
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*(-d_nope*n_h - d_rope*n_h + r_q))
+        out = out + c*(L_attn*(-d_nope*n_h - d_rope*n_h + r_q))
     c = sw_expert_bias*sw_gated*sw_router**2
     if c:
-        out = out + c*(E*d_ff*(L - L_dense))
+        out = out + c*(E*d_ff*(-L_dense + L_ffn))
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
-        out = out + c*(d_ff*(-L + L_dense))
+        out = out + c*(d_ff*(L_dense - L_ffn))
     c = sw_ffn_bias*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
+        out = out + c*(E_s*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*d*d_ff*(L - L_dense))
+        out = out + c*(E_s*d*d_ff*(-L_dense + L_ffn))
     c = sw_head*sw_head_untied*sw_proj_emb
     if c:
         out = out + c*(V*(-d + d_emb))
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*E_s*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(2*E_s*d*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*d_ff*(L - L_dense))
+        out = out + c*(E_s*d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E_s*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(E_s*d*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(2*E_s*d*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(E_s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(E_s*d*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(E_s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     return out
 
 
@@ -321,16 +382,29 @@ def single__params_total(v):
 def single__params_total__bound(v):
     E = v["E"]
     E_s = v["E_s"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
     L = v["L"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
     P = v["P"]
     R = v["R"]
+    R_dt = v["R_dt"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -338,21 +412,27 @@ def single__params_total__bound(v):
     d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
+    sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -376,33 +456,48 @@ def single__params_total__bound(v):
     sw_shared = v["sw_shared"]
     sw_shared_gate = v["sw_shared_gate"]
     sw_sinks = v["sw_sinks"]
+    sw_ssm_bias = v["sw_ssm_bias"]
+    sw_ssm_inner = v["sw_ssm_inner"]
+    sw_ssm_norm = v["sw_ssm_norm"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_attn_out
     if c:
-        out = out + c*(L*d*d_h*n_h)
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
     c = sw_bias_q
     if c:
-        out = out + c*(L*d_h*n_h)
+        out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
+    c = sw_conv_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
     c = sw_ffn_bias
     if c:
-        out = out + c*(L*d + L*d_ff)
+        out = out + c*(L_ffn*d + L_ffn*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(L*d*d_ff)
+        out = out + c*(L_ffn*d*d_ff)
+    c = sw_gdn
+    if c:
+        out = out + c*(L_lin*d*d_lk + L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*n_lv)
+    c = sw_mamba1
+    if c:
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + 3*L_ssm*N_s*d_in + 2*L_ssm*R_dt*d_in + 2*L_ssm*d_in)
     c = sw_mla
     if c:
-        out = out + c*(L*d*d_h*n_h + 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv)
+        out = out + c*(L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
@@ -417,43 +512,58 @@ def single__params_total__bound(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
     c = sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(2*L*d*d_ff + 2*L_dense*d*d_ff)
+        out = out + c*(2*L_dense*d*d_ff + 2*L_ffn*d*d_ff)
     c = sw_router**2
     if c:
-        out = out + c*(2*E*L*d*d_ff + E*L*d + 2*E*L_dense*d*d_ff + E*L_dense*d)
+        out = out + c*(2*E*L_dense*d*d_ff + E*L_dense*d + 2*E*L_ffn*d*d_ff + E*L_ffn*d)
     c = sw_sinks
     if c:
-        out = out + c*(L*n_h)
+        out = out + c*(L_attn*n_h)
+    c = sw_ssm_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm + L_ssm*d + 2*L_ssm*d_in)
+    c = sw_ssm_norm
+    if c:
+        out = out + c*(L_ssm*d_in)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(L_attn*d_h*n_h)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_attn*d)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(L*d*d_h*n_h + L*d*d_v*n_h)
+        out = out + c*(L_attn*d*d_h*n_h + L_attn*d*d_v*n_h)
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L*d_h*n_kv + L*d_rope + L*r_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv)
     c = sw_bias_q*sw_mla
     if c:
-        out = out + c*(L*d_h*n_h + L*d_nope*n_h + L*d_rope*n_h)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_nope*n_h + L_attn*d_rope*n_h)
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
+    c = sw_conv_bias*sw_mamba1
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -462,13 +572,13 @@ def single__params_total__bound(v):
         out = out + c*(d)
     c = sw_expert_bias*sw_router**2
     if c:
-        out = out + c*(E*L*d + E*L*d_ff + E*L_dense*d + E*L_dense*d_ff)
+        out = out + c*(E*L_dense*d + E*L_dense*d_ff + E*L_ffn*d + E*L_ffn*d_ff)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(L*d_ff)
+        out = out + c*(L_ffn*d_ff)
     c = sw_ffn_bias*sw_router
     if c:
-        out = out + c*(L*d + L*d_ff + L_dense*d + L_dense*d_ff)
+        out = out + c*(L_dense*d + L_dense*d_ff + L_ffn*d + L_ffn*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -477,19 +587,28 @@ def single__params_total__bound(v):
         out = out + c*(d)
     c = sw_gated*sw_router
     if c:
-        out = out + c*(L*d*d_ff + L_dense*d*d_ff)
+        out = out + c*(L_dense*d*d_ff + L_ffn*d*d_ff)
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(E*L*d*d_ff + E*L_dense*d*d_ff)
+        out = out + c*(E*L_dense*d*d_ff + E*L_ffn*d*d_ff)
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mamba1*sw_ssm_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm)
+    c = sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(2*L_ssm*N_s + L_ssm*R_dt)
+    c = sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(L_ssm*d_in)
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q)
+        out = out + c*(L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*r_q + L_attn*d_nope*n_h*r_q + L_attn*d_rope*n_h*r_q + L_attn*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -498,7 +617,7 @@ def single__params_total__bound(v):
         out = out + c*(d)
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*E*L*d*d_ff + 2*E*L*d*d_moe + 2*E*L_dense*d*d_ff + 2*E*L_dense*d*d_moe)
+        out = out + c*(2*E*L_dense*d*d_ff + 2*E*L_dense*d*d_moe + 2*E*L_ffn*d*d_ff + 2*E*L_ffn*d*d_moe)
     c = sw_norm_attn_in*sw_norm_b
     if c:
         out = out + c*(L*d)
@@ -513,116 +632,132 @@ def single__params_total__bound(v):
         out = out + c*(L*d)
     c = sw_norm_b*sw_norm_ffn_in
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_b*sw_norm_ffn_out
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*d + V*d_emb)
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_router**2*sw_router_bias
     if c:
-        out = out + c*(E*L + E*L_dense)
+        out = out + c*(E*L_dense + E*L_ffn)
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L_dense*d*d_ff)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_ffn*d*d_ff)
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(L*d + L_dense*d)
+        out = out + c*(L_dense*d + L_ffn*d)
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q)
+        out = out + c*(L_attn*d_nope*n_h + L_attn*d_rope*n_h + L_attn*r_q)
     c = sw_expert_bias*sw_gated*sw_router**2
     if c:
-        out = out + c*(E*L*d_ff + E*L_dense*d_ff)
+        out = out + c*(E*L_dense*d_ff + E*L_ffn*d_ff)
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dense*d_ff + E*L_dense*d_moe)
+        out = out + c*(E*L_dense*d_ff + E*L_dense*d_moe + E*L_ffn*d_ff + E*L_ffn*d_moe)
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
-        out = out + c*(L*d_ff + L_dense*d_ff)
+        out = out + c*(L_dense*d_ff + L_ffn*d_ff)
     c = sw_ffn_bias*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d + E_s*L*d_ff + E_s*L_dense*d + E_s*L_dense*d_ff)
+        out = out + c*(E_s*L_dense*d + E_s*L_dense*d_ff + E_s*L_ffn*d + E_s*L_ffn*d_ff)
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*L*d*d_ff + E*L*d*d_moe + E*L_dense*d*d_ff + E*L_dense*d*d_moe)
+        out = out + c*(E*L_dense*d*d_ff + E*L_dense*d*d_moe + E*L_ffn*d*d_ff + E*L_ffn*d*d_moe)
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L_dense*d*d_ff)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_ffn*d*d_ff)
     c = sw_head*sw_head_untied*sw_proj_emb
     if c:
         out = out + c*(V*d + V*d_emb)
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe + 2*E_s*L_ffn*d*d_ff + 2*E_s*L_ffn*d*d_moe)
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_sh + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh + 2*E_s*L_ffn*d*d_ff + 2*E_s*L_ffn*d*d_sh)
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dense*d_ff + E*L_dense*d_moe)
+        out = out + c*(E*L_dense*d_ff + E*L_dense*d_moe + E*L_ffn*d_ff + E*L_ffn*d_moe)
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L_dense*d_ff)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_ffn*d_ff)
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_sh + E_s*L_ffn*d_ff + E_s*L_ffn*d_sh)
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe + E_s*L_ffn*d*d_ff + E_s*L_ffn*d*d_moe)
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_sh + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_sh)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_dense*d*d_sh + E_s*L_ffn*d*d_ff + E_s*L_ffn*d*d_sh)
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe + 2*E_s*L_ffn*d*d_ff + 2*E_s*L_ffn*d*d_moe)
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_sh + E_s*L_ffn*d_ff + E_s*L_ffn*d_sh)
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe + E_s*L_ffn*d*d_ff + E_s*L_ffn*d*d_moe)
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     return out + 1
 
 
 def single__params_active__num(v):
     E = v["E"]
     E_s = v["E_s"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
     L = v["L"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
     P = v["P"]
     R = v["R"]
+    R_dt = v["R_dt"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -631,21 +766,27 @@ def single__params_active__num(v):
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
+    sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -669,33 +810,48 @@ def single__params_active__num(v):
     sw_shared = v["sw_shared"]
     sw_shared_gate = v["sw_shared_gate"]
     sw_sinks = v["sw_sinks"]
+    sw_ssm_bias = v["sw_ssm_bias"]
+    sw_ssm_inner = v["sw_ssm_inner"]
+    sw_ssm_norm = v["sw_ssm_norm"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(L*d*(2*d_ff + d_h*n_h + 2*d_h*n_kv))
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_attn_out
     if c:
-        out = out + c*(L*d*d_h*n_h)
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
     c = sw_bias_q
     if c:
-        out = out + c*(L*d_h*n_h)
+        out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
+    c = sw_conv_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
     c = sw_ffn_bias
     if c:
-        out = out + c*(L*(d + d_ff))
+        out = out + c*(L_ffn*(d + d_ff))
     c = sw_gated
     if c:
-        out = out + c*(L*d*d_ff)
+        out = out + c*(L_ffn*d*d_ff)
+    c = sw_gdn
+    if c:
+        out = out + c*(L_lin*(-d*d_lk + d*d_lv*n_lv - d*d_lv + d*n_lv - d_lk**2*n_lv - d_lk*n_lv - d_lv**2*n_lv + n_lv))
+    c = sw_mamba1
+    if c:
+        out = out + c*(L_ssm*(-2*G_s*K_conv*N_s - 2*G_s*N_s*d - H_s*d - 3*H_s + 3*N_s*d_in + 2*R_dt*d_in + 2*d_in))
     c = sw_mla
     if c:
-        out = out + c*(L*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
+        out = out + c*(L_attn*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
@@ -710,43 +866,58 @@ def single__params_active__num(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L*d_h*(n_h + n_kv))
+        out = out + c*(L_attn*d_h*(n_h + n_kv))
     c = sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(2*d*d_ff*(-L + L_dense))
+        out = out + c*(2*d*d_ff*(L_dense - L_ffn))
     c = sw_router**2
     if c:
-        out = out + c*(d*(E*L - E*L_dense + 2*L*d_ff*k - 2*L_dense*d_ff*k))
+        out = out + c*(d*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_ffn*d_ff*k))
     c = sw_sinks
     if c:
-        out = out + c*(L*n_h)
+        out = out + c*(L_attn*n_h)
+    c = sw_ssm_bias
+    if c:
+        out = out + c*(L_ssm*(2*G_s*N_s + H_s + d + 2*d_in))
+    c = sw_ssm_norm
+    if c:
+        out = out + c*(L_ssm*d_in)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(L_attn*d_h*n_h)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-L_attn*d*d_h*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_attn*d)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(L*d*n_h*(-d_h + d_v))
+        out = out + c*(L_attn*d*n_h*(-d_h + d_v))
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L*(-d_h*n_kv + d_rope + r_kv))
+        out = out + c*(L_attn*(-d_h*n_kv + d_rope + r_kv))
     c = sw_bias_q*sw_mla
     if c:
-        out = out + c*(L*n_h*(-d_h + d_nope + d_rope))
+        out = out + c*(L_attn*n_h*(-d_h + d_nope + d_rope))
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(-L*d_h*n_kv)
+        out = out + c*(-L_attn*d_h*n_kv)
+    c = sw_conv_bias*sw_mamba1
+    if c:
+        out = out + c*(-2*G_s*L_ssm*N_s)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -755,13 +926,13 @@ def single__params_active__num(v):
         out = out + c*(d)
     c = sw_expert_bias*sw_router**2
     if c:
-        out = out + c*(k*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
+        out = out + c*(k*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(L*d_ff)
+        out = out + c*(L_ffn*d_ff)
     c = sw_ffn_bias*sw_router
     if c:
-        out = out + c*(-L*d - L*d_ff + L_dense*d + L_dense*d_ff)
+        out = out + c*(L_dense*d + L_dense*d_ff - L_ffn*d - L_ffn*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -770,19 +941,28 @@ def single__params_active__num(v):
         out = out + c*(d)
     c = sw_gated*sw_router
     if c:
-        out = out + c*(d*d_ff*(-L + L_dense))
+        out = out + c*(d*d_ff*(L_dense - L_ffn))
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(d*d_ff*k*(L - L_dense))
+        out = out + c*(d*d_ff*k*(-L_dense + L_ffn))
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mamba1*sw_ssm_bias
+    if c:
+        out = out + c*(-L_ssm*(2*G_s*N_s + H_s))
+    c = sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(L_ssm*(2*N_s + R_dt))
+    c = sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(-L_ssm*d_in)
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q + r_q))
+        out = out + c*(L_attn*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q + r_q))
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -791,7 +971,7 @@ def single__params_active__num(v):
         out = out + c*(d)
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*d*k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*d*k*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_norm_attn_in*sw_norm_b
     if c:
         out = out + c*(L*d)
@@ -806,100 +986,103 @@ def single__params_active__num(v):
         out = out + c*(L*d)
     c = sw_norm_b*sw_norm_ffn_in
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_b*sw_norm_ffn_out
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*(-d + d_emb))
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L*d_h*(n_h + n_kv))
+        out = out + c*(L_attn*d_h*(n_h + n_kv))
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_router**2*sw_router_bias
     if c:
-        out = out + c*(E*(L - L_dense))
+        out = out + c*(E*(-L_dense + L_ffn))
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*d*d_ff*(L - L_dense))
+        out = out + c*(2*E_s*d*d_ff*(-L_dense + L_ffn))
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(d*(L - L_dense))
+        out = out + c*(d*(-L_dense + L_ffn))
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(-L_attn*d_h*n_h)
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*(-d_nope*n_h - d_rope*n_h + r_q))
+        out = out + c*(L_attn*(-d_nope*n_h - d_rope*n_h + r_q))
     c = sw_expert_bias*sw_gated*sw_router**2
     if c:
-        out = out + c*(d_ff*k*(L - L_dense))
+        out = out + c*(d_ff*k*(-L_dense + L_ffn))
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(k*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
-        out = out + c*(d_ff*(-L + L_dense))
+        out = out + c*(d_ff*(L_dense - L_ffn))
     c = sw_ffn_bias*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
+        out = out + c*(E_s*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(d*k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(d*k*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*d*d_ff*(L - L_dense))
+        out = out + c*(E_s*d*d_ff*(-L_dense + L_ffn))
     c = sw_head*sw_head_untied*sw_proj_emb
     if c:
         out = out + c*(V*(-d + d_emb))
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*E_s*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(2*E_s*d*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(k*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*d_ff*(L - L_dense))
+        out = out + c*(E_s*d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E_s*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(E_s*d*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(2*E_s*d*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(E_s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(E_s*d*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(E_s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     return out
 
 
@@ -910,16 +1093,29 @@ def single__params_active(v):
 def single__params_active__bound(v):
     E = v["E"]
     E_s = v["E_s"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
     L = v["L"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
     P = v["P"]
     R = v["R"]
+    R_dt = v["R_dt"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -928,21 +1124,27 @@ def single__params_active__bound(v):
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
+    sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -966,33 +1168,48 @@ def single__params_active__bound(v):
     sw_shared = v["sw_shared"]
     sw_shared_gate = v["sw_shared_gate"]
     sw_sinks = v["sw_sinks"]
+    sw_ssm_bias = v["sw_ssm_bias"]
+    sw_ssm_inner = v["sw_ssm_inner"]
+    sw_ssm_norm = v["sw_ssm_norm"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_attn_out
     if c:
-        out = out + c*(L*d*d_h*n_h)
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
     c = sw_bias_q
     if c:
-        out = out + c*(L*d_h*n_h)
+        out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
+    c = sw_conv_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
     c = sw_ffn_bias
     if c:
-        out = out + c*(L*d + L*d_ff)
+        out = out + c*(L_ffn*d + L_ffn*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(L*d*d_ff)
+        out = out + c*(L_ffn*d*d_ff)
+    c = sw_gdn
+    if c:
+        out = out + c*(L_lin*d*d_lk + L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*n_lv)
+    c = sw_mamba1
+    if c:
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + 3*L_ssm*N_s*d_in + 2*L_ssm*R_dt*d_in + 2*L_ssm*d_in)
     c = sw_mla
     if c:
-        out = out + c*(L*d*d_h*n_h + 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv)
+        out = out + c*(L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
@@ -1007,43 +1224,58 @@ def single__params_active__bound(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
     c = sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(2*L*d*d_ff + 2*L_dense*d*d_ff)
+        out = out + c*(2*L_dense*d*d_ff + 2*L_ffn*d*d_ff)
     c = sw_router**2
     if c:
-        out = out + c*(E*L*d + E*L_dense*d + 2*L*d*d_ff*k + 2*L_dense*d*d_ff*k)
+        out = out + c*(E*L_dense*d + E*L_ffn*d + 2*L_dense*d*d_ff*k + 2*L_ffn*d*d_ff*k)
     c = sw_sinks
     if c:
-        out = out + c*(L*n_h)
+        out = out + c*(L_attn*n_h)
+    c = sw_ssm_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm + L_ssm*d + 2*L_ssm*d_in)
+    c = sw_ssm_norm
+    if c:
+        out = out + c*(L_ssm*d_in)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(L_attn*d_h*n_h)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_attn*d)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(L*d*d_h*n_h + L*d*d_v*n_h)
+        out = out + c*(L_attn*d*d_h*n_h + L_attn*d*d_v*n_h)
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L*d_h*n_kv + L*d_rope + L*r_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv)
     c = sw_bias_q*sw_mla
     if c:
-        out = out + c*(L*d_h*n_h + L*d_nope*n_h + L*d_rope*n_h)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_nope*n_h + L_attn*d_rope*n_h)
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
+    c = sw_conv_bias*sw_mamba1
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -1052,13 +1284,13 @@ def single__params_active__bound(v):
         out = out + c*(d)
     c = sw_expert_bias*sw_router**2
     if c:
-        out = out + c*(L*d*k + L*d_ff*k + L_dense*d*k + L_dense*d_ff*k)
+        out = out + c*(L_dense*d*k + L_dense*d_ff*k + L_ffn*d*k + L_ffn*d_ff*k)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(L*d_ff)
+        out = out + c*(L_ffn*d_ff)
     c = sw_ffn_bias*sw_router
     if c:
-        out = out + c*(L*d + L*d_ff + L_dense*d + L_dense*d_ff)
+        out = out + c*(L_dense*d + L_dense*d_ff + L_ffn*d + L_ffn*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -1067,19 +1299,28 @@ def single__params_active__bound(v):
         out = out + c*(d)
     c = sw_gated*sw_router
     if c:
-        out = out + c*(L*d*d_ff + L_dense*d*d_ff)
+        out = out + c*(L_dense*d*d_ff + L_ffn*d*d_ff)
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(L*d*d_ff*k + L_dense*d*d_ff*k)
+        out = out + c*(L_dense*d*d_ff*k + L_ffn*d*d_ff*k)
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_mamba1*sw_ssm_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm)
+    c = sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(2*L_ssm*N_s + L_ssm*R_dt)
+    c = sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(L_ssm*d_in)
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q)
+        out = out + c*(L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*r_q + L_attn*d_nope*n_h*r_q + L_attn*d_rope*n_h*r_q + L_attn*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -1088,7 +1329,7 @@ def single__params_active__bound(v):
         out = out + c*(d)
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*L*d*d_ff*k + 2*L*d*d_moe*k + 2*L_dense*d*d_ff*k + 2*L_dense*d*d_moe*k)
+        out = out + c*(2*L_dense*d*d_ff*k + 2*L_dense*d*d_moe*k + 2*L_ffn*d*d_ff*k + 2*L_ffn*d*d_moe*k)
     c = sw_norm_attn_in*sw_norm_b
     if c:
         out = out + c*(L*d)
@@ -1103,100 +1344,103 @@ def single__params_active__bound(v):
         out = out + c*(L*d)
     c = sw_norm_b*sw_norm_ffn_in
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_b*sw_norm_ffn_out
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*d + V*d_emb)
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_router**2*sw_router_bias
     if c:
-        out = out + c*(E*L + E*L_dense)
+        out = out + c*(E*L_dense + E*L_ffn)
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L_dense*d*d_ff)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_ffn*d*d_ff)
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(L*d + L_dense*d)
+        out = out + c*(L_dense*d + L_ffn*d)
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q)
+        out = out + c*(L_attn*d_nope*n_h + L_attn*d_rope*n_h + L_attn*r_q)
     c = sw_expert_bias*sw_gated*sw_router**2
     if c:
-        out = out + c*(L*d_ff*k + L_dense*d_ff*k)
+        out = out + c*(L_dense*d_ff*k + L_ffn*d_ff*k)
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(L*d_ff*k + L*d_moe*k + L_dense*d_ff*k + L_dense*d_moe*k)
+        out = out + c*(L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k + L_ffn*d_moe*k)
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
-        out = out + c*(L*d_ff + L_dense*d_ff)
+        out = out + c*(L_dense*d_ff + L_ffn*d_ff)
     c = sw_ffn_bias*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d + E_s*L*d_ff + E_s*L_dense*d + E_s*L_dense*d_ff)
+        out = out + c*(E_s*L_dense*d + E_s*L_dense*d_ff + E_s*L_ffn*d + E_s*L_ffn*d_ff)
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(L*d*d_ff*k + L*d*d_moe*k + L_dense*d*d_ff*k + L_dense*d*d_moe*k)
+        out = out + c*(L_dense*d*d_ff*k + L_dense*d*d_moe*k + L_ffn*d*d_ff*k + L_ffn*d*d_moe*k)
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L_dense*d*d_ff)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_ffn*d*d_ff)
     c = sw_head*sw_head_untied*sw_proj_emb
     if c:
         out = out + c*(V*d + V*d_emb)
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe + 2*E_s*L_ffn*d*d_ff + 2*E_s*L_ffn*d*d_moe)
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_sh + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh + 2*E_s*L_ffn*d*d_ff + 2*E_s*L_ffn*d*d_sh)
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(L*d_ff*k + L*d_moe*k + L_dense*d_ff*k + L_dense*d_moe*k)
+        out = out + c*(L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k + L_ffn*d_moe*k)
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L_dense*d_ff)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_ffn*d_ff)
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_sh + E_s*L_ffn*d_ff + E_s*L_ffn*d_sh)
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe + E_s*L_ffn*d*d_ff + E_s*L_ffn*d*d_moe)
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_sh + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_sh)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_dense*d*d_sh + E_s*L_ffn*d*d_ff + E_s*L_ffn*d*d_sh)
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe + 2*E_s*L_ffn*d*d_ff + 2*E_s*L_ffn*d*d_moe)
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_sh + E_s*L_ffn*d_ff + E_s*L_ffn*d_sh)
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe + E_s*L_ffn*d*d_ff + E_s*L_ffn*d*d_moe)
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     return out + 1
 
 
@@ -1275,14 +1519,27 @@ def single__params_embedding__bound(v):
 def single__params_non_embedding__num(v):
     E = v["E"]
     E_s = v["E_s"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
     L = v["L"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
     R = v["R"]
+    R_dt = v["R_dt"]
     V = v["V"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -1290,20 +1547,26 @@ def single__params_non_embedding__num(v):
     d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
+    sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -1326,31 +1589,46 @@ def single__params_non_embedding__num(v):
     sw_shared = v["sw_shared"]
     sw_shared_gate = v["sw_shared_gate"]
     sw_sinks = v["sw_sinks"]
+    sw_ssm_bias = v["sw_ssm_bias"]
+    sw_ssm_inner = v["sw_ssm_inner"]
+    sw_ssm_norm = v["sw_ssm_norm"]
     out = 0
     c = 1
     if c:
-        out = out + c*(L*d*(2*d_ff + d_h*n_h + 2*d_h*n_kv))
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_attn_out
     if c:
-        out = out + c*(L*d*d_h*n_h)
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
     c = sw_bias_q
     if c:
-        out = out + c*(L*d_h*n_h)
+        out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
+    c = sw_conv_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
     c = sw_ffn_bias
     if c:
-        out = out + c*(L*(d + d_ff))
+        out = out + c*(L_ffn*(d + d_ff))
     c = sw_gated
     if c:
-        out = out + c*(L*d*d_ff)
+        out = out + c*(L_ffn*d*d_ff)
+    c = sw_gdn
+    if c:
+        out = out + c*(L_lin*(-d*d_lk + d*d_lv*n_lv - d*d_lv + d*n_lv - d_lk**2*n_lv - d_lk*n_lv - d_lv**2*n_lv + n_lv))
+    c = sw_mamba1
+    if c:
+        out = out + c*(L_ssm*(-2*G_s*K_conv*N_s - 2*G_s*N_s*d - H_s*d - 3*H_s + 3*N_s*d_in + 2*R_dt*d_in + 2*d_in))
     c = sw_mla
     if c:
-        out = out + c*(L*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
+        out = out + c*(L_attn*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
@@ -1362,37 +1640,52 @@ def single__params_non_embedding__num(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L*d_h*(n_h + n_kv))
+        out = out + c*(L_attn*d_h*(n_h + n_kv))
     c = sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(2*d*d_ff*(-L + L_dense))
+        out = out + c*(2*d*d_ff*(L_dense - L_ffn))
     c = sw_router**2
     if c:
-        out = out + c*(E*d*(2*L*d_ff + L - 2*L_dense*d_ff - L_dense))
+        out = out + c*(E*d*(-2*L_dense*d_ff - L_dense + 2*L_ffn*d_ff + L_ffn))
     c = sw_sinks
     if c:
-        out = out + c*(L*n_h)
+        out = out + c*(L_attn*n_h)
+    c = sw_ssm_bias
+    if c:
+        out = out + c*(L_ssm*(2*G_s*N_s + H_s + d + 2*d_in))
+    c = sw_ssm_norm
+    if c:
+        out = out + c*(L_ssm*d_in)
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(L_attn*d_h*n_h)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-L_attn*d*d_h*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_attn*d)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(L*d*n_h*(-d_h + d_v))
+        out = out + c*(L_attn*d*n_h*(-d_h + d_v))
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L*(-d_h*n_kv + d_rope + r_kv))
+        out = out + c*(L_attn*(-d_h*n_kv + d_rope + r_kv))
     c = sw_bias_q*sw_mla
     if c:
-        out = out + c*(L*n_h*(-d_h + d_nope + d_rope))
+        out = out + c*(L_attn*n_h*(-d_h + d_nope + d_rope))
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(-L*d_h*n_kv)
+        out = out + c*(-L_attn*d_h*n_kv)
+    c = sw_conv_bias*sw_mamba1
+    if c:
+        out = out + c*(-2*G_s*L_ssm*N_s)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -1401,13 +1694,13 @@ def single__params_non_embedding__num(v):
         out = out + c*(d)
     c = sw_expert_bias*sw_router**2
     if c:
-        out = out + c*(E*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
+        out = out + c*(E*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(L*d_ff)
+        out = out + c*(L_ffn*d_ff)
     c = sw_ffn_bias*sw_router
     if c:
-        out = out + c*(-L*d - L*d_ff + L_dense*d + L_dense*d_ff)
+        out = out + c*(L_dense*d + L_dense*d_ff - L_ffn*d - L_ffn*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -1416,16 +1709,25 @@ def single__params_non_embedding__num(v):
         out = out + c*(d)
     c = sw_gated*sw_router
     if c:
-        out = out + c*(d*d_ff*(-L + L_dense))
+        out = out + c*(d*d_ff*(L_dense - L_ffn))
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(E*d*d_ff*(L - L_dense))
+        out = out + c*(E*d*d_ff*(-L_dense + L_ffn))
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
+    c = sw_mamba1*sw_ssm_bias
+    if c:
+        out = out + c*(-L_ssm*(2*G_s*N_s + H_s))
+    c = sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(L_ssm*(2*N_s + R_dt))
+    c = sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(-L_ssm*d_in)
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q + r_q))
+        out = out + c*(L_attn*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q + r_q))
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -1434,7 +1736,7 @@ def single__params_non_embedding__num(v):
         out = out + c*(d)
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*E*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*E*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_norm_attn_in*sw_norm_b
     if c:
         out = out + c*(L*d)
@@ -1449,94 +1751,97 @@ def single__params_non_embedding__num(v):
         out = out + c*(L*d)
     c = sw_norm_b*sw_norm_ffn_in
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_b*sw_norm_ffn_out
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L*d_h*(n_h + n_kv))
+        out = out + c*(L_attn*d_h*(n_h + n_kv))
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_router**2*sw_router_bias
     if c:
-        out = out + c*(E*(L - L_dense))
+        out = out + c*(E*(-L_dense + L_ffn))
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*d*d_ff*(L - L_dense))
+        out = out + c*(2*E_s*d*d_ff*(-L_dense + L_ffn))
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(d*(L - L_dense))
+        out = out + c*(d*(-L_dense + L_ffn))
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(-L_attn*d_h*n_h)
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*(-d_nope*n_h - d_rope*n_h + r_q))
+        out = out + c*(L_attn*(-d_nope*n_h - d_rope*n_h + r_q))
     c = sw_expert_bias*sw_gated*sw_router**2
     if c:
-        out = out + c*(E*d_ff*(L - L_dense))
+        out = out + c*(E*d_ff*(-L_dense + L_ffn))
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
-        out = out + c*(d_ff*(-L + L_dense))
+        out = out + c*(d_ff*(L_dense - L_ffn))
     c = sw_ffn_bias*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*(L*d + L*d_ff - L_dense*d - L_dense*d_ff))
+        out = out + c*(E_s*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*d*d_ff*(L - L_dense))
+        out = out + c*(E_s*d*d_ff*(-L_dense + L_ffn))
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*E_s*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(2*E_s*d*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*d_ff*(L - L_dense))
+        out = out + c*(E_s*d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E_s*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(E_s*d*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(2*E_s*d*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(E_s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(E_s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(E_s*d*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(E_s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     return out
 
 
@@ -1547,14 +1852,27 @@ def single__params_non_embedding(v):
 def single__params_non_embedding__bound(v):
     E = v["E"]
     E_s = v["E_s"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
     L = v["L"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
     R = v["R"]
+    R_dt = v["R_dt"]
     V = v["V"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -1562,20 +1880,26 @@ def single__params_non_embedding__bound(v):
     d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
+    sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -1598,31 +1922,46 @@ def single__params_non_embedding__bound(v):
     sw_shared = v["sw_shared"]
     sw_shared_gate = v["sw_shared_gate"]
     sw_sinks = v["sw_sinks"]
+    sw_ssm_bias = v["sw_ssm_bias"]
+    sw_ssm_inner = v["sw_ssm_inner"]
+    sw_ssm_norm = v["sw_ssm_norm"]
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv)
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_attn_out
     if c:
-        out = out + c*(L*d*d_h*n_h)
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
     c = sw_bias_q
     if c:
-        out = out + c*(L*d_h*n_h)
+        out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
+    c = sw_conv_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
     c = sw_ffn_bias
     if c:
-        out = out + c*(L*d + L*d_ff)
+        out = out + c*(L_ffn*d + L_ffn*d_ff)
     c = sw_gated
     if c:
-        out = out + c*(L*d*d_ff)
+        out = out + c*(L_ffn*d*d_ff)
+    c = sw_gdn
+    if c:
+        out = out + c*(L_lin*d*d_lk + L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*n_lv)
+    c = sw_mamba1
+    if c:
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + 3*L_ssm*N_s*d_in + 2*L_ssm*R_dt*d_in + 2*L_ssm*d_in)
     c = sw_mla
     if c:
-        out = out + c*(L*d*d_h*n_h + 2*L*d*d_h*n_kv + L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*d_rope + L*d*r_kv + L*d_nope*n_h*r_kv + L*d_v*n_h*r_kv + L*r_kv)
+        out = out + c*(L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
@@ -1634,37 +1973,52 @@ def single__params_non_embedding__bound(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
     c = sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
     c = sw_router
     if c:
-        out = out + c*(2*L*d*d_ff + 2*L_dense*d*d_ff)
+        out = out + c*(2*L_dense*d*d_ff + 2*L_ffn*d*d_ff)
     c = sw_router**2
     if c:
-        out = out + c*(2*E*L*d*d_ff + E*L*d + 2*E*L_dense*d*d_ff + E*L_dense*d)
+        out = out + c*(2*E*L_dense*d*d_ff + E*L_dense*d + 2*E*L_ffn*d*d_ff + E*L_ffn*d)
     c = sw_sinks
     if c:
-        out = out + c*(L*n_h)
+        out = out + c*(L_attn*n_h)
+    c = sw_ssm_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm + L_ssm*d + 2*L_ssm*d_in)
+    c = sw_ssm_norm
+    if c:
+        out = out + c*(L_ssm*d_in)
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(L_attn*d_h*n_h)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(L_attn*d*d_h*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_attn*d)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(L*d*d_h*n_h + L*d*d_v*n_h)
+        out = out + c*(L_attn*d*d_h*n_h + L_attn*d*d_v*n_h)
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L*d_h*n_kv + L*d_rope + L*r_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv)
     c = sw_bias_q*sw_mla
     if c:
-        out = out + c*(L*d_h*n_h + L*d_nope*n_h + L*d_rope*n_h)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_nope*n_h + L_attn*d_rope*n_h)
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv)
+    c = sw_conv_bias*sw_mamba1
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s)
     c = sw_emb_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -1673,13 +2027,13 @@ def single__params_non_embedding__bound(v):
         out = out + c*(d)
     c = sw_expert_bias*sw_router**2
     if c:
-        out = out + c*(E*L*d + E*L*d_ff + E*L_dense*d + E*L_dense*d_ff)
+        out = out + c*(E*L_dense*d + E*L_dense*d_ff + E*L_ffn*d + E*L_ffn*d_ff)
     c = sw_ffn_bias*sw_gated
     if c:
-        out = out + c*(L*d_ff)
+        out = out + c*(L_ffn*d_ff)
     c = sw_ffn_bias*sw_router
     if c:
-        out = out + c*(L*d + L*d_ff + L_dense*d + L_dense*d_ff)
+        out = out + c*(L_dense*d + L_dense*d_ff + L_ffn*d + L_ffn*d_ff)
     c = sw_final_norm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -1688,16 +2042,25 @@ def single__params_non_embedding__bound(v):
         out = out + c*(d)
     c = sw_gated*sw_router
     if c:
-        out = out + c*(L*d*d_ff + L_dense*d*d_ff)
+        out = out + c*(L_dense*d*d_ff + L_ffn*d*d_ff)
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(E*L*d*d_ff + E*L_dense*d*d_ff)
+        out = out + c*(E*L_dense*d*d_ff + E*L_ffn*d*d_ff)
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
+    c = sw_mamba1*sw_ssm_bias
+    if c:
+        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm)
+    c = sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(2*L_ssm*N_s + L_ssm*R_dt)
+    c = sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(L_ssm*d_in)
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*d*d_nope*n_h + L*d*d_rope*n_h + L*d*r_q + L*d_nope*n_h*r_q + L*d_rope*n_h*r_q + L*r_q)
+        out = out + c*(L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*r_q + L_attn*d_nope*n_h*r_q + L_attn*d_rope*n_h*r_q + L_attn*r_q)
     c = sw_mlm*sw_norm_b
     if c:
         out = out + c*(d)
@@ -1706,7 +2069,7 @@ def single__params_non_embedding__bound(v):
         out = out + c*(d)
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*E*L*d*d_ff + 2*E*L*d*d_moe + 2*E*L_dense*d*d_ff + 2*E*L_dense*d*d_moe)
+        out = out + c*(2*E*L_dense*d*d_ff + 2*E*L_dense*d*d_moe + 2*E*L_ffn*d*d_ff + 2*E*L_ffn*d*d_moe)
     c = sw_norm_attn_in*sw_norm_b
     if c:
         out = out + c*(L*d)
@@ -1721,108 +2084,124 @@ def single__params_non_embedding__bound(v):
         out = out + c*(L*d)
     c = sw_norm_b*sw_norm_ffn_in
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_b*sw_norm_ffn_out
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
-        out = out + c*(L*d)
+        out = out + c*(L_ffn*d)
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L*d_h*n_h + L*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L*d_h)
+        out = out + c*(2*L_attn*d_h)
     c = sw_router**2*sw_router_bias
     if c:
-        out = out + c*(E*L + E*L_dense)
+        out = out + c*(E*L_dense + E*L_ffn)
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L_dense*d*d_ff)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_ffn*d*d_ff)
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(L*d + L_dense*d)
+        out = out + c*(L_dense*d + L_ffn*d)
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
-        out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q)
+        out = out + c*(L_attn*d_nope*n_h + L_attn*d_rope*n_h + L_attn*r_q)
     c = sw_expert_bias*sw_gated*sw_router**2
     if c:
-        out = out + c*(E*L*d_ff + E*L_dense*d_ff)
+        out = out + c*(E*L_dense*d_ff + E*L_ffn*d_ff)
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dense*d_ff + E*L_dense*d_moe)
+        out = out + c*(E*L_dense*d_ff + E*L_dense*d_moe + E*L_ffn*d_ff + E*L_ffn*d_moe)
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
-        out = out + c*(L*d_ff + L_dense*d_ff)
+        out = out + c*(L_dense*d_ff + L_ffn*d_ff)
     c = sw_ffn_bias*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d + E_s*L*d_ff + E_s*L_dense*d + E_s*L_dense*d_ff)
+        out = out + c*(E_s*L_dense*d + E_s*L_dense*d_ff + E_s*L_ffn*d + E_s*L_ffn*d_ff)
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*L*d*d_ff + E*L*d*d_moe + E*L_dense*d*d_ff + E*L_dense*d*d_moe)
+        out = out + c*(E*L_dense*d*d_ff + E*L_dense*d*d_moe + E*L_ffn*d*d_ff + E*L_ffn*d*d_moe)
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L_dense*d*d_ff)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_ffn*d*d_ff)
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe + 2*E_s*L_ffn*d*d_ff + 2*E_s*L_ffn*d*d_moe)
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_sh + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_sh + 2*E_s*L_ffn*d*d_ff + 2*E_s*L_ffn*d*d_sh)
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(E*L*d_ff + E*L*d_moe + E*L_dense*d_ff + E*L_dense*d_moe)
+        out = out + c*(E*L_dense*d_ff + E*L_dense*d_moe + E*L_ffn*d_ff + E*L_ffn*d_moe)
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L_dense*d_ff)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_ffn*d_ff)
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     c = sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_sh + E_s*L_ffn*d_ff + E_s*L_ffn*d_sh)
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe + E_s*L_ffn*d*d_ff + E_s*L_ffn*d*d_moe)
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_sh + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_sh)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_dense*d*d_sh + E_s*L_ffn*d*d_ff + E_s*L_ffn*d*d_sh)
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*d*d_ff + 2*E_s*L*d*d_moe + 2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe)
+        out = out + c*(2*E_s*L_dense*d*d_ff + 2*E_s*L_dense*d*d_moe + 2*E_s*L_ffn*d*d_ff + 2*E_s*L_ffn*d*d_moe)
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_sh + E_s*L_dense*d_ff + E_s*L_dense*d_sh)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_sh + E_s*L_ffn*d_ff + E_s*L_ffn*d_sh)
     c = sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d*d_ff + E_s*L*d*d_moe + E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe)
+        out = out + c*(E_s*L_dense*d*d_ff + E_s*L_dense*d*d_moe + E_s*L_ffn*d*d_ff + E_s*L_ffn*d*d_moe)
     c = sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L*d_ff + E_s*L*d_moe + E_s*L_dense*d_ff + E_s*L_dense*d_moe)
+        out = out + c*(E_s*L_dense*d_ff + E_s*L_dense*d_moe + E_s*L_ffn*d_ff + E_s*L_ffn*d_moe)
     return out + 1
 
 
 def single__flops_forward_matmul__num(v):
     E = v["E"]
     E_s = v["E_s"]
-    L = v["L"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
+    Q_c = v["Q_c"]
+    R_dt = v["R_dt"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -1831,12 +2210,17 @@ def single__flops_forward_matmul__num(v):
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -1850,19 +2234,28 @@ def single__flops_forward_matmul__num(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*b*s*(2*d*d_ff + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
+        out = out + c*(2*b*(2*G_s*K_conv**2*L_ssm*N_s + 2*G_s*K_conv*L_ssm*N_s*s - 2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d*s + H_s*L_ssm*N_s*Q_c**2*_ceil_div(s, Q_c) + H_s*L_ssm*d*s + K_conv**2*L_conv*d + 2*K_conv**2*L_lin*d_lk*n_lk + K_conv**2*L_lin*d_lv*n_lv + K_conv**2*L_ssm*d_in + K_conv*L_conv*d*s - K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk*s - 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv*s - K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in*s - K_conv*L_ssm*d_in + L_attn*d*d_h*n_h*s + 2*L_attn*d*d_h*n_kv*s + 2*L_attn*d_h*n_h*s**2 + 4*L_conv*d**2*s + 2*L_ffn*d*d_ff*s + L_lin*Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) + 2*L_lin*Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) + 3*L_lin*Q_c*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 2*L_lin*d*d_lk*n_lk*s + L_lin*d*d_lk*s + 2*L_lin*d*d_lv*n_lv*s + L_lin*d*d_lv*s + L_lin*d*n_lv*s + L_lin*d_lk**2*n_lv*s + L_lin*d_lv**2*n_lv*s + 2*L_ssm*N_s*Q_c*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in*_ceil_div(s, Q_c)**2 + 2*L_ssm*N_s*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in + L_ssm*Q_c**2*d_in*_ceil_div(s, Q_c) + 3*L_ssm*d*d_in*s))
+    c = sw_attn_gate
+    if c:
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s)
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*s)
+        out = out + c*(2*L_ffn*b*d*d_ff*s)
+    c = sw_gdn
+    if c:
+        out = out + c*(2*L_lin*b*(Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) - Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) - d*d_lk*s + d*d_lv*n_lv*s - d*d_lv*s + d*n_lv*s - d_lk**2*n_lv*s - d_lv**2*n_lv*s))
     c = sw_head
     if c:
         out = out + c*(2*V*b*d*s)
+    c = sw_mamba1
+    if c:
+        out = out + c*(2*L_ssm*b*(-2*G_s*K_conv**2*N_s - 2*G_s*K_conv*N_s*s + 2*G_s*K_conv*N_s - 2*G_s*N_s*d*s - H_s*N_s*Q_c**2*_ceil_div(s, Q_c) - H_s*d*s - 2*N_s*Q_c*d_in*_ceil_div(s, Q_c) + 3*N_s*d_in*s - N_s*d_in*_ceil_div(s, Q_c)**2 - 2*N_s*d_in*_ceil_div(s, Q_c) - N_s*d_in - Q_c**2*d_in*_ceil_div(s, Q_c) + 2*R_dt*d_in*s))
     c = sw_mla
     if c:
-        out = out + c*(2*L*b*s*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_rope*n_h*s + d_v*n_h*r_kv + d_v*n_h*s))
+        out = out + c*(2*L_attn*b*s*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_rope*n_h*s + d_v*n_h*r_kv + d_v*n_h*s))
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2*s)
@@ -1874,58 +2267,61 @@ def single__flops_forward_matmul__num(v):
         out = out + c*(4*b*d*d_emb*s)
     c = sw_router
     if c:
-        out = out + c*(4*b*d*d_ff*s*(-L + L_dense))
+        out = out + c*(4*b*d*d_ff*s*(L_dense - L_ffn))
     c = sw_router**2
     if c:
-        out = out + c*(2*b*d*s*(E*L - E*L_dense + 2*L*d_ff*k - 2*L_dense*d_ff*k))
+        out = out + c*(2*b*d*s*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_ffn*d_ff*k))
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-2*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(2*L*b*d*n_h*s*(-d_h + d_v))
+        out = out + c*(2*L_attn*b*d*n_h*s*(-d_h + d_v))
     c = sw_gated*sw_router
     if c:
-        out = out + c*(2*b*d*d_ff*s*(-L + L_dense))
+        out = out + c*(2*b*d*d_ff*s*(L_dense - L_ffn))
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(2*b*d*d_ff*k*s*(L - L_dense))
+        out = out + c*(2*b*d*d_ff*k*s*(-L_dense + L_ffn))
     c = sw_head*sw_proj_emb
     if c:
         out = out + c*(2*V*b*s*(-d + d_emb))
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(2*L*b*s*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q))
+        out = out + c*(2*L_attn*b*s*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q))
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(4*b*d*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(4*b*d*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*d_ff*s*(L - L_dense))
+        out = out + c*(4*E_s*b*d*d_ff*s*(-L_dense + L_ffn))
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(2*b*d*s*(L - L_dense))
+        out = out + c*(2*b*d*s*(-L_dense + L_ffn))
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*b*d*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*b*d*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*d_ff*s*(L - L_dense))
+        out = out + c*(2*E_s*b*d*d_ff*s*(-L_dense + L_ffn))
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(4*E_s*b*d*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(4*E_s*b*d*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*E_s*b*d*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(2*E_s*b*d*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(4*E_s*b*d*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(2*E_s*b*d*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     return out
 
 
@@ -1936,14 +2332,27 @@ def single__flops_forward_matmul(v):
 def single__flops_forward_matmul__bound(v):
     E = v["E"]
     E_s = v["E_s"]
-    L = v["L"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
+    Q_c = v["Q_c"]
+    R_dt = v["R_dt"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -1952,12 +2361,17 @@ def single__flops_forward_matmul__bound(v):
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -1971,19 +2385,28 @@ def single__flops_forward_matmul__bound(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2)
+        out = out + c*(4*G_s*K_conv**2*L_ssm*N_s*b + 4*G_s*K_conv*L_ssm*N_s*b*s + 4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d*s + 2*H_s*L_ssm*N_s*Q_c**2*b*s + 2*H_s*L_ssm*b*d*s + 2*K_conv**2*L_conv*b*d + 4*K_conv**2*L_lin*b*d_lk*n_lk + 2*K_conv**2*L_lin*b*d_lv*n_lv + 2*K_conv**2*L_ssm*b*d_in + 2*K_conv*L_conv*b*d*s + 2*K_conv*L_conv*b*d + 4*K_conv*L_lin*b*d_lk*n_lk*s + 4*K_conv*L_lin*b*d_lk*n_lk + 2*K_conv*L_lin*b*d_lv*n_lv*s + 2*K_conv*L_lin*b*d_lv*n_lv + 2*K_conv*L_ssm*b*d_in*s + 2*K_conv*L_ssm*b*d_in + 2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 8*L_conv*b*d**2*s + 4*L_ffn*b*d*d_ff*s + 2*L_lin*Q_c**2*b*d_lk*n_lv*s + 4*L_lin*Q_c**2*b*d_lv*n_lv*s + 6*L_lin*Q_c*b*d_lk*d_lv*n_lv*s + 4*L_lin*b*d*d_lk*n_lk*s + 2*L_lin*b*d*d_lk*s + 4*L_lin*b*d*d_lv*n_lv*s + 2*L_lin*b*d*d_lv*s + 2*L_lin*b*d*n_lv*s + 2*L_lin*b*d_lk**2*n_lv*s + 2*L_lin*b*d_lv**2*n_lv*s + 4*L_ssm*N_s*Q_c*b*d_in*s + 2*L_ssm*N_s*b*d_in*s**2 + 4*L_ssm*N_s*b*d_in*s + 2*L_ssm*N_s*b*d_in + 2*L_ssm*Q_c**2*b*d_in*s + 6*L_ssm*b*d*d_in*s)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s)
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff*s)
+        out = out + c*(2*L_ffn*b*d*d_ff*s)
+    c = sw_gdn
+    if c:
+        out = out + c*(2*L_lin*Q_c**2*b*d_lk*n_lv*s + 2*L_lin*Q_c**2*b*d_lv*n_lv*s + 2*L_lin*b*d*d_lk*s + 2*L_lin*b*d*d_lv*n_lv*s + 2*L_lin*b*d*d_lv*s + 2*L_lin*b*d*n_lv*s + 2*L_lin*b*d_lk**2*n_lv*s + 2*L_lin*b*d_lv**2*n_lv*s)
     c = sw_head
     if c:
         out = out + c*(2*V*b*d*s)
+    c = sw_mamba1
+    if c:
+        out = out + c*(4*G_s*K_conv**2*L_ssm*N_s*b + 4*G_s*K_conv*L_ssm*N_s*b*s + 4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d*s + 2*H_s*L_ssm*N_s*Q_c**2*b*s + 2*H_s*L_ssm*b*d*s + 4*L_ssm*N_s*Q_c*b*d_in*s + 2*L_ssm*N_s*b*d_in*s**2 + 2*L_ssm*N_s*b*d_in*s + 2*L_ssm*N_s*b*d_in + 2*L_ssm*Q_c**2*b*d_in*s + 4*L_ssm*R_dt*b*d_in*s)
     c = sw_mla
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*d_rope*s + 2*L*b*d*r_kv*s + 4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*r_kv*s + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*r_kv*s + 2*L*b*d_v*n_h*s**2)
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 2*L_attn*b*d*d_nope*n_h*s + 2*L_attn*b*d*d_rope*n_h*s + 2*L_attn*b*d*d_rope*s + 2*L_attn*b*d*r_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_nope*n_h*r_kv*s + 2*L_attn*b*d_nope*n_h*s**2 + 2*L_attn*b*d_rope*n_h*s**2 + 2*L_attn*b*d_v*n_h*r_kv*s + 2*L_attn*b*d_v*n_h*s**2)
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2*s)
@@ -1995,72 +2418,89 @@ def single__flops_forward_matmul__bound(v):
         out = out + c*(4*b*d*d_emb*s)
     c = sw_router
     if c:
-        out = out + c*(4*L*b*d*d_ff*s + 4*L_dense*b*d*d_ff*s)
+        out = out + c*(4*L_dense*b*d*d_ff*s + 4*L_ffn*b*d*d_ff*s)
     c = sw_router**2
     if c:
-        out = out + c*(2*E*L*b*d*s + 2*E*L_dense*b*d*s + 4*L*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s)
+        out = out + c*(2*E*L_dense*b*d*s + 2*E*L_ffn*b*d*s + 4*L_dense*b*d*d_ff*k*s + 4*L_ffn*b*d*d_ff*k*s)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s + 2*L*b*d*d_v*n_h*s)
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s + 2*L_attn*b*d*d_v*n_h*s)
     c = sw_gated*sw_router
     if c:
-        out = out + c*(2*L*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s)
+        out = out + c*(2*L_dense*b*d*d_ff*s + 2*L_ffn*b*d*d_ff*s)
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dense*b*d*d_ff*k*s)
+        out = out + c*(2*L_dense*b*d*d_ff*k*s + 2*L_ffn*b*d*d_ff*k*s)
     c = sw_head*sw_proj_emb
     if c:
         out = out + c*(2*V*b*d*s + 2*V*b*d_emb*s)
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*r_q*s + 2*L*b*d_nope*n_h*r_q*s + 2*L*b*d_rope*n_h*r_q*s)
+        out = out + c*(2*L_attn*b*d*d_nope*n_h*s + 2*L_attn*b*d*d_rope*n_h*s + 2*L_attn*b*d*r_q*s + 2*L_attn*b*d_nope*n_h*r_q*s + 2*L_attn*b*d_rope*n_h*r_q*s)
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 4*L*b*d*d_moe*k*s + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_moe*k*s)
+        out = out + c*(4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_moe*k*s + 4*L_ffn*b*d*d_ff*k*s + 4*L_ffn*b*d*d_moe*k*s)
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_ff*s)
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(2*L*b*d*s + 2*L_dense*b*d*s)
+        out = out + c*(2*L_dense*b*d*s + 2*L_ffn*b*d*s)
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + 2*L*b*d*d_moe*k*s + 2*L_dense*b*d*d_ff*k*s + 2*L_dense*b*d*d_moe*k*s)
+        out = out + c*(2*L_dense*b*d*d_ff*k*s + 2*L_dense*b*d*d_moe*k*s + 2*L_ffn*b*d*d_ff*k*s + 2*L_ffn*b*d*d_moe*k*s)
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_ffn*b*d*d_ff*s)
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_ffn*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_moe*s)
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_sh*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_sh*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_sh*s + 4*E_s*L_ffn*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_sh*s)
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s + 2*E_s*L_ffn*b*d*d_ff*s + 2*E_s*L_ffn*b*d*d_moe*s)
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_sh*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_sh*s)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_sh*s + 2*E_s*L_ffn*b*d*d_ff*s + 2*E_s*L_ffn*b*d*d_sh*s)
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_ffn*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_moe*s)
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s + 2*E_s*L_ffn*b*d*d_ff*s + 2*E_s*L_ffn*b*d*d_moe*s)
     return out + 1
 
 
 def single__flops_forward__num(v):
     E = v["E"]
     E_s = v["E_s"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
     L = v["L"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
+    Q_c = v["Q_c"]
+    R_dt = v["R_dt"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -2069,17 +2509,22 @@ def single__flops_forward__num(v):
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
     sw_macs = v["sw_macs"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -2100,31 +2545,40 @@ def single__flops_forward__num(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*s*(2*d*d_ff + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
+        out = out + c*(4*b*(2*G_s*K_conv**2*L_ssm*N_s + 2*G_s*K_conv*L_ssm*N_s*s - 2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d*s + H_s*L_ssm*N_s*Q_c**2*_ceil_div(s, Q_c) + H_s*L_ssm*d*s + K_conv**2*L_conv*d + 2*K_conv**2*L_lin*d_lk*n_lk + K_conv**2*L_lin*d_lv*n_lv + K_conv**2*L_ssm*d_in + K_conv*L_conv*d*s - K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk*s - 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv*s - K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in*s - K_conv*L_ssm*d_in + L_attn*d*d_h*n_h*s + 2*L_attn*d*d_h*n_kv*s + 2*L_attn*d_h*n_h*s**2 + 4*L_conv*d**2*s + 2*L_ffn*d*d_ff*s + L_lin*Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) + 2*L_lin*Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) + 3*L_lin*Q_c*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 2*L_lin*d*d_lk*n_lk*s + L_lin*d*d_lk*s + 2*L_lin*d*d_lv*n_lv*s + L_lin*d*d_lv*s + L_lin*d*n_lv*s + L_lin*d_lk**2*n_lv*s + L_lin*d_lv**2*n_lv*s + 2*L_ssm*N_s*Q_c*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in*_ceil_div(s, Q_c)**2 + 2*L_ssm*N_s*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in + L_ssm*Q_c**2*d_in*_ceil_div(s, Q_c) + 3*L_ssm*d*d_in*s))
+    c = sw_attn_gate
+    if c:
+        out = out + c*(4*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out
     if c:
-        out = out + c*(4*L*b*d*d_h*n_h*s)
+        out = out + c*(4*L_attn*b*d*d_h*n_h*s)
     c = sw_causal
     if c:
-        out = out + c*(-4*L*b*d_h*n_h*s**2)
+        out = out + c*(-4*L_attn*b*d_h*n_h*s**2)
     c = sw_gated
     if c:
-        out = out + c*(4*L*b*d*d_ff*s)
+        out = out + c*(4*L_ffn*b*d*d_ff*s)
+    c = sw_gdn
+    if c:
+        out = out + c*(4*L_lin*b*(Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) - Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) - d*d_lk*s + d*d_lv*n_lv*s - d*d_lv*s + d*n_lv*s - d_lk**2*n_lv*s - d_lv**2*n_lv*s))
     c = sw_head
     if c:
         out = out + c*(4*V*b*d*s)
     c = sw_macs
     if c:
-        out = out + c*(-2*L*b*s*(2*d*d_ff + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s))
+        out = out + c*(2*b*(-2*G_s*K_conv**2*L_ssm*N_s - 2*G_s*K_conv*L_ssm*N_s*s + 2*G_s*K_conv*L_ssm*N_s - 2*G_s*L_ssm*N_s*d*s - H_s*L_ssm*N_s*Q_c**2*_ceil_div(s, Q_c) - H_s*L_ssm*d*s - K_conv**2*L_conv*d - 2*K_conv**2*L_lin*d_lk*n_lk - K_conv**2*L_lin*d_lv*n_lv - K_conv**2*L_ssm*d_in - K_conv*L_conv*d*s + K_conv*L_conv*d - 2*K_conv*L_lin*d_lk*n_lk*s + 2*K_conv*L_lin*d_lk*n_lk - K_conv*L_lin*d_lv*n_lv*s + K_conv*L_lin*d_lv*n_lv - K_conv*L_ssm*d_in*s + K_conv*L_ssm*d_in - L_attn*d*d_h*n_h*s - 2*L_attn*d*d_h*n_kv*s - 2*L_attn*d_h*n_h*s**2 - 4*L_conv*d**2*s - 2*L_ffn*d*d_ff*s - L_lin*Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) - 2*L_lin*Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) - 3*L_lin*Q_c*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) - 2*L_lin*d*d_lk*n_lk*s - L_lin*d*d_lk*s - 2*L_lin*d*d_lv*n_lv*s - L_lin*d*d_lv*s - L_lin*d*n_lv*s - L_lin*d_lk**2*n_lv*s - L_lin*d_lv**2*n_lv*s - 2*L_ssm*N_s*Q_c*d_in*_ceil_div(s, Q_c) - L_ssm*N_s*d_in*_ceil_div(s, Q_c)**2 - 2*L_ssm*N_s*d_in*_ceil_div(s, Q_c) - L_ssm*N_s*d_in - L_ssm*Q_c**2*d_in*_ceil_div(s, Q_c) - 3*L_ssm*d*d_in*s))
+    c = sw_mamba1
+    if c:
+        out = out + c*(4*L_ssm*b*(-2*G_s*K_conv**2*N_s - 2*G_s*K_conv*N_s*s + 2*G_s*K_conv*N_s - 2*G_s*N_s*d*s - H_s*N_s*Q_c**2*_ceil_div(s, Q_c) - H_s*d*s - 2*N_s*Q_c*d_in*_ceil_div(s, Q_c) + 3*N_s*d_in*s - N_s*d_in*_ceil_div(s, Q_c)**2 - 2*N_s*d_in*_ceil_div(s, Q_c) - N_s*d_in - Q_c**2*d_in*_ceil_div(s, Q_c) + 2*R_dt*d_in*s))
     c = sw_mla
     if c:
-        out = out + c*(4*L*b*s*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_rope*n_h*s + d_v*n_h*r_kv + d_v*n_h*s))
+        out = out + c*(4*L_attn*b*s*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_rope*n_h*s + d_v*n_h*r_kv + d_v*n_h*s))
     c = sw_mlm
     if c:
         out = out + c*(4*b*d**2*s)
     c = sw_nonmatmul
     if c:
-        out = out + c*(2*L*b*s*(2*d + d_ff + 6*n_h*s))
+        out = out + c*(2*b*s*(2*L*d + 6*L_attn*n_h*s + L_ffn*d_ff))
     c = sw_pooler
     if c:
         out = out + c*(4*b*d**2)
@@ -2133,49 +2587,61 @@ def single__flops_forward__num(v):
         out = out + c*(8*b*d*d_emb*s)
     c = sw_router
     if c:
-        out = out + c*(8*b*d*d_ff*s*(-L + L_dense))
+        out = out + c*(8*b*d*d_ff*s*(L_dense - L_ffn))
     c = sw_router**2
     if c:
-        out = out + c*(4*b*d*s*(E*L - E*L_dense + 2*L*d_ff*k - 2*L_dense*d_ff*k))
+        out = out + c*(4*b*d*s*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_ffn*d_ff*k))
+    c = sw_attn_gate*sw_macs
+    if c:
+        out = out + c*(-2*L_attn*b*d*d_h*n_h*s)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-4*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out*sw_macs
     if c:
-        out = out + c*(-2*L*b*d*d_h*n_h*s)
+        out = out + c*(-2*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(4*L*b*d*n_h*s*(-d_h + d_v))
+        out = out + c*(4*L_attn*b*d*n_h*s*(-d_h + d_v))
     c = sw_causal*sw_causal_exact
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s)
+        out = out + c*(4*L_attn*b*d_h*n_h*s)
     c = sw_causal*sw_macs
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s**2)
+        out = out + c*(2*L_attn*b*d_h*n_h*s**2)
     c = sw_causal*sw_mla
     if c:
-        out = out + c*(2*L*b*n_h*s**2*(2*d_h - d_nope - d_rope - d_v))
+        out = out + c*(2*L_attn*b*n_h*s**2*(2*d_h - d_nope - d_rope - d_v))
     c = sw_causal*sw_nonmatmul
     if c:
-        out = out + c*(-6*L*b*n_h*s**2)
+        out = out + c*(-6*L_attn*b*n_h*s**2)
     c = sw_gated*sw_macs
     if c:
-        out = out + c*(-2*L*b*d*d_ff*s)
+        out = out + c*(-2*L_ffn*b*d*d_ff*s)
     c = sw_gated*sw_nonmatmul
     if c:
-        out = out + c*(2*L*b*d_ff*s)
+        out = out + c*(2*L_ffn*b*d_ff*s)
     c = sw_gated*sw_router
     if c:
-        out = out + c*(4*b*d*d_ff*s*(-L + L_dense))
+        out = out + c*(4*b*d*d_ff*s*(L_dense - L_ffn))
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(4*b*d*d_ff*k*s*(L - L_dense))
+        out = out + c*(4*b*d*d_ff*k*s*(-L_dense + L_ffn))
+    c = sw_gdn*sw_macs
+    if c:
+        out = out + c*(2*L_lin*b*(-Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) + Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) + d*d_lk*s - d*d_lv*n_lv*s + d*d_lv*s - d*n_lv*s + d_lk**2*n_lv*s + d_lv**2*n_lv*s))
     c = sw_head*sw_macs
     if c:
         out = out + c*(-2*V*b*d*s)
     c = sw_head*sw_proj_emb
     if c:
         out = out + c*(4*V*b*s*(-d + d_emb))
+    c = sw_macs*sw_mamba1
+    if c:
+        out = out + c*(2*L_ssm*b*(2*G_s*K_conv**2*N_s + 2*G_s*K_conv*N_s*s - 2*G_s*K_conv*N_s + 2*G_s*N_s*d*s + H_s*N_s*Q_c**2*_ceil_div(s, Q_c) + H_s*d*s + 2*N_s*Q_c*d_in*_ceil_div(s, Q_c) - 3*N_s*d_in*s + N_s*d_in*_ceil_div(s, Q_c)**2 + 2*N_s*d_in*_ceil_div(s, Q_c) + N_s*d_in + Q_c**2*d_in*_ceil_div(s, Q_c) - 2*R_dt*d_in*s))
     c = sw_macs*sw_mla
     if c:
-        out = out + c*(2*L*b*s*(d*d_h*n_h + 2*d*d_h*n_kv - d*d_nope*n_h - d*d_rope*n_h - d*d_rope - d*r_kv + 2*d_h*n_h*s - d_nope*n_h*r_kv - d_nope*n_h*s - d_rope*n_h*s - d_v*n_h*r_kv - d_v*n_h*s))
+        out = out + c*(2*L_attn*b*s*(d*d_h*n_h + 2*d*d_h*n_kv - d*d_nope*n_h - d*d_rope*n_h - d*d_rope - d*r_kv + 2*d_h*n_h*s - d_nope*n_h*r_kv - d_nope*n_h*s - d_rope*n_h*s - d_v*n_h*r_kv - d_v*n_h*s))
     c = sw_macs*sw_mlm
     if c:
         out = out + c*(-2*b*d**2*s)
@@ -2187,49 +2653,52 @@ def single__flops_forward__num(v):
         out = out + c*(-4*b*d*d_emb*s)
     c = sw_macs*sw_router
     if c:
-        out = out + c*(4*b*d*d_ff*s*(L - L_dense))
+        out = out + c*(4*b*d*d_ff*s*(-L_dense + L_ffn))
     c = sw_macs*sw_router**2
     if c:
-        out = out + c*(2*b*d*s*(-E*L + E*L_dense - 2*L*d_ff*k + 2*L_dense*d_ff*k))
+        out = out + c*(2*b*d*s*(E*L_dense - E*L_ffn + 2*L_dense*d_ff*k - 2*L_ffn*d_ff*k))
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(4*L*b*s*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q))
+        out = out + c*(4*L_attn*b*s*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q))
     c = sw_mlm*sw_nonmatmul
     if c:
         out = out + c*(2*b*d*s)
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(8*b*d*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(8*b*d*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_nonmatmul*sw_pooler
     if c:
         out = out + c*(2*b*d)
     c = sw_nonmatmul*sw_router
     if c:
-        out = out + c*(2*b*d_ff*s*(-L + L_dense))
+        out = out + c*(2*b*d_ff*s*(L_dense - L_ffn))
     c = sw_nonmatmul*sw_router**2
     if c:
-        out = out + c*(2*b*d_ff*k*s*(L - L_dense))
+        out = out + c*(2*b*d_ff*k*s*(-L_dense + L_ffn))
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(8*E_s*b*d*d_ff*s*(L - L_dense))
+        out = out + c*(8*E_s*b*d*d_ff*s*(-L_dense + L_ffn))
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(4*b*d*s*(L - L_dense))
+        out = out + c*(4*b*d*s*(-L_dense + L_ffn))
+    c = sw_attn_gate*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out*sw_macs*sw_mla
     if c:
-        out = out + c*(2*L*b*d*n_h*s*(d_h - d_v))
+        out = out + c*(2*L_attn*b*d*n_h*s*(d_h - d_v))
     c = sw_causal*sw_causal_exact*sw_macs
     if c:
-        out = out + c*(-2*L*b*d_h*n_h*s)
+        out = out + c*(-2*L_attn*b*d_h*n_h*s)
     c = sw_causal*sw_causal_exact*sw_mla
     if c:
-        out = out + c*(2*L*b*n_h*s*(-2*d_h + d_nope + d_rope + d_v))
+        out = out + c*(2*L_attn*b*n_h*s*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_causal*sw_causal_exact*sw_nonmatmul
     if c:
-        out = out + c*(6*L*b*n_h*s)
+        out = out + c*(6*L_attn*b*n_h*s)
     c = sw_causal*sw_macs*sw_mla
     if c:
-        out = out + c*(L*b*n_h*s**2*(-2*d_h + d_nope + d_rope + d_v))
+        out = out + c*(L_attn*b*n_h*s**2*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_emb_norm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*b*d*s)
@@ -2238,46 +2707,46 @@ def single__flops_forward__num(v):
         out = out + c*(6*b*d*s)
     c = sw_gated*sw_macs*sw_router
     if c:
-        out = out + c*(2*b*d*d_ff*s*(L - L_dense))
+        out = out + c*(2*b*d*d_ff*s*(-L_dense + L_ffn))
     c = sw_gated*sw_macs*sw_router**2
     if c:
-        out = out + c*(2*b*d*d_ff*k*s*(-L + L_dense))
+        out = out + c*(2*b*d*d_ff*k*s*(L_dense - L_ffn))
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(4*b*d*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(4*b*d*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_nonmatmul*sw_router
     if c:
-        out = out + c*(2*b*d_ff*s*(-L + L_dense))
+        out = out + c*(2*b*d_ff*s*(L_dense - L_ffn))
     c = sw_gated*sw_nonmatmul*sw_router**2
     if c:
-        out = out + c*(2*b*d_ff*k*s*(L - L_dense))
+        out = out + c*(2*b*d_ff*k*s*(-L_dense + L_ffn))
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*d_ff*s*(L - L_dense))
+        out = out + c*(4*E_s*b*d*d_ff*s*(-L_dense + L_ffn))
     c = sw_head*sw_macs*sw_proj_emb
     if c:
         out = out + c*(2*V*b*s*(d - d_emb))
     c = sw_macs*sw_mla*sw_q_lora
     if c:
-        out = out + c*(2*L*b*s*(d*d_nope*n_h + d*d_rope*n_h - d*r_q - d_nope*n_h*r_q - d_rope*n_h*r_q))
+        out = out + c*(2*L_attn*b*s*(d*d_nope*n_h + d*d_rope*n_h - d*r_q - d_nope*n_h*r_q - d_rope*n_h*r_q))
     c = sw_macs*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(4*b*d*k*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(4*b*d*k*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_macs*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*d_ff*s*(-L + L_dense))
+        out = out + c*(4*E_s*b*d*d_ff*s*(L_dense - L_ffn))
     c = sw_macs*sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(2*b*d*s*(-L + L_dense))
+        out = out + c*(2*b*d*s*(L_dense - L_ffn))
     c = sw_mlm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*b*d*s)
     c = sw_moe_width*sw_nonmatmul*sw_router**2
     if c:
-        out = out + c*(2*b*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(8*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(8*E_s*b*d*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_nonmatmul*sw_norm_attn_in*sw_norm_w
     if c:
         out = out + c*(6*L*b*d*s)
@@ -2292,13 +2761,13 @@ def single__flops_forward__num(v):
         out = out + c*(6*L*b*d*s)
     c = sw_nonmatmul*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*(L - L_dense))
+        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(8*E_s*b*d*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(8*E_s*b*d*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_causal*sw_causal_exact*sw_macs*sw_mla
     if c:
-        out = out + c*(L*b*n_h*s*(2*d_h - d_nope - d_rope - d_v))
+        out = out + c*(L_attn*b*n_h*s*(2*d_h - d_nope - d_rope - d_v))
     c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*b*d*s)
@@ -2307,37 +2776,37 @@ def single__flops_forward__num(v):
         out = out + c*(4*b*d*s)
     c = sw_gated*sw_macs*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*b*d*k*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(2*b*d*k*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_gated*sw_macs*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*d_ff*s*(-L + L_dense))
+        out = out + c*(2*E_s*b*d*d_ff*s*(L_dense - L_ffn))
     c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2
     if c:
-        out = out + c*(2*b*k*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(4*E_s*b*d*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_nonmatmul*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*(L - L_dense))
+        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(4*E_s*b*d*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_macs*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(4*E_s*b*d*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_macs*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*s*(L*d_ff - L*d_sh - L_dense*d_ff + L_dense*d_sh))
+        out = out + c*(4*E_s*b*d*s*(-L_dense*d_ff + L_dense*d_sh + L_ffn*d_ff - L_ffn*d_sh))
     c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*b*d*s)
     c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(8*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(8*E_s*b*d*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_nonmatmul*sw_norm_attn_in*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*L*b*d*s)
@@ -2352,34 +2821,34 @@ def single__flops_forward__num(v):
         out = out + c*(4*L*b*d*s)
     c = sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(2*E_s*b*d*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_gated*sw_macs*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*s*(L*d_ff - L*d_sh - L_dense*d_ff + L_dense*d_sh))
+        out = out + c*(2*E_s*b*d*s*(-L_dense*d_ff + L_dense*d_sh + L_ffn*d_ff - L_ffn*d_sh))
     c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(4*E_s*b*d*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_gated*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(4*E_s*b*d*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*s*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*E_s*b*d*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     return out
 
 
@@ -2390,14 +2859,28 @@ def single__flops_forward(v):
 def single__flops_forward__bound(v):
     E = v["E"]
     E_s = v["E_s"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
     L = v["L"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
+    Q_c = v["Q_c"]
+    R_dt = v["R_dt"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -2406,17 +2889,22 @@ def single__flops_forward__bound(v):
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
     sw_macs = v["sw_macs"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -2437,31 +2925,40 @@ def single__flops_forward__bound(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(8*L*b*d*d_ff*s + 4*L*b*d*d_h*n_h*s + 8*L*b*d*d_h*n_kv*s + 8*L*b*d_h*n_h*s**2)
+        out = out + c*(8*G_s*K_conv**2*L_ssm*N_s*b + 8*G_s*K_conv*L_ssm*N_s*b*s + 8*G_s*K_conv*L_ssm*N_s*b + 8*G_s*L_ssm*N_s*b*d*s + 4*H_s*L_ssm*N_s*Q_c**2*b*s + 4*H_s*L_ssm*b*d*s + 4*K_conv**2*L_conv*b*d + 8*K_conv**2*L_lin*b*d_lk*n_lk + 4*K_conv**2*L_lin*b*d_lv*n_lv + 4*K_conv**2*L_ssm*b*d_in + 4*K_conv*L_conv*b*d*s + 4*K_conv*L_conv*b*d + 8*K_conv*L_lin*b*d_lk*n_lk*s + 8*K_conv*L_lin*b*d_lk*n_lk + 4*K_conv*L_lin*b*d_lv*n_lv*s + 4*K_conv*L_lin*b*d_lv*n_lv + 4*K_conv*L_ssm*b*d_in*s + 4*K_conv*L_ssm*b*d_in + 4*L_attn*b*d*d_h*n_h*s + 8*L_attn*b*d*d_h*n_kv*s + 8*L_attn*b*d_h*n_h*s**2 + 16*L_conv*b*d**2*s + 8*L_ffn*b*d*d_ff*s + 4*L_lin*Q_c**2*b*d_lk*n_lv*s + 8*L_lin*Q_c**2*b*d_lv*n_lv*s + 12*L_lin*Q_c*b*d_lk*d_lv*n_lv*s + 8*L_lin*b*d*d_lk*n_lk*s + 4*L_lin*b*d*d_lk*s + 8*L_lin*b*d*d_lv*n_lv*s + 4*L_lin*b*d*d_lv*s + 4*L_lin*b*d*n_lv*s + 4*L_lin*b*d_lk**2*n_lv*s + 4*L_lin*b*d_lv**2*n_lv*s + 8*L_ssm*N_s*Q_c*b*d_in*s + 4*L_ssm*N_s*b*d_in*s**2 + 8*L_ssm*N_s*b*d_in*s + 4*L_ssm*N_s*b*d_in + 4*L_ssm*Q_c**2*b*d_in*s + 12*L_ssm*b*d*d_in*s)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(4*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out
     if c:
-        out = out + c*(4*L*b*d*d_h*n_h*s)
+        out = out + c*(4*L_attn*b*d*d_h*n_h*s)
     c = sw_causal
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s**2)
+        out = out + c*(4*L_attn*b*d_h*n_h*s**2)
     c = sw_gated
     if c:
-        out = out + c*(4*L*b*d*d_ff*s)
+        out = out + c*(4*L_ffn*b*d*d_ff*s)
+    c = sw_gdn
+    if c:
+        out = out + c*(4*L_lin*Q_c**2*b*d_lk*n_lv*s + 4*L_lin*Q_c**2*b*d_lv*n_lv*s + 4*L_lin*b*d*d_lk*s + 4*L_lin*b*d*d_lv*n_lv*s + 4*L_lin*b*d*d_lv*s + 4*L_lin*b*d*n_lv*s + 4*L_lin*b*d_lk**2*n_lv*s + 4*L_lin*b*d_lv**2*n_lv*s)
     c = sw_head
     if c:
         out = out + c*(4*V*b*d*s)
     c = sw_macs
     if c:
-        out = out + c*(4*L*b*d*d_ff*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2)
+        out = out + c*(4*G_s*K_conv**2*L_ssm*N_s*b + 4*G_s*K_conv*L_ssm*N_s*b*s + 4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d*s + 2*H_s*L_ssm*N_s*Q_c**2*b*s + 2*H_s*L_ssm*b*d*s + 2*K_conv**2*L_conv*b*d + 4*K_conv**2*L_lin*b*d_lk*n_lk + 2*K_conv**2*L_lin*b*d_lv*n_lv + 2*K_conv**2*L_ssm*b*d_in + 2*K_conv*L_conv*b*d*s + 2*K_conv*L_conv*b*d + 4*K_conv*L_lin*b*d_lk*n_lk*s + 4*K_conv*L_lin*b*d_lk*n_lk + 2*K_conv*L_lin*b*d_lv*n_lv*s + 2*K_conv*L_lin*b*d_lv*n_lv + 2*K_conv*L_ssm*b*d_in*s + 2*K_conv*L_ssm*b*d_in + 2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 8*L_conv*b*d**2*s + 4*L_ffn*b*d*d_ff*s + 2*L_lin*Q_c**2*b*d_lk*n_lv*s + 4*L_lin*Q_c**2*b*d_lv*n_lv*s + 6*L_lin*Q_c*b*d_lk*d_lv*n_lv*s + 4*L_lin*b*d*d_lk*n_lk*s + 2*L_lin*b*d*d_lk*s + 4*L_lin*b*d*d_lv*n_lv*s + 2*L_lin*b*d*d_lv*s + 2*L_lin*b*d*n_lv*s + 2*L_lin*b*d_lk**2*n_lv*s + 2*L_lin*b*d_lv**2*n_lv*s + 4*L_ssm*N_s*Q_c*b*d_in*s + 2*L_ssm*N_s*b*d_in*s**2 + 4*L_ssm*N_s*b*d_in*s + 2*L_ssm*N_s*b*d_in + 2*L_ssm*Q_c**2*b*d_in*s + 6*L_ssm*b*d*d_in*s)
+    c = sw_mamba1
+    if c:
+        out = out + c*(8*G_s*K_conv**2*L_ssm*N_s*b + 8*G_s*K_conv*L_ssm*N_s*b*s + 8*G_s*K_conv*L_ssm*N_s*b + 8*G_s*L_ssm*N_s*b*d*s + 4*H_s*L_ssm*N_s*Q_c**2*b*s + 4*H_s*L_ssm*b*d*s + 8*L_ssm*N_s*Q_c*b*d_in*s + 4*L_ssm*N_s*b*d_in*s**2 + 4*L_ssm*N_s*b*d_in*s + 4*L_ssm*N_s*b*d_in + 4*L_ssm*Q_c**2*b*d_in*s + 8*L_ssm*R_dt*b*d_in*s)
     c = sw_mla
     if c:
-        out = out + c*(4*L*b*d*d_h*n_h*s + 8*L*b*d*d_h*n_kv*s + 4*L*b*d*d_nope*n_h*s + 4*L*b*d*d_rope*n_h*s + 4*L*b*d*d_rope*s + 4*L*b*d*r_kv*s + 8*L*b*d_h*n_h*s**2 + 4*L*b*d_nope*n_h*r_kv*s + 4*L*b*d_nope*n_h*s**2 + 4*L*b*d_rope*n_h*s**2 + 4*L*b*d_v*n_h*r_kv*s + 4*L*b*d_v*n_h*s**2)
+        out = out + c*(4*L_attn*b*d*d_h*n_h*s + 8*L_attn*b*d*d_h*n_kv*s + 4*L_attn*b*d*d_nope*n_h*s + 4*L_attn*b*d*d_rope*n_h*s + 4*L_attn*b*d*d_rope*s + 4*L_attn*b*d*r_kv*s + 8*L_attn*b*d_h*n_h*s**2 + 4*L_attn*b*d_nope*n_h*r_kv*s + 4*L_attn*b*d_nope*n_h*s**2 + 4*L_attn*b*d_rope*n_h*s**2 + 4*L_attn*b*d_v*n_h*r_kv*s + 4*L_attn*b*d_v*n_h*s**2)
     c = sw_mlm
     if c:
         out = out + c*(4*b*d**2*s)
     c = sw_nonmatmul
     if c:
-        out = out + c*(4*L*b*d*s + 2*L*b*d_ff*s + 12*L*b*n_h*s**2)
+        out = out + c*(4*L*b*d*s + 12*L_attn*b*n_h*s**2 + 2*L_ffn*b*d_ff*s)
     c = sw_pooler
     if c:
         out = out + c*(4*b*d**2)
@@ -2470,49 +2967,61 @@ def single__flops_forward__bound(v):
         out = out + c*(8*b*d*d_emb*s)
     c = sw_router
     if c:
-        out = out + c*(8*L*b*d*d_ff*s + 8*L_dense*b*d*d_ff*s)
+        out = out + c*(8*L_dense*b*d*d_ff*s + 8*L_ffn*b*d*d_ff*s)
     c = sw_router**2
     if c:
-        out = out + c*(4*E*L*b*d*s + 4*E*L_dense*b*d*s + 8*L*b*d*d_ff*k*s + 8*L_dense*b*d*d_ff*k*s)
+        out = out + c*(4*E*L_dense*b*d*s + 4*E*L_ffn*b*d*s + 8*L_dense*b*d*d_ff*k*s + 8*L_ffn*b*d*d_ff*k*s)
+    c = sw_attn_gate*sw_macs
+    if c:
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(4*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out*sw_macs
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s)
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(4*L*b*d*d_h*n_h*s + 4*L*b*d*d_v*n_h*s)
+        out = out + c*(4*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_v*n_h*s)
     c = sw_causal*sw_causal_exact
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s)
+        out = out + c*(4*L_attn*b*d_h*n_h*s)
     c = sw_causal*sw_macs
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s**2)
+        out = out + c*(2*L_attn*b*d_h*n_h*s**2)
     c = sw_causal*sw_mla
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*s**2)
+        out = out + c*(4*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_nope*n_h*s**2 + 2*L_attn*b*d_rope*n_h*s**2 + 2*L_attn*b*d_v*n_h*s**2)
     c = sw_causal*sw_nonmatmul
     if c:
-        out = out + c*(6*L*b*n_h*s**2)
+        out = out + c*(6*L_attn*b*n_h*s**2)
     c = sw_gated*sw_macs
     if c:
-        out = out + c*(2*L*b*d*d_ff*s)
+        out = out + c*(2*L_ffn*b*d*d_ff*s)
     c = sw_gated*sw_nonmatmul
     if c:
-        out = out + c*(2*L*b*d_ff*s)
+        out = out + c*(2*L_ffn*b*d_ff*s)
     c = sw_gated*sw_router
     if c:
-        out = out + c*(4*L*b*d*d_ff*s + 4*L_dense*b*d*d_ff*s)
+        out = out + c*(4*L_dense*b*d*d_ff*s + 4*L_ffn*b*d*d_ff*s)
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s)
+        out = out + c*(4*L_dense*b*d*d_ff*k*s + 4*L_ffn*b*d*d_ff*k*s)
+    c = sw_gdn*sw_macs
+    if c:
+        out = out + c*(2*L_lin*Q_c**2*b*d_lk*n_lv*s + 2*L_lin*Q_c**2*b*d_lv*n_lv*s + 2*L_lin*b*d*d_lk*s + 2*L_lin*b*d*d_lv*n_lv*s + 2*L_lin*b*d*d_lv*s + 2*L_lin*b*d*n_lv*s + 2*L_lin*b*d_lk**2*n_lv*s + 2*L_lin*b*d_lv**2*n_lv*s)
     c = sw_head*sw_macs
     if c:
         out = out + c*(2*V*b*d*s)
     c = sw_head*sw_proj_emb
     if c:
         out = out + c*(4*V*b*d*s + 4*V*b*d_emb*s)
+    c = sw_macs*sw_mamba1
+    if c:
+        out = out + c*(4*G_s*K_conv**2*L_ssm*N_s*b + 4*G_s*K_conv*L_ssm*N_s*b*s + 4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d*s + 2*H_s*L_ssm*N_s*Q_c**2*b*s + 2*H_s*L_ssm*b*d*s + 4*L_ssm*N_s*Q_c*b*d_in*s + 2*L_ssm*N_s*b*d_in*s**2 + 2*L_ssm*N_s*b*d_in*s + 2*L_ssm*N_s*b*d_in + 2*L_ssm*Q_c**2*b*d_in*s + 4*L_ssm*R_dt*b*d_in*s)
     c = sw_macs*sw_mla
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*d_rope*s + 2*L*b*d*r_kv*s + 4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*r_kv*s + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*r_kv*s + 2*L*b*d_v*n_h*s**2)
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 2*L_attn*b*d*d_nope*n_h*s + 2*L_attn*b*d*d_rope*n_h*s + 2*L_attn*b*d*d_rope*s + 2*L_attn*b*d*r_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_nope*n_h*r_kv*s + 2*L_attn*b*d_nope*n_h*s**2 + 2*L_attn*b*d_rope*n_h*s**2 + 2*L_attn*b*d_v*n_h*r_kv*s + 2*L_attn*b*d_v*n_h*s**2)
     c = sw_macs*sw_mlm
     if c:
         out = out + c*(2*b*d**2*s)
@@ -2524,49 +3033,52 @@ def single__flops_forward__bound(v):
         out = out + c*(4*b*d*d_emb*s)
     c = sw_macs*sw_router
     if c:
-        out = out + c*(4*L*b*d*d_ff*s + 4*L_dense*b*d*d_ff*s)
+        out = out + c*(4*L_dense*b*d*d_ff*s + 4*L_ffn*b*d*d_ff*s)
     c = sw_macs*sw_router**2
     if c:
-        out = out + c*(2*E*L*b*d*s + 2*E*L_dense*b*d*s + 4*L*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s)
+        out = out + c*(2*E*L_dense*b*d*s + 2*E*L_ffn*b*d*s + 4*L_dense*b*d*d_ff*k*s + 4*L_ffn*b*d*d_ff*k*s)
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(4*L*b*d*d_nope*n_h*s + 4*L*b*d*d_rope*n_h*s + 4*L*b*d*r_q*s + 4*L*b*d_nope*n_h*r_q*s + 4*L*b*d_rope*n_h*r_q*s)
+        out = out + c*(4*L_attn*b*d*d_nope*n_h*s + 4*L_attn*b*d*d_rope*n_h*s + 4*L_attn*b*d*r_q*s + 4*L_attn*b*d_nope*n_h*r_q*s + 4*L_attn*b*d_rope*n_h*r_q*s)
     c = sw_mlm*sw_nonmatmul
     if c:
         out = out + c*(2*b*d*s)
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(8*L*b*d*d_ff*k*s + 8*L*b*d*d_moe*k*s + 8*L_dense*b*d*d_ff*k*s + 8*L_dense*b*d*d_moe*k*s)
+        out = out + c*(8*L_dense*b*d*d_ff*k*s + 8*L_dense*b*d*d_moe*k*s + 8*L_ffn*b*d*d_ff*k*s + 8*L_ffn*b*d*d_moe*k*s)
     c = sw_nonmatmul*sw_pooler
     if c:
         out = out + c*(2*b*d)
     c = sw_nonmatmul*sw_router
     if c:
-        out = out + c*(2*L*b*d_ff*s + 2*L_dense*b*d_ff*s)
+        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
     c = sw_nonmatmul*sw_router**2
     if c:
-        out = out + c*(2*L*b*d_ff*k*s + 2*L_dense*b*d_ff*k*s)
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_ffn*b*d_ff*k*s)
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_ff*s)
+        out = out + c*(8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_ffn*b*d*d_ff*s)
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(4*L*b*d*s + 4*L_dense*b*d*s)
+        out = out + c*(4*L_dense*b*d*s + 4*L_ffn*b*d*s)
+    c = sw_attn_gate*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out*sw_macs*sw_mla
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h*s + 2*L*b*d*d_v*n_h*s)
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s + 2*L_attn*b*d*d_v*n_h*s)
     c = sw_causal*sw_causal_exact*sw_macs
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s)
+        out = out + c*(2*L_attn*b*d_h*n_h*s)
     c = sw_causal*sw_causal_exact*sw_mla
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s + 2*L*b*d_nope*n_h*s + 2*L*b*d_rope*n_h*s + 2*L*b*d_v*n_h*s)
+        out = out + c*(4*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_nope*n_h*s + 2*L_attn*b*d_rope*n_h*s + 2*L_attn*b*d_v*n_h*s)
     c = sw_causal*sw_causal_exact*sw_nonmatmul
     if c:
-        out = out + c*(6*L*b*n_h*s)
+        out = out + c*(6*L_attn*b*n_h*s)
     c = sw_causal*sw_macs*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s**2 + L*b*d_nope*n_h*s**2 + L*b*d_rope*n_h*s**2 + L*b*d_v*n_h*s**2)
+        out = out + c*(2*L_attn*b*d_h*n_h*s**2 + L_attn*b*d_nope*n_h*s**2 + L_attn*b*d_rope*n_h*s**2 + L_attn*b*d_v*n_h*s**2)
     c = sw_emb_norm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*b*d*s)
@@ -2575,46 +3087,46 @@ def single__flops_forward__bound(v):
         out = out + c*(6*b*d*s)
     c = sw_gated*sw_macs*sw_router
     if c:
-        out = out + c*(2*L*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s)
+        out = out + c*(2*L_dense*b*d*d_ff*s + 2*L_ffn*b*d*d_ff*s)
     c = sw_gated*sw_macs*sw_router**2
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + 2*L_dense*b*d*d_ff*k*s)
+        out = out + c*(2*L_dense*b*d*d_ff*k*s + 2*L_ffn*b*d*d_ff*k*s)
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 4*L*b*d*d_moe*k*s + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_moe*k*s)
+        out = out + c*(4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_moe*k*s + 4*L_ffn*b*d*d_ff*k*s + 4*L_ffn*b*d*d_moe*k*s)
     c = sw_gated*sw_nonmatmul*sw_router
     if c:
-        out = out + c*(2*L*b*d_ff*s + 2*L_dense*b*d_ff*s)
+        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
     c = sw_gated*sw_nonmatmul*sw_router**2
     if c:
-        out = out + c*(2*L*b*d_ff*k*s + 2*L_dense*b*d_ff*k*s)
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_ffn*b*d_ff*k*s)
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_ff*s)
     c = sw_head*sw_macs*sw_proj_emb
     if c:
         out = out + c*(2*V*b*d*s + 2*V*b*d_emb*s)
     c = sw_macs*sw_mla*sw_q_lora
     if c:
-        out = out + c*(2*L*b*d*d_nope*n_h*s + 2*L*b*d*d_rope*n_h*s + 2*L*b*d*r_q*s + 2*L*b*d_nope*n_h*r_q*s + 2*L*b*d_rope*n_h*r_q*s)
+        out = out + c*(2*L_attn*b*d*d_nope*n_h*s + 2*L_attn*b*d*d_rope*n_h*s + 2*L_attn*b*d*r_q*s + 2*L_attn*b*d_nope*n_h*r_q*s + 2*L_attn*b*d_rope*n_h*r_q*s)
     c = sw_macs*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(4*L*b*d*d_ff*k*s + 4*L*b*d*d_moe*k*s + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_moe*k*s)
+        out = out + c*(4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_moe*k*s + 4*L_ffn*b*d*d_ff*k*s + 4*L_ffn*b*d*d_moe*k*s)
     c = sw_macs*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_ff*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_ff*s)
     c = sw_macs*sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(2*L*b*d*s + 2*L_dense*b*d*s)
+        out = out + c*(2*L_dense*b*d*s + 2*L_ffn*b*d*s)
     c = sw_mlm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*b*d*s)
     c = sw_moe_width*sw_nonmatmul*sw_router**2
     if c:
-        out = out + c*(2*L*b*d_ff*k*s + 2*L*b*d_moe*k*s + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s)
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L*b*d*d_moe*s + 8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_moe*s + 8*E_s*L_ffn*b*d*d_ff*s + 8*E_s*L_ffn*b*d*d_moe*s)
     c = sw_nonmatmul*sw_norm_attn_in*sw_norm_w
     if c:
         out = out + c*(6*L*b*d*s)
@@ -2629,13 +3141,13 @@ def single__flops_forward__bound(v):
         out = out + c*(6*L*b*d*s)
     c = sw_nonmatmul*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s)
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L*b*d*d_sh*s + 8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_sh*s)
+        out = out + c*(8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_sh*s + 8*E_s*L_ffn*b*d*d_ff*s + 8*E_s*L_ffn*b*d*d_sh*s)
     c = sw_causal*sw_causal_exact*sw_macs*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s + L*b*d_nope*n_h*s + L*b*d_rope*n_h*s + L*b*d_v*n_h*s)
+        out = out + c*(2*L_attn*b*d_h*n_h*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_v*n_h*s)
     c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*b*d*s)
@@ -2644,37 +3156,37 @@ def single__flops_forward__bound(v):
         out = out + c*(4*b*d*s)
     c = sw_gated*sw_macs*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*L*b*d*d_ff*k*s + 2*L*b*d*d_moe*k*s + 2*L_dense*b*d*d_ff*k*s + 2*L_dense*b*d*d_moe*k*s)
+        out = out + c*(2*L_dense*b*d*d_ff*k*s + 2*L_dense*b*d*d_moe*k*s + 2*L_ffn*b*d*d_ff*k*s + 2*L_ffn*b*d*d_moe*k*s)
     c = sw_gated*sw_macs*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_ff*s)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_ffn*b*d*d_ff*s)
     c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2
     if c:
-        out = out + c*(2*L*b*d_ff*k*s + 2*L*b*d_moe*k*s + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s)
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_ffn*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_moe*s)
     c = sw_gated*sw_nonmatmul*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L_dense*b*d_ff*s)
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_sh*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_sh*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_sh*s + 4*E_s*L_ffn*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_sh*s)
     c = sw_macs*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_ffn*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_moe*s)
     c = sw_macs*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_sh*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_sh*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_sh*s + 4*E_s*L_ffn*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_sh*s)
     c = sw_mlm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*b*d*s)
     c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s)
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(8*E_s*L*b*d*d_ff*s + 8*E_s*L*b*d*d_moe*s + 8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_moe*s + 8*E_s*L_ffn*b*d*d_ff*s + 8*E_s*L_ffn*b*d*d_moe*s)
     c = sw_nonmatmul*sw_norm_attn_in*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*L*b*d*s)
@@ -2689,39 +3201,39 @@ def single__flops_forward__bound(v):
         out = out + c*(4*L*b*d*s)
     c = sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_sh*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s)
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
     c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s + 2*E_s*L_ffn*b*d*d_ff*s + 2*E_s*L_ffn*b*d*d_moe*s)
     c = sw_gated*sw_macs*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_sh*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_sh*s)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_sh*s + 2*E_s*L_ffn*b*d*d_ff*s + 2*E_s*L_ffn*b*d*d_sh*s)
     c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s)
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_ffn*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_moe*s)
     c = sw_gated*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_sh*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s)
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
     c = sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff*s + 4*E_s*L*b*d*d_moe*s + 4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_ffn*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_moe*s)
     c = sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s)
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
     c = sw_gated*sw_macs*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff*s + 2*E_s*L*b*d*d_moe*s + 2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff*s + 2*E_s*L_dense*b*d*d_moe*s + 2*E_s*L_ffn*b*d*d_ff*s + 2*E_s*L_ffn*b*d*d_moe*s)
     c = sw_gated*sw_moe_width*sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d_ff*s + 2*E_s*L*b*d_moe*s + 2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s)
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
     return out + 2
 
 
 def single__flops_training__num(v):
-    L = v["L"]
+    L_attn = v["L_attn"]
     b = v["b"]
     d_h = v["d_h"]
     d_nope = v["d_nope"]
@@ -2746,49 +3258,49 @@ def single__flops_training__num(v):
         out = out + c*(forward_num)
     c = sw_rc_sel
     if c:
-        out = out + c*(8*L*b*d_h*n_h*s**2)
+        out = out + c*(8*L_attn*b*d_h*n_h*s**2)
     c = sw_causal*sw_rc_sel
     if c:
-        out = out + c*(-4*L*b*d_h*n_h*s**2)
+        out = out + c*(-4*L_attn*b*d_h*n_h*s**2)
     c = sw_macs*sw_rc_sel
     if c:
-        out = out + c*(-4*L*b*d_h*n_h*s**2)
+        out = out + c*(-4*L_attn*b*d_h*n_h*s**2)
     c = sw_mla*sw_rc_sel
     if c:
-        out = out + c*(4*L*b*n_h*s**2*(-2*d_h + d_nope + d_rope + d_v))
+        out = out + c*(4*L_attn*b*n_h*s**2*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(12*L*b*n_h*s**2)
+        out = out + c*(12*L_attn*b*n_h*s**2)
     c = sw_causal*sw_causal_exact*sw_rc_sel
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s)
+        out = out + c*(4*L_attn*b*d_h*n_h*s)
     c = sw_causal*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s**2)
+        out = out + c*(2*L_attn*b*d_h*n_h*s**2)
     c = sw_causal*sw_mla*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*n_h*s**2*(2*d_h - d_nope - d_rope - d_v))
+        out = out + c*(2*L_attn*b*n_h*s**2*(2*d_h - d_nope - d_rope - d_v))
     c = sw_causal*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(-6*L*b*n_h*s**2)
+        out = out + c*(-6*L_attn*b*n_h*s**2)
     c = sw_macs*sw_mla*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*n_h*s**2*(2*d_h - d_nope - d_rope - d_v))
+        out = out + c*(2*L_attn*b*n_h*s**2*(2*d_h - d_nope - d_rope - d_v))
     c = sw_causal*sw_causal_exact*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(-2*L*b*d_h*n_h*s)
+        out = out + c*(-2*L_attn*b*d_h*n_h*s)
     c = sw_causal*sw_causal_exact*sw_mla*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*n_h*s*(-2*d_h + d_nope + d_rope + d_v))
+        out = out + c*(2*L_attn*b*n_h*s*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(6*L*b*n_h*s)
+        out = out + c*(6*L_attn*b*n_h*s)
     c = sw_causal*sw_macs*sw_mla*sw_rc_sel
     if c:
-        out = out + c*(L*b*n_h*s**2*(-2*d_h + d_nope + d_rope + d_v))
+        out = out + c*(L_attn*b*n_h*s**2*(-2*d_h + d_nope + d_rope + d_v))
     c = sw_causal*sw_causal_exact*sw_macs*sw_mla*sw_rc_sel
     if c:
-        out = out + c*(L*b*n_h*s*(2*d_h - d_nope - d_rope - d_v))
+        out = out + c*(L_attn*b*n_h*s*(2*d_h - d_nope - d_rope - d_v))
     return out
 
 
@@ -2797,7 +3309,7 @@ def single__flops_training(v):
 
 
 def single__flops_training__bound(v):
-    L = v["L"]
+    L_attn = v["L_attn"]
     b = v["b"]
     d_h = v["d_h"]
     d_nope = v["d_nope"]
@@ -2822,58 +3334,67 @@ def single__flops_training__bound(v):
         out = out + c*(forward_num)
     c = sw_rc_sel
     if c:
-        out = out + c*(8*L*b*d_h*n_h*s**2)
+        out = out + c*(8*L_attn*b*d_h*n_h*s**2)
     c = sw_causal*sw_rc_sel
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s**2)
+        out = out + c*(4*L_attn*b*d_h*n_h*s**2)
     c = sw_macs*sw_rc_sel
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s**2)
+        out = out + c*(4*L_attn*b*d_h*n_h*s**2)
     c = sw_mla*sw_rc_sel
     if c:
-        out = out + c*(8*L*b*d_h*n_h*s**2 + 4*L*b*d_nope*n_h*s**2 + 4*L*b*d_rope*n_h*s**2 + 4*L*b*d_v*n_h*s**2)
+        out = out + c*(8*L_attn*b*d_h*n_h*s**2 + 4*L_attn*b*d_nope*n_h*s**2 + 4*L_attn*b*d_rope*n_h*s**2 + 4*L_attn*b*d_v*n_h*s**2)
     c = sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(12*L*b*n_h*s**2)
+        out = out + c*(12*L_attn*b*n_h*s**2)
     c = sw_causal*sw_causal_exact*sw_rc_sel
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s)
+        out = out + c*(4*L_attn*b*d_h*n_h*s)
     c = sw_causal*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s**2)
+        out = out + c*(2*L_attn*b*d_h*n_h*s**2)
     c = sw_causal*sw_mla*sw_rc_sel
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*s**2)
+        out = out + c*(4*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_nope*n_h*s**2 + 2*L_attn*b*d_rope*n_h*s**2 + 2*L_attn*b*d_v*n_h*s**2)
     c = sw_causal*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(6*L*b*n_h*s**2)
+        out = out + c*(6*L_attn*b*n_h*s**2)
     c = sw_macs*sw_mla*sw_rc_sel
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*s**2 + 2*L*b*d_rope*n_h*s**2 + 2*L*b*d_v*n_h*s**2)
+        out = out + c*(4*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_nope*n_h*s**2 + 2*L_attn*b*d_rope*n_h*s**2 + 2*L_attn*b*d_v*n_h*s**2)
     c = sw_causal*sw_causal_exact*sw_macs*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s)
+        out = out + c*(2*L_attn*b*d_h*n_h*s)
     c = sw_causal*sw_causal_exact*sw_mla*sw_rc_sel
     if c:
-        out = out + c*(4*L*b*d_h*n_h*s + 2*L*b*d_nope*n_h*s + 2*L*b*d_rope*n_h*s + 2*L*b*d_v*n_h*s)
+        out = out + c*(4*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_nope*n_h*s + 2*L_attn*b*d_rope*n_h*s + 2*L_attn*b*d_v*n_h*s)
     c = sw_causal*sw_causal_exact*sw_nonmatmul*sw_rc_sel
     if c:
-        out = out + c*(6*L*b*n_h*s)
+        out = out + c*(6*L_attn*b*n_h*s)
     c = sw_causal*sw_macs*sw_mla*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s**2 + L*b*d_nope*n_h*s**2 + L*b*d_rope*n_h*s**2 + L*b*d_v*n_h*s**2)
+        out = out + c*(2*L_attn*b*d_h*n_h*s**2 + L_attn*b*d_nope*n_h*s**2 + L_attn*b*d_rope*n_h*s**2 + L_attn*b*d_v*n_h*s**2)
     c = sw_causal*sw_causal_exact*sw_macs*sw_mla*sw_rc_sel
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s + L*b*d_nope*n_h*s + L*b*d_rope*n_h*s + L*b*d_v*n_h*s)
+        out = out + c*(2*L_attn*b*d_h*n_h*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_v*n_h*s)
     return out + 2
 
 
 def single__flops_decode_per_token__num(v):
     E = v["E"]
     E_s = v["E_s"]
-    L = v["L"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
     L_local = v["L_local"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
+    R_dt = v["R_dt"]
     V = v["V"]
     W = v["W"]
     b = v["b"]
@@ -2881,6 +3402,9 @@ def single__flops_decode_per_token__num(v):
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -2889,12 +3413,17 @@ def single__flops_decode_per_token__num(v):
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mla_expanded = v["sw_mla_expanded"]
     sw_mlm = v["sw_mlm"]
@@ -2910,19 +3439,28 @@ def single__flops_decode_per_token__num(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*L*b*(2*d*d_ff + d*d_h*n_h + 2*d*d_h*n_kv + 2*d_h*n_h*s + 2*d_h*n_h))
+        out = out + c*(2*b*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 2*L_attn*d_h*n_h*s + 2*L_attn*d_h*n_h + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + 2*L_lin*d_lk*d_lv*n_lv + L_lin*d_lv**2*n_lv + L_ssm*N_s*d_in + 3*L_ssm*d*d_in))
+    c = sw_attn_gate
+    if c:
+        out = out + c*(2*L_attn*b*d*d_h*n_h)
     c = sw_attn_out
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h)
+        out = out + c*(2*L_attn*b*d*d_h*n_h)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff)
+        out = out + c*(2*L_ffn*b*d*d_ff)
+    c = sw_gdn
+    if c:
+        out = out + c*(2*L_lin*b*(-d*d_lk + d*d_lv*n_lv - d*d_lv + d*n_lv - d_lk**2*n_lv - d_lv**2*n_lv))
     c = sw_head
     if c:
         out = out + c*(2*V*b*d)
+    c = sw_mamba1
+    if c:
+        out = out + c*(2*L_ssm*b*(-2*G_s*K_conv*N_s - 2*G_s*N_s*d - H_s*d + 2*N_s*d_in + 2*R_dt*d_in))
     c = sw_mla
     if c:
-        out = out + c*(2*L*b*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s - 2*d_h*n_h + d_nope*n_h*r_kv*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_nope*n_h + d_rope*n_h*s + d_rope*n_h + d_v*n_h*r_kv*s + d_v*n_h*r_kv + d_v*n_h*s + d_v*n_h))
+        out = out + c*(2*L_attn*b*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s - 2*d_h*n_h + d_nope*n_h*r_kv*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_nope*n_h + d_rope*n_h*s + d_rope*n_h + d_v*n_h*r_kv*s + d_v*n_h*r_kv + d_v*n_h*s + d_v*n_h))
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2)
@@ -2931,73 +3469,76 @@ def single__flops_decode_per_token__num(v):
         out = out + c*(4*b*d*d_emb)
     c = sw_router
     if c:
-        out = out + c*(4*b*d*d_ff*(-L + L_dense))
+        out = out + c*(4*b*d*d_ff*(L_dense - L_ffn))
     c = sw_router**2
     if c:
-        out = out + c*(2*b*d*(E*L - E*L_dense + 2*L*d_ff*k - 2*L_dense*d_ff*k))
+        out = out + c*(2*b*d*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_ffn*d_ff*k))
     c = sw_window
     if c:
         out = out + c*(4*L_local*b*d_h*n_h*(-s + _min(W, s + 1) - 1))
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-2*L_attn*b*d*d_h*n_h)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(2*L*b*d*n_h*(-d_h + d_v))
+        out = out + c*(2*L_attn*b*d*n_h*(-d_h + d_v))
     c = sw_gated*sw_router
     if c:
-        out = out + c*(2*b*d*d_ff*(-L + L_dense))
+        out = out + c*(2*b*d*d_ff*(L_dense - L_ffn))
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(2*b*d*d_ff*k*(L - L_dense))
+        out = out + c*(2*b*d*d_ff*k*(-L_dense + L_ffn))
     c = sw_head*sw_proj_emb
     if c:
         out = out + c*(2*V*b*(-d + d_emb))
     c = sw_mla*sw_mla_expanded
     if c:
-        out = out + c*(-2*L*b*n_h*r_kv*s*(d_nope + d_v))
+        out = out + c*(-2*L_attn*b*n_h*r_kv*s*(d_nope + d_v))
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(2*L*b*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q))
+        out = out + c*(2*L_attn*b*(-d*d_nope*n_h - d*d_rope*n_h + d*r_q + d_nope*n_h*r_q + d_rope*n_h*r_q))
     c = sw_mla*sw_window
     if c:
         out = out + c*(2*L_local*b*n_h*(2*d_h*s - 2*d_h*_min(W, s + 1) + 2*d_h - d_nope*s + d_nope*_min(W, s + 1) - d_nope - d_rope*s + d_rope*_min(W, s + 1) - d_rope - d_v*s + d_v*_min(W, s + 1) - d_v))
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(4*b*d*k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(4*b*d*k*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*d_ff*(L - L_dense))
+        out = out + c*(4*E_s*b*d*d_ff*(-L_dense + L_ffn))
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(2*b*d*(L - L_dense))
+        out = out + c*(2*b*d*(-L_dense + L_ffn))
     c = sw_window*sw_window_all
     if c:
-        out = out + c*(4*b*d_h*n_h*(-L*s + L*_min(W, s + 1) - L + L_local*s - L_local*_min(W, s + 1) + L_local))
+        out = out + c*(4*b*d_h*n_h*(-L_attn*s + L_attn*_min(W, s + 1) - L_attn + L_local*s - L_local*_min(W, s + 1) + L_local))
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*b*d*k*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*b*d*k*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*d_ff*(L - L_dense))
+        out = out + c*(2*E_s*b*d*d_ff*(-L_dense + L_ffn))
     c = sw_mla*sw_window*sw_window_all
     if c:
-        out = out + c*(2*b*n_h*(2*L*d_h*s - 2*L*d_h*_min(W, s + 1) + 2*L*d_h - L*d_nope*s + L*d_nope*_min(W, s + 1) - L*d_nope - L*d_rope*s + L*d_rope*_min(W, s + 1) - L*d_rope - L*d_v*s + L*d_v*_min(W, s + 1) - L*d_v - 2*L_local*d_h*s + 2*L_local*d_h*_min(W, s + 1) - 2*L_local*d_h + L_local*d_nope*s - L_local*d_nope*_min(W, s + 1) + L_local*d_nope + L_local*d_rope*s - L_local*d_rope*_min(W, s + 1) + L_local*d_rope + L_local*d_v*s - L_local*d_v*_min(W, s + 1) + L_local*d_v))
+        out = out + c*(2*b*n_h*(2*L_attn*d_h*s - 2*L_attn*d_h*_min(W, s + 1) + 2*L_attn*d_h - L_attn*d_nope*s + L_attn*d_nope*_min(W, s + 1) - L_attn*d_nope - L_attn*d_rope*s + L_attn*d_rope*_min(W, s + 1) - L_attn*d_rope - L_attn*d_v*s + L_attn*d_v*_min(W, s + 1) - L_attn*d_v - 2*L_local*d_h*s + 2*L_local*d_h*_min(W, s + 1) - 2*L_local*d_h + L_local*d_nope*s - L_local*d_nope*_min(W, s + 1) + L_local*d_nope + L_local*d_rope*s - L_local*d_rope*_min(W, s + 1) + L_local*d_rope + L_local*d_v*s - L_local*d_v*_min(W, s + 1) + L_local*d_v))
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(4*E_s*b*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(4*E_s*b*d*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*(-L*d_ff + L*d_moe + L_dense*d_ff - L_dense*d_moe))
+        out = out + c*(2*E_s*b*d*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*(-L*d_ff + L*d_sh + L_dense*d_ff - L_dense*d_sh))
+        out = out + c*(2*E_s*b*d*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*b*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(4*E_s*b*d*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d*(L*d_ff - L*d_moe - L_dense*d_ff + L_dense*d_moe))
+        out = out + c*(2*E_s*b*d*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     return out
 
 
@@ -3008,9 +3549,18 @@ def single__flops_decode_per_token(v):
 def single__flops_decode_per_token__bound(v):
     E = v["E"]
     E_s = v["E_s"]
-    L = v["L"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
     L_local = v["L_local"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
+    R_dt = v["R_dt"]
     V = v["V"]
     W = v["W"]
     b = v["b"]
@@ -3018,6 +3568,9 @@ def single__flops_decode_per_token__bound(v):
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -3026,12 +3579,17 @@ def single__flops_decode_per_token__bound(v):
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mla_expanded = v["sw_mla_expanded"]
     sw_mlm = v["sw_mlm"]
@@ -3047,19 +3605,28 @@ def single__flops_decode_per_token__bound(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*L*b*d*d_ff + 2*L*b*d*d_h*n_h + 4*L*b*d*d_h*n_kv + 4*L*b*d_h*n_h*s + 4*L*b*d_h*n_h)
+        out = out + c*(4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d + 2*H_s*L_ssm*b*d + 2*K_conv*L_conv*b*d + 4*K_conv*L_lin*b*d_lk*n_lk + 2*K_conv*L_lin*b*d_lv*n_lv + 2*K_conv*L_ssm*b*d_in + 2*L_attn*b*d*d_h*n_h + 4*L_attn*b*d*d_h*n_kv + 4*L_attn*b*d_h*n_h*s + 4*L_attn*b*d_h*n_h + 8*L_conv*b*d**2 + 4*L_ffn*b*d*d_ff + 4*L_lin*b*d*d_lk*n_lk + 2*L_lin*b*d*d_lk + 4*L_lin*b*d*d_lv*n_lv + 2*L_lin*b*d*d_lv + 2*L_lin*b*d*n_lv + 2*L_lin*b*d_lk**2*n_lv + 4*L_lin*b*d_lk*d_lv*n_lv + 2*L_lin*b*d_lv**2*n_lv + 2*L_ssm*N_s*b*d_in + 6*L_ssm*b*d*d_in)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(2*L_attn*b*d*d_h*n_h)
     c = sw_attn_out
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h)
+        out = out + c*(2*L_attn*b*d*d_h*n_h)
     c = sw_gated
     if c:
-        out = out + c*(2*L*b*d*d_ff)
+        out = out + c*(2*L_ffn*b*d*d_ff)
+    c = sw_gdn
+    if c:
+        out = out + c*(2*L_lin*b*d*d_lk + 2*L_lin*b*d*d_lv*n_lv + 2*L_lin*b*d*d_lv + 2*L_lin*b*d*n_lv + 2*L_lin*b*d_lk**2*n_lv + 2*L_lin*b*d_lv**2*n_lv)
     c = sw_head
     if c:
         out = out + c*(2*V*b*d)
+    c = sw_mamba1
+    if c:
+        out = out + c*(4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d + 2*H_s*L_ssm*b*d + 4*L_ssm*N_s*b*d_in + 4*L_ssm*R_dt*b*d_in)
     c = sw_mla
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h + 4*L*b*d*d_h*n_kv + 2*L*b*d*d_nope*n_h + 2*L*b*d*d_rope*n_h + 2*L*b*d*d_rope + 2*L*b*d*r_kv + 4*L*b*d_h*n_h*s + 4*L*b*d_h*n_h + 2*L*b*d_nope*n_h*r_kv*s + 2*L*b*d_nope*n_h*r_kv + 2*L*b*d_nope*n_h*s + 2*L*b*d_nope*n_h + 2*L*b*d_rope*n_h*s + 2*L*b*d_rope*n_h + 2*L*b*d_v*n_h*r_kv*s + 2*L*b*d_v*n_h*r_kv + 2*L*b*d_v*n_h*s + 2*L*b*d_v*n_h)
+        out = out + c*(2*L_attn*b*d*d_h*n_h + 4*L_attn*b*d*d_h*n_kv + 2*L_attn*b*d*d_nope*n_h + 2*L_attn*b*d*d_rope*n_h + 2*L_attn*b*d*d_rope + 2*L_attn*b*d*r_kv + 4*L_attn*b*d_h*n_h*s + 4*L_attn*b*d_h*n_h + 2*L_attn*b*d_nope*n_h*r_kv*s + 2*L_attn*b*d_nope*n_h*r_kv + 2*L_attn*b*d_nope*n_h*s + 2*L_attn*b*d_nope*n_h + 2*L_attn*b*d_rope*n_h*s + 2*L_attn*b*d_rope*n_h + 2*L_attn*b*d_v*n_h*r_kv*s + 2*L_attn*b*d_v*n_h*r_kv + 2*L_attn*b*d_v*n_h*s + 2*L_attn*b*d_v*n_h)
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2)
@@ -3068,73 +3635,76 @@ def single__flops_decode_per_token__bound(v):
         out = out + c*(4*b*d*d_emb)
     c = sw_router
     if c:
-        out = out + c*(4*L*b*d*d_ff + 4*L_dense*b*d*d_ff)
+        out = out + c*(4*L_dense*b*d*d_ff + 4*L_ffn*b*d*d_ff)
     c = sw_router**2
     if c:
-        out = out + c*(2*E*L*b*d + 2*E*L_dense*b*d + 4*L*b*d*d_ff*k + 4*L_dense*b*d*d_ff*k)
+        out = out + c*(2*E*L_dense*b*d + 2*E*L_ffn*b*d + 4*L_dense*b*d*d_ff*k + 4*L_ffn*b*d*d_ff*k)
     c = sw_window
     if c:
         out = out + c*(4*L_local*W*b*d_h*n_h)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d*d_h*n_h)
     c = sw_attn_out*sw_mla
     if c:
-        out = out + c*(2*L*b*d*d_h*n_h + 2*L*b*d*d_v*n_h)
+        out = out + c*(2*L_attn*b*d*d_h*n_h + 2*L_attn*b*d*d_v*n_h)
     c = sw_gated*sw_router
     if c:
-        out = out + c*(2*L*b*d*d_ff + 2*L_dense*b*d*d_ff)
+        out = out + c*(2*L_dense*b*d*d_ff + 2*L_ffn*b*d*d_ff)
     c = sw_gated*sw_router**2
     if c:
-        out = out + c*(2*L*b*d*d_ff*k + 2*L_dense*b*d*d_ff*k)
+        out = out + c*(2*L_dense*b*d*d_ff*k + 2*L_ffn*b*d*d_ff*k)
     c = sw_head*sw_proj_emb
     if c:
         out = out + c*(2*V*b*d + 2*V*b*d_emb)
     c = sw_mla*sw_mla_expanded
     if c:
-        out = out + c*(2*L*b*d_nope*n_h*r_kv*s + 2*L*b*d_v*n_h*r_kv*s)
+        out = out + c*(2*L_attn*b*d_nope*n_h*r_kv*s + 2*L_attn*b*d_v*n_h*r_kv*s)
     c = sw_mla*sw_q_lora
     if c:
-        out = out + c*(2*L*b*d*d_nope*n_h + 2*L*b*d*d_rope*n_h + 2*L*b*d*r_q + 2*L*b*d_nope*n_h*r_q + 2*L*b*d_rope*n_h*r_q)
+        out = out + c*(2*L_attn*b*d*d_nope*n_h + 2*L_attn*b*d*d_rope*n_h + 2*L_attn*b*d*r_q + 2*L_attn*b*d_nope*n_h*r_q + 2*L_attn*b*d_rope*n_h*r_q)
     c = sw_mla*sw_window
     if c:
         out = out + c*(4*L_local*W*b*d_h*n_h + 2*L_local*W*b*d_nope*n_h + 2*L_local*W*b*d_rope*n_h + 2*L_local*W*b*d_v*n_h)
     c = sw_moe_width*sw_router**2
     if c:
-        out = out + c*(4*L*b*d*d_ff*k + 4*L*b*d*d_moe*k + 4*L_dense*b*d*d_ff*k + 4*L_dense*b*d*d_moe*k)
+        out = out + c*(4*L_dense*b*d*d_ff*k + 4*L_dense*b*d*d_moe*k + 4*L_ffn*b*d*d_ff*k + 4*L_ffn*b*d*d_moe*k)
     c = sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff + 4*E_s*L_dense*b*d*d_ff)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff + 4*E_s*L_ffn*b*d*d_ff)
     c = sw_router**2*sw_shared_gate
     if c:
-        out = out + c*(2*L*b*d + 2*L_dense*b*d)
+        out = out + c*(2*L_dense*b*d + 2*L_ffn*b*d)
     c = sw_window*sw_window_all
     if c:
-        out = out + c*(4*L*W*b*d_h*n_h + 4*L_local*W*b*d_h*n_h)
+        out = out + c*(4*L_attn*W*b*d_h*n_h + 4*L_local*W*b*d_h*n_h)
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
-        out = out + c*(2*L*b*d*d_ff*k + 2*L*b*d*d_moe*k + 2*L_dense*b*d*d_ff*k + 2*L_dense*b*d*d_moe*k)
+        out = out + c*(2*L_dense*b*d*d_ff*k + 2*L_dense*b*d*d_moe*k + 2*L_ffn*b*d*d_ff*k + 2*L_ffn*b*d*d_moe*k)
     c = sw_gated*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff + 2*E_s*L_dense*b*d*d_ff)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff + 2*E_s*L_ffn*b*d*d_ff)
     c = sw_mla*sw_window*sw_window_all
     if c:
-        out = out + c*(4*L*W*b*d_h*n_h + 2*L*W*b*d_nope*n_h + 2*L*W*b*d_rope*n_h + 2*L*W*b*d_v*n_h + 4*L_local*W*b*d_h*n_h + 2*L_local*W*b*d_nope*n_h + 2*L_local*W*b*d_rope*n_h + 2*L_local*W*b*d_v*n_h)
+        out = out + c*(4*L_attn*W*b*d_h*n_h + 2*L_attn*W*b*d_nope*n_h + 2*L_attn*W*b*d_rope*n_h + 2*L_attn*W*b*d_v*n_h + 4*L_local*W*b*d_h*n_h + 2*L_local*W*b*d_nope*n_h + 2*L_local*W*b*d_rope*n_h + 2*L_local*W*b*d_v*n_h)
     c = sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff + 4*E_s*L*b*d*d_moe + 4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_moe)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_moe + 4*E_s*L_ffn*b*d*d_ff + 4*E_s*L_ffn*b*d*d_moe)
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff + 4*E_s*L*b*d*d_sh + 4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_sh)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_sh + 4*E_s*L_ffn*b*d*d_ff + 4*E_s*L_ffn*b*d*d_sh)
     c = sw_gated*sw_moe_width*sw_router**2*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff + 2*E_s*L*b*d*d_moe + 2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_moe)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_moe + 2*E_s*L_ffn*b*d*d_ff + 2*E_s*L_ffn*b*d*d_moe)
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff + 2*E_s*L*b*d*d_sh + 2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_sh)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_sh + 2*E_s*L_ffn*b*d*d_ff + 2*E_s*L_ffn*b*d*d_sh)
     c = sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(4*E_s*L*b*d*d_ff + 4*E_s*L*b*d*d_moe + 4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_moe)
+        out = out + c*(4*E_s*L_dense*b*d*d_ff + 4*E_s*L_dense*b*d*d_moe + 4*E_s*L_ffn*b*d*d_ff + 4*E_s*L_ffn*b*d*d_moe)
     c = sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L*b*d*d_ff + 2*E_s*L*b*d*d_moe + 2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_moe)
+        out = out + c*(2*E_s*L_dense*b*d*d_ff + 2*E_s*L_dense*b*d*d_moe + 2*E_s*L_ffn*b*d*d_ff + 2*E_s*L_ffn*b*d*d_moe)
     return out + 1
 
 
@@ -3165,7 +3735,7 @@ def single__memory_weights_bytes__bound(v):
 
 
 def single__memory_kv_cache_bytes__num(v):
-    L = v["L"]
+    L_attn = v["L_attn"]
     L_local = v["L_local"]
     W = v["W"]
     b = v["b"]
@@ -3186,31 +3756,31 @@ def single__memory_kv_cache_bytes__num(v):
     out = 0
     c = kv_num*sw_decoder
     if c:
-        out = out + c*(2*L*b*d_h*n_kv*s)
+        out = out + c*(2*L_attn*b*d_h*n_kv*s)
     c = kv_num*sw_decoder*sw_mla
     if c:
-        out = out + c*(L*b*s*(-2*d_h*n_kv + d_rope + r_kv))
+        out = out + c*(L_attn*b*s*(-2*d_h*n_kv + d_rope + r_kv))
     c = kv_num*sw_decoder*sw_window
     if c:
         out = out + c*(2*L_local*b*d_h*n_kv*(-s + _min(W, s)))
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded
     if c:
-        out = out + c*(L*b*s*(d_nope*n_h + d_rope*n_h - d_rope + d_v*n_h - r_kv))
+        out = out + c*(L_attn*b*s*(d_nope*n_h + d_rope*n_h - d_rope + d_v*n_h - r_kv))
     c = kv_num*sw_decoder*sw_mla*sw_window
     if c:
         out = out + c*(L_local*b*(2*d_h*n_kv*s - 2*d_h*n_kv*_min(W, s) - d_rope*s + d_rope*_min(W, s) - r_kv*s + r_kv*_min(W, s)))
     c = kv_num*sw_decoder*sw_window*sw_window_all
     if c:
-        out = out + c*(2*b*d_h*n_kv*(-L*s + L*_min(W, s) + L_local*s - L_local*_min(W, s)))
+        out = out + c*(2*b*d_h*n_kv*(-L_attn*s + L_attn*_min(W, s) + L_local*s - L_local*_min(W, s)))
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window
     if c:
         out = out + c*(L_local*b*(-d_nope*n_h*s + d_nope*n_h*_min(W, s) - d_rope*n_h*s + d_rope*n_h*_min(W, s) + d_rope*s - d_rope*_min(W, s) - d_v*n_h*s + d_v*n_h*_min(W, s) + r_kv*s - r_kv*_min(W, s)))
     c = kv_num*sw_decoder*sw_mla*sw_window*sw_window_all
     if c:
-        out = out + c*(b*(2*L*d_h*n_kv*s - 2*L*d_h*n_kv*_min(W, s) - L*d_rope*s + L*d_rope*_min(W, s) - L*r_kv*s + L*r_kv*_min(W, s) - 2*L_local*d_h*n_kv*s + 2*L_local*d_h*n_kv*_min(W, s) + L_local*d_rope*s - L_local*d_rope*_min(W, s) + L_local*r_kv*s - L_local*r_kv*_min(W, s)))
+        out = out + c*(b*(2*L_attn*d_h*n_kv*s - 2*L_attn*d_h*n_kv*_min(W, s) - L_attn*d_rope*s + L_attn*d_rope*_min(W, s) - L_attn*r_kv*s + L_attn*r_kv*_min(W, s) - 2*L_local*d_h*n_kv*s + 2*L_local*d_h*n_kv*_min(W, s) + L_local*d_rope*s - L_local*d_rope*_min(W, s) + L_local*r_kv*s - L_local*r_kv*_min(W, s)))
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window*sw_window_all
     if c:
-        out = out + c*(b*(-L*d_nope*n_h*s + L*d_nope*n_h*_min(W, s) - L*d_rope*n_h*s + L*d_rope*n_h*_min(W, s) + L*d_rope*s - L*d_rope*_min(W, s) - L*d_v*n_h*s + L*d_v*n_h*_min(W, s) + L*r_kv*s - L*r_kv*_min(W, s) + L_local*d_nope*n_h*s - L_local*d_nope*n_h*_min(W, s) + L_local*d_rope*n_h*s - L_local*d_rope*n_h*_min(W, s) - L_local*d_rope*s + L_local*d_rope*_min(W, s) + L_local*d_v*n_h*s - L_local*d_v*n_h*_min(W, s) - L_local*r_kv*s + L_local*r_kv*_min(W, s)))
+        out = out + c*(b*(-L_attn*d_nope*n_h*s + L_attn*d_nope*n_h*_min(W, s) - L_attn*d_rope*n_h*s + L_attn*d_rope*n_h*_min(W, s) + L_attn*d_rope*s - L_attn*d_rope*_min(W, s) - L_attn*d_v*n_h*s + L_attn*d_v*n_h*_min(W, s) + L_attn*r_kv*s - L_attn*r_kv*_min(W, s) + L_local*d_nope*n_h*s - L_local*d_nope*n_h*_min(W, s) + L_local*d_rope*n_h*s - L_local*d_rope*n_h*_min(W, s) - L_local*d_rope*s + L_local*d_rope*_min(W, s) + L_local*d_v*n_h*s - L_local*d_v*n_h*_min(W, s) - L_local*r_kv*s + L_local*r_kv*_min(W, s)))
     return out
 
 
@@ -3220,7 +3790,7 @@ def single__memory_kv_cache_bytes(v):
 
 
 def single__memory_kv_cache_bytes__bound(v):
-    L = v["L"]
+    L_attn = v["L_attn"]
     L_local = v["L_local"]
     W = v["W"]
     b = v["b"]
@@ -3242,32 +3812,102 @@ def single__memory_kv_cache_bytes__bound(v):
     out = 0
     c = kv_num*sw_decoder
     if c:
-        out = out + c*(2*L*b*d_h*n_kv*s)
+        out = out + c*(2*L_attn*b*d_h*n_kv*s)
     c = kv_num*sw_decoder*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_kv*s + L*b*d_rope*s + L*b*r_kv*s)
+        out = out + c*(2*L_attn*b*d_h*n_kv*s + L_attn*b*d_rope*s + L_attn*b*r_kv*s)
     c = kv_num*sw_decoder*sw_window
     if c:
         out = out + c*(2*L_local*W*b*d_h*n_kv)
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded
     if c:
-        out = out + c*(L*b*d_nope*n_h*s + L*b*d_rope*n_h*s + L*b*d_rope*s + L*b*d_v*n_h*s + L*b*r_kv*s)
+        out = out + c*(L_attn*b*d_nope*n_h*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*s + L_attn*b*d_v*n_h*s + L_attn*b*r_kv*s)
     c = kv_num*sw_decoder*sw_mla*sw_window
     if c:
         out = out + c*(2*L_local*W*b*d_h*n_kv + L_local*W*b*d_rope + L_local*W*b*r_kv)
     c = kv_num*sw_decoder*sw_window*sw_window_all
     if c:
-        out = out + c*(2*L*W*b*d_h*n_kv + 2*L_local*W*b*d_h*n_kv)
+        out = out + c*(2*L_attn*W*b*d_h*n_kv + 2*L_local*W*b*d_h*n_kv)
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window
     if c:
         out = out + c*(L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_rope + L_local*W*b*d_v*n_h + L_local*W*b*r_kv)
     c = kv_num*sw_decoder*sw_mla*sw_window*sw_window_all
     if c:
-        out = out + c*(2*L*W*b*d_h*n_kv + L*W*b*d_rope + L*W*b*r_kv + 2*L_local*W*b*d_h*n_kv + L_local*W*b*d_rope + L_local*W*b*r_kv)
+        out = out + c*(2*L_attn*W*b*d_h*n_kv + L_attn*W*b*d_rope + L_attn*W*b*r_kv + 2*L_local*W*b*d_h*n_kv + L_local*W*b*d_rope + L_local*W*b*r_kv)
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window*sw_window_all
     if c:
-        out = out + c*(L*W*b*d_nope*n_h + L*W*b*d_rope*n_h + L*W*b*d_rope + L*W*b*d_v*n_h + L*W*b*r_kv + L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_rope + L_local*W*b*d_v*n_h + L_local*W*b*r_kv)
+        out = out + c*(L_attn*W*b*d_nope*n_h + L_attn*W*b*d_rope*n_h + L_attn*W*b*d_rope + L_attn*W*b*d_v*n_h + L_attn*W*b*r_kv + L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_rope + L_local*W*b*d_v*n_h + L_local*W*b*r_kv)
     return out + kv_den
+
+
+def single__memory_recurrent_state_bytes__num(v):
+    G_s = v["G_s"]
+    K_conv = v["K_conv"]
+    L_conv = v["L_conv"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
+    b = v["b"]
+    d = v["d"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
+    kv_den = v["kv_den"]
+    kv_num = v["kv_num"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
+    st_den = v["st_den"]
+    st_num = v["st_num"]
+    sw_mamba1 = v["sw_mamba1"]
+    out = 0
+    c = kv_den*st_num
+    if c:
+        out = out + c*(b*(L_lin*d_lk*d_lv*n_lv + L_ssm*N_s*d_in))
+    c = kv_num*st_den
+    if c:
+        out = out + c*(K_conv*b*(2*G_s*L_ssm*N_s + L_conv*d + 2*L_lin*d_lk*n_lk + L_lin*d_lv*n_lv + L_ssm*d_in))
+    c = kv_num*st_den*sw_mamba1
+    if c:
+        out = out + c*(-2*G_s*K_conv*L_ssm*N_s*b)
+    return out
+
+
+def single__memory_recurrent_state_bytes(v):
+    kv_den = v["kv_den"]
+    st_den = v["st_den"]
+    return _ceil_div(single__memory_recurrent_state_bytes__num(v), kv_den*st_den)
+
+
+def single__memory_recurrent_state_bytes__bound(v):
+    G_s = v["G_s"]
+    K_conv = v["K_conv"]
+    L_conv = v["L_conv"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
+    b = v["b"]
+    d = v["d"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
+    kv_den = v["kv_den"]
+    kv_num = v["kv_num"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
+    st_den = v["st_den"]
+    st_num = v["st_num"]
+    sw_mamba1 = v["sw_mamba1"]
+    out = 0
+    c = kv_den*st_num
+    if c:
+        out = out + c*(L_lin*b*d_lk*d_lv*n_lv + L_ssm*N_s*b*d_in)
+    c = kv_num*st_den
+    if c:
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s*b + K_conv*L_conv*b*d + 2*K_conv*L_lin*b*d_lk*n_lk + K_conv*L_lin*b*d_lv*n_lv + K_conv*L_ssm*b*d_in)
+    c = kv_num*st_den*sw_mamba1
+    if c:
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s*b)
+    return out + kv_den*st_den
 
 
 def single__memory_activations_bytes__num(v):
@@ -3465,16 +4105,29 @@ def single__memory_training_bytes__bound(v):
 def single__leaves_params(v):
     E = v["E"]
     E_s = v["E_s"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
     L = v["L"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
     P = v["P"]
     R = v["R"]
+    R_dt = v["R_dt"]
     T = v["T"]
     V = v["V"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -3482,21 +4135,27 @@ def single__leaves_params(v):
     d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
     sw_bias_q = v["sw_bias_q"]
     sw_bias_v = v["sw_bias_v"]
+    sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -3520,6 +4179,9 @@ def single__leaves_params(v):
     sw_shared = v["sw_shared"]
     sw_shared_gate = v["sw_shared_gate"]
     sw_sinks = v["sw_sinks"]
+    sw_ssm_bias = v["sw_ssm_bias"]
+    sw_ssm_inner = v["sw_ssm_inner"]
+    sw_ssm_norm = v["sw_ssm_norm"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     return (
@@ -3530,36 +4192,55 @@ def single__leaves_params(v):
         T*d*sw_type_emb,
         d*sw_emb_norm*sw_norm_b + d*sw_emb_norm*sw_norm_w,
         R*n_h*sw_rel_bias,
-        -L*d*d_h*n_h*sw_mla + L*d*d_h*n_h - L*d*d_nope*n_h*sw_mla*sw_q_lora + L*d*d_nope*n_h*sw_mla - L*d*d_rope*n_h*sw_mla*sw_q_lora + L*d*d_rope*n_h*sw_mla - L*d_h*n_h*sw_bias_q*sw_mla + L*d_h*n_h*sw_bias_q - L*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L*d_nope*n_h*sw_bias_q*sw_mla - L*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L*d_rope*n_h*sw_bias_q*sw_mla,
-        L*d*r_q*sw_mla*sw_q_lora + L*r_q*sw_bias_q*sw_mla*sw_q_lora,
-        L*r_q*sw_mla*sw_q_lora,
-        L*d_nope*n_h*r_q*sw_mla*sw_q_lora + L*d_rope*n_h*r_q*sw_mla*sw_q_lora,
-        -L*d*d_h*n_kv*sw_mla + L*d*d_h*n_kv - L*d_h*n_kv*sw_bias_k*sw_mla + L*d_h*n_kv*sw_bias_k,
-        -L*d*d_h*n_kv*sw_mla + L*d*d_h*n_kv - L*d_h*n_kv*sw_bias_v*sw_mla + L*d_h*n_kv*sw_bias_v,
-        L*d*d_rope*sw_mla + L*d*r_kv*sw_mla + L*d_rope*sw_bias_k*sw_mla + L*r_kv*sw_bias_k*sw_mla,
-        L*r_kv*sw_mla,
-        L*d_nope*n_h*r_kv*sw_mla + L*d_v*n_h*r_kv*sw_mla,
-        L*d_h*n_h*sw_qk_all*sw_qk_bias + L*d_h*n_h*sw_qk_all + L*d_h*sw_qk_bias*sw_qk_head + L*d_h*sw_qk_head,
-        L*d_h*n_kv*sw_qk_all*sw_qk_bias + L*d_h*n_kv*sw_qk_all + L*d_h*sw_qk_bias*sw_qk_head + L*d_h*sw_qk_head,
-        L*n_h*sw_sinks,
-        -L*d*d_h*n_h*sw_attn_out*sw_mla + L*d*d_h*n_h*sw_attn_out + L*d*d_v*n_h*sw_attn_out*sw_mla + L*d*sw_attn_out*sw_bias_o,
+        -L_attn*d*d_h*n_h*sw_mla + L_attn*d*d_h*n_h - L_attn*d*d_nope*n_h*sw_mla*sw_q_lora + L_attn*d*d_nope*n_h*sw_mla - L_attn*d*d_rope*n_h*sw_mla*sw_q_lora + L_attn*d*d_rope*n_h*sw_mla - L_attn*d_h*n_h*sw_bias_q*sw_mla + L_attn*d_h*n_h*sw_bias_q - L_attn*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_attn*d_nope*n_h*sw_bias_q*sw_mla - L_attn*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_attn*d_rope*n_h*sw_bias_q*sw_mla,
+        -L_attn*d*d_h*n_h*sw_attn_gate*sw_mla + L_attn*d*d_h*n_h*sw_attn_gate - L_attn*d_h*n_h*sw_attn_gate*sw_bias_q*sw_mla + L_attn*d_h*n_h*sw_attn_gate*sw_bias_q,
+        L_attn*d*r_q*sw_mla*sw_q_lora + L_attn*r_q*sw_bias_q*sw_mla*sw_q_lora,
+        L_attn*r_q*sw_mla*sw_q_lora,
+        L_attn*d_nope*n_h*r_q*sw_mla*sw_q_lora + L_attn*d_rope*n_h*r_q*sw_mla*sw_q_lora,
+        -L_attn*d*d_h*n_kv*sw_mla + L_attn*d*d_h*n_kv - L_attn*d_h*n_kv*sw_bias_k*sw_mla + L_attn*d_h*n_kv*sw_bias_k,
+        -L_attn*d*d_h*n_kv*sw_mla + L_attn*d*d_h*n_kv - L_attn*d_h*n_kv*sw_bias_v*sw_mla + L_attn*d_h*n_kv*sw_bias_v,
+        L_attn*d*d_rope*sw_mla + L_attn*d*r_kv*sw_mla + L_attn*d_rope*sw_bias_k*sw_mla + L_attn*r_kv*sw_bias_k*sw_mla,
+        L_attn*r_kv*sw_mla,
+        L_attn*d_nope*n_h*r_kv*sw_mla + L_attn*d_v*n_h*r_kv*sw_mla,
+        L_attn*d_h*n_h*sw_qk_all*sw_qk_bias + L_attn*d_h*n_h*sw_qk_all + L_attn*d_h*sw_qk_bias*sw_qk_head + L_attn*d_h*sw_qk_head,
+        L_attn*d_h*n_kv*sw_qk_all*sw_qk_bias + L_attn*d_h*n_kv*sw_qk_all + L_attn*d_h*sw_qk_bias*sw_qk_head + L_attn*d_h*sw_qk_head,
+        L_attn*n_h*sw_sinks,
+        -L_attn*d*d_h*n_h*sw_attn_out*sw_mla + L_attn*d*d_h*n_h*sw_attn_out + L_attn*d*d_v*n_h*sw_attn_out*sw_mla + L_attn*d*sw_attn_out*sw_bias_o,
+        2*L_lin*d*d_lk*n_lk + L_lin*d*d_lv*n_lv,
+        2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv,
+        L_lin*d*n_lv,
+        -L_lin*d*d_lk*sw_gdn + L_lin*d*d_lk + L_lin*d*n_lv*sw_gdn - L_lin*d_lk**2*n_lv*sw_gdn + L_lin*d_lk**2*n_lv - L_lin*d_lk*n_lv*sw_gdn + L_lin*d_lk*n_lv + L_lin*n_lv*sw_gdn + L_lin*n_lv,
+        L_lin*d*d_lv*n_lv*sw_gdn - L_lin*d*d_lv*sw_gdn + L_lin*d*d_lv - L_lin*d_lv**2*n_lv*sw_gdn + L_lin*d_lv**2*n_lv,
+        L_lin*d_lv,
+        L_lin*d*d_lv*n_lv,
+        -2*G_s*L_ssm*N_s*d*sw_mamba1 + 2*G_s*L_ssm*N_s*d - 2*G_s*L_ssm*N_s*sw_mamba1*sw_ssm_bias + 2*G_s*L_ssm*N_s*sw_ssm_bias - H_s*L_ssm*d*sw_mamba1 + H_s*L_ssm*d - H_s*L_ssm*sw_mamba1*sw_ssm_bias + H_s*L_ssm*sw_ssm_bias + 2*L_ssm*d*d_in + 2*L_ssm*d_in*sw_ssm_bias,
+        -2*G_s*K_conv*L_ssm*N_s*sw_mamba1 + 2*G_s*K_conv*L_ssm*N_s - 2*G_s*L_ssm*N_s*sw_conv_bias*sw_mamba1 + 2*G_s*L_ssm*N_s*sw_conv_bias + K_conv*L_ssm*d_in + L_ssm*d_in*sw_conv_bias,
+        2*L_ssm*N_s*d_in*sw_mamba1 + L_ssm*R_dt*d_in*sw_mamba1,
+        L_ssm*R_dt*d_in*sw_mamba1 + L_ssm*d_in*sw_mamba1,
+        -3*H_s*L_ssm*sw_mamba1 + 3*H_s*L_ssm + L_ssm*N_s*d_in*sw_mamba1 + L_ssm*d_in*sw_mamba1,
+        2*L_ssm*N_s*sw_mamba1*sw_ssm_inner + L_ssm*R_dt*sw_mamba1*sw_ssm_inner,
+        -L_ssm*d_in*sw_mamba1*sw_ssm_norm + L_ssm*d_in*sw_ssm_norm,
+        L_ssm*d*d_in + L_ssm*d*sw_ssm_bias,
+        3*L_conv*d**2 + 3*L_conv*d*sw_conv_bias,
+        K_conv*L_conv*d + L_conv*d*sw_conv_bias,
+        L_conv*d**2 + L_conv*d*sw_conv_bias,
         L*d*sw_norm_attn_in*sw_norm_b + L*d*sw_norm_attn_in*sw_norm_w,
         L*d*sw_norm_attn_out*sw_norm_b + L*d*sw_norm_attn_out*sw_norm_w,
-        L*d*sw_norm_b*sw_norm_ffn_in + L*d*sw_norm_ffn_in*sw_norm_w,
-        L*d*sw_norm_b*sw_norm_ffn_out + L*d*sw_norm_ffn_out*sw_norm_w,
-        -L*d*d_ff*sw_gated*sw_router + L*d*d_ff*sw_gated - L*d_ff*sw_ffn_bias*sw_gated*sw_router + L*d_ff*sw_ffn_bias*sw_gated + L_dense*d*d_ff*sw_gated*sw_router + L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router,
-        -L*d*d_ff*sw_router + L*d*d_ff - L*d_ff*sw_ffn_bias*sw_router + L*d_ff*sw_ffn_bias + L_dense*d*d_ff*sw_router + L_dense*d_ff*sw_ffn_bias*sw_router,
-        -L*d*d_ff*sw_router + L*d*d_ff - L*d*sw_ffn_bias*sw_router + L*d*sw_ffn_bias + L_dense*d*d_ff*sw_router + L_dense*d*sw_ffn_bias*sw_router,
-        E*L*d*sw_router**2 - E*L_dense*d*sw_router**2,
-        E*L*sw_router**2*sw_router_bias - E*L_dense*sw_router**2*sw_router_bias,
-        -E*L*d*d_ff*sw_gated*sw_moe_width*sw_router**2 + E*L*d*d_ff*sw_gated*sw_router**2 + E*L*d*d_moe*sw_gated*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_gated*sw_router**2 - E*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2,
-        -E*L*d*d_ff*sw_moe_width*sw_router**2 + E*L*d*d_ff*sw_router**2 + E*L*d*d_moe*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_router**2 - E*L_dense*d*d_moe*sw_moe_width*sw_router**2,
-        -E*L*d*d_ff*sw_moe_width*sw_router**2 + E*L*d*d_ff*sw_router**2 + E*L*d*d_moe*sw_moe_width*sw_router**2 + E*L_dense*d*d_ff*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_router**2 - E*L_dense*d*d_moe*sw_moe_width*sw_router**2,
-        E*L*d*sw_expert_bias*sw_router**2 - E*L*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 + E*L*d_ff*sw_expert_bias*sw_gated*sw_router**2 - E*L*d_ff*sw_expert_bias*sw_moe_width*sw_router**2 + E*L*d_ff*sw_expert_bias*sw_router**2 + E*L*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 + E*L*d_moe*sw_expert_bias*sw_moe_width*sw_router**2 - E*L_dense*d*sw_expert_bias*sw_router**2 + E*L_dense*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d_ff*sw_expert_bias*sw_gated*sw_router**2 + E*L_dense*d_ff*sw_expert_bias*sw_moe_width*sw_router**2 - E*L_dense*d_ff*sw_expert_bias*sw_router**2 - E*L_dense*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d_moe*sw_expert_bias*sw_moe_width*sw_router**2,
-        E_s*L*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L*d*d_ff*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_ff*sw_gated*sw_router**2*sw_shared - E_s*L*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L*d*d_sh*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_shared - E_s*L*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L*d_sh*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_gated*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_shared + E_s*L_dense*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d_sh*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared,
-        E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_shared - E_s*L*d*d_ff*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_ff*sw_router**2*sw_shared - E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_shared + E_s*L*d*d_sh*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared - E_s*L*d_ff*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_ff*sw_ffn_bias*sw_router**2*sw_shared - E_s*L*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared + E_s*L*d_sh*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_router**2*sw_shared + E_s*L_dense*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d_sh*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared,
-        E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L*d*d_ff*sw_moe_width*sw_router**2*sw_shared - E_s*L*d*d_ff*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_ff*sw_router**2*sw_shared - E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*d_moe*sw_moe_width*sw_router**2*sw_shared + E_s*L*d*d_sh*sw_router**2*sw_sh_width*sw_shared + E_s*L*d*sw_ffn_bias*sw_router**2*sw_shared - E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*sw_ffn_bias*sw_router**2*sw_shared,
-        L*d*sw_router**2*sw_shared_gate - L_dense*d*sw_router**2*sw_shared_gate,
+        L_ffn*d*sw_norm_b*sw_norm_ffn_in + L_ffn*d*sw_norm_ffn_in*sw_norm_w,
+        L_ffn*d*sw_norm_b*sw_norm_ffn_out + L_ffn*d*sw_norm_ffn_out*sw_norm_w,
+        L_dense*d*d_ff*sw_gated*sw_router + L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router - L_ffn*d*d_ff*sw_gated*sw_router + L_ffn*d*d_ff*sw_gated - L_ffn*d_ff*sw_ffn_bias*sw_gated*sw_router + L_ffn*d_ff*sw_ffn_bias*sw_gated,
+        L_dense*d*d_ff*sw_router + L_dense*d_ff*sw_ffn_bias*sw_router - L_ffn*d*d_ff*sw_router + L_ffn*d*d_ff - L_ffn*d_ff*sw_ffn_bias*sw_router + L_ffn*d_ff*sw_ffn_bias,
+        L_dense*d*d_ff*sw_router + L_dense*d*sw_ffn_bias*sw_router - L_ffn*d*d_ff*sw_router + L_ffn*d*d_ff - L_ffn*d*sw_ffn_bias*sw_router + L_ffn*d*sw_ffn_bias,
+        -E*L_dense*d*sw_router**2 + E*L_ffn*d*sw_router**2,
+        -E*L_dense*sw_router**2*sw_router_bias + E*L_ffn*sw_router**2*sw_router_bias,
+        E*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_gated*sw_router**2 - E*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2 - E*L_ffn*d*d_ff*sw_gated*sw_moe_width*sw_router**2 + E*L_ffn*d*d_ff*sw_gated*sw_router**2 + E*L_ffn*d*d_moe*sw_gated*sw_moe_width*sw_router**2,
+        E*L_dense*d*d_ff*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_router**2 - E*L_dense*d*d_moe*sw_moe_width*sw_router**2 - E*L_ffn*d*d_ff*sw_moe_width*sw_router**2 + E*L_ffn*d*d_ff*sw_router**2 + E*L_ffn*d*d_moe*sw_moe_width*sw_router**2,
+        E*L_dense*d*d_ff*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_router**2 - E*L_dense*d*d_moe*sw_moe_width*sw_router**2 - E*L_ffn*d*d_ff*sw_moe_width*sw_router**2 + E*L_ffn*d*d_ff*sw_router**2 + E*L_ffn*d*d_moe*sw_moe_width*sw_router**2,
+        -E*L_dense*d*sw_expert_bias*sw_router**2 + E*L_dense*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d_ff*sw_expert_bias*sw_gated*sw_router**2 + E*L_dense*d_ff*sw_expert_bias*sw_moe_width*sw_router**2 - E*L_dense*d_ff*sw_expert_bias*sw_router**2 - E*L_dense*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d_moe*sw_expert_bias*sw_moe_width*sw_router**2 + E*L_ffn*d*sw_expert_bias*sw_router**2 - E*L_ffn*d_ff*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 + E*L_ffn*d_ff*sw_expert_bias*sw_gated*sw_router**2 - E*L_ffn*d_ff*sw_expert_bias*sw_moe_width*sw_router**2 + E*L_ffn*d_ff*sw_expert_bias*sw_router**2 + E*L_ffn*d_moe*sw_expert_bias*sw_gated*sw_moe_width*sw_router**2 + E*L_ffn*d_moe*sw_expert_bias*sw_moe_width*sw_router**2,
+        -E_s*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_gated*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_shared + E_s*L_dense*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d_sh*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_ffn*d*d_ff*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_ffn*d*d_ff*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*d_ff*sw_gated*sw_router**2*sw_shared - E_s*L_ffn*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*d_moe*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_ffn*d*d_sh*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_ffn*d_ff*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared - E_s*L_ffn*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d_ff*sw_ffn_bias*sw_gated*sw_router**2*sw_shared - E_s*L_ffn*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d_moe*sw_ffn_bias*sw_gated*sw_moe_width*sw_router**2*sw_shared + E_s*L_ffn*d_sh*sw_ffn_bias*sw_gated*sw_router**2*sw_sh_width*sw_shared,
+        -E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d_ff*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_ff*sw_ffn_bias*sw_router**2*sw_shared + E_s*L_dense*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d_sh*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_ffn*d*d_ff*sw_moe_width*sw_router**2*sw_shared - E_s*L_ffn*d*d_ff*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*d_ff*sw_router**2*sw_shared - E_s*L_ffn*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*d_moe*sw_moe_width*sw_router**2*sw_shared + E_s*L_ffn*d*d_sh*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_ffn*d_ff*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared - E_s*L_ffn*d_ff*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d_ff*sw_ffn_bias*sw_router**2*sw_shared - E_s*L_ffn*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d_moe*sw_ffn_bias*sw_moe_width*sw_router**2*sw_shared + E_s*L_ffn*d_sh*sw_ffn_bias*sw_router**2*sw_sh_width*sw_shared,
+        -E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*sw_ffn_bias*sw_router**2*sw_shared + E_s*L_ffn*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_ffn*d*d_ff*sw_moe_width*sw_router**2*sw_shared - E_s*L_ffn*d*d_ff*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*d_ff*sw_router**2*sw_shared - E_s*L_ffn*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*d_moe*sw_moe_width*sw_router**2*sw_shared + E_s*L_ffn*d*d_sh*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*sw_ffn_bias*sw_router**2*sw_shared,
+        -L_dense*d*sw_router**2*sw_shared_gate + L_ffn*d*sw_router**2*sw_shared_gate,
         d*sw_final_norm*sw_norm_b + d*sw_final_norm*sw_norm_w,
         -V*d*sw_head*sw_head_untied*sw_proj_emb + V*d*sw_head*sw_head_untied + V*d_emb*sw_head*sw_head_untied*sw_proj_emb,
         V*sw_head*sw_head_bias,
@@ -3571,14 +4252,27 @@ def single__leaves_params(v):
 def single__leaves_matmul(v):
     E = v["E"]
     E_s = v["E_s"]
-    L = v["L"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
+    L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    L_lin = v["L_lin"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
+    Q_c = v["Q_c"]
+    R_dt = v["R_dt"]
     V = v["V"]
     b = v["b"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
     d_rope = v["d_rope"]
@@ -3587,12 +4281,17 @@ def single__leaves_matmul(v):
     k = v["k"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
@@ -3604,27 +4303,44 @@ def single__leaves_matmul(v):
     sw_shared = v["sw_shared"]
     sw_shared_gate = v["sw_shared_gate"]
     return (
-        -2*L*b*d*d_h*n_h*s*sw_mla + 2*L*b*d*d_h*n_h*s - 2*L*b*d*d_nope*n_h*s*sw_mla*sw_q_lora + 2*L*b*d*d_nope*n_h*s*sw_mla - 2*L*b*d*d_rope*n_h*s*sw_mla*sw_q_lora + 2*L*b*d*d_rope*n_h*s*sw_mla,
-        2*L*b*d*r_q*s*sw_mla*sw_q_lora,
-        2*L*b*d_nope*n_h*r_q*s*sw_mla*sw_q_lora + 2*L*b*d_rope*n_h*r_q*s*sw_mla*sw_q_lora,
-        -2*L*b*d*d_h*n_kv*s*sw_mla + 2*L*b*d*d_h*n_kv*s,
-        -2*L*b*d*d_h*n_kv*s*sw_mla + 2*L*b*d*d_h*n_kv*s,
-        2*L*b*d*d_rope*s*sw_mla + 2*L*b*d*r_kv*s*sw_mla,
-        2*L*b*d_nope*n_h*r_kv*s*sw_mla + 2*L*b*d_v*n_h*r_kv*s*sw_mla,
-        -2*L*b*d_h*n_h*s**2*sw_mla + 2*L*b*d_h*n_h*s**2 + 2*L*b*d_nope*n_h*s**2*sw_mla + 2*L*b*d_rope*n_h*s**2*sw_mla,
-        -2*L*b*d_h*n_h*s**2*sw_mla + 2*L*b*d_h*n_h*s**2 + 2*L*b*d_v*n_h*s**2*sw_mla,
-        -2*L*b*d*d_h*n_h*s*sw_attn_out*sw_mla + 2*L*b*d*d_h*n_h*s*sw_attn_out + 2*L*b*d*d_v*n_h*s*sw_attn_out*sw_mla,
-        -2*L*b*d*d_ff*s*sw_gated*sw_router + 2*L*b*d*d_ff*s*sw_gated + 2*L_dense*b*d*d_ff*s*sw_gated*sw_router,
-        -2*L*b*d*d_ff*s*sw_router + 2*L*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s*sw_router,
-        -2*L*b*d*d_ff*s*sw_router + 2*L*b*d*d_ff*s + 2*L_dense*b*d*d_ff*s*sw_router,
-        2*E*L*b*d*s*sw_router**2 - 2*E*L_dense*b*d*s*sw_router**2,
-        -2*L*b*d*d_ff*k*s*sw_gated*sw_moe_width*sw_router**2 + 2*L*b*d*d_ff*k*s*sw_gated*sw_router**2 + 2*L*b*d*d_moe*k*s*sw_gated*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s*sw_gated*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_gated*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_gated*sw_moe_width*sw_router**2,
-        -2*L*b*d*d_ff*k*s*sw_moe_width*sw_router**2 + 2*L*b*d*d_ff*k*s*sw_router**2 + 2*L*b*d*d_moe*k*s*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_moe_width*sw_router**2,
-        -2*L*b*d*d_ff*k*s*sw_moe_width*sw_router**2 + 2*L*b*d*d_ff*k*s*sw_router**2 + 2*L*b*d*d_moe*k*s*sw_moe_width*sw_router**2 + 2*L_dense*b*d*d_ff*k*s*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_moe_width*sw_router**2,
-        2*E_s*L*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_gated*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_ff*s*sw_gated*sw_router**2*sw_shared - 2*E_s*L*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L*b*d*d_sh*s*sw_gated*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_gated*sw_router**2*sw_sh_width*sw_shared,
-        2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_shared - 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared,
-        2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_shared - 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared,
-        2*L*b*d*s*sw_router**2*sw_shared_gate - 2*L_dense*b*d*s*sw_router**2*sw_shared_gate,
+        -2*L_attn*b*d*d_h*n_h*s*sw_mla + 2*L_attn*b*d*d_h*n_h*s - 2*L_attn*b*d*d_nope*n_h*s*sw_mla*sw_q_lora + 2*L_attn*b*d*d_nope*n_h*s*sw_mla - 2*L_attn*b*d*d_rope*n_h*s*sw_mla*sw_q_lora + 2*L_attn*b*d*d_rope*n_h*s*sw_mla,
+        -2*L_attn*b*d*d_h*n_h*s*sw_attn_gate*sw_mla + 2*L_attn*b*d*d_h*n_h*s*sw_attn_gate,
+        2*L_attn*b*d*r_q*s*sw_mla*sw_q_lora,
+        2*L_attn*b*d_nope*n_h*r_q*s*sw_mla*sw_q_lora + 2*L_attn*b*d_rope*n_h*r_q*s*sw_mla*sw_q_lora,
+        -2*L_attn*b*d*d_h*n_kv*s*sw_mla + 2*L_attn*b*d*d_h*n_kv*s,
+        -2*L_attn*b*d*d_h*n_kv*s*sw_mla + 2*L_attn*b*d*d_h*n_kv*s,
+        2*L_attn*b*d*d_rope*s*sw_mla + 2*L_attn*b*d*r_kv*s*sw_mla,
+        2*L_attn*b*d_nope*n_h*r_kv*s*sw_mla + 2*L_attn*b*d_v*n_h*r_kv*s*sw_mla,
+        -2*L_attn*b*d_h*n_h*s**2*sw_mla + 2*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_nope*n_h*s**2*sw_mla + 2*L_attn*b*d_rope*n_h*s**2*sw_mla,
+        -2*L_attn*b*d_h*n_h*s**2*sw_mla + 2*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_v*n_h*s**2*sw_mla,
+        -2*L_attn*b*d*d_h*n_h*s*sw_attn_out*sw_mla + 2*L_attn*b*d*d_h*n_h*s*sw_attn_out + 2*L_attn*b*d*d_v*n_h*s*sw_attn_out*sw_mla,
+        4*L_lin*b*d*d_lk*n_lk*s + 2*L_lin*b*d*d_lv*n_lv*s,
+        4*K_conv**2*L_lin*b*d_lk*n_lk + 2*K_conv**2*L_lin*b*d_lv*n_lv + 4*K_conv*L_lin*b*d_lk*n_lk*s - 4*K_conv*L_lin*b*d_lk*n_lk + 2*K_conv*L_lin*b*d_lv*n_lv*s - 2*K_conv*L_lin*b*d_lv*n_lv,
+        2*L_lin*b*d*n_lv*s,
+        -2*L_lin*b*d*d_lk*s*sw_gdn + 2*L_lin*b*d*d_lk*s + 2*L_lin*b*d*n_lv*s*sw_gdn - 2*L_lin*b*d_lk**2*n_lv*s*sw_gdn + 2*L_lin*b*d_lk**2*n_lv*s,
+        2*L_lin*b*d*d_lv*n_lv*s*sw_gdn - 2*L_lin*b*d*d_lv*s*sw_gdn + 2*L_lin*b*d*d_lv*s - 2*L_lin*b*d_lv**2*n_lv*s*sw_gdn + 2*L_lin*b*d_lv**2*n_lv*s,
+        2*L_lin*Q_c**2*b*d_lk*n_lv*sw_gdn*_ceil_div(s, Q_c) + 2*L_lin*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) - 2*L_lin*Q_c**2*b*d_lv*n_lv*sw_gdn*_ceil_div(s, Q_c) + 4*L_lin*Q_c**2*b*d_lv*n_lv*_ceil_div(s, Q_c) + 6*L_lin*Q_c*b*d_lk*d_lv*n_lv*_ceil_div(s, Q_c),
+        2*L_lin*b*d*d_lv*n_lv*s,
+        -4*G_s*L_ssm*N_s*b*d*s*sw_mamba1 + 4*G_s*L_ssm*N_s*b*d*s - 2*H_s*L_ssm*b*d*s*sw_mamba1 + 2*H_s*L_ssm*b*d*s + 4*L_ssm*b*d*d_in*s,
+        -4*G_s*K_conv**2*L_ssm*N_s*b*sw_mamba1 + 4*G_s*K_conv**2*L_ssm*N_s*b - 4*G_s*K_conv*L_ssm*N_s*b*s*sw_mamba1 + 4*G_s*K_conv*L_ssm*N_s*b*s + 4*G_s*K_conv*L_ssm*N_s*b*sw_mamba1 - 4*G_s*K_conv*L_ssm*N_s*b + 2*K_conv**2*L_ssm*b*d_in + 2*K_conv*L_ssm*b*d_in*s - 2*K_conv*L_ssm*b*d_in,
+        4*L_ssm*N_s*b*d_in*s*sw_mamba1 + 2*L_ssm*R_dt*b*d_in*s*sw_mamba1,
+        2*L_ssm*R_dt*b*d_in*s*sw_mamba1,
+        -2*H_s*L_ssm*N_s*Q_c**2*b*sw_mamba1*_ceil_div(s, Q_c) + 2*H_s*L_ssm*N_s*Q_c**2*b*_ceil_div(s, Q_c) - 4*L_ssm*N_s*Q_c*b*d_in*sw_mamba1*_ceil_div(s, Q_c) + 4*L_ssm*N_s*Q_c*b*d_in*_ceil_div(s, Q_c) + 2*L_ssm*N_s*b*d_in*s*sw_mamba1 - 2*L_ssm*N_s*b*d_in*sw_mamba1*_ceil_div(s, Q_c)**2 - 4*L_ssm*N_s*b*d_in*sw_mamba1*_ceil_div(s, Q_c) - 2*L_ssm*N_s*b*d_in*sw_mamba1 + 2*L_ssm*N_s*b*d_in*_ceil_div(s, Q_c)**2 + 4*L_ssm*N_s*b*d_in*_ceil_div(s, Q_c) + 2*L_ssm*N_s*b*d_in - 2*L_ssm*Q_c**2*b*d_in*sw_mamba1*_ceil_div(s, Q_c) + 2*L_ssm*Q_c**2*b*d_in*_ceil_div(s, Q_c),
+        2*L_ssm*b*d*d_in*s,
+        6*L_conv*b*d**2*s,
+        2*K_conv**2*L_conv*b*d + 2*K_conv*L_conv*b*d*s - 2*K_conv*L_conv*b*d,
+        2*L_conv*b*d**2*s,
+        2*L_dense*b*d*d_ff*s*sw_gated*sw_router - 2*L_ffn*b*d*d_ff*s*sw_gated*sw_router + 2*L_ffn*b*d*d_ff*s*sw_gated,
+        2*L_dense*b*d*d_ff*s*sw_router - 2*L_ffn*b*d*d_ff*s*sw_router + 2*L_ffn*b*d*d_ff*s,
+        2*L_dense*b*d*d_ff*s*sw_router - 2*L_ffn*b*d*d_ff*s*sw_router + 2*L_ffn*b*d*d_ff*s,
+        -2*E*L_dense*b*d*s*sw_router**2 + 2*E*L_ffn*b*d*s*sw_router**2,
+        2*L_dense*b*d*d_ff*k*s*sw_gated*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_gated*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_gated*sw_moe_width*sw_router**2 - 2*L_ffn*b*d*d_ff*k*s*sw_gated*sw_moe_width*sw_router**2 + 2*L_ffn*b*d*d_ff*k*s*sw_gated*sw_router**2 + 2*L_ffn*b*d*d_moe*k*s*sw_gated*sw_moe_width*sw_router**2,
+        2*L_dense*b*d*d_ff*k*s*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_moe_width*sw_router**2 - 2*L_ffn*b*d*d_ff*k*s*sw_moe_width*sw_router**2 + 2*L_ffn*b*d*d_ff*k*s*sw_router**2 + 2*L_ffn*b*d*d_moe*k*s*sw_moe_width*sw_router**2,
+        2*L_dense*b*d*d_ff*k*s*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_moe_width*sw_router**2 - 2*L_ffn*b*d*d_ff*k*s*sw_moe_width*sw_router**2 + 2*L_ffn*b*d*d_ff*k*s*sw_router**2 + 2*L_ffn*b*d*d_moe*k*s*sw_moe_width*sw_router**2,
+        -2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_gated*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_gated*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_ffn*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_ffn*b*d*d_ff*s*sw_gated*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_ffn*b*d*d_ff*s*sw_gated*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_ffn*b*d*d_ff*s*sw_gated*sw_router**2*sw_shared - 2*E_s*L_ffn*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_ffn*b*d*d_moe*s*sw_gated*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_ffn*b*d*d_sh*s*sw_gated*sw_router**2*sw_sh_width*sw_shared,
+        -2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_ffn*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_ffn*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_ffn*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_ffn*b*d*d_ff*s*sw_router**2*sw_shared - 2*E_s*L_ffn*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_ffn*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_ffn*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared,
+        -2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_ffn*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_ffn*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_ffn*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_ffn*b*d*d_ff*s*sw_router**2*sw_shared - 2*E_s*L_ffn*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_ffn*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_ffn*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared,
+        -2*L_dense*b*d*s*sw_router**2*sw_shared_gate + 2*L_ffn*b*d*s*sw_router**2*sw_shared_gate,
         2*b*d*d_emb*s*sw_proj_emb,
         2*b*d*d_emb*s*sw_proj_emb,
         -2*V*b*d*s*sw_head*sw_proj_emb + 2*V*b*d*s*sw_head + 2*V*b*d_emb*s*sw_head*sw_proj_emb,
@@ -3648,6 +4364,7 @@ def single__leaves_layer__layer(v):
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -3676,6 +4393,7 @@ def single__leaves_layer__layer(v):
     sw_sinks = v["sw_sinks"]
     return (
         -d*d_h*n_h*sw_mla + d*d_h*n_h - d*d_nope*n_h*sw_mla*sw_q_lora + d*d_nope*n_h*sw_mla - d*d_rope*n_h*sw_mla*sw_q_lora + d*d_rope*n_h*sw_mla - d_h*n_h*sw_bias_q*sw_mla + d_h*n_h*sw_bias_q - d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_nope*n_h*sw_bias_q*sw_mla - d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_rope*n_h*sw_bias_q*sw_mla,
+        -d*d_h*n_h*sw_attn_gate*sw_mla + d*d_h*n_h*sw_attn_gate - d_h*n_h*sw_attn_gate*sw_bias_q*sw_mla + d_h*n_h*sw_attn_gate*sw_bias_q,
         d*r_q*sw_mla*sw_q_lora + r_q*sw_bias_q*sw_mla*sw_q_lora,
         r_q*sw_mla*sw_q_lora,
         d_nope*n_h*r_q*sw_mla*sw_q_lora + d_rope*n_h*r_q*sw_mla*sw_q_lora,
@@ -3688,6 +4406,24 @@ def single__leaves_layer__layer(v):
         d_h*n_kv*sw_qk_all*sw_qk_bias + d_h*n_kv*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
         n_h*sw_sinks,
         -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
         d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,
         d*sw_norm_attn_out*sw_norm_b + d*sw_norm_attn_out*sw_norm_w,
         d*sw_norm_b*sw_norm_ffn_in + d*sw_norm_ffn_in*sw_norm_w,
@@ -3719,6 +4455,7 @@ def single__leaves_layer__dense_layer(v):
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -3740,6 +4477,7 @@ def single__leaves_layer__dense_layer(v):
     sw_sinks = v["sw_sinks"]
     return (
         -d*d_h*n_h*sw_mla + d*d_h*n_h - d*d_nope*n_h*sw_mla*sw_q_lora + d*d_nope*n_h*sw_mla - d*d_rope*n_h*sw_mla*sw_q_lora + d*d_rope*n_h*sw_mla - d_h*n_h*sw_bias_q*sw_mla + d_h*n_h*sw_bias_q - d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_nope*n_h*sw_bias_q*sw_mla - d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_rope*n_h*sw_bias_q*sw_mla,
+        -d*d_h*n_h*sw_attn_gate*sw_mla + d*d_h*n_h*sw_attn_gate - d_h*n_h*sw_attn_gate*sw_bias_q*sw_mla + d_h*n_h*sw_attn_gate*sw_bias_q,
         d*r_q*sw_mla*sw_q_lora + r_q*sw_bias_q*sw_mla*sw_q_lora,
         r_q*sw_mla*sw_q_lora,
         d_nope*n_h*r_q*sw_mla*sw_q_lora + d_rope*n_h*r_q*sw_mla*sw_q_lora,
@@ -3752,6 +4490,24 @@ def single__leaves_layer__dense_layer(v):
         d_h*n_kv*sw_qk_all*sw_qk_bias + d_h*n_kv*sw_qk_all + d_h*sw_qk_bias*sw_qk_head + d_h*sw_qk_head,
         n_h*sw_sinks,
         -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
         d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,
         d*sw_norm_attn_out*sw_norm_b + d*sw_norm_attn_out*sw_norm_w,
         d*sw_norm_b*sw_norm_ffn_in + d*sw_norm_ffn_in*sw_norm_w,
@@ -3769,6 +4525,61 @@ def single__leaves_layer__dense_layer(v):
         0,
         0,
         0,
+    )
+
+
+def single__leaves_layer__linear_mixer(v):
+    K_conv = v["K_conv"]
+    d = v["d"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
+    sw_gdn = v["sw_gdn"]
+    return (
+        2*d*d_lk*n_lk + d*d_lv*n_lv,
+        2*K_conv*d_lk*n_lk + K_conv*d_lv*n_lv,
+        d*n_lv,
+        -d*d_lk*sw_gdn + d*d_lk + d*n_lv*sw_gdn - d_lk**2*n_lv*sw_gdn + d_lk**2*n_lv - d_lk*n_lv*sw_gdn + d_lk*n_lv + n_lv*sw_gdn + n_lv,
+        d*d_lv*n_lv*sw_gdn - d*d_lv*sw_gdn + d*d_lv - d_lv**2*n_lv*sw_gdn + d_lv**2*n_lv,
+        d_lv,
+        d*d_lv*n_lv,
+    )
+
+
+def single__leaves_layer__ssm_mixer(v):
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
+    N_s = v["N_s"]
+    R_dt = v["R_dt"]
+    d = v["d"]
+    d_in = v["d_in"]
+    sw_conv_bias = v["sw_conv_bias"]
+    sw_mamba1 = v["sw_mamba1"]
+    sw_ssm_bias = v["sw_ssm_bias"]
+    sw_ssm_inner = v["sw_ssm_inner"]
+    sw_ssm_norm = v["sw_ssm_norm"]
+    return (
+        -2*G_s*N_s*d*sw_mamba1 + 2*G_s*N_s*d - 2*G_s*N_s*sw_mamba1*sw_ssm_bias + 2*G_s*N_s*sw_ssm_bias - H_s*d*sw_mamba1 + H_s*d - H_s*sw_mamba1*sw_ssm_bias + H_s*sw_ssm_bias + 2*d*d_in + 2*d_in*sw_ssm_bias,
+        -2*G_s*K_conv*N_s*sw_mamba1 + 2*G_s*K_conv*N_s - 2*G_s*N_s*sw_conv_bias*sw_mamba1 + 2*G_s*N_s*sw_conv_bias + K_conv*d_in + d_in*sw_conv_bias,
+        2*N_s*d_in*sw_mamba1 + R_dt*d_in*sw_mamba1,
+        R_dt*d_in*sw_mamba1 + d_in*sw_mamba1,
+        -3*H_s*sw_mamba1 + 3*H_s + N_s*d_in*sw_mamba1 + d_in*sw_mamba1,
+        2*N_s*sw_mamba1*sw_ssm_inner + R_dt*sw_mamba1*sw_ssm_inner,
+        -d_in*sw_mamba1*sw_ssm_norm + d_in*sw_ssm_norm,
+        d*d_in + d*sw_ssm_bias,
+    )
+
+
+def single__leaves_layer__conv_mixer(v):
+    K_conv = v["K_conv"]
+    d = v["d"]
+    sw_conv_bias = v["sw_conv_bias"]
+    return (
+        3*d**2 + 3*d*sw_conv_bias,
+        K_conv*d + d*sw_conv_bias,
+        d**2 + d*sw_conv_bias,
     )
 
 
@@ -3795,6 +4606,7 @@ def encoder_decoder__params_total__num(v):
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -3837,6 +4649,9 @@ def encoder_decoder__params_total__num(v):
     c = 1
     if c:
         out = out + c*(d*(2*L*d_ff + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_ff + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
+    c = sw_attn_gate
+    if c:
+        out = out + c*(d*d_h*n_h*(L + 2*L_dec))
     c = sw_attn_out
     if c:
         out = out + c*(d*d_h*n_h*(L + 2*L_dec))
@@ -3900,6 +4715,12 @@ def encoder_decoder__params_total__num(v):
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(d_h*n_h*(L + 2*L_dec))
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-d*d_h*n_h*(L + 2*L_dec))
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(d*(L + 2*L_dec))
@@ -4002,6 +4823,9 @@ def encoder_decoder__params_total__num(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(d*(L + L_dec - 2*L_dense))
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(-d_h*n_h*(L + 2*L_dec))
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
         out = out + c*(-L*d_nope*n_h - L*d_rope*n_h + L*r_q - 2*L_dec*d_nope*n_h - 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
@@ -4098,6 +4922,7 @@ def encoder_decoder__params_total__bound(v):
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -4140,6 +4965,9 @@ def encoder_decoder__params_total__bound(v):
     c = 1
     if c:
         out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_ff + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
@@ -4203,6 +5031,12 @@ def encoder_decoder__params_total__bound(v):
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(L*d_h*n_h + 2*L_dec*d_h*n_h)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d + 2*L_dec*d)
@@ -4305,6 +5139,9 @@ def encoder_decoder__params_total__bound(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(L*d + L_dec*d + 2*L_dense*d)
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_h + 2*L_dec*d_h*n_h)
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
         out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q + 2*L_dec*d_nope*n_h + 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
@@ -4398,6 +5235,7 @@ def encoder_decoder__params_active__num(v):
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -4440,6 +5278,9 @@ def encoder_decoder__params_active__num(v):
     c = 1
     if c:
         out = out + c*(d*(2*L*d_ff + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_ff + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
+    c = sw_attn_gate
+    if c:
+        out = out + c*(d*d_h*n_h*(L + 2*L_dec))
     c = sw_attn_out
     if c:
         out = out + c*(d*d_h*n_h*(L + 2*L_dec))
@@ -4503,6 +5344,12 @@ def encoder_decoder__params_active__num(v):
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(d_h*n_h*(L + 2*L_dec))
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-d*d_h*n_h*(L + 2*L_dec))
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(d*(L + 2*L_dec))
@@ -4605,6 +5452,9 @@ def encoder_decoder__params_active__num(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(d*(L + L_dec - 2*L_dense))
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(-d_h*n_h*(L + 2*L_dec))
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
         out = out + c*(-L*d_nope*n_h - L*d_rope*n_h + L*r_q - 2*L_dec*d_nope*n_h - 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
@@ -4702,6 +5552,7 @@ def encoder_decoder__params_active__bound(v):
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -4744,6 +5595,9 @@ def encoder_decoder__params_active__bound(v):
     c = 1
     if c:
         out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_ff + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
@@ -4807,6 +5661,12 @@ def encoder_decoder__params_active__bound(v):
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(L*d_h*n_h + 2*L_dec*d_h*n_h)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d + 2*L_dec*d)
@@ -4909,6 +5769,9 @@ def encoder_decoder__params_active__bound(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(L*d + L_dec*d + 2*L_dense*d)
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_h + 2*L_dec*d_h*n_h)
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
         out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q + 2*L_dec*d_nope*n_h + 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
@@ -5071,6 +5934,7 @@ def encoder_decoder__params_non_embedding__num(v):
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -5109,6 +5973,9 @@ def encoder_decoder__params_non_embedding__num(v):
     c = 1
     if c:
         out = out + c*(d*(2*L*d_ff + L*d_h*n_h + 2*L*d_h*n_kv + 2*L_dec*d_ff + 2*L_dec*d_h*n_h + 4*L_dec*d_h*n_kv))
+    c = sw_attn_gate
+    if c:
+        out = out + c*(d*d_h*n_h*(L + 2*L_dec))
     c = sw_attn_out
     if c:
         out = out + c*(d*d_h*n_h*(L + 2*L_dec))
@@ -5163,6 +6030,12 @@ def encoder_decoder__params_non_embedding__num(v):
     c = sw_sinks
     if c:
         out = out + c*(n_h*(L + 2*L_dec))
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(d_h*n_h*(L + 2*L_dec))
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-d*d_h*n_h*(L + 2*L_dec))
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(d*(L + 2*L_dec))
@@ -5259,6 +6132,9 @@ def encoder_decoder__params_non_embedding__num(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(d*(L + L_dec - 2*L_dense))
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(-d_h*n_h*(L + 2*L_dec))
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
         out = out + c*(-L*d_nope*n_h - L*d_rope*n_h + L*r_q - 2*L_dec*d_nope*n_h - 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
@@ -5350,6 +6226,7 @@ def encoder_decoder__params_non_embedding__bound(v):
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -5388,6 +6265,9 @@ def encoder_decoder__params_non_embedding__bound(v):
     c = 1
     if c:
         out = out + c*(2*L*d*d_ff + L*d*d_h*n_h + 2*L*d*d_h*n_kv + 2*L_dec*d*d_ff + 2*L_dec*d*d_h*n_h + 4*L_dec*d*d_h*n_kv)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
     c = sw_attn_out
     if c:
         out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
@@ -5442,6 +6322,12 @@ def encoder_decoder__params_non_embedding__bound(v):
     c = sw_sinks
     if c:
         out = out + c*(L*n_h + 2*L_dec*n_h)
+    c = sw_attn_gate*sw_bias_q
+    if c:
+        out = out + c*(L*d_h*n_h + 2*L_dec*d_h*n_h)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(L*d*d_h*n_h + 2*L_dec*d*d_h*n_h)
     c = sw_attn_out*sw_bias_o
     if c:
         out = out + c*(L*d + 2*L_dec*d)
@@ -5538,6 +6424,9 @@ def encoder_decoder__params_non_embedding__bound(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(L*d + L_dec*d + 2*L_dense*d)
+    c = sw_attn_gate*sw_bias_q*sw_mla
+    if c:
+        out = out + c*(L*d_h*n_h + 2*L_dec*d_h*n_h)
     c = sw_bias_q*sw_mla*sw_q_lora
     if c:
         out = out + c*(L*d_nope*n_h + L*d_rope*n_h + L*r_q + 2*L_dec*d_nope*n_h + 2*L_dec*d_rope*n_h + 2*L_dec*r_q)
@@ -5628,6 +6517,7 @@ def encoder_decoder__flops_forward_matmul__num(v):
     r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
@@ -5645,6 +6535,9 @@ def encoder_decoder__flops_forward_matmul__num(v):
     c = 1
     if c:
         out = out + c*(2*b*(2*L*d*d_ff*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
+    c = sw_attn_gate
+    if c:
+        out = out + c*(2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_attn_out
     if c:
         out = out + c*(2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
@@ -5669,6 +6562,9 @@ def encoder_decoder__flops_forward_matmul__num(v):
     c = sw_router**2
     if c:
         out = out + c*(2*b*d*(E*L*s + E*L_dec*s_dec - E*L_dense*s - E*L_dense*s_dec + 2*L*d_ff*k*s + 2*L_dec*d_ff*k*s_dec - 2*L_dense*d_ff*k*s - 2*L_dense*d_ff*k*s_dec))
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_attn_out*sw_mla
     if c:
         out = out + c*(2*b*d*n_h*(-L*d_h*s + L*d_v*s - 2*L_dec*d_h*s_dec + 2*L_dec*d_v*s_dec))
@@ -5748,6 +6644,7 @@ def encoder_decoder__flops_forward_matmul__bound(v):
     r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
@@ -5765,6 +6662,9 @@ def encoder_decoder__flops_forward_matmul__bound(v):
     c = 1
     if c:
         out = out + c*(4*L*b*d*d_ff*s + 2*L*b*d*d_h*n_h*s + 4*L*b*d*d_h*n_kv*s + 4*L*b*d_h*n_h*s**2 + 4*L_dec*b*d*d_ff*s_dec + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_h*n_kv*s + 4*L_dec*b*d*d_h*n_kv*s_dec + 4*L_dec*b*d_h*n_h*s*s_dec + 4*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
     c = sw_attn_out
     if c:
         out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
@@ -5789,6 +6689,9 @@ def encoder_decoder__flops_forward_matmul__bound(v):
     c = sw_router**2
     if c:
         out = out + c*(2*E*L*b*d*s + 2*E*L_dec*b*d*s_dec + 2*E*L_dense*b*d*s + 2*E*L_dense*b*d*s_dec + 4*L*b*d*d_ff*k*s + 4*L_dec*b*d*d_ff*k*s_dec + 4*L_dense*b*d*d_ff*k*s + 4*L_dense*b*d*d_ff*k*s_dec)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
     c = sw_attn_out*sw_mla
     if c:
         out = out + c*(2*L*b*d*d_h*n_h*s + 2*L*b*d*d_v*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_v*n_h*s_dec)
@@ -5864,6 +6767,7 @@ def encoder_decoder__flops_forward__num(v):
     r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
@@ -5892,6 +6796,9 @@ def encoder_decoder__flops_forward__num(v):
     c = 1
     if c:
         out = out + c*(4*b*(2*L*d*d_ff*s + L*d*d_h*n_h*s + 2*L*d*d_h*n_kv*s + 2*L*d_h*n_h*s**2 + 2*L_dec*d*d_ff*s_dec + 2*L_dec*d*d_h*n_h*s_dec + 2*L_dec*d*d_h*n_kv*s + 2*L_dec*d*d_h*n_kv*s_dec + 2*L_dec*d_h*n_h*s*s_dec + 2*L_dec*d_h*n_h*s_dec**2))
+    c = sw_attn_gate
+    if c:
+        out = out + c*(4*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_attn_out
     if c:
         out = out + c*(4*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
@@ -5925,6 +6832,12 @@ def encoder_decoder__flops_forward__num(v):
     c = sw_router**2
     if c:
         out = out + c*(4*b*d*(E*L*s + E*L_dec*s_dec - E*L_dense*s - E*L_dense*s_dec + 2*L*d_ff*k*s + 2*L_dec*d_ff*k*s_dec - 2*L_dense*d_ff*k*s - 2*L_dense*d_ff*k*s_dec))
+    c = sw_attn_gate*sw_macs
+    if c:
+        out = out + c*(-2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-4*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_attn_out*sw_macs
     if c:
         out = out + c*(-2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
@@ -5997,6 +6910,9 @@ def encoder_decoder__flops_forward__num(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(4*b*d*(L*s + L_dec*s_dec - L_dense*s - L_dense*s_dec))
+    c = sw_attn_gate*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*b*d*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = sw_attn_out*sw_macs*sw_mla
     if c:
         out = out + c*(2*b*d*n_h*(L*d_h*s - L*d_v*s + 2*L_dec*d_h*s_dec - 2*L_dec*d_v*s_dec))
@@ -6184,6 +7100,7 @@ def encoder_decoder__flops_forward__bound(v):
     r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
@@ -6212,6 +7129,9 @@ def encoder_decoder__flops_forward__bound(v):
     c = 1
     if c:
         out = out + c*(8*L*b*d*d_ff*s + 4*L*b*d*d_h*n_h*s + 8*L*b*d*d_h*n_kv*s + 8*L*b*d_h*n_h*s**2 + 8*L_dec*b*d*d_ff*s_dec + 8*L_dec*b*d*d_h*n_h*s_dec + 8*L_dec*b*d*d_h*n_kv*s + 8*L_dec*b*d*d_h*n_kv*s_dec + 8*L_dec*b*d_h*n_h*s*s_dec + 8*L_dec*b*d_h*n_h*s_dec**2)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(4*L*b*d*d_h*n_h*s + 8*L_dec*b*d*d_h*n_h*s_dec)
     c = sw_attn_out
     if c:
         out = out + c*(4*L*b*d*d_h*n_h*s + 8*L_dec*b*d*d_h*n_h*s_dec)
@@ -6245,6 +7165,12 @@ def encoder_decoder__flops_forward__bound(v):
     c = sw_router**2
     if c:
         out = out + c*(4*E*L*b*d*s + 4*E*L_dec*b*d*s_dec + 4*E*L_dense*b*d*s + 4*E*L_dense*b*d*s_dec + 8*L*b*d*d_ff*k*s + 8*L_dec*b*d*d_ff*k*s_dec + 8*L_dense*b*d*d_ff*k*s + 8*L_dense*b*d*d_ff*k*s_dec)
+    c = sw_attn_gate*sw_macs
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(4*L*b*d*d_h*n_h*s + 8*L_dec*b*d*d_h*n_h*s_dec)
     c = sw_attn_out*sw_macs
     if c:
         out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
@@ -6317,6 +7243,9 @@ def encoder_decoder__flops_forward__bound(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec + 4*L_dense*b*d*s + 4*L_dense*b*d*s_dec)
+    c = sw_attn_gate*sw_macs*sw_mla
+    if c:
+        out = out + c*(2*L*b*d*d_h*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec)
     c = sw_attn_out*sw_macs*sw_mla
     if c:
         out = out + c*(2*L*b*d*d_h*n_h*s + 2*L*b*d*d_v*n_h*s + 4*L_dec*b*d*d_h*n_h*s_dec + 4*L_dec*b*d*d_v*n_h*s_dec)
@@ -6650,6 +7579,7 @@ def encoder_decoder__flops_decode_per_token__num(v):
     r_kv = v["r_kv"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
@@ -6666,6 +7596,9 @@ def encoder_decoder__flops_decode_per_token__num(v):
     c = 1
     if c:
         out = out + c*(4*L_dec*b*(d*d_ff + d*d_h*n_h + d*d_h*n_kv + 2*d_h*n_h*s + d_h*n_h))
+    c = sw_attn_gate
+    if c:
+        out = out + c*(4*L_dec*b*d*d_h*n_h)
     c = sw_attn_out
     if c:
         out = out + c*(4*L_dec*b*d*d_h*n_h)
@@ -6687,6 +7620,9 @@ def encoder_decoder__flops_decode_per_token__num(v):
     c = sw_router**2
     if c:
         out = out + c*(2*b*d*(E*L_dec - E*L_dense + 2*L_dec*d_ff*k - 2*L_dense*d_ff*k))
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(-4*L_dec*b*d*d_h*n_h)
     c = sw_attn_out*sw_mla
     if c:
         out = out + c*(4*L_dec*b*d*n_h*(-d_h + d_v))
@@ -6764,6 +7700,7 @@ def encoder_decoder__flops_decode_per_token__bound(v):
     r_kv = v["r_kv"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
@@ -6780,6 +7717,9 @@ def encoder_decoder__flops_decode_per_token__bound(v):
     c = 1
     if c:
         out = out + c*(4*L_dec*b*d*d_ff + 4*L_dec*b*d*d_h*n_h + 4*L_dec*b*d*d_h*n_kv + 8*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h)
+    c = sw_attn_gate
+    if c:
+        out = out + c*(4*L_dec*b*d*d_h*n_h)
     c = sw_attn_out
     if c:
         out = out + c*(4*L_dec*b*d*d_h*n_h)
@@ -6801,6 +7741,9 @@ def encoder_decoder__flops_decode_per_token__bound(v):
     c = sw_router**2
     if c:
         out = out + c*(2*E*L_dec*b*d + 2*E*L_dense*b*d + 4*L_dec*b*d*d_ff*k + 4*L_dense*b*d*d_ff*k)
+    c = sw_attn_gate*sw_mla
+    if c:
+        out = out + c*(4*L_dec*b*d*d_h*n_h)
     c = sw_attn_out*sw_mla
     if c:
         out = out + c*(4*L_dec*b*d*d_h*n_h + 4*L_dec*b*d*d_v*n_h)
@@ -6938,6 +7881,26 @@ def encoder_decoder__memory_kv_cache_bytes__bound(v):
     if c:
         out = out + c*(L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*s + L_dec*b*d_rope*s_dec + L_dec*b*d_v*n_h*s + L_dec*b*d_v*n_h*s_dec + L_dec*b*r_kv*s + L_dec*b*r_kv*s_dec)
     return out + kv_den
+
+
+def encoder_decoder__memory_recurrent_state_bytes__num(v):
+    out = 0
+    c = 1
+    if c:
+        out = out + c*(0)
+    return out
+
+
+def encoder_decoder__memory_recurrent_state_bytes(v):
+    return encoder_decoder__memory_recurrent_state_bytes__num(v)
+
+
+def encoder_decoder__memory_recurrent_state_bytes__bound(v):
+    out = 0
+    c = 1
+    if c:
+        out = out + c*(0)
+    return out + 1
 
 
 def encoder_decoder__memory_activations_bytes__num(v):
@@ -7159,6 +8122,7 @@ def encoder_decoder__leaves_params(v):
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -7206,6 +8170,7 @@ def encoder_decoder__leaves_params(v):
         d*sw_emb_norm*sw_norm_b + d*sw_emb_norm*sw_norm_w,
         R*n_h*sw_rel_bias,
         -L*d*d_h*n_h*sw_mla + L*d*d_h*n_h - L*d*d_nope*n_h*sw_mla*sw_q_lora + L*d*d_nope*n_h*sw_mla - L*d*d_rope*n_h*sw_mla*sw_q_lora + L*d*d_rope*n_h*sw_mla - L*d_h*n_h*sw_bias_q*sw_mla + L*d_h*n_h*sw_bias_q - L*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L*d_nope*n_h*sw_bias_q*sw_mla - L*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L*d_rope*n_h*sw_bias_q*sw_mla,
+        -L*d*d_h*n_h*sw_attn_gate*sw_mla + L*d*d_h*n_h*sw_attn_gate - L*d_h*n_h*sw_attn_gate*sw_bias_q*sw_mla + L*d_h*n_h*sw_attn_gate*sw_bias_q,
         L*d*r_q*sw_mla*sw_q_lora + L*r_q*sw_bias_q*sw_mla*sw_q_lora,
         L*r_q*sw_mla*sw_q_lora,
         L*d_nope*n_h*r_q*sw_mla*sw_q_lora + L*d_rope*n_h*r_q*sw_mla*sw_q_lora,
@@ -7238,6 +8203,7 @@ def encoder_decoder__leaves_params(v):
         d*sw_final_norm*sw_norm_b + d*sw_final_norm*sw_norm_w,
         R*n_h*sw_rel_bias,
         -L_dec*d*d_h*n_h*sw_mla + L_dec*d*d_h*n_h - L_dec*d*d_nope*n_h*sw_mla*sw_q_lora + L_dec*d*d_nope*n_h*sw_mla - L_dec*d*d_rope*n_h*sw_mla*sw_q_lora + L_dec*d*d_rope*n_h*sw_mla - L_dec*d_h*n_h*sw_bias_q*sw_mla + L_dec*d_h*n_h*sw_bias_q - L_dec*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_dec*d_nope*n_h*sw_bias_q*sw_mla - L_dec*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_dec*d_rope*n_h*sw_bias_q*sw_mla,
+        -L_dec*d*d_h*n_h*sw_attn_gate*sw_mla + L_dec*d*d_h*n_h*sw_attn_gate - L_dec*d_h*n_h*sw_attn_gate*sw_bias_q*sw_mla + L_dec*d_h*n_h*sw_attn_gate*sw_bias_q,
         L_dec*d*r_q*sw_mla*sw_q_lora + L_dec*r_q*sw_bias_q*sw_mla*sw_q_lora,
         L_dec*r_q*sw_mla*sw_q_lora,
         L_dec*d_nope*n_h*r_q*sw_mla*sw_q_lora + L_dec*d_rope*n_h*r_q*sw_mla*sw_q_lora,
@@ -7251,6 +8217,7 @@ def encoder_decoder__leaves_params(v):
         L_dec*n_h*sw_sinks,
         -L_dec*d*d_h*n_h*sw_attn_out*sw_mla + L_dec*d*d_h*n_h*sw_attn_out + L_dec*d*d_v*n_h*sw_attn_out*sw_mla + L_dec*d*sw_attn_out*sw_bias_o,
         -L_dec*d*d_h*n_h*sw_mla + L_dec*d*d_h*n_h - L_dec*d*d_nope*n_h*sw_mla*sw_q_lora + L_dec*d*d_nope*n_h*sw_mla - L_dec*d*d_rope*n_h*sw_mla*sw_q_lora + L_dec*d*d_rope*n_h*sw_mla - L_dec*d_h*n_h*sw_bias_q*sw_mla + L_dec*d_h*n_h*sw_bias_q - L_dec*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_dec*d_nope*n_h*sw_bias_q*sw_mla - L_dec*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_dec*d_rope*n_h*sw_bias_q*sw_mla,
+        -L_dec*d*d_h*n_h*sw_attn_gate*sw_mla + L_dec*d*d_h*n_h*sw_attn_gate - L_dec*d_h*n_h*sw_attn_gate*sw_bias_q*sw_mla + L_dec*d_h*n_h*sw_attn_gate*sw_bias_q,
         L_dec*d*r_q*sw_mla*sw_q_lora + L_dec*r_q*sw_bias_q*sw_mla*sw_q_lora,
         L_dec*r_q*sw_mla*sw_q_lora,
         L_dec*d_nope*n_h*r_q*sw_mla*sw_q_lora + L_dec*d_rope*n_h*r_q*sw_mla*sw_q_lora,
@@ -7313,6 +8280,7 @@ def encoder_decoder__leaves_matmul(v):
     r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_gated = v["sw_gated"]
     sw_head = v["sw_head"]
@@ -7328,6 +8296,7 @@ def encoder_decoder__leaves_matmul(v):
     sw_shared_gate = v["sw_shared_gate"]
     return (
         -2*L*b*d*d_h*n_h*s*sw_mla + 2*L*b*d*d_h*n_h*s - 2*L*b*d*d_nope*n_h*s*sw_mla*sw_q_lora + 2*L*b*d*d_nope*n_h*s*sw_mla - 2*L*b*d*d_rope*n_h*s*sw_mla*sw_q_lora + 2*L*b*d*d_rope*n_h*s*sw_mla,
+        -2*L*b*d*d_h*n_h*s*sw_attn_gate*sw_mla + 2*L*b*d*d_h*n_h*s*sw_attn_gate,
         2*L*b*d*r_q*s*sw_mla*sw_q_lora,
         2*L*b*d_nope*n_h*r_q*s*sw_mla*sw_q_lora + 2*L*b*d_rope*n_h*r_q*s*sw_mla*sw_q_lora,
         -2*L*b*d*d_h*n_kv*s*sw_mla + 2*L*b*d*d_h*n_kv*s,
@@ -7349,6 +8318,7 @@ def encoder_decoder__leaves_matmul(v):
         2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_ff*s*sw_router**2*sw_shared - 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_moe_width*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_ff*s*sw_router**2*sw_shared + 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - 2*E_s*L_dense*b*d*d_moe*s*sw_moe_width*sw_router**2*sw_shared - 2*E_s*L_dense*b*d*d_sh*s*sw_router**2*sw_sh_width*sw_shared,
         2*L*b*d*s*sw_router**2*sw_shared_gate - 2*L_dense*b*d*s*sw_router**2*sw_shared_gate,
         -2*L_dec*b*d*d_h*n_h*s_dec*sw_mla + 2*L_dec*b*d*d_h*n_h*s_dec - 2*L_dec*b*d*d_nope*n_h*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d*d_nope*n_h*s_dec*sw_mla - 2*L_dec*b*d*d_rope*n_h*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d*d_rope*n_h*s_dec*sw_mla,
+        -2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_gate*sw_mla + 2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_gate,
         2*L_dec*b*d*r_q*s_dec*sw_mla*sw_q_lora,
         2*L_dec*b*d_nope*n_h*r_q*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d_rope*n_h*r_q*s_dec*sw_mla*sw_q_lora,
         -2*L_dec*b*d*d_h*n_kv*s_dec*sw_mla + 2*L_dec*b*d*d_h*n_kv*s_dec,
@@ -7359,6 +8329,7 @@ def encoder_decoder__leaves_matmul(v):
         -2*L_dec*b*d_h*n_h*s_dec**2*sw_mla + 2*L_dec*b*d_h*n_h*s_dec**2 + 2*L_dec*b*d_v*n_h*s_dec**2*sw_mla,
         -2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_out*sw_mla + 2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_out + 2*L_dec*b*d*d_v*n_h*s_dec*sw_attn_out*sw_mla,
         -2*L_dec*b*d*d_h*n_h*s_dec*sw_mla + 2*L_dec*b*d*d_h*n_h*s_dec - 2*L_dec*b*d*d_nope*n_h*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d*d_nope*n_h*s_dec*sw_mla - 2*L_dec*b*d*d_rope*n_h*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d*d_rope*n_h*s_dec*sw_mla,
+        -2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_gate*sw_mla + 2*L_dec*b*d*d_h*n_h*s_dec*sw_attn_gate,
         2*L_dec*b*d*r_q*s_dec*sw_mla*sw_q_lora,
         2*L_dec*b*d_nope*n_h*r_q*s_dec*sw_mla*sw_q_lora + 2*L_dec*b*d_rope*n_h*r_q*s_dec*sw_mla*sw_q_lora,
         -2*L_dec*b*d*d_h*n_kv*s*sw_mla + 2*L_dec*b*d*d_h*n_kv*s,
@@ -7400,6 +8371,7 @@ def encoder_decoder__leaves_layer__encoder_layer(v):
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -7428,6 +8400,7 @@ def encoder_decoder__leaves_layer__encoder_layer(v):
     sw_sinks = v["sw_sinks"]
     return (
         -d*d_h*n_h*sw_mla + d*d_h*n_h - d*d_nope*n_h*sw_mla*sw_q_lora + d*d_nope*n_h*sw_mla - d*d_rope*n_h*sw_mla*sw_q_lora + d*d_rope*n_h*sw_mla - d_h*n_h*sw_bias_q*sw_mla + d_h*n_h*sw_bias_q - d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_nope*n_h*sw_bias_q*sw_mla - d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_rope*n_h*sw_bias_q*sw_mla,
+        -d*d_h*n_h*sw_attn_gate*sw_mla + d*d_h*n_h*sw_attn_gate - d_h*n_h*sw_attn_gate*sw_bias_q*sw_mla + d_h*n_h*sw_attn_gate*sw_bias_q,
         d*r_q*sw_mla*sw_q_lora + r_q*sw_bias_q*sw_mla*sw_q_lora,
         r_q*sw_mla*sw_q_lora,
         d_nope*n_h*r_q*sw_mla*sw_q_lora + d_rope*n_h*r_q*sw_mla*sw_q_lora,
@@ -7475,6 +8448,7 @@ def encoder_decoder__leaves_layer__decoder_layer(v):
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
     r_q = v["r_q"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
     sw_bias_o = v["sw_bias_o"]
@@ -7503,6 +8477,7 @@ def encoder_decoder__leaves_layer__decoder_layer(v):
     sw_sinks = v["sw_sinks"]
     return (
         -d*d_h*n_h*sw_mla + d*d_h*n_h - d*d_nope*n_h*sw_mla*sw_q_lora + d*d_nope*n_h*sw_mla - d*d_rope*n_h*sw_mla*sw_q_lora + d*d_rope*n_h*sw_mla - d_h*n_h*sw_bias_q*sw_mla + d_h*n_h*sw_bias_q - d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_nope*n_h*sw_bias_q*sw_mla - d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_rope*n_h*sw_bias_q*sw_mla,
+        -d*d_h*n_h*sw_attn_gate*sw_mla + d*d_h*n_h*sw_attn_gate - d_h*n_h*sw_attn_gate*sw_bias_q*sw_mla + d_h*n_h*sw_attn_gate*sw_bias_q,
         d*r_q*sw_mla*sw_q_lora + r_q*sw_bias_q*sw_mla*sw_q_lora,
         r_q*sw_mla*sw_q_lora,
         d_nope*n_h*r_q*sw_mla*sw_q_lora + d_rope*n_h*r_q*sw_mla*sw_q_lora,
@@ -7516,6 +8491,7 @@ def encoder_decoder__leaves_layer__decoder_layer(v):
         n_h*sw_sinks,
         -d*d_h*n_h*sw_attn_out*sw_mla + d*d_h*n_h*sw_attn_out + d*d_v*n_h*sw_attn_out*sw_mla + d*sw_attn_out*sw_bias_o,
         -d*d_h*n_h*sw_mla + d*d_h*n_h - d*d_nope*n_h*sw_mla*sw_q_lora + d*d_nope*n_h*sw_mla - d*d_rope*n_h*sw_mla*sw_q_lora + d*d_rope*n_h*sw_mla - d_h*n_h*sw_bias_q*sw_mla + d_h*n_h*sw_bias_q - d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_nope*n_h*sw_bias_q*sw_mla - d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + d_rope*n_h*sw_bias_q*sw_mla,
+        -d*d_h*n_h*sw_attn_gate*sw_mla + d*d_h*n_h*sw_attn_gate - d_h*n_h*sw_attn_gate*sw_bias_q*sw_mla + d_h*n_h*sw_attn_gate*sw_bias_q,
         d*r_q*sw_mla*sw_q_lora + r_q*sw_bias_q*sw_mla*sw_q_lora,
         r_q*sw_mla*sw_q_lora,
         d_nope*n_h*r_q*sw_mla*sw_q_lora + d_rope*n_h*r_q*sw_mla*sw_q_lora,
@@ -7560,6 +8536,7 @@ EVALUATORS = {
     ('single', 'flops.decode_per_token'): (single__flops_decode_per_token, single__flops_decode_per_token__bound),
     ('single', 'memory.weights_bytes'): (single__memory_weights_bytes, single__memory_weights_bytes__bound),
     ('single', 'memory.kv_cache_bytes'): (single__memory_kv_cache_bytes, single__memory_kv_cache_bytes__bound),
+    ('single', 'memory.recurrent_state_bytes'): (single__memory_recurrent_state_bytes, single__memory_recurrent_state_bytes__bound),
     ('single', 'memory.activations_bytes'): (single__memory_activations_bytes, single__memory_activations_bytes__bound),
     ('single', 'memory.training_bytes'): (single__memory_training_bytes, single__memory_training_bytes__bound),
     ('encoder-decoder', 'params.total'): (encoder_decoder__params_total, encoder_decoder__params_total__bound),
@@ -7572,6 +8549,7 @@ EVALUATORS = {
     ('encoder-decoder', 'flops.decode_per_token'): (encoder_decoder__flops_decode_per_token, encoder_decoder__flops_decode_per_token__bound),
     ('encoder-decoder', 'memory.weights_bytes'): (encoder_decoder__memory_weights_bytes, encoder_decoder__memory_weights_bytes__bound),
     ('encoder-decoder', 'memory.kv_cache_bytes'): (encoder_decoder__memory_kv_cache_bytes, encoder_decoder__memory_kv_cache_bytes__bound),
+    ('encoder-decoder', 'memory.recurrent_state_bytes'): (encoder_decoder__memory_recurrent_state_bytes, encoder_decoder__memory_recurrent_state_bytes__bound),
     ('encoder-decoder', 'memory.activations_bytes'): (encoder_decoder__memory_activations_bytes, encoder_decoder__memory_activations_bytes__bound),
     ('encoder-decoder', 'memory.training_bytes'): (encoder_decoder__memory_training_bytes, encoder_decoder__memory_training_bytes__bound),
 }
@@ -7586,6 +8564,7 @@ LEAVES = {
         'embedding_norm',
         'relative_bias',
         'layer/attention/q',
+        'layer/attention/q_gate',
         'layer/attention/q_a',
         'layer/attention/q_norm',
         'layer/attention/q_b',
@@ -7598,6 +8577,24 @@ LEAVES = {
         'layer/attention/k_head_norm',
         'layer/attention/sinks',
         'layer/attention/o',
+        'layer/linear_attention/qkv',
+        'layer/linear_attention/conv',
+        'layer/linear_attention/beta',
+        'layer/linear_attention/decay',
+        'layer/linear_attention/output_gate',
+        'layer/linear_attention/norm',
+        'layer/linear_attention/o',
+        'layer/ssm/in_proj',
+        'layer/ssm/conv',
+        'layer/ssm/x_proj',
+        'layer/ssm/dt_proj',
+        'layer/ssm/decay',
+        'layer/ssm/inner_norms',
+        'layer/ssm/norm',
+        'layer/ssm/out_proj',
+        'layer/short_conv/in_proj',
+        'layer/short_conv/conv',
+        'layer/short_conv/out_proj',
         'layer/norm/attention',
         'layer/norm/attention_out',
         'layer/norm/ffn',
@@ -7623,6 +8620,7 @@ LEAVES = {
     ), single__leaves_params),
     ('single', 'matmul'): ((
         'layer/attention/q',
+        'layer/attention/q_gate',
         'layer/attention/q_a',
         'layer/attention/q_b',
         'layer/attention/k',
@@ -7632,6 +8630,22 @@ LEAVES = {
         'layer/attention/scores',
         'layer/attention/context',
         'layer/attention/o',
+        'layer/linear_attention/qkv',
+        'layer/linear_attention/conv',
+        'layer/linear_attention/beta',
+        'layer/linear_attention/decay',
+        'layer/linear_attention/output_gate',
+        'layer/linear_attention/core',
+        'layer/linear_attention/o',
+        'layer/ssm/in_proj',
+        'layer/ssm/conv',
+        'layer/ssm/x_proj',
+        'layer/ssm/dt_proj',
+        'layer/ssm/core',
+        'layer/ssm/out_proj',
+        'layer/short_conv/in_proj',
+        'layer/short_conv/conv',
+        'layer/short_conv/out_proj',
         'layer/ffn/gate',
         'layer/ffn/up',
         'layer/ffn/down',
@@ -7651,6 +8665,7 @@ LEAVES = {
     ), single__leaves_matmul),
     ('single', 'layer:layer'): ((
         'attention/q',
+        'attention/q_gate',
         'attention/q_a',
         'attention/q_norm',
         'attention/q_b',
@@ -7663,6 +8678,24 @@ LEAVES = {
         'attention/k_head_norm',
         'attention/sinks',
         'attention/o',
+        'linear_attention/qkv',
+        'linear_attention/conv',
+        'linear_attention/beta',
+        'linear_attention/decay',
+        'linear_attention/output_gate',
+        'linear_attention/norm',
+        'linear_attention/o',
+        'ssm/in_proj',
+        'ssm/conv',
+        'ssm/x_proj',
+        'ssm/dt_proj',
+        'ssm/decay',
+        'ssm/inner_norms',
+        'ssm/norm',
+        'ssm/out_proj',
+        'short_conv/in_proj',
+        'short_conv/conv',
+        'short_conv/out_proj',
         'norm/attention',
         'norm/attention_out',
         'norm/ffn',
@@ -7683,6 +8716,7 @@ LEAVES = {
     ), single__leaves_layer__layer),
     ('single', 'layer:dense_layer'): ((
         'attention/q',
+        'attention/q_gate',
         'attention/q_a',
         'attention/q_norm',
         'attention/q_b',
@@ -7695,6 +8729,24 @@ LEAVES = {
         'attention/k_head_norm',
         'attention/sinks',
         'attention/o',
+        'linear_attention/qkv',
+        'linear_attention/conv',
+        'linear_attention/beta',
+        'linear_attention/decay',
+        'linear_attention/output_gate',
+        'linear_attention/norm',
+        'linear_attention/o',
+        'ssm/in_proj',
+        'ssm/conv',
+        'ssm/x_proj',
+        'ssm/dt_proj',
+        'ssm/decay',
+        'ssm/inner_norms',
+        'ssm/norm',
+        'ssm/out_proj',
+        'short_conv/in_proj',
+        'short_conv/conv',
+        'short_conv/out_proj',
         'norm/attention',
         'norm/attention_out',
         'norm/ffn',
@@ -7713,6 +8765,30 @@ LEAVES = {
         'moe/shared/down',
         'moe/shared_gate',
     ), single__leaves_layer__dense_layer),
+    ('single', 'layer:linear_mixer'): ((
+        'linear_attention/qkv',
+        'linear_attention/conv',
+        'linear_attention/beta',
+        'linear_attention/decay',
+        'linear_attention/output_gate',
+        'linear_attention/norm',
+        'linear_attention/o',
+    ), single__leaves_layer__linear_mixer),
+    ('single', 'layer:ssm_mixer'): ((
+        'ssm/in_proj',
+        'ssm/conv',
+        'ssm/x_proj',
+        'ssm/dt_proj',
+        'ssm/decay',
+        'ssm/inner_norms',
+        'ssm/norm',
+        'ssm/out_proj',
+    ), single__leaves_layer__ssm_mixer),
+    ('single', 'layer:conv_mixer'): ((
+        'short_conv/in_proj',
+        'short_conv/conv',
+        'short_conv/out_proj',
+    ), single__leaves_layer__conv_mixer),
     ('encoder-decoder', 'params'): ((
         'embedding/token',
         'embedding/project_in',
@@ -7722,6 +8798,7 @@ LEAVES = {
         'embedding_norm',
         'encoder/relative_bias',
         'encoder/layer/attention/q',
+        'encoder/layer/attention/q_gate',
         'encoder/layer/attention/q_a',
         'encoder/layer/attention/q_norm',
         'encoder/layer/attention/q_b',
@@ -7754,6 +8831,7 @@ LEAVES = {
         'encoder/final_norm',
         'decoder/relative_bias',
         'decoder/layer/attention/q',
+        'decoder/layer/attention/q_gate',
         'decoder/layer/attention/q_a',
         'decoder/layer/attention/q_norm',
         'decoder/layer/attention/q_b',
@@ -7767,6 +8845,7 @@ LEAVES = {
         'decoder/layer/attention/sinks',
         'decoder/layer/attention/o',
         'decoder/layer/cross_attention/q',
+        'decoder/layer/cross_attention/q_gate',
         'decoder/layer/cross_attention/q_a',
         'decoder/layer/cross_attention/q_norm',
         'decoder/layer/cross_attention/q_b',
@@ -7805,6 +8884,7 @@ LEAVES = {
     ), encoder_decoder__leaves_params),
     ('encoder-decoder', 'matmul'): ((
         'encoder/layer/attention/q',
+        'encoder/layer/attention/q_gate',
         'encoder/layer/attention/q_a',
         'encoder/layer/attention/q_b',
         'encoder/layer/attention/k',
@@ -7826,6 +8906,7 @@ LEAVES = {
         'encoder/layer/moe/shared/down',
         'encoder/layer/moe/shared_gate',
         'decoder/layer/attention/q',
+        'decoder/layer/attention/q_gate',
         'decoder/layer/attention/q_a',
         'decoder/layer/attention/q_b',
         'decoder/layer/attention/k',
@@ -7836,6 +8917,7 @@ LEAVES = {
         'decoder/layer/attention/context',
         'decoder/layer/attention/o',
         'decoder/layer/cross_attention/q',
+        'decoder/layer/cross_attention/q_gate',
         'decoder/layer/cross_attention/q_a',
         'decoder/layer/cross_attention/q_b',
         'decoder/layer/cross_attention/k',
@@ -7862,6 +8944,7 @@ LEAVES = {
     ), encoder_decoder__leaves_matmul),
     ('encoder-decoder', 'layer:encoder/layer'): ((
         'attention/q',
+        'attention/q_gate',
         'attention/q_a',
         'attention/q_norm',
         'attention/q_b',
@@ -7894,6 +8977,7 @@ LEAVES = {
     ), encoder_decoder__leaves_layer__encoder_layer),
     ('encoder-decoder', 'layer:decoder/layer'): ((
         'attention/q',
+        'attention/q_gate',
         'attention/q_a',
         'attention/q_norm',
         'attention/q_b',
@@ -7907,6 +8991,7 @@ LEAVES = {
         'attention/sinks',
         'attention/o',
         'cross_attention/q',
+        'cross_attention/q_gate',
         'cross_attention/q_a',
         'cross_attention/q_norm',
         'cross_attention/q_b',

@@ -41,6 +41,8 @@ OPTION_MEANINGS = {
     "w_den": "weight bytes per element, denominator (int4: 2)",
     "kv_num": "KV-cache bytes per element, numerator",
     "kv_den": "KV-cache bytes per element, denominator",
+    "st_num": "recurrent-state bytes per element, numerator",
+    "st_den": "recurrent-state bytes per element, denominator",
     "opt_w": "optimizer: bytes per parameter of weights",
     "opt_g": "optimizer: bytes per parameter of gradients",
     "opt_o": "optimizer: bytes per parameter of optimizer state",
@@ -90,6 +92,13 @@ def _kv_cache(shape: str) -> sympy.Expr:
     dec = _o("sw_decoder")
     return (dec * memory.kv_cache_bytes("decoder", per)
             + (1 - dec) * memory.kv_cache_bytes("encoder", per))
+
+
+def _recurrent_state(shape: str) -> sympy.Expr:
+    if shape == "encoder-decoder":
+        return sympy.Integer(0)
+    return memory.recurrent_state_bytes("decoder", _o("kv_num") / _o("kv_den"),
+                                        _o("st_num") / _o("st_den"))
 
 
 def _activations(shape: str) -> sympy.Expr:
@@ -150,6 +159,7 @@ def general_with_lets(name: str, shape: str) -> sympy.Expr:
         "memory.weights_bytes": lambda: memory.weights_bytes(_let("params_total", shape),
                                                              _o("w_num") / _o("w_den")),
         "memory.kv_cache_bytes": lambda: _kv_cache(shape),
+        "memory.recurrent_state_bytes": lambda: _recurrent_state(shape),
         "memory.activations_bytes": lambda: _activations(shape),
         "memory.training_bytes": lambda: _training_bytes(shape),
     }
@@ -207,6 +217,8 @@ def absolute(poly: sympy.Expr) -> sympy.Expr:
     """Every coefficient made positive and ``Min(a, b)`` made ``a + b``: an upper bound of
     every intermediate value when the variables are >= 1."""
     poly = poly.replace(sympy.Min, lambda *args: sympy.Add(*args))
+    # ceiling(n / q) <= n for n, q >= 1
+    poly = poly.replace(sympy.ceiling, lambda arg: arg.as_numer_denom()[0])
     return sympy.Add(*[abs(c) * m for m, c in sympy.expand(poly).as_coefficients_dict().items()])
 
 
@@ -214,6 +226,10 @@ class _Printer(PythonCodePrinter):
     def _print_Min(self, expr):  # min() that also works elementwise on numpy arrays
         a, b = expr.args
         return f"_min({self._print(a)}, {self._print(b)})"
+
+    def _print_ceiling(self, expr):  # ceiling(n / q) in integer arithmetic
+        num, den = expr.args[0].as_numer_denom()
+        return f"_ceil_div({self._print(num)}, {self._print(den)})"
 
 
 _printer = _Printer({"fully_qualified_modules": False})

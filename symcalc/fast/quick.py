@@ -41,11 +41,18 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
             "weights_bytes": f"parameters x {opts.dtype}",
             "kv_cache_bytes": "none: an encoder-only model keeps no KV cache"
                               if spec.family == "encoder" else
-                              (_mla_cache_text(opts) if spec.mla else "2 L n_kv d_h")
+                              (_mla_cache_text(opts) if spec.mla else
+                               "2 L_attn n_kv d_h (attention layers only)"
+                               if spec.L_attn is not None else "2 L n_kv d_h")
                               + f" x tokens x {opts.kv_dtype}"
                               + (_window_text(spec) if spec.W else "")
                               + (" (decoder self- and cross-attention)"
                                  if spec.family == "encoder-decoder" else ""),
+            **({"recurrent_state_bytes":
+                "per sequence, whatever its length: "
+                + ", ".join(_state_parts(spec))
+                + f"; state at {opts.state_dtype}, conv windows at {opts.kv_dtype}"}
+               if spec.hybrid else {}),
             "activations_bytes": "Korthikanti et al. 2022 per-layer bytes x layers (16-bit, "
                                  + (f"tensor parallel t={opts.tp}, " if opts.tp > 1 else "no parallelism, ")
                                  + ("sequence parallel, " if opts.sequence_parallel else "")
@@ -53,6 +60,19 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
             "training_bytes": f"{opts.optimizer}, ZeRO stage {opts.zero} over N_d={opts.dp} ranks, per rank",
         },
     }
+
+
+def _state_parts(spec: Spec) -> list[str]:
+    out = []
+    if spec.L_lin:
+        out.append(f"{spec.L_lin} linear-attention layers x (n_lv d_lk d_lv state + "
+                   "K_conv (2 n_lk d_lk + n_lv d_lv) conv inputs)")
+    if spec.L_ssm:
+        conv = "d_in" if spec.ssm == "mamba" else "(d_in + 2 G_s N_s)"
+        out.append(f"{spec.L_ssm} {spec.ssm} layers x (d_in N_s state + K_conv {conv} conv inputs)")
+    if spec.L_conv:
+        out.append(f"{spec.L_conv} short-convolution layers x K_conv d conv inputs")
+    return out or ["no linear-attention, SSM or convolution layers"]
 
 
 def _mla_cache_text(opts: Options) -> str:
@@ -66,7 +86,8 @@ def _mla_cache_text(opts: Options) -> str:
 def _window_text(spec: Spec) -> str:
     if spec.L_local is None:
         return f", window W={spec.W} caps every layer's tokens"
-    return f", window W={spec.W} caps the tokens of {spec.L_local} of {spec.L} layers"
+    return (f", window W={spec.W} caps the tokens of {spec.L_local} of "
+            f"{spec.attention_layers} attention layers")
 
 
 def option_values(spec: Spec, opts: Options) -> dict[str, int]:
@@ -74,12 +95,14 @@ def option_values(spec: Spec, opts: Options) -> dict[str, int]:
     one-hot ZeRO stage and recomputation, ...)."""
     w_num, w_den = dtype_fraction(opts.dtype)
     kv_num, kv_den = dtype_fraction(opts.kv_dtype)
+    st_num, st_den = dtype_fraction(opts.state_dtype)
     if opts.optimizer not in gen.OPTIMIZERS:
         raise SymcalcError("optimizer", f"must be one of {', '.join(gen.OPTIMIZERS)} "
                                         f"(got {opts.optimizer!r})")
     opt_w, opt_g, opt_o = gen.OPTIMIZERS[opts.optimizer]
     return {
         "w_num": w_num, "w_den": w_den, "kv_num": kv_num, "kv_den": kv_den,
+        "st_num": st_num, "st_den": st_den,
         "opt_w": opt_w, "opt_g": opt_g, "opt_o": opt_o,
         "sw_zero1": int(opts.zero == 1), "sw_zero2": int(opts.zero == 2),
         "sw_zero3": int(opts.zero == 3),
@@ -184,9 +207,13 @@ def assemble(spec: Spec, opts: Options, src) -> dict[str, Any]:
     memory = {
         "dtype": opts.dtype,
         "kv_dtype": opts.kv_dtype,
+        **({"state_dtype": opts.state_dtype} if spec.hybrid else {}),
         **{key: src.number(f"memory.{key}", v) for key in
            ("weights_bytes", "kv_cache_bytes", "activations_bytes", "training_bytes")},
     }
+    if spec.hybrid:  # state that replaces the KV cache of the non-attention layers
+        memory["recurrent_state_bytes"] = src.number("memory.recurrent_state_bytes", v)
+        memory["decode_state"] = decode_state(src, v, memory)
     if spec.mla:  # both conventions, named
         memory["kv_cache_bytes_by_convention"] = {
             name: src.number("memory.kv_cache_bytes", dict(v, sw_mla_expanded=int(name == "expanded")))
@@ -196,6 +223,21 @@ def assemble(spec: Spec, opts: Options, src) -> dict[str, Any]:
     memory["conventions"] = conv["memory"]
     return {"model": spec.name, "family": spec.family, "params": params_report(spec, src, v), "flops": flops,
             "memory": memory}
+
+
+def decode_state(src, v: dict[str, int], memory: dict[str, Any]) -> dict[str, int]:
+    """What decoding keeps: the KV cache of the attention layers and the recurrent state of
+    the others for the batch, their sum, the sum for one sequence of seq_len tokens, and the
+    bytes one more cached token adds to a sequence (before any window is full)."""
+    one = dict(v, b=1)
+    kv_seq = src.number("memory.kv_cache_bytes", one)
+    state_seq = src.number("memory.recurrent_state_bytes", one)
+    return {
+        "total_bytes": memory["kv_cache_bytes"] + memory["recurrent_state_bytes"],
+        "per_sequence_bytes": kv_seq + state_seq,
+        "per_sequence_recurrent_bytes": state_seq,
+        "per_token_bytes": src.number("memory.kv_cache_bytes", dict(one, s=1)),
+    }
 
 
 def quick_report(spec: Spec, opts: Options = Options()) -> dict[str, Any]:
