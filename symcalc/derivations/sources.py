@@ -103,6 +103,27 @@ SOURCES: dict[str, Source] = {
         Source("transformers_cache", "Hugging Face transformers 5.24 cache classes",
                "what a forward pass with use_cache keeps per layer: keys/values of attention "
                "layers, conv and recurrent state of linear-attention and SSM layers"),
+        Source("dosovitskiy2021", "Dosovitskiy et al. 2021, An Image is Worth 16x16 Words (ViT)",
+               "patch embedding (a p x p convolution of stride p), learned position table, "
+               "pre-norm encoder layers"),
+        Source("zhai2023", "Zhai et al. 2023, Sigmoid Loss for Language Image Pre-Training (SigLIP)",
+               "the SigLIP vision tower: biased attention and MLP, LayerNorms, attention-pooling "
+               "head (transformers 5.24 models/siglip)"),
+        Source("gemma2025", "Gemma Team 2025, Gemma 3 Technical Report (arXiv:2503.19786)",
+               "the multimodal projector: an RMSNorm of the pooled SigLIP tokens and one "
+               "d_vision x d_text matrix (Gemma3MultiModalProjector)"),
+        Source("agrawal2024", "Agrawal et al. 2024, Pixtral 12B (arXiv:2410.07073)",
+               "the Pixtral vision encoder (bias-free patch convolution, RMSNorm, SwiGLU layers, "
+               "2D rotary positions) and Mistral 3's projector (RMSNorm, m x m patch merger, two "
+               "linear layers)"),
+        Source("meta2025llama4", "Meta 2025, The Llama 4 herd (Llama-4-Scout-17B-16E model card; "
+               "transformers 5.24 models/llama4)",
+               "the Llama 4 vision encoder (unfolded patch projection, class token, learned "
+               "positions, biased layers, pixel-shuffle MLP adapter) and its one-matrix projector"),
+        Source("qwen2025vl", "Qwen team 2025, Qwen2.5-VL / Qwen3.5 vision encoder "
+               "(transformers 5.24 models/qwen3_5 Qwen3_5VisionModel)",
+               "3D patch convolution, learned positions, biased pre-norm ViT blocks, and a merger "
+               "of m x m neighbouring patches (LayerNorm and two linear layers) into the text width"),
         Source("seed_layer_calculator", "Transformer layer calculator (seed 000)",
                "per layer 4d^2 + 2 d d_ff + 4d; FLOPs 4sd^2 + 2s^2d + 4sd d_ff"),
         Source("seed_scratch_guide", "From-scratch PyTorch GPT parameter guide (seed 001)",
