@@ -167,6 +167,12 @@ _MOE_MLA_CASES = [
     ("hunyuan_v1_moe/hub-hunyuan-a13b-instruct.json", {"moe_topk": [8, 4]}, "moe_topk: must give every layer"),
     ("hunyuan_v1_moe/hub-hunyuan-a13b-instruct.json", {"num_experts": [64, 64]}, "num_experts: must be one integer"),
     ("dots1/hub-dots.llm1.inst.json", {"n_shared_experts": None}, "n_shared_experts: must be set when"),
+    ("olmo3/hub-olmo-3-7b.json", {"num_hidden_layers": 30}, "layer_types: must give each of the num_hidden_layers"),
+    ("exaone4/hub-exaone-4.0-32b.json", {"layer_types": None}, "a text pattern such as 'LLLG' needs layer_types) (got 'LLLG')"),
+    ("exaone4/hub-exaone-4.0-32b.json", {"layer_types": None, "sliding_window_pattern": 0},
+     "sliding_window_pattern: must be a positive number of layers"),
+    ("cohere2/hub-command-r7b-12-2024.json", {"sliding_window_pattern": 0}, "sliding_window_pattern: must be a positive"),
+    ("smollm3/hub-smollm3-3b.json", {"no_rope_layers": [1, 0]}, "no_rope_layers: must give one 0 or 1 per layer"),
 ]
 
 
