@@ -235,7 +235,7 @@ def ssm_params() -> list[Part]:
         Part("decay", m1 * (d_in * N_s + d_in) + m2 * 3 * H_s, "dao2024"),
         Part("inner_norms", m1 * sw("ssm_inner") * (R_dt + 2 * N_s), "gu2023"),
         Part("norm", m2 * sw("ssm_norm") * d_in, "dao2024"),
-        Part("out_proj", linear(d_in, d, sw("ssm_bias")), "dao2024"),
+        Part("out_proj", linear(d_in, d, sw("ssm_out_bias")), "dao2024"),
     ]
 
 

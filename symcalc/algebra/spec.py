@@ -34,7 +34,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
-               "ssm_norm", "ssm_inner_norms")
+               "ssm_norm", "ssm_inner_norms", "ssm_out_bias")
 # Every size, count and workload number is at most this: far above any real model (10^15
 # tokens, widths or layers), low enough that every quantity (a product of a few sizes) stays
 # far below float's 1.8e308 and json's 4,300-digit limit when rendered.
@@ -97,7 +97,8 @@ class Spec:
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False
-    ssm_bias: bool = False
+    ssm_bias: bool = False  # Mamba in_proj and (unless ssm_out_bias says) out_proj biases
+    ssm_out_bias: Optional[bool] = None  # Falcon-H1: out_proj bias on its own (None: ssm_bias)
     conv_bias: bool = False
     ssm_norm: bool = False
     ssm_inner_norms: bool = False
@@ -333,7 +334,7 @@ def _check_hybrid(v: dict[str, Any]) -> None:
                 raise SymcalcError(f, "applies only to linear-attention, SSM or "
                                       "short-convolution layers (L_lin, L_ssm, L_conv)")
     if not has["L_ssm"]:
-        for f in ("ssm_bias", "ssm_norm", "ssm_inner_norms"):
+        for f in ("ssm_bias", "ssm_out_bias", "ssm_norm", "ssm_inner_norms"):
             if v.get(f):
                 raise SymcalcError(f, "applies only to SSM layers (L_ssm)")
     if v.get("conv_bias") and not (has["L_ssm"] or has["L_conv"]):
@@ -369,7 +370,7 @@ def make_spec(**values: Any) -> Spec:
     _choice("linear_attn", v.get("linear_attn", "none"), LINEAR_ATTNS)
     _choice("ssm", v.get("ssm", "none"), SSMS)
     for f in FLAG_FIELDS:
-        if f in v:
+        if f in v and not (f == "ssm_out_bias" and v[f] is None):
             _flag(f, v[f])
     parse_bias(v.get("attention_bias", "none"))
 
@@ -506,6 +507,7 @@ def switch_values(spec: Spec) -> dict[str, int]:
         "sw_gdn": int(spec.linear_attn == "gated_deltanet"),
         "sw_mamba1": int(spec.ssm == "mamba"),
         "sw_ssm_bias": int(spec.ssm_bias),
+        "sw_ssm_out_bias": int(spec.ssm_bias if spec.ssm_out_bias is None else spec.ssm_out_bias),
         "sw_conv_bias": int(spec.conv_bias),
         "sw_ssm_norm": int(spec.ssm_norm),
         "sw_ssm_inner": int(spec.ssm_inner_norms),

@@ -102,6 +102,7 @@ def single__params_total__num(v):
     sw_ssm_bias = v["sw_ssm_bias"]
     sw_ssm_inner = v["sw_ssm_inner"]
     sw_ssm_norm = v["sw_ssm_norm"]
+    sw_ssm_out_bias = v["sw_ssm_out_bias"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
@@ -173,10 +174,13 @@ def single__params_total__num(v):
         out = out + c*(L_attn*n_h)
     c = sw_ssm_bias
     if c:
-        out = out + c*(L_ssm*(2*G_s*N_s + H_s + d + 2*d_in))
+        out = out + c*(L_ssm*(2*G_s*N_s + H_s + 2*d_in))
     c = sw_ssm_norm
     if c:
         out = out + c*(L_ssm*d_in)
+    c = sw_ssm_out_bias
+    if c:
+        out = out + c*(L_ssm*d)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -459,6 +463,7 @@ def single__params_total__bound(v):
     sw_ssm_bias = v["sw_ssm_bias"]
     sw_ssm_inner = v["sw_ssm_inner"]
     sw_ssm_norm = v["sw_ssm_norm"]
+    sw_ssm_out_bias = v["sw_ssm_out_bias"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
@@ -530,10 +535,13 @@ def single__params_total__bound(v):
         out = out + c*(L_attn*n_h)
     c = sw_ssm_bias
     if c:
-        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm + L_ssm*d + 2*L_ssm*d_in)
+        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm + 2*L_ssm*d_in)
     c = sw_ssm_norm
     if c:
         out = out + c*(L_ssm*d_in)
+    c = sw_ssm_out_bias
+    if c:
+        out = out + c*(L_ssm*d)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -813,6 +821,7 @@ def single__params_active__num(v):
     sw_ssm_bias = v["sw_ssm_bias"]
     sw_ssm_inner = v["sw_ssm_inner"]
     sw_ssm_norm = v["sw_ssm_norm"]
+    sw_ssm_out_bias = v["sw_ssm_out_bias"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
@@ -884,10 +893,13 @@ def single__params_active__num(v):
         out = out + c*(L_attn*n_h)
     c = sw_ssm_bias
     if c:
-        out = out + c*(L_ssm*(2*G_s*N_s + H_s + d + 2*d_in))
+        out = out + c*(L_ssm*(2*G_s*N_s + H_s + 2*d_in))
     c = sw_ssm_norm
     if c:
         out = out + c*(L_ssm*d_in)
+    c = sw_ssm_out_bias
+    if c:
+        out = out + c*(L_ssm*d)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -1171,6 +1183,7 @@ def single__params_active__bound(v):
     sw_ssm_bias = v["sw_ssm_bias"]
     sw_ssm_inner = v["sw_ssm_inner"]
     sw_ssm_norm = v["sw_ssm_norm"]
+    sw_ssm_out_bias = v["sw_ssm_out_bias"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
@@ -1242,10 +1255,13 @@ def single__params_active__bound(v):
         out = out + c*(L_attn*n_h)
     c = sw_ssm_bias
     if c:
-        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm + L_ssm*d + 2*L_ssm*d_in)
+        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm + 2*L_ssm*d_in)
     c = sw_ssm_norm
     if c:
         out = out + c*(L_ssm*d_in)
+    c = sw_ssm_out_bias
+    if c:
+        out = out + c*(L_ssm*d)
     c = sw_tok_emb
     if c:
         out = out + c*(V*d)
@@ -1592,6 +1608,7 @@ def single__params_non_embedding__num(v):
     sw_ssm_bias = v["sw_ssm_bias"]
     sw_ssm_inner = v["sw_ssm_inner"]
     sw_ssm_norm = v["sw_ssm_norm"]
+    sw_ssm_out_bias = v["sw_ssm_out_bias"]
     out = 0
     c = 1
     if c:
@@ -1658,10 +1675,13 @@ def single__params_non_embedding__num(v):
         out = out + c*(L_attn*n_h)
     c = sw_ssm_bias
     if c:
-        out = out + c*(L_ssm*(2*G_s*N_s + H_s + d + 2*d_in))
+        out = out + c*(L_ssm*(2*G_s*N_s + H_s + 2*d_in))
     c = sw_ssm_norm
     if c:
         out = out + c*(L_ssm*d_in)
+    c = sw_ssm_out_bias
+    if c:
+        out = out + c*(L_ssm*d)
     c = sw_attn_gate*sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
@@ -1925,6 +1945,7 @@ def single__params_non_embedding__bound(v):
     sw_ssm_bias = v["sw_ssm_bias"]
     sw_ssm_inner = v["sw_ssm_inner"]
     sw_ssm_norm = v["sw_ssm_norm"]
+    sw_ssm_out_bias = v["sw_ssm_out_bias"]
     out = 0
     c = 1
     if c:
@@ -1991,10 +2012,13 @@ def single__params_non_embedding__bound(v):
         out = out + c*(L_attn*n_h)
     c = sw_ssm_bias
     if c:
-        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm + L_ssm*d + 2*L_ssm*d_in)
+        out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm + 2*L_ssm*d_in)
     c = sw_ssm_norm
     if c:
         out = out + c*(L_ssm*d_in)
+    c = sw_ssm_out_bias
+    if c:
+        out = out + c*(L_ssm*d)
     c = sw_attn_gate*sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
@@ -4182,6 +4206,7 @@ def single__leaves_params(v):
     sw_ssm_bias = v["sw_ssm_bias"]
     sw_ssm_inner = v["sw_ssm_inner"]
     sw_ssm_norm = v["sw_ssm_norm"]
+    sw_ssm_out_bias = v["sw_ssm_out_bias"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     return (
@@ -4220,7 +4245,7 @@ def single__leaves_params(v):
         -3*H_s*L_ssm*sw_mamba1 + 3*H_s*L_ssm + L_ssm*N_s*d_in*sw_mamba1 + L_ssm*d_in*sw_mamba1,
         2*L_ssm*N_s*sw_mamba1*sw_ssm_inner + L_ssm*R_dt*sw_mamba1*sw_ssm_inner,
         -L_ssm*d_in*sw_mamba1*sw_ssm_norm + L_ssm*d_in*sw_ssm_norm,
-        L_ssm*d*d_in + L_ssm*d*sw_ssm_bias,
+        L_ssm*d*d_in + L_ssm*d*sw_ssm_out_bias,
         3*L_conv*d**2 + 3*L_conv*d*sw_conv_bias,
         K_conv*L_conv*d + L_conv*d*sw_conv_bias,
         L_conv*d**2 + L_conv*d*sw_conv_bias,
@@ -4560,6 +4585,7 @@ def single__leaves_layer__ssm_mixer(v):
     sw_ssm_bias = v["sw_ssm_bias"]
     sw_ssm_inner = v["sw_ssm_inner"]
     sw_ssm_norm = v["sw_ssm_norm"]
+    sw_ssm_out_bias = v["sw_ssm_out_bias"]
     return (
         -2*G_s*N_s*d*sw_mamba1 + 2*G_s*N_s*d - 2*G_s*N_s*sw_mamba1*sw_ssm_bias + 2*G_s*N_s*sw_ssm_bias - H_s*d*sw_mamba1 + H_s*d - H_s*sw_mamba1*sw_ssm_bias + H_s*sw_ssm_bias + 2*d*d_in + 2*d_in*sw_ssm_bias,
         -2*G_s*K_conv*N_s*sw_mamba1 + 2*G_s*K_conv*N_s - 2*G_s*N_s*sw_conv_bias*sw_mamba1 + 2*G_s*N_s*sw_conv_bias + K_conv*d_in + d_in*sw_conv_bias,
@@ -4568,7 +4594,7 @@ def single__leaves_layer__ssm_mixer(v):
         -3*H_s*sw_mamba1 + 3*H_s + N_s*d_in*sw_mamba1 + d_in*sw_mamba1,
         2*N_s*sw_mamba1*sw_ssm_inner + R_dt*sw_mamba1*sw_ssm_inner,
         -d_in*sw_mamba1*sw_ssm_norm + d_in*sw_ssm_norm,
-        d*d_in + d*sw_ssm_bias,
+        d*d_in + d*sw_ssm_out_bias,
     )
 
 
