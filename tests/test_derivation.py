@@ -104,12 +104,18 @@ def test_textbook_substitution():
 
 
 def test_kaplan_correction_is_exact():
+    """Kaplan's 12 L d^2 counts non-embedding parameters: it is compared with the exact
+    non-embedding count, and the embeddings and head are a line apart."""
     sp = spec("mistral-7b")
     d = derive_closed_form(sp, "kaplan")
-    total = report(sp)["params"]["total"]
-    assert d.meta["exact"] == total
+    rep = report(sp)["params"]
+    total, emb = rep["total"], 2 * 32000 * 4096  # token table and untied head
+    assert d.meta["exact"] == total - emb == 6_979_588_096
     assert d.meta["approx"] == 12 * 32 * 4096**2
-    assert d.meta["correction"] == total - 12 * 32 * 4096**2 == 799_281_152
+    assert d.meta["correction"] == total - emb - 12 * 32 * 4096**2 == 537_137_152
+    assert d.meta["embedding"] == emb and d.meta["total"] == total
+    assert d.values()["params.embedding"] == emb and d.values()["params.total"] == total
+    assert not d.meta["misfit"]
     simplify = next(s for s in d.steps() if isinstance(s, dv.Simplify))
     L, dd = sympy.symbols("L d", positive=True, integer=True)
     assert sympy.expand(simplify.after - 12 * L * dd**2) == 0

@@ -56,10 +56,38 @@ def run(args) -> int:
     else:
         from ..render.escape import one_line
 
+        from ..derivations.derive_forms import NON_EMBEDDING_FORMS, assumption_misfit
+
+        if args.assume in NON_EMBEDDING_FORMS and cf.quantity in ("params.total",
+                                                                   "params.non_embedding"):
+            return _non_embedding(args, spec, cf, assumption_misfit(spec, args.assume))
         print(f"{cf.quantity} of {one_line(spec.name)} (assumptions: {cf.assumption})")
         print(f"  {cf.expression}")
         if cf.dominant is not None:
             print(f"  dominant term: {cf.dominant}  ({float(cf.dominant_share):.1%} at the model's sizes)")
+    return 0
+
+
+def _non_embedding(args, spec, cf, misfit: str) -> int:
+    """A form that counts non-embedding parameters (Kaplan's 12 L d^2) beside the exact
+    non-embedding count, with the embeddings and head on a line of their own."""
+    from ..algebra import quantities as q
+    from ..algebra.options import workload_values
+    from ..algebra.spec import size_values
+    from ..render.escape import one_line
+
+    opts = options_from(args)
+    values = {**size_values(spec), **workload_values(spec, opts)}
+    approx = int(q.value(cf.expanded, values))
+    exact = int(q.value(q.expression("params.non_embedding", spec, opts), values))
+    emb = int(q.value(q.expression("params.embedding", spec, opts), values))
+    print(f"non-embedding parameters of {one_line(spec.name)} (assumptions: {cf.assumption})")
+    print(f"  {cf.expression}")
+    print(f"  at the model's sizes: {approx:,}; exact non-embedding {exact:,}; "
+          f"left out {exact - approx:,} ({(exact - approx) / exact:.2%})" if exact else "")
+    print(f"  embeddings and head (not in the form): {emb:,}; all parameters {exact + emb:,}")
+    if misfit:
+        print(f"  the assumptions do not fit {one_line(spec.name)}: {misfit}")
     return 0
 
 

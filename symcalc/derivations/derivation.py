@@ -23,6 +23,9 @@ from typing import Any, Optional, Union
 import sympy
 
 UNITS = {"N": "parameters", "C": "FLOPs", "M": "bytes"}
+# assumption sets (symcalc.algebra.assumptions) as a sentence names them
+ASSUMPTION_NAMES = {"kaplan": "Kaplan et al.'s assumptions", "textbook": "the textbook assumptions",
+                    "none": "no assumptions"}
 _PART = re.compile(r"^([A-Z])\[(.*)\]$")
 
 
@@ -183,6 +186,19 @@ class Derivation:
     def evaluations(self) -> list[tuple[str, object]]:
         """(path, value) of every Evaluate step, in order."""
         return [(s.path, s.value) for s in self.steps() if isinstance(s, Evaluate)]
+
+    def __repr__(self) -> str:
+        """One readable line (the dataclass repr would dump every step and expression): the
+        title, the result with its unit, the size of the derivation and its sources."""
+        try:
+            r = self.result
+            answer = f" = {r.value:,} {r.unit}"
+        except StopIteration:
+            answer = ""
+        steps = sum(len(s.steps) for s in self.sections)
+        sources = ", ".join(self.sources()) or "none"
+        return (f"<{type(self).__name__} {self.title!r}{answer}; {len(self.sections)} sections, "
+                f"{steps} steps; sources: {sources}>")
 
     def sources(self) -> list[str]:
         """Source keys of every formula used, in order of first use."""

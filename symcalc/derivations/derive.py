@@ -15,6 +15,7 @@ import sympy
 from ..algebra import accounting, memory, quantities as q
 from ..algebra.breakdown import Breakdown, Leaf
 from ..algebra.closed_form import simplify
+from .citations import TIED_HEAD_SOURCE, component_source
 from .derivation import (Compose, Define, Derivation, Evaluate, Formula, Result, Section,
                          Substitute, part_symbol)
 from ..algebra.options import Options, workload_values
@@ -55,6 +56,56 @@ MEANINGS = {
     "residual": "residual adds",
 }
 TITLES = {"N": "Parameters", "C": "FLOPs", "M": "Memory"}
+
+# Each quantity in words a reader of a handout understands (no option names, no internal
+# labels); :data:`symcalc.algebra.quantities.QUANTITIES` describes them for the CLI's help.
+QUANTITY_TITLES = {
+    "params.total": "parameters",
+    "params.active": "active parameters",
+    "params.embedding": "embedding parameters",
+    "params.non_embedding": "non-embedding parameters",
+    "flops.forward_matmul": "forward-pass FLOPs of the matrix products",
+    "flops.forward": "forward-pass FLOPs",
+    "flops.training": "training FLOPs",
+    "flops.decode_per_token": "FLOPs to generate one token",
+    "memory.weights_bytes": "weight memory",
+    "memory.kv_cache_bytes": "KV-cache memory",
+    "memory.recurrent_state_bytes": "recurrent-state memory",
+    "memory.activations_bytes": "activation memory",
+    "memory.training_bytes": "training memory",
+}
+
+
+def title_of(quantity: str, spec: Spec) -> str:
+    words = QUANTITY_TITLES[quantity]
+    return f"{words[0].upper()}{words[1:]} of {spec.name}"
+
+
+def quantity_meaning(quantity: str, spec: Spec, opts: Options = Options()) -> str:
+    """What the result is, in words, with the settings it was computed under."""
+    if quantity == "params.active":
+        return (f"parameters one token passes through: {spec.k} of the {spec.E} experts per "
+                "MoE layer, everything else in full" if spec.moe else
+                "parameters one token passes through (a dense model: all of them)")
+    return {
+        "params.total": "parameters",
+        "params.embedding": "token and position tables and an untied output head",
+        "params.non_embedding": "every parameter outside the embedding tables and untied head",
+        "flops.forward_matmul": "FLOPs of every matrix product in one forward pass over b "
+                                "sequences of s tokens",
+        "flops.forward": "FLOPs of one forward pass over b sequences of s tokens",
+        "flops.training": "FLOPs of one training step: forward and backward pass",
+        "flops.decode_per_token": "matrix-product FLOPs to generate one more token per "
+                                  "sequence with s tokens cached",
+        "memory.weights_bytes": f"weights stored in {opts.dtype}",
+        "memory.kv_cache_bytes": f"keys and values cached for b sequences of s tokens, in "
+                                 f"{opts.kv_dtype}",
+        "memory.recurrent_state_bytes": "state the linear-attention, SSM and convolution layers "
+                                        "keep per sequence (it does not grow with s)",
+        "memory.activations_bytes": "activations kept for the backward pass (Korthikanti "
+                                    "et al.)",
+        "memory.training_bytes": "weights, gradients and optimizer state on one device",
+    }[quantity]
 
 
 def meaning(path: str) -> str:
@@ -118,7 +169,8 @@ GROUPS = {"attention": "self-attention in one layer", "cross_attention": "cross-
 
 
 def _layer_steps(prefix: str, leaves: list[tuple[str, Leaf, object]], letter: str, subs: dict,
-                 values: dict, formulas: list, title: str, reuse: tuple[str, ...] = ()):
+                 values: dict, formulas: list, title: str, reuse: tuple[str, ...] = (),
+                 cited=lambda path, source: source):
     """Per-layer formulas of ``leaves`` (path, leaf, layers holding it), their groups and
     their sum ``prefix`` ("one layer"); ``reuse`` are group paths already derived."""
     steps, parts = [], list(reuse)
@@ -129,7 +181,8 @@ def _layer_steps(prefix: str, leaves: list[tuple[str, Leaf, object]], letter: st
         for path, leaf, count in members:
             per = sympy.expand(sympy.cancel(leaf.value / count))
             formulas.append(per)
-            more, values[path] = chain(Formula(path, letter, per, leaf.source, meaning(path)), subs)
+            more, values[path] = chain(Formula(path, letter, per, cited(leaf.path, leaf.source),
+                                               meaning(path)), subs)
             steps += more
         if len(members) == 1:
             parts.append(members[0][0])
@@ -146,14 +199,22 @@ def _layer_steps(prefix: str, leaves: list[tuple[str, Leaf, object]], letter: st
     return steps + more, parts
 
 
-def components(bd: Breakdown, spec: Spec, letter: str, subs: dict,
-               total_path: str = "total") -> tuple[list[Section], object, list[sympy.Expr]]:
+TIED_HEAD_MEANING = ("output head, tied to the token table: it multiplies by the same V x d "
+                     "matrix, so it adds 0 parameters")
+
+
+def components(bd: Breakdown, spec: Spec, letter: str, subs: dict, total_path: str = "total",
+               tied_head: bool = False) -> tuple[list[Section], object, list[sympy.Expr]]:
     """Sections deriving ``bd``'s total: one section per repeated layer (per-layer formulas,
     their sum, times the layer count), one for the parts outside the layers, and the total.
     An MoE stack with dense layers shows its MoE layer and its dense layer, each times the
     layers of that kind."""
     stacks = stacks_of(spec)
     structure = accounting.structure(spec)
+
+    def cited(path: str, source: str) -> str:
+        return component_source(spec, path, source)
+
     sections, formulas, order = [], [], []
     values: dict[str, object] = {}
     for prefix, count in stacks.items():
@@ -167,7 +228,7 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict,
         mixed = bool(dense) and len({x[2] for x in leaves}) > 1
         common = [x for x in leaves if x not in dense] if mixed else leaves
         steps, parts = _layer_steps(prefix, common, letter, subs, values, formulas,
-                                    "one MoE layer" if mixed else "one layer")
+                                    "one MoE layer" if mixed else "one layer", cited=cited)
         everything = prefix + "s"
         if not mixed:
             n_layers = common[0][2]
@@ -181,7 +242,7 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict,
                            and not p[len(prefix) + 1:].startswith("moe/"))
             renamed = [(f"dense_{p}", l, c) for p, l, c in dense]
             more_d, _ = _layer_steps(dense_prefix, renamed, letter, subs, values, formulas,
-                                     "one dense layer", reuse=shared)
+                                     "one dense layer", reuse=shared, cited=cited)
             steps += more_d
             n_dense = dense[0][2]
             n_moe = next(x[2] for x in leaves if x[0][len(prefix) + 1:].startswith("moe/"))
@@ -204,9 +265,15 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict,
             continue
         formulas.append(leaf.value)
         more, values[leaf.path] = chain(
-            Formula(leaf.path, letter, leaf.value, leaf.source, meaning(leaf.path)), subs)
+            Formula(leaf.path, letter, leaf.value, cited(leaf.path, leaf.source),
+                    meaning(leaf.path)), subs)
         outside += more
         order.append(leaf.path)
+    if tied_head and letter == "N" and spec.head == "tied" and spec.token_embedding:
+        formula = Formula("head/weight", "N", sympy.Integer(0), TIED_HEAD_SOURCE, TIED_HEAD_MEANING)
+        more, values["head/weight"] = chain(formula, subs)
+        outside += more
+        order.append("head/weight")
     if outside:
         sections.append(Section("Outside the layers", tuple(outside)))
     total = sympy.Add(*[part_symbol(letter, p) for p in order], evaluate=False)
@@ -241,9 +308,10 @@ def _params_breakdown(spec: Spec, quantity: str) -> Breakdown:
 def derive_breakdown(spec: Spec, quantity: str, bd: Breakdown, letter: str, values: dict,
                      title: str, conventions: tuple[str, ...] = ()) -> Derivation:
     subs = numbers(values)
-    sections, value, formulas = components(bd, spec, letter, subs, quantity)
+    sections, value, formulas = components(bd, spec, letter, subs, quantity,
+                                           tied_head=quantity != "params.non_embedding")
     body = with_sizes(sections, formulas, values) + (result_section(quantity, letter, value,
-                                                              q.QUANTITIES[quantity]),)
+                                                              quantity_meaning(quantity, spec)),)
     return Derivation(spec.name, quantity, title, letter, body, conventions)
 
 
@@ -257,7 +325,7 @@ def derive(spec: Spec, quantity: str = "params.total", opts: Options = Options()
         conv = ("each token passes through k of the E experts; the router counts in full",) \
             if quantity == "params.active" and spec.moe else ()
         return derive_breakdown(spec, quantity, _params_breakdown(spec, quantity), "N", values,
-                                f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}", conv)
+                                title_of(quantity, spec), conv)
     if quantity in ("flops.forward_matmul", "flops.forward", "flops.training"):
         return _derive_flops(spec, quantity, opts, values)
     if quantity in ("memory.weights_bytes", "memory.training_bytes"):
@@ -306,8 +374,8 @@ def _derive_flops(spec: Spec, quantity: str, opts: Options, values: dict) -> Der
             conv.append("training = forward + backward (2x forward)" + RECOMPUTE_NOTE[opts.recompute])
         tail.append(Section("Forward" if quantity == "flops.forward" else "Training", tuple(steps)))
     body = with_sizes(sections + tail, formulas, values) + (
-        result_section(quantity, "C", value, q.QUANTITIES[quantity]),)
-    title = f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}"
+        result_section(quantity, "C", value, quantity_meaning(quantity, spec, opts)),)
+    title = title_of(quantity, spec)
     return Derivation(spec.name, quantity, title, "C", body, tuple(conv))
 
 
@@ -353,12 +421,21 @@ def _derive_state_bytes(spec: Spec, quantity: str, opts: Options, values: dict) 
         expr = memory.training_bytes(N, opt, opts.zero)
         conv = (opt.meaning, f"ZeRO stage {opts.zero} over N_d = {opts.dp} data-parallel ranks, per rank")
         source = "rajbhandari2020"
-    more, value = chain(Compose(quantity, "M", expr, q.QUANTITIES[quantity], source),
+    more, value = chain(Compose(quantity, "M", expr, quantity_meaning(quantity, spec, opts), source),
                         {**subs, N: n_value})
     body = with_sizes([Section("Parameters", tuple(steps)), Section("Bytes", tuple(more))],
-                       [n_expr, expr], values) + (result_section(quantity, "M", value, q.QUANTITIES[quantity]),)
-    title = f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}"
+                       [n_expr, expr], values) + (result_section(quantity, "M", value,
+                                                                  quantity_meaning(quantity, spec, opts)),)
+    title = title_of(quantity, spec)
     return Derivation(spec.name, quantity, title, "M", body, conv)
+
+
+BYTES_PER_VALUE = sympy.Symbol("beta_kv", positive=True)
+
+
+def _bytes_text(dtype: str) -> str:
+    n = memory.dtype_bytes(dtype, "kv-dtype")
+    return f"{n} byte" + ("" if n <= 1 else "s")
 
 
 SINGLE_SOURCES = {"flops.decode_per_token": "pope2022", "memory.kv_cache_bytes": "pope2022",
@@ -377,6 +454,28 @@ def _single_source(spec: Spec, quantity: str) -> str:
     return SINGLE_SOURCES.get(quantity, "")
 
 
+def korthikanti_misfit(spec: Spec) -> str:
+    """'' when Korthikanti et al.'s per-layer activation count was derived for this kind of
+    layer (GPT-3's: multi-head attention, a plain 4d FFN), else what differs."""
+    differs = []
+    if spec.ffn == "gated":
+        differs.append("a gated (SwiGLU-type) FFN keeps a third d_ff-wide input")
+    elif spec.d_ff != 4 * spec.d:
+        differs.append(f"the FFN is {spec.d_ff} wide, not 4d")
+    if spec.n_kv is not None and spec.n_kv != spec.n_h:
+        differs.append(f"grouped/multi-query attention stores keys and values of {spec.n_kv} "
+                       f"heads, not {spec.n_h}")
+    if spec.moe:
+        differs.append("routed experts keep their own inputs")
+    if spec.hybrid:
+        differs.append("linear-attention/SSM layers store other tensors")
+    if not differs:
+        return ""
+    return ("Korthikanti et al.'s 34 s b d + 5 n_h s^2 b per layer was derived for GPT-3's "
+            "layers (multi-head attention, a plain 4d FFN); applied here unchanged, it is an "
+            "estimate: " + "; ".join(differs))
+
+
 def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> Derivation:
     letter = "C" if quantity.startswith("flops") else "M"
     if quantity == "flops.decode_per_token" and opts.context:
@@ -384,12 +483,28 @@ def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> De
     subs = numbers(values)
     if spec.W is not None:
         subs[SIZES["W"].symbol] = sympy.Integer(spec.W)
-    expr = simplify(q.expression(quantity, spec, opts))
+    extra: list[Define] = []
+    if quantity == "memory.kv_cache_bytes":
+        # bytes per value kept as a symbol: 2 (K and V) x values x beta stays visible
+        per_value = memory.dtype_bytes(opts.kv_dtype, "kv-dtype")
+        expr = simplify(q._fix(memory.kv_cache_bytes(spec.family, BYTES_PER_VALUE), spec, opts))
+        subs[BYTES_PER_VALUE] = per_value
+        extra.append(Define(BYTES_PER_VALUE, per_value,
+                            f"bytes per cached value ({opts.kv_dtype})"))
+        if q.value(expr.xreplace({BYTES_PER_VALUE: per_value}), values) != q.value(
+                q.expression(quantity, spec, opts), values):
+            raise AssertionError("the KV-cache derivation disagrees with memory.kv_cache_bytes")
+    else:
+        expr = simplify(q.expression(quantity, spec, opts))
     steps, value = chain(Formula(quantity, letter, expr, _single_source(spec, quantity),
-                                 q.QUANTITIES[quantity]), subs)
+                                 quantity_meaning(quantity, spec, opts)), subs)
     conv = {"flops.decode_per_token": ("one new token per sequence; s is the KV-cache length",),
-            "memory.kv_cache_bytes": (f"keys and values at {opts.kv_dtype}",),
+            "memory.kv_cache_bytes": (
+                "per cached token and layer: 2 tensors (keys and values) of n_kv d_h values each, "
+                f"at {opts.kv_dtype} ({_bytes_text(opts.kv_dtype)} per value)",),
             "memory.activations_bytes": ("16-bit activations, 1-byte dropout masks",)}[quantity]
+    if quantity == "memory.activations_bytes" and korthikanti_misfit(spec):
+        conv += (korthikanti_misfit(spec),)
     if spec.mla and quantity in ("memory.kv_cache_bytes", "flops.decode_per_token"):
         conv += ("MLA cache: " + ("up-projected keys and values (--mla-cache expanded)"
                                   if opts.mla_cache == "expanded" else
@@ -397,7 +512,9 @@ def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> De
     if spec.W is not None and quantity in ("memory.kv_cache_bytes", "flops.decode_per_token"):
         conv += (f"{spec.local_layers} of {spec.L} layers slide: at most W tokens each",)
     all_values = dict(values, **({"W": spec.W} if spec.W else {}))
-    body = with_sizes([Section("Formula", tuple(steps))], [expr], all_values) + (
-        result_section(quantity, letter, value, q.QUANTITIES[quantity]),)
-    title = f"{q.QUANTITIES[quantity].capitalize()} of {spec.name}"
+    sizes = with_sizes([Section("Formula", tuple(steps))], [expr], all_values)
+    sizes = (Section(sizes[0].title, sizes[0].steps + tuple(extra)),) + sizes[1:]
+    body = sizes + (
+        result_section(quantity, letter, value, quantity_meaning(quantity, spec, opts)),)
+    title = title_of(quantity, spec)
     return Derivation(spec.name, quantity, title, letter, body, conv)

@@ -8,40 +8,93 @@ import sympy
 from ..algebra import accounting
 from ..algebra.assumptions import assumption
 from ..algebra.closed_form import closed_form, simplify
-from .derivation import Compose, Derivation, Evaluate, Formula, Section, Simplify, part_symbol
+from .derivation import (ASSUMPTION_NAMES, Compose, Derivation, Evaluate, Formula, Section,
+                         Simplify, part_symbol)
 from .derive import result_section, with_sizes, chain, defines, meaning, model_values, numbers, substitute
 from ..algebra.options import Options
 from ..algebra.spec import Spec, size_values
 
 
+# assumption sets that describe the non-embedding parameters only: their closed form is
+# compared with the exact non-embedding count, and the embeddings and head get a line apart
+NON_EMBEDDING_FORMS = ("kaplan",)
+
+
+def assumption_misfit(spec: Spec, assume: str) -> str:
+    """Why an assumption set does not describe this model ('' when it does)."""
+    if assume != "kaplan":
+        return ""
+    why = []
+    if spec.moe:
+        why.append(f"it is a mixture of experts ({spec.k} of {spec.E} experts per token): "
+                   "12 L d^2 assumes one dense FFN per layer, so it neither counts the stored "
+                   "experts nor the active ones")
+    if spec.hybrid:
+        why.append("some layers mix with linear attention, an SSM or a convolution instead of "
+                   "attention")
+    if spec.mla:
+        why.append("its attention is multi-head latent attention (low-rank K/V)")
+    return "; ".join(why)
+
+
 def derive_closed_form(spec: Spec, assume: str = "kaplan", quantity: str = "params.total",
                        opts: Options = Options()) -> Derivation:
     """The exact closed form, the form under ``assume``, and the exact correction between
-    them (symbolic and at the model's sizes)."""
+    them (symbolic and at the model's sizes). Kaplan et al.'s form counts non-embedding
+    parameters: for a parameter quantity it is compared with the exact non-embedding count,
+    and the embeddings and output head are a line of their own."""
     a = assumption(assume)
-    exact = closed_form(spec, quantity, "none", opts)
+    split = assume in NON_EMBEDDING_FORMS and quantity in ("params.total", "params.non_embedding")
+    exact = closed_form(spec, "params.non_embedding" if split else quantity, "none", opts)
     approx = closed_form(spec, quantity, assume, opts)
     values = model_values(spec, opts)
     subs = numbers(values)
     letter = {"params": "N", "flops": "C", "memory": "M"}[quantity.split(".")[0]]
-    first, exact_value = chain(Formula("exact", letter, exact.expression, "hf_transformers",
-                                       "exact, sizes as symbols"), subs)
+    label = ASSUMPTION_NAMES.get(assume, assume)
+    exact_path = "params.non_embedding" if split else "exact"
+    first, exact_value = chain(Formula(exact_path, letter, exact.expression, "hf_transformers",
+                                       "exact non-embedding parameters, sizes as symbols" if split
+                                       else "exact, sizes as symbols"), subs)
     second, approx_value = chain(Formula(assume, letter, approx.expression, a.source,
                                          a.description), subs)
     second[0] = Simplify(assume, letter, exact.expression, approx.expression, assume,
                          a.description, a.source)
     correction = sympy.expand(exact.expanded - approx.expanded)
     third, corr_value = chain(Formula("correction", letter, correction, "",
-                                      "exact minus the assumed form"), subs)
-    body = with_sizes([Section("Exact", tuple(first)),
-                        Section(f"Under the assumptions '{assume}'", tuple(second)),
-                        Section("Correction", tuple(third))],
-                       [exact.expression, approx.expression], values)
-    body += (result_section("correction", letter, corr_value, "exact minus assumed"),)
+                                      "exact minus the assumed form: what the assumptions "
+                                      "leave out" + (" (biases, norms, GQA, gated FFN ...)"
+                                                     if split else "")), subs)
+    sections = [Section("Exact non-embedding count" if split else "Exact", tuple(first)),
+                Section(f"Under {label}", tuple(second)),
+                Section("Correction", tuple(third))]
+    formulas = [exact.expression, approx.expression]
     meta = {"exact": exact_value, "approx": approx_value, "correction": corr_value,
             "relations": tuple(a.describe_relations()), "assumption": assume}
-    return Derivation(spec.name, quantity, f"Closed form of {spec.name} under '{assume}'",
-                      letter, body, (a.description,), meta)
+    if split:
+        emb = closed_form(spec, "params.embedding", "none", opts)
+        fourth, emb_value = chain(Formula("params.embedding", letter, emb.expression,
+                                          "hf_transformers", "embedding tables" + (
+                                              " and the untied head" if spec.head == "untied"
+                                              else "") + ": not in the assumed form, counted "
+                                          "apart"), subs)
+        N_ne, N_e = part_symbol(letter, "params.non_embedding"), part_symbol(letter, "params.embedding")
+        fifth, total_value = chain(Compose("params.total", letter, sympy.Add(N_ne, N_e, evaluate=False),
+                                           "all parameters"), {N_ne: exact_value, N_e: emb_value})
+        sections.append(Section("Embeddings and output head, apart", tuple(fourth + fifth)))
+        formulas.append(emb.expression)
+        meta.update(embedding=emb_value, total=total_value,
+                    share=sympy.Rational(corr_value, exact_value) if exact_value else 0)
+    misfit = assumption_misfit(spec, assume)
+    conventions = (a.description,) + ((f"the assumed form does not fit {spec.name}: {misfit}",)
+                                      if misfit else ())
+    meta["misfit"] = misfit
+    body = with_sizes(sections, formulas, values)
+    share = (f": {float(100 * meta['share']):.2f} % of the exact non-embedding count"
+             if split and exact_value else "")
+    body += (result_section("correction", letter, corr_value, "exact minus assumed"
+                            + (" (non-embedding)" if split else "") + share),)
+    return Derivation(spec.name, quantity, f"Closed form of {spec.name} under {label}",
+                      letter, body, conventions, meta)
 
 
 def derive_difference(base: Spec, other: Spec) -> Derivation:

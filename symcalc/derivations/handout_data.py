@@ -26,12 +26,14 @@ DIMENSIONS = ("L", "L_dec", "d", "n_h", "n_kv", "d_h", "d_ff", "E", "k", "V", "P
 def category(path: str) -> str:
     """The kind of component a breakdown path belongs to."""
     last = path.split("/")
+    # the per-layer norms (layer/norm/attention, layer/norm/ffn) are norms, as the
+    # derivation groups them, not part of the block they sit in front of
+    if "norm" in last or last[-1] in ("final_norm", "embedding_norm"):
+        return "norms"
     if "attention" in last or "cross_attention" in last or last[-1] == "relative_bias":
         return "attention"
     if "ffn" in last:
         return "FFN"
-    if "norm" in last or last[-1] in ("final_norm", "embedding_norm"):
-        return "norms"
     if last[0] == "embedding":
         return "embeddings"
     if last[0] == "head":

@@ -55,7 +55,8 @@ SOURCES: dict[str, Source] = {
         Source("chowdhery2022", "Chowdhery et al. 2022, PaLM", "Appendix B: 6N + 12 L H Q T model FLOPs"),
         Source("rajbhandari2020", "Rajbhandari et al. 2020, ZeRO", "Sec. 3-5: 2+2+12 bytes per parameter"),
         Source("pope2022", "Pope et al. 2022, Efficiently Scaling Transformer Inference",
-               "KV cache: 2 L n_kv d_h bytes per token"),
+               "KV cache: 2 L n_kv d_h values per token (keys and values), times the bytes "
+               "per value"),
         Source("beltagy2020", "Beltagy et al. 2020, Longformer; Jiang et al. 2023, Mistral 7B",
                "sliding-window attention caps the cache at W tokens"),
         Source("deepseek2024", "DeepSeek-AI 2024, DeepSeek-V2: A Strong, Economical, and Efficient "

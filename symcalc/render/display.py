@@ -11,7 +11,7 @@ from .latex import derivation_latex
 from .markdown import derivation_markdown
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # keeps Derivation's one-line repr
 class Shown(Derivation):
     """A derivation that displays itself (Jupyter picks one of the two)."""
 

@@ -114,7 +114,10 @@ def latex_text(text: object) -> str:
             out.append(" ")
         else:
             out.append(latex_char(ch) or f"[U+{ord(ch):04X}]")
-    return "".join(out)
+    text = "".join(out)
+    while "--" in text:  # no en/em-dash ligature: --quantity prints as two hyphens
+        text = text.replace("--", "-{}-")
+    return text
 
 
 def check_text(field: str, text: object, latex: bool = False, limit: int = TEXT_LIMIT) -> str:

@@ -34,21 +34,50 @@ def tex_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = N
 def derivation_latex(d: Derivation, standalone: bool = False, units: Units = Units(),
                      template: str | None = None, jupyter: bool = False) -> str:
     """A derivation in LaTeX; ``standalone`` wraps it in a compilable article."""
+    if jupyter:
+        v = derivation_view(d, mathjax_text, units, yi_text="x 10^8 (yi)")
+        for sec in v["sections"]:
+            if sec["kind"] == "steps":
+                sec["rows"] = [dict(r, tag=r["tag"].replace("~[", " ["))
+                               for r in align_rows(sec["equations"])]
+        return body_for_jupyter(v)
     v = tex_view(d, units)
     if template:
         return render_user(template, True, v=v, standalone=standalone)
     body = render("derivation.tex.j2", v=v)
-    if jupyter:
-        return body_for_jupyter(v)
     if not standalone:
         return body
     return render("document.tex.j2", body=body, pgfplots=False)
 
 
+def mathjax_text(text: object) -> str:
+    """Text for MathJax's ``\\text{...}``: it has no text-mode escapes, so the characters that
+    would end the text, align or start math are spelled out or dropped."""
+    out = str(text)
+    for ch, word in (("\\", "/"), ("{", "("), ("}", ")"), ("$", ""), ("&", "and"), ("#", "no."),
+                     ("%", " percent"), ("^", "^"), ("~", "~")):
+        out = out.replace(ch, word)
+    return "".join(c for c in out if c.isprintable())
+
+
 def body_for_jupyter(v: dict) -> str:
-    """Jupyter's LaTeX display is MathJax: math only, one aligned block."""
-    rows = [r for s in v["sections"] if s["kind"] == "steps" for r in s["rows"]]
-    lines = [f"{r['lhs']} &{r['rhs']}" for r in rows]
-    result = next(s for s in v["sections"] if s["kind"] == "result")
-    lines.append(f"{result['lhs']} &= {result['value_tex']}")
+    """Jupyter's LaTeX display is MathJax: one aligned block, text in ``\\text{}``. It keeps
+    what the document shows: the title, the sizes with their meanings, each step with its
+    label and source number, the result with its unit, and the sources."""
+    t = lambda x: f"\\text{{{x}}}"  # noqa: E731
+    lines = [f"&{t(v['title'])}"]
+    if v["conventions"]:
+        lines.append(f"&{t('Conventions: ' + '; '.join(v['conventions']))}")
+    for s in v["sections"]:
+        if s["kind"] == "sizes":
+            lines.append(f"&{t(s['title'])}")
+            lines += [f"{r['symbol']} &= {r['value_tex']} && {t(r['meaning'])}" for r in s["rows"]]
+        elif s["kind"] == "steps":
+            lines.append(f"&{t(s['title'])}")
+            for r in s["rows"]:
+                tag = f" && {t(r['tag'])}" if r["tag"] else ""
+                lines.append(f"{r['lhs']} &{r['rhs']}{tag}")
+        else:
+            lines.append(f"{s['lhs']} &= {s['value_tex']} && {t(' = '.join(s['words']))}")
+    lines += [f"&{t('[' + str(r['n']) + '] ' + r['citation'])}" for r in v["references"]]
     return "$$\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}$$"

@@ -60,6 +60,12 @@ def number_tex(value) -> str:
     return f"\\frac{{{number_tex(int(value.p))}}}{{{number_tex(int(value.q))}}}"
 
 
+def _plain_number(value) -> str:
+    """A size as text: grouped digits, or a fraction p/q (half a byte per int4 value)."""
+    value = sympy.Rational(value)
+    return grouped(int(value)) if value.q == 1 else f"{value.p}/{value.q}"
+
+
 def value_tex(value) -> str:
     """An evaluated value: exact, and a fraction followed by its decimal value."""
     exact = number_tex(value)
@@ -67,6 +73,10 @@ def value_tex(value) -> str:
         return exact
     approx = f"{float(value):,.1f}".replace(",", "{,}")
     return f"{exact} \\approx {approx}"
+
+
+# symbols a derivation introduces for itself (not sizes of the model)
+DERIVATION_SYMBOLS = {"beta_kv": r"\beta_{\mathrm{kv}}"}
 
 
 class StepPrinter(LatexPrinter):
@@ -84,6 +94,8 @@ class StepPrinter(LatexPrinter):
         part = dv.part_of(expr)
         if part:
             return part_name(*part)
+        if expr.name in DERIVATION_SYMBOLS:
+            return DERIVATION_SYMBOLS[expr.name]
         return super()._print_Symbol(expr, style)
 
     def _print_Integer(self, expr):
@@ -164,12 +176,14 @@ def _equation(step, esc, refs: SourceIndex) -> dict:
     order = "none" if isinstance(step, dv.Compose) else None
     if isinstance(step, dv.Simplify):
         pieces = [math(step.after)]
-        note = f"under the assumptions '{step.assumption}'"
+        note = f"under {dv.ASSUMPTION_NAMES.get(step.assumption, step.assumption)}"
     else:
         pieces = [math(step.expr, order=order)] if isinstance(step, (dv.Formula, dv.Compose)) else []
         note = getattr(step, "meaning", "")
     ref = refs.ref(getattr(step, "source", ""))
+    number = getattr(step, "expr", None)
     return {"lhs": part_name(step.letter, step.path), "pieces": pieces, "order": order,
+            "number": number if number is not None and number.is_number else None,
             "meaning": esc(note), "path": esc(step.path), "ref": ref,
             "source": esc(SOURCES[step.source].citation) if ref and step.source in SOURCES else ""}
 
@@ -205,6 +219,10 @@ def steps_view(steps, esc, refs: SourceIndex) -> list[dict]:
         elif isinstance(step, dv.Substitute):
             out[-1]["pieces"].append(math(step.expr, dict(step.values), out[-1]["order"]))
         elif isinstance(step, dv.Evaluate):
+            if out and out[-1].get("number") is not None and not out[-1].get("done") \
+                    and out[-1]["number"] == step.value:  # "N = 0", not "N = 0 = 0"
+                out[-1]["value"], out[-1]["done"] = step.value, True
+                continue
             if not out or out[-1]["path"] != esc(step.path) or out[-1].get("done"):
                 out.append({"lhs": part_name(step.letter, step.path),
                             "pieces": [], "order": None, "meaning": esc(step.path),
@@ -238,8 +256,9 @@ def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = 
         defines = [s for s in section.steps if isinstance(s, dv.Define)]
         results = [s for s in section.steps if isinstance(s, dv.Result)]
         if defines:
-            rows = [{"symbol": latex_names()[s.symbol], "meaning": esc(s.meaning),
-                     "value": grouped(s.value), "value_tex": number_tex(s.value)} for s in defines]
+            rows = [{"symbol": latex_names().get(s.symbol) or StepPrinter().doprint(s.symbol),
+                     "meaning": esc(s.meaning), "value": _plain_number(s.value),
+                     "value_tex": number_tex(s.value)} for s in defines]
             sections.append({"title": esc(section.title), "kind": "sizes", "rows": rows})
         elif results:
             r = results[0]
