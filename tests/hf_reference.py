@@ -234,7 +234,14 @@ def hf_config(config: dict, experts_implementation: str | None = "batched_mm"):
     kwargs["attn_implementation"] = "eager"
     if experts_implementation is not None:
         kwargs["experts_implementation"] = experts_implementation
-    return transformers.AutoConfig.for_model(config["model_type"], **kwargs)
+    cfg = transformers.AutoConfig.for_model(config["model_type"], **kwargs)
+    # No cache in the counted forward, also for classes whose forward takes no use_cache
+    # (Qwen3.5 and Granite-4 wrappers): with a cache the short convolutions left-pad a prompt
+    # shorter than their kernel to K_conv before convolving, which adds outputs to the count.
+    for sub in (cfg, getattr(cfg, "text_config", None)):
+        if sub is not None and hasattr(sub, "use_cache"):
+            sub.use_cache = False
+    return cfg
 
 
 def build_model(config: dict, device: str = "meta", experts_implementation: str | None = "batched_mm"):

@@ -26,6 +26,8 @@ The symbols are local to this module (prefixed ``v_``) so they never meet the la
 | ``v_pb`` | 1 when the projector's linear layers have biases |
 | ``v_pin``, ``v_pout`` | Llama 4 pixel-shuffle adapter widths (projector_input_dim, projector_output_dim) |
 | ``v_out`` | Llama 4 vision_output_dim (the projector's input) |
+| ``v_T`` | Qwen3.5 temporal patch size (frames per patch) |
+| ``v_mo`` | Qwen3.5 merger output width (out_hidden_size) |
 """
 from __future__ import annotations
 
@@ -36,10 +38,12 @@ import sympy as sp
 
 v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out = sp.symbols(
     "v_L v_d v_a v_ff v_C v_p v_np v_dt v_m v_nf v_pin v_pout v_out", positive=True, integer=True)
+v_T, v_mo = sp.symbols("v_T v_mo", positive=True, integer=True)
 v_head, v_pb = sp.symbols("v_head v_pb", nonnegative=True, integer=True)
 
 SYMBOLS: dict[str, sp.Symbol] = {s.name: s for s in (
-    v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out, v_head, v_pb)}
+    v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out, v_T, v_mo, v_head,
+    v_pb)}
 SWITCHES = frozenset({"v_head", "v_pb"})
 
 
@@ -118,6 +122,26 @@ def llama4_vision() -> Part:
     })
 
 
+def qwen3_5_vision() -> Part:
+    """Qwen3.5's vision encoder (transformers Qwen3_5VisionModel, the same in Qwen3.5-MoE): a
+    biased 3D patch convolution over v_T frames of v_p x v_p pixels, a learned position row
+    per patch, pre-norm blocks (two LayerNorms, a fused biased q/k/v, a biased output, a biased
+    two-layer MLP), and the merger that is its projector: a LayerNorm, then v_m x v_m
+    neighbouring patches concatenated (m^2 v_d) through two biased linear layers into
+    v_mo (out_hidden_size, the text width)."""
+    merged = v_m**2 * v_d
+    layer = (2 * _layer_norm(v_d) + _linear(v_d, 3 * v_d) + _linear(v_d, v_d)
+             + _linear(v_d, v_ff) + _linear(v_ff, v_d))
+    return Part("qwen3_5", "vision_tower", "Qwen3.5 vision encoder with patch merger",
+                "qwen2025vl", {
+                    "vision_tower/patch_embedding": v_C * v_T * v_p**2 * v_d + v_d,
+                    "vision_tower/position_embedding": v_np * v_d,
+                    "vision_tower/layers": v_L * layer,
+                    "vision_tower/merger": _layer_norm(v_d) + _linear(merged, merged)
+                    + _linear(merged, v_mo),
+                })
+
+
 def gemma3_projector() -> Part:
     """Gemma 3's projector (Gemma3MultiModalProjector): average pooling (no parameters), an
     RMSNorm of the vision width, one v_d x v_dt matrix without bias."""
@@ -147,7 +171,7 @@ def llama4_projector() -> Part:
 
 
 TOWERS: dict[str, Callable[[], Part]] = {
-    "siglip": siglip, "pixtral": pixtral, "llama4": llama4_vision}
+    "siglip": siglip, "pixtral": pixtral, "llama4": llama4_vision, "qwen3_5": qwen3_5_vision}
 PROJECTORS: dict[str, Callable[[], Part]] = {
     "gemma3": gemma3_projector, "mistral3": mistral3_projector, "llama4": llama4_projector}
 
