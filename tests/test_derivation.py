@@ -54,7 +54,12 @@ def test_params_derivation_equals_report(name):
             assert per_layer[path[len("layer/"):]] == value, path
     if "layer" in values:
         assert values["layer"] == per_layer["total"]
+    if "layers" in values:  # a hybrid stack: each kind of part times the layers holding it
         assert values["layers"] == rep["breakdown"]["layer"]
+    for view, prefix in (("linear_mixer", "linear_layer"), ("ssm_mixer", "ssm_layer"),
+                         ("conv_mixer", "conv_layer")):
+        if prefix in values:
+            assert values[prefix] == per_layer[f"{view}/total"], view
 
 
 @pytest.mark.parametrize("name", ["mistral-7b", "bert-base", "t5-small", "mixtral-8x7b", "gpt2"])

@@ -95,7 +95,7 @@ def group_count(path: str, layers, hybrid: bool = False):
     if group == "moe":
         return moe_count(ffn_layers)
     if hybrid:
-        if group == "attention":
+        if group in ("attention", "softmax"):  # softmax: the attention core's non-matmul work
             return L_attn
         if group in MIXERS:
             return MIXERS[group][0]

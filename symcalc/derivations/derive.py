@@ -20,7 +20,7 @@ from .derivation import (Compose, Define, Derivation, Evaluate, Formula, Result,
                          Substitute, part_symbol)
 from ..algebra.options import Options, workload_values
 from ..algebra.spec import Spec, size_values
-from ..algebra.symbols import SIZES
+from ..algebra.symbols import SIZES, L
 
 MEANINGS = {
     "attention/q": "query projection", "attention/k": "key projection",
@@ -54,7 +54,31 @@ MEANINGS = {
     "head": "output head", "pooler": "BERT pooler", "mlm_head": "masked-LM head transform",
     "softmax": "softmax and score scaling", "norm": "norms", "activation": "activation (and gate)",
     "residual": "residual adds",
+    "attention/q_gate": "query-wide output gate projection",
+    "linear_attention/qkv": "linear-attention q, k, v projections",
+    "linear_attention/conv": "short causal convolution over q, k, v",
+    "linear_attention/beta": "write-strength (beta) projection",
+    "linear_attention/decay": "decay gate (projection, dt bias, A)",
+    "linear_attention/output_gate": "output gate projection",
+    "linear_attention/norm": "gated norm of the output",
+    "linear_attention/core": "chunked delta-rule products",
+    "linear_attention/o": "linear-attention output projection",
+    "ssm/in_proj": "Mamba input projection", "ssm/conv": "Mamba causal convolution",
+    "ssm/x_proj": "projection to dt, B and C", "ssm/dt_proj": "time-step projection",
+    "ssm/decay": "state matrix A, skip D (and dt bias)", "ssm/inner_norms": "norms of dt, B and C",
+    "ssm/norm": "gated norm of the output", "ssm/core": "selective-scan products",
+    "ssm/out_proj": "Mamba output projection",
+    "short_conv/in_proj": "short-convolution input projection (B, C, x)",
+    "short_conv/conv": "short causal convolution", "short_conv/out_proj":
+    "short-convolution output projection",
 }
+# The parts of a hybrid stack by the layers that hold them (see :func:`_hybrid_stack`).
+HYBRID_CLASSES = {"L_attn": ("attention_layer", "one attention layer's attention"),
+                  "L_lin": ("linear_layer", "one linear-attention mixer"),
+                  "L_ssm": ("ssm_layer", "one Mamba mixer"),
+                  "L_conv": ("conv_layer", "one short-convolution mixer"),
+                  "L_ffn": ("ffn_layer", "the parts of every layer with an FFN"),
+                  "L_dense": ("dense_layer", "one dense FFN")}
 TITLES = {"N": "Parameters", "C": "FLOPs", "M": "Memory"}
 
 # Each quantity in words a reader of a handout understands (no option names, no internal
@@ -165,7 +189,9 @@ def stacks_of(spec: Spec) -> dict[str, sympy.Symbol]:
 
 
 GROUPS = {"attention": "self-attention in one layer", "cross_attention": "cross-attention in one layer",
-          "norm": "norms in one layer", "ffn": "FFN in one layer", "moe": "MoE FFN in one layer"}
+          "norm": "norms in one layer", "ffn": "FFN in one layer", "moe": "MoE FFN in one layer",
+          "linear_attention": "linear attention in one layer", "ssm": "Mamba mixer in one layer",
+          "short_conv": "short convolution in one layer"}
 
 
 def _layer_steps(prefix: str, leaves: list[tuple[str, Leaf, object]], letter: str, subs: dict,
@@ -199,6 +225,34 @@ def _layer_steps(prefix: str, leaves: list[tuple[str, Leaf, object]], letter: st
     return steps + more, parts
 
 
+def _hybrid_stack(prefix: str, leaves, letter: str, subs: dict, values: dict, formulas: list,
+                  cited) -> list:
+    """A hybrid stack: its parts grouped by the layers that hold them (attention in L_attn
+    layers, each other mixer in its count, the FFN in its layers, norms in every layer), one
+    block of per-layer formulas per group, and the stack as the sum of each block times its
+    layer count."""
+    classes: dict[object, list] = {}
+    for x in leaves:
+        classes.setdefault(x[2], []).append(x)
+    steps, terms, nums = [], [], {}
+    for count, members in classes.items():
+        name, title = HYBRID_CLASSES.get(str(count), (None, None))
+        if count == L:
+            name, title = "every_layer", "the parts of every layer"
+        elif name is None:
+            name, title = "moe_layer", "one MoE FFN"
+        renamed = [(name + p[len(prefix):], l, c) for p, l, c in members]
+        more, _ = _layer_steps(name, renamed, letter, subs, values, formulas, title, cited=cited)
+        steps += more
+        terms.append(sympy.Mul(count, part_symbol(letter, name), evaluate=False))
+        nums[part_symbol(letter, name)] = values[name]
+        formulas.append(count)
+    everything = prefix + "s"
+    more, values[everything] = chain(Compose(everything, letter, sympy.Add(*terms, evaluate=False),
+                                             "all layers"), {**subs, **nums})
+    return steps + more
+
+
 TIED_HEAD_MEANING = ("output head, tied to the token table: it multiplies by the same V x d "
                      "matrix, so it adds 0 parameters")
 
@@ -223,6 +277,10 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict, total_path: s
             l.path[len(prefix) + 1:], count, hybrid).xreplace(structure)))
             for l in bd if l.path.startswith(prefix + "/")]
         if not leaves:
+            continue
+        if hybrid and spec.hybrid:
+            steps = _hybrid_stack(prefix, leaves, letter, subs, values, formulas, cited)
+            sections.append(Section("Layers by kind", tuple(steps)))
             continue
         dense = [x for x in leaves if x[0][len(prefix) + 1:].startswith("ffn/")]
         mixed = bool(dense) and len({x[2] for x in leaves}) > 1
