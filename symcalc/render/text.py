@@ -48,7 +48,9 @@ def report_table(rep: dict[str, Any]) -> str:
         rows.append(("active per token", f"{grouped(p['active'])}  ({short(p['active'])})"))
     for stack in stacks:
         pre = f"{stack}/" if stack else ""
-        label = {"": "per layer", "dense_layer": "dense layer"}.get(stack, f"{stack} layer")
+        label = {"": "per layer", "dense_layer": "dense layer",
+                 "linear_mixer": "linear-attention mixer", "ssm_mixer": "Mamba mixer",
+                 "conv_mixer": "short-conv mixer"}.get(stack, f"{stack} layer")
         rows.append((label, grouped(per[f"{pre}total"])))
         for part in ("attention", "cross_attention", "ffn", "moe", "norm"):
             if f"{pre}{part}" in per:
@@ -77,7 +79,15 @@ def report_table(rep: dict[str, Any]) -> str:
     ] + [
         (f"  {name}", f"{grouped(n)} B = {bytes_both(n)}")
         for name, n in m.get("kv_cache_bytes_by_convention", {}).items()
-    ] + [
+    ] + ([] if "recurrent_state_bytes" not in m else [
+        ("recurrent state", f"{grouped(m['recurrent_state_bytes'])} B = "
+                            f"{bytes_both(m['recurrent_state_bytes'])}  [{mc['recurrent_state_bytes']}]"),
+        ("  decode state", f"{grouped(m['decode_state']['total_bytes'])} B = "
+                           f"{bytes_both(m['decode_state']['total_bytes'])}  (KV cache + recurrent state)"),
+        ("  per sequence", f"{grouped(m['decode_state']['per_sequence_bytes'])} B at seq_len, of which "
+                           f"{grouped(m['decode_state']['per_sequence_recurrent_bytes'])} B do not grow"),
+        ("  per token", f"{grouped(m['decode_state']['per_token_bytes'])} B more for each cached token"),
+    ]) + [
         ("activations", f"{grouped(m['activations_bytes'])} B = {bytes_both(m['activations_bytes'])}  [{mc['activations_bytes']}]"),
         ("training state", f"{grouped(m['training_bytes'])} B = {bytes_both(m['training_bytes'])}  [{mc['training_bytes']}]"),
     ])
