@@ -39,7 +39,7 @@ def test_handout_latex_golden(pair):
 
 def test_handout_content(pair):
     md = handout_markdown(pair)
-    for figure in ("7,241,732,096", "6,738,415,616", "27{,}124", "25{,}204", "799{,}281{,}152",
+    for figure in ("7,241,732,096", "6,738,415,616", "27{,}124", "25{,}204", "537{,}137{,}152",
                    "GQA: 32 query heads share 8 K/V heads", "MHA: 32 heads"):
         assert figure in md, figure
     # n_kv side by side: 8 for Mistral (GQA), 32 for Llama-2 (MHA)
@@ -48,8 +48,62 @@ def test_handout_content(pair):
     cited = {int(n) for n in re.findall(r"\[(\d+)\]\n", md)}
     listed = re.findall(r"^(\d+)\. ", md.split("## References")[1], re.M)
     assert cited and cited <= {int(n) for n in listed}
-    for key in ("vaswani2017", "ainslie2023", "kaplan2020", "shazeer2020"):
+    for key in ("vaswani2017", "ainslie2023", "kaplan2020", "shazeer2020", "zhang2019"):
         assert f"(`{key}`)" in md
+    assert "(`press2017`)" not in md  # both heads are untied
+
+
+def test_handout_whole_budget(pair):
+    """The GQA handout shows GQA's real benefit: Mistral's cache is 4x smaller than the same
+    shape with multi-head attention, Llama-2's is that multi-head size."""
+    mistral, llama = (sh.budget for sh in pair.sheets)
+    assert mistral.kv_bytes * 4 == mistral.kv_mha_bytes == llama.kv_bytes == 1_073_741_824
+    assert mistral.weights_bytes == 2 * 7_241_732_096
+    assert mistral.training_bytes == 16 * 7_241_732_096
+    assert mistral.six_nd == 6 * 7_241_732_096 * 2048
+    md = handout_markdown(pair)
+    assert "**In one box.**" in md.split("## The models")[0]
+    assert "4x smaller than multi-head attention" in md and "## The whole budget" in md
+
+
+def test_handout_sections_switch():
+    h = handout(specs("gpt2"), sections=["compute", "params"])
+    md = handout_markdown(h)
+    assert "## Parameters, step by step" in md and "## Compute against sequence length" in md
+    assert "## The whole budget" not in md and "In one box" not in md
+    assert "## Closed forms" not in md and "## Where the parameters are" not in md
+
+
+def test_handout_sections_refused(cli, tmp_path):
+    res = cli("handout", "gpt2", "--sections", "params,foo", "-o", tmp_path / "h.md")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert "--sections" in res.stderr and "'foo'" in res.stderr
+
+
+def test_exercises_md(cli, tmp_path):
+    sheet = tmp_path / "sheet.md"
+    assert cli("derive", "gpt2", "--exercises", "-o", sheet).returncode == 0
+    blank, full = sheet.read_text(), (tmp_path / "sheet-answers.md").read_text()
+    assert "124{,}439{,}808" in full and "124{,}439{,}808" not in blank
+    assert r"768 \cdot 64 \cdot 12 + 64 \cdot 12 = \underline" in blank
+    res = cli("derive", "gpt2", "--exercises")
+    assert res.returncode == 2 and "--exercises" in res.stderr
+    hs = tmp_path / "h.md"
+    assert cli("handout", "mistral-7b", "--exercises", "-o", hs).returncode == 0
+    assert "7,241,732,096" not in hs.read_text()
+    assert "7,241,732,096" in (tmp_path / "h-answers.md").read_text()
+
+
+def test_eight_models_split_tables_and_coincident_curves():
+    h = handout(specs("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-2-7b",
+                      "llama-2-13b", "llama-3-8b", "qwen2-0.5b"))
+    tex = handout_latex(h)
+    assert "resizebox" not in tex  # split, never shrunk
+    assert tex.count("symbol & meaning") == 3  # 3 + 3 + 2 models
+    assert "legend style={font=\\small, at={(0.5,-0.17)}" in tex  # legend below the plot
+    same = handout(specs("gpt2", "gpt2"))
+    assert same.coincide == (("gpt2", "gpt2"),)
+    assert "coincide" in handout_latex(same)
 
 
 def test_handout_latex_figures(pair):

@@ -47,14 +47,20 @@ EXAMPLES = (
          "Its FLOP formula L (4 s d² + 2 s² d + 4 s d d_ff) counts the attention terms in "
          "multiply-accumulates and the FFN in FLOPs (77.31 GFLOPs); counted in FLOPs throughout "
          "it is L (8 s d² + 4 s² d + 4 s d d_ff) = 96.64 GFLOPs, which is symcalc's "
-         "forward matmul count."),
-        (("seed-layer-calculator-bert-base", "--quantity", "params.total", "--unit", "exact"),
+         "forward matmul count.",
+         "Its embeddings, V d + s d, are 23,834,112 (the first derivation below). Its activation "
+         "memory, s d 4 bytes per layer (fp32 hidden states only), is 512 x 768 x 4 = 1,572,864 "
+         "bytes per layer and 18,874,368 for the 12 layers; symcalc's activation estimate "
+         "(Korthikanti et al.) also keeps the attention scores, the FFN inputs and the dropout "
+         "masks, and is far larger."),
+        (("seed-layer-calculator-bert-base", "--quantity", "params.embedding", "--unit", "exact"),
+         ("seed-layer-calculator-bert-base", "--quantity", "params.total", "--unit", "exact"),
          ("seed-layer-calculator-bert-base", "--against", "bert-base"),
          ("seed-layer-calculator-bert-base", "--form", "seed-layer-mixed", "--seq-len", "512",
           "--flops-unit", "G"),
          ("seed-layer-calculator-bert-base", "--form", "seed-layer-flops", "--seq-len", "512",
           "--flops-unit", "G")),
-        ("108,805,632", "109,482,240", "676,608", "77.31 GFLOPs", "96.64 GFLOPs")),
+        ("23,834,112", "108,805,632", "109,482,240", "676,608", "77.31 GFLOPs", "96.64 GFLOPs")),
     Example(
         "scratch-guide",
         "The from-scratch guide's demo GPT",
@@ -74,10 +80,15 @@ EXAMPLES = (
         ("Kaplan et al. 2020 (seeds/002) approximate the non-embedding parameters as "
          "N = 12 L d², with d_attn = d_ff / 4 = d and biases and norms left out. At L 12, "
          "d 768 that is 12 x 12 x 768² = 84,934,656: below, the closed form under the "
-         "'kaplan' assumptions and the components it keeps."),
+         "Kaplan assumptions and the components it keeps.",
+         "On the real GPT-2 (same L and d) the exact non-embedding count is 85,056,000: the "
+         "biases and norms left out are 121,344 parameters, 0.14 %. Its embeddings (39,383,808: "
+         "token table and positions; the head is tied and adds nothing) are not part of N at "
+         "all, and are shown apart in the third derivation."),
         (("seed-kaplan-12x768", "--assume", "kaplan"),
-         ("seed-kaplan-12x768", "--quantity", "params.total", "--unit", "exact")),
-        ("84,934,656",)),
+         ("seed-kaplan-12x768", "--quantity", "params.total", "--unit", "exact"),
+         ("gpt2", "--assume", "kaplan")),
+        ("84,934,656", "85,056,000", "121,344", "39,383,808")),
     Example(
         "decoder-calculator-default",
         "The decoder calculator's default model (Mistral-7B's shape)",
@@ -97,12 +108,15 @@ EXAMPLES = (
         "The estimator's L = 12, d = 768, V = 50000 in units of 100,000,000",
         ("The estimator (seeds/004) shows the body 12 L d² and the embeddings V d in units of "
          "100,000,000 (yi): 0.849 and 0.384 for L 12, d 768, V 50000, about 123 M in all. It calls "
-         "this slightly low without saying by how much: norms, biases, positions and an untied "
-         "head are left out (compare the decoder calculator's example)."),
+         "this slightly low without saying by how much. For its own model built as GPT-2 is "
+         "(biases, LayerNorms, a learned table of 1,024 positions, a tied head) the last "
+         "derivation answers: 907,776 parameters more, 0.74 % of the 123,334,656, of which the "
+         "position table is 786,432 and the biases and norms 121,344."),
         (("seed-estimator-12x768", "--quantity", "params.non_embedding", "--unit", "yi"),
          ("seed-estimator-12x768", "--quantity", "params.embedding", "--unit", "yi"),
-         ("seed-estimator-12x768", "--quantity", "params.total", "--unit", "M")),
-        ("0.849", "0.384", "84,934,656", "38,400,000", "123,334,656")),
+         ("seed-estimator-12x768", "--quantity", "params.total", "--unit", "M"),
+         ("seed-estimator-12x768", "--against", "gpt2", "--set", "V=50000")),
+        ("0.849", "0.384", "84,934,656", "38,400,000", "123,334,656", "907,776", "786,432")),
 )
 
 

@@ -36,6 +36,9 @@ def register(sub) -> None:
                    help="instead: a published formula (see symcalc.published, e.g. "
                         "seed-layer-mixed) at the model's sizes against symcalc's count")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE")
+    p.add_argument("--exercises", action="store_true",
+                   help="with -o FILE: an exercise sheet in FILE (formulas and sizes, numbers "
+                        "left blank) and the worked answers beside it as FILE-answers")
     add_units(p)
     from .solve import add_solve_args
 
@@ -91,18 +94,29 @@ def run(args) -> int:
 
     if args.standalone and args.format != "tex":
         raise SymcalcError("--standalone", "applies only with --format tex")
+    if args.exercises and args.output is None:
+        raise SymcalcError("--exercises", "needs -o FILE (the sheet; the answers go beside it "
+                                          "as FILE-answers)")
     check_output(args.output)
     derivation = build(args)
     units = units_from(args)
-    if args.format == "md":
-        from ..render.markdown import derivation_markdown
 
-        text = derivation_markdown(derivation, units, args.template)
-    else:
+    def text_of(blanks: bool) -> str:
+        if args.format == "md":
+            from ..render.markdown import derivation_markdown
+
+            return derivation_markdown(derivation, units, args.template, blanks=blanks)
         from ..render.latex import derivation_latex
 
-        text = derivation_latex(derivation, args.standalone, units, args.template)
-    write(text, args.output)
+        return derivation_latex(derivation, args.standalone, units, args.template, blanks=blanks)
+
+    write(text_of(args.exercises), args.output)
+    if args.exercises:
+        from pathlib import Path
+
+        from .handout import answers_path
+
+        write(text_of(False), str(answers_path(Path(args.output))))
     return 0
 
 

@@ -1,5 +1,6 @@
-"""`symcalc handout MODEL [MODEL ...] [--title TEXT] -o FILE.md|FILE.tex|FILE.pdf`: a teaching
-handout of one or more models side by side."""
+"""`symcalc handout MODEL [MODEL ...] [--title TEXT] [--sections LIST] [--exercises]
+-o FILE.md|FILE.tex|FILE.pdf`: a teaching handout of one or more models side by side (with
+--exercises: an exercise sheet in FILE and its worked answers in FILE-answers)."""
 from __future__ import annotations
 
 from .common import add_model, add_workload, checked_names, options_from
@@ -11,6 +12,12 @@ def register(sub) -> None:
                                        "closed forms, figures, references")
     add_model(p, many=True)
     p.add_argument("--title", default=None, help="the handout's title (shown as plain text)")
+    p.add_argument("--sections", default=None, metavar="LIST",
+                   help="comma-separated sections to include, in any order: breakdown, params, "
+                        "closed, budget, compute (default: all)")
+    p.add_argument("--exercises", action="store_true",
+                   help="write an exercise sheet to FILE (formulas and sizes, numbers left blank) "
+                        "and the worked answers beside it as FILE-answers")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="FILE.md, FILE.tex or FILE.pdf (PDF needs pdflatex)")
     add_units(p)
@@ -22,7 +29,9 @@ def run(args) -> int:
     from pathlib import Path
 
     from ..errors import SymcalcError
-    from ..derivations.handout_data import handout
+    from dataclasses import replace
+
+    from ..derivations.handout_data import SECTIONS, handout
     from ..inputs.resolver import resolve
     from ..render import handout as render
 
@@ -40,12 +49,23 @@ def run(args) -> int:
     if args.title is not None:
         check_text("--title", args.title, latex=kind != ".md")
     specs = checked_names([resolve(m, args.sets) for m in args.model], latex=kind != ".md")
-    data = handout(specs, args.title, options_from(args))
+    sections = SECTIONS if args.sections is None else [
+        x.strip() for x in args.sections.split(",") if x.strip()]
+    data = handout(specs, args.title, options_from(args), sections, exercises=args.exercises)
     units = units_from(args)
-    if kind == ".md":
-        write(render.handout_markdown(data, units, args.template), args.output)
-    elif kind == ".tex":
-        write(render.handout_latex(data, units, args.template), args.output)
-    else:
-        render.compile_pdf(render.handout_latex(data, units, args.template), out)
+    outputs = [(data, out)]
+    if args.exercises:  # the sheet, and the full worked answers beside it
+        outputs.append((replace(data, exercises=False), answers_path(out)))
+    for one, path in outputs:
+        if kind == ".md":
+            write(render.handout_markdown(one, units, args.template), str(path))
+        elif kind == ".tex":
+            write(render.handout_latex(one, units, args.template), str(path))
+        else:
+            render.compile_pdf(render.handout_latex(one, units, args.template), path)
     return 0
+
+
+def answers_path(out):
+    """sheet.pdf -> sheet-answers.pdf, beside it."""
+    return out.with_name(f"{out.stem}-answers{out.suffix}")

@@ -20,8 +20,9 @@ def align_rows(equations: list[dict]) -> list[dict]:
     return rows
 
 
-def tex_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = None) -> dict:
-    v = derivation_view(d, latex_text, units, refs, yi_text=YI_TEX)
+def tex_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = None,
+             blanks: bool = False) -> dict:
+    v = derivation_view(d, latex_text, units, refs, yi_text=YI_TEX, blanks=blanks)
     v["words_escaped"] = True
     for s in v["sections"]:
         if s["kind"] == "steps":
@@ -32,8 +33,10 @@ def tex_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = N
 
 
 def derivation_latex(d: Derivation, standalone: bool = False, units: Units = Units(),
-                     template: str | None = None, jupyter: bool = False) -> str:
-    """A derivation in LaTeX; ``standalone`` wraps it in a compilable article."""
+                     template: str | None = None, jupyter: bool = False,
+                     blanks: bool = False) -> str:
+    """A derivation in LaTeX; ``standalone`` wraps it in a compilable article; ``blanks``
+    makes it an exercise sheet (every computed number left blank)."""
     if jupyter:
         v = derivation_view(d, mathjax_text, units, yi_text="x 10^8 (yi)")
         for sec in v["sections"]:
@@ -41,7 +44,7 @@ def derivation_latex(d: Derivation, standalone: bool = False, units: Units = Uni
                 sec["rows"] = [dict(r, tag=r["tag"].replace("~[", " ["))
                                for r in align_rows(sec["equations"])]
         return body_for_jupyter(v)
-    v = tex_view(d, units)
+    v = tex_view(d, units, blanks=blanks)
     if template:
         return render_user(template, True, v=v, standalone=standalone)
     body = render("derivation.tex.j2", v=v)

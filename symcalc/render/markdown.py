@@ -8,12 +8,14 @@ from .templates import render, render_user
 from .view import SourceIndex, Units, derivation_view
 
 
-def md_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = None) -> dict:
-    return derivation_view(d, markdown_text, units, refs)
+def md_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = None,
+            blanks: bool = False) -> dict:
+    return derivation_view(d, markdown_text, units, refs, blanks=blanks)
 
 
-def derivation_markdown(d: Derivation, units: Units = Units(), template: str | None = None) -> str:
-    v = md_view(d, units)
+def derivation_markdown(d: Derivation, units: Units = Units(), template: str | None = None,
+                        blanks: bool = False) -> str:
+    v = md_view(d, units, blanks=blanks)
     if template:
         return render_user(template, False, v=v)
     return render("derivation.md.j2", v=v)

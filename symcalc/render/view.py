@@ -115,6 +115,13 @@ def math(expr, values: dict | None = None, order: str | None = None) -> list[str
     chunks, current = [], ""
     for term in terms:
         text = printer.doprint(term)
+        inner = _wide_product(term, printer, width) if visible(text) > width else None
+        if inner:  # L (a + b + ... ) too wide for a line: its sum broken inside the brackets
+            if current:
+                chunks.append(current)
+            chunks += inner[:-1]
+            current = inner[-1]
+            continue
         joined = text if not current else (f"{current} - {text[1:].lstrip()}"
                                            if text.startswith("-") else f"{current} + {text}")
         count = joined.count(" + ") + joined.count(" - ") + 1
@@ -124,7 +131,42 @@ def math(expr, values: dict | None = None, order: str | None = None) -> list[str
         else:
             current = joined
     chunks.append(current)
-    return [chunks[0]] + [c if c.startswith("-") else "+ " + c for c in chunks[1:]]
+    return _signed(chunks)
+
+
+def _signed(chunks: list[str]) -> list[str]:
+    """Continuation chunks start with their sign ('+' added) unless they continue a bracket."""
+    return [chunks[0]] + [c if c.startswith(("-", "\\left.")) else "+ " + c for c in chunks[1:]]
+
+
+def _wide_product(term, printer, width: int) -> list[str] | None:
+    """A product with one sum among its factors (``L (a + b + ...)``) as lines: the first
+    opens the bracket with \\left( ... \\right., the others continue with \\left. + ...,
+    the last closes it."""
+    if not isinstance(term, sympy.Mul):
+        return None
+    sums = [f for f in term.args if isinstance(f, sympy.Add)]
+    if len(sums) != 1:
+        return None
+    rest = sympy.Mul(*[f for f in term.args if f is not sums[0]], evaluate=False)
+    pre = printer.doprint(rest)
+    parts, current = [], ""
+    for t in sums[0].as_ordered_terms():
+        text = printer.doprint(t)
+        joined = text if not current else (f"{current} - {text[1:].lstrip()}"
+                                           if text.startswith("-") else f"{current} + {text}")
+        if current and visible(joined) > width - 6:
+            parts.append(current)
+            current = text if text.startswith("-") else "+ " + text
+        else:
+            current = joined
+    parts.append(current)
+    if len(parts) < 2:
+        return None
+    lines = [f"{pre} \\cdot \\left({parts[0]} \\right."]
+    lines += [f"\\left. {p} \\right." for p in parts[1:-1]]
+    lines.append(f"\\left. {parts[-1]}\\right)")
+    return lines
 
 
 def visible(tex: str) -> int:
@@ -208,8 +250,28 @@ def _finish(eq: dict) -> dict:
     return eq
 
 
-def steps_view(steps, esc, refs: SourceIndex) -> list[dict]:
-    """Consecutive steps on one path become one equation: formula = numbers = value."""
+# what an exercise sheet shows where a number is to be filled in (math mode, LaTeX and MathJax)
+BLANK = r"\underline{\qquad\qquad\qquad}"
+
+
+def _blank(eq: dict) -> dict:
+    """An equation of an exercise sheet: the formula and the sizes substituted, the value left
+    to fill in. A sum of earlier parts shows only its formula: its numbers are earlier answers."""
+    if not eq.get("done") or eq.get("number") is not None:  # "N_head = 0" is the lesson
+        return eq
+    pieces = eq["pieces"]
+    if eq.get("order") == "none":
+        pieces = pieces[:1]
+    elif len(pieces) > 1:
+        pieces = pieces[:-1]
+    else:
+        pieces = []
+    return dict(eq, pieces=pieces + [[BLANK]])
+
+
+def steps_view(steps, esc, refs: SourceIndex, blanks: bool = False) -> list[dict]:
+    """Consecutive steps on one path become one equation: formula = numbers = value (on an
+    exercise sheet, ``blanks``, the value is left blank)."""
     out: list[dict] = []
     for step in steps:
         if isinstance(step, (dv.Formula, dv.Compose, dv.Simplify)):
@@ -230,7 +292,7 @@ def steps_view(steps, esc, refs: SourceIndex) -> list[dict]:
             out[-1]["pieces"].append([value_tex(step.value)])
             out[-1]["value"] = step.value
             out[-1]["done"] = True
-    return [_finish(eq) for eq in out]
+    return [_finish(_blank(eq) if blanks else eq) for eq in out]
 
 
 def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
@@ -248,8 +310,10 @@ def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
 
 
 def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = Units(),
-                    refs: SourceIndex | None = None, yi_text: str = "亿") -> dict:
-    """Everything a derivation template shows, prepared."""
+                    refs: SourceIndex | None = None, yi_text: str = "亿",
+                    blanks: bool = False) -> dict:
+    """Everything a derivation template shows, prepared; ``blanks``: as an exercise sheet,
+    every computed number left blank (the sizes and formulas shown)."""
     refs = refs or SourceIndex()
     sections = []
     for section in d.sections:
@@ -265,13 +329,14 @@ def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = 
             lhs = (latex_names()[SIZES[r.path].symbol] if r.unit == "size" and r.path in SIZES
                    else part_name(r.letter, r.path))
             sections.append({"title": esc(section.title), "kind": "result",
-                             "lhs": lhs, "value_tex": number_tex(r.value),
-                             "value": grouped(r.value),
-                             "words": [esc(w) for w in result_text(r, units, yi_text)],
+                             "lhs": lhs, "value_tex": BLANK if blanks else number_tex(r.value),
+                             "value": "____" if blanks else grouped(r.value),
+                             "words": ([esc(f"____ {r.unit}")] if blanks else
+                                       [esc(w) for w in result_text(r, units, yi_text)]),
                              "meaning": esc(r.meaning) if r.meaning != r.unit else ""})
         else:
             sections.append({"title": esc(section.title), "kind": "steps",
-                             "equations": steps_view(section.steps, esc, refs),
+                             "equations": steps_view(section.steps, esc, refs, blanks),
                              "note": esc(section.note)})
     return {"title": esc(d.title), "model": esc(d.model), "quantity": esc(d.quantity),
             "conventions": [esc(c) for c in d.conventions], "sections": sections,
