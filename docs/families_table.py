@@ -1,4 +1,5 @@
-"""Regenerate the table of model types in docs/families.md from symcalc/inputs/families/*.toml.
+"""Regenerate the table of model types in docs/families.md, and the list of what each one does
+not model, from symcalc/inputs/families/*.toml.
 
     python docs/families_table.py          # rewrite the table in place
     python docs/families_table.py --check  # exit 1 when the table is stale
@@ -44,7 +45,22 @@ def render_table(families: dict) -> str:
         classes = ", ".join(f"`{c}` ({role})" for c, role in f.classes.items())
         rows.append(f"| `{model_type}` | {_cell(what)} | {_cell(classes)} | "
                     f"{_cell('; '.join(f.sources))} |")
-    return "\n".join(rows) + "\n"
+    return "\n".join(rows) + "\n\n" + render_not_modelled(families)
+
+
+def render_not_modelled(families: dict) -> str:
+    """One bullet per model type: its file's ``not_modelled`` phrases (what transformers
+    builds or runs that the counts leave out, count differently or refuse)."""
+    lines = ["**What is not modelled**, by model type (each family file's `not_modelled`; "
+             "the conventions every family shares are in docs/conventions.md):", ""]
+    for model_type in sorted(families):
+        phrases = families[model_type].not_modelled
+        if not phrases:
+            lines.append(f"- `{model_type}`: nothing beyond the shared conventions")
+            continue
+        lines.append(f"- `{model_type}`:")
+        lines.extend(f"  - {' '.join(p.split())}" for p in phrases)
+    return "\n".join(lines) + "\n"
 
 
 def replace_table(text: str, table: str) -> str:

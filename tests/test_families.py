@@ -3,9 +3,11 @@ expression language, malformed family files, and docs/families.md's table."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
 import inspect
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -400,6 +402,12 @@ MALFORMED = {
     "no-sources": (lambda t: t.replace("sources = [", "#").replace('"Jiang et al. 2023, Mistral 7B"]', ""),
                    "families/mistral.toml: sources: is required"),
     "unknown-top-key": (lambda t: "colour = 3\n" + t, "families/mistral.toml: colour: is not a family-file key"),
+    "no-not-modelled": (lambda t: re.sub(r"not_modelled = \[.*?\]\n", "", t, flags=re.S),
+                        "families/mistral.toml: not_modelled: is required, a list of short phrases"),
+    "not-modelled-text": (lambda t: re.sub(r"not_modelled = \[.*?\]\n", 'not_modelled = "x"\n', t, flags=re.S),
+                          "families/mistral.toml: not_modelled: is required, a list of short phrases"),
+    "not-modelled-blank": (lambda t: t.replace("not_modelled = [", 'not_modelled = [" ",'),
+                           "families/mistral.toml: not_modelled: is required, a list of short phrases"),
     "no-classes": (lambda t: _drop_table(t, "[classes]"), "families/mistral.toml: classes: is required"),
     "bare-not-a-class": (lambda t: t.replace('bare_class = "MistralModel"', 'bare_class = "Foo"'),
                          "families/mistral.toml: bare_class: must be one of [classes]"),
@@ -503,6 +511,30 @@ def test_docs_table_is_current():
         DOCS.write_text(fresh, encoding="utf-8")
         return
     assert fresh == text, "docs/families.md is stale: run `python docs/families_table.py`"
+
+
+def test_not_modelled_is_read_and_listed(tmp_path):
+    """not_modelled phrases reach the Family (whitespace folded) and the list under the table;
+    an empty list is allowed and says so."""
+    table = _table_module()
+    folder = tmp_path / "families"
+    folder.mkdir()
+    one = MISTRAL.replace("not_modelled = [", 'not_modelled = ["a  buffer\\n that is no parameter",')
+    (folder / "mistral.toml").write_text(one, encoding="utf-8")
+    family = fd.load_families(str(folder))["mistral"]
+    assert family.not_modelled[0] == "a buffer that is no parameter"
+    assert len(family.not_modelled) == 2
+    assert "  - a buffer that is no parameter\n" in table.render_not_modelled({"mistral": family})
+    empty = dataclasses.replace(family, not_modelled=())
+    assert ("- `mistral`: nothing beyond the shared conventions"
+            in table.render_not_modelled({"mistral": empty}))
+
+
+def test_docs_list_what_every_family_does_not_model():
+    text = DOCS.read_text(encoding="utf-8")
+    for model_type, family in fd.load_families().items():
+        for phrase in family.not_modelled:
+            assert f"  - {phrase}\n" in text, (model_type, phrase)
 
 
 def test_docs_table_lists_every_model_type():

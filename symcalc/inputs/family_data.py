@@ -25,8 +25,8 @@ from ..algebra.spec import FIELD_NAMES
 FAMILIES_DIR = Path(__file__).parent / "families"
 DOCS = "docs/families.md"
 
-TOP_KEYS = ("model_type", "description", "sources", "bare_class", "classes", "defaults",
-            "fixed", "spec", "roles", "checks", "wrapper")
+TOP_KEYS = ("model_type", "description", "sources", "not_modelled", "bare_class", "classes",
+            "defaults", "fixed", "spec", "roles", "checks", "wrapper")
 # [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
 WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls",
                 "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes")
@@ -423,6 +423,8 @@ class Family:
     checks: dict[str, Check] = field(default_factory=dict)
     label: str = ""  # "families/<model_type>.toml", for error messages
     wrapper: Wrapper | None = None  # a multimodal config around a nested language model
+    # what transformers builds or runs that the counts leave out or refuse (docs/families.md)
+    not_modelled: tuple[str, ...] = ()
 
     def fields_for(self, role: str) -> dict[str, Any]:
         """Field -> literal value or :class:`Expr`, the role's entries over the base ones."""
@@ -489,6 +491,11 @@ def parse_family(text: str, label: str, stem: str) -> Family:
     if (not isinstance(sources, list) or not sources
             or not all(isinstance(s, str) and s.strip() for s in sources)):
         raise SymcalcError(label, "sources: is required, a non-empty list of text")
+    not_modelled = raw.get("not_modelled")
+    if (not isinstance(not_modelled, list)
+            or not all(isinstance(s, str) and s.strip() for s in not_modelled)):
+        raise SymcalcError(label, "not_modelled: is required, a list of short phrases (text; "
+                                  "an empty list when nothing is left out)")
 
     classes = _table(raw, "classes", label, required=True)
     if not classes:
@@ -543,7 +550,8 @@ def parse_family(text: str, label: str, stem: str) -> Family:
         checks[key] = Check(parse_expression(body["require"], label, f"{prefix}.require"),
                             body["rule"])
     return Family(model_type, description, tuple(sources), bare, dict(classes),
-                  dict(defaults), fixed, spec, roles, checks, label, wrapper)
+                  dict(defaults), fixed, spec, roles, checks, label, wrapper,
+                  tuple(" ".join(s.split()) for s in not_modelled))
 
 
 def _wrapper(raw: dict, label: str) -> Wrapper:
