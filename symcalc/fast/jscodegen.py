@@ -1,0 +1,183 @@
+"""JavaScript evaluators for the calculator page (``symcalc page``), generated from the same
+general expressions as the Python ones: ``python -m symcalc.fast.jscodegen`` writes
+``symcalc/page/_generated.js`` (committed; ``tests/test_page.py`` regenerates it and fails
+when the two differ).
+
+The general expression of each quantity and each breakdown leaf comes from
+:mod:`symcalc.fast.codegen` (one per model shape, switches and options as symbols), is split
+into an integer numerator over a denominator and grouped by its monomial in switches and
+options exactly as there. The printer here writes every integer as a ``BigInt`` literal, so the
+page computes every count exactly at any size (a 10^25 FLOP figure keeps all its digits):
+only ``+ - *``, a ceiling division and a ``min`` are used, all on BigInts.
+
+Each group also carries its polynomial in MathML (sympy's presentation printer), so that the
+page can show the formula of a figure for whatever switches are on: the sum of the groups
+whose switch product is not 0, each times that product's value.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import sympy
+from sympy.printing.mathml import MathMLPresentationPrinter
+
+from . import codegen
+from ..algebra.quantities import QUANTITIES
+from ..algebra.symbols import ALL
+
+TARGET = Path(__file__).resolve().parent.parent / "page" / "_generated.js"
+# quantities whose derivation the page shows as a formula (the others: value only)
+FORMULAS = ("params.total", "params.active", "flops.forward_matmul", "flops.decode_per_token",
+            "memory.weights_bytes", "memory.kv_cache_bytes", "memory.recurrent_state_bytes")
+
+
+def js(expr: sympy.Expr) -> str:
+    """``expr`` (integer coefficients, sizes and switches, Min, ceiling) as a BigInt
+    JavaScript expression."""
+    if isinstance(expr, sympy.Integer):
+        return f"{int(expr)}n"
+    if isinstance(expr, sympy.Symbol):
+        return str(expr)
+    if isinstance(expr, sympy.Add):
+        return "(" + " + ".join(js(a) for a in expr.args) + ")"
+    if isinstance(expr, sympy.Mul):
+        coeff, rest = expr.as_coeff_Mul()
+        if not coeff.is_Integer:
+            raise ValueError(f"not an integer coefficient: {expr}")
+        parts = [js(f) for f in sympy.Mul.make_args(rest)]
+        if coeff == -1:
+            return "-(" + "*".join(parts) + ")"
+        return "*".join(([js(coeff)] if coeff != 1 else []) + parts)
+    if isinstance(expr, sympy.Pow):
+        base, exp = expr.args
+        if not (exp.is_Integer and exp > 0):
+            raise ValueError(f"not a positive integer power: {expr}")
+        return "(" + "*".join([js(base)] * int(exp)) + ")"
+    if isinstance(expr, sympy.Min):
+        args = [js(a) for a in expr.args]
+        out = args[0]
+        for a in args[1:]:
+            out = f"_min({out}, {a})"
+        return out
+    if isinstance(expr, sympy.ceiling):
+        num, den = expr.args[0].as_numer_denom()
+        return f"_cd({js(sympy.expand(num))}, {js(den)})"
+    raise ValueError(f"cannot print {type(expr).__name__} as BigInt JavaScript: {expr}")
+
+
+class _MathML(MathMLPresentationPrinter):
+    def _print_Symbol(self, sym, style="plain"):  # sizes by their LaTeX-like names: d_ff -> d_{ff}
+        name = str(sym)
+        base, _, sub = name.partition("_")
+        x = self.dom.createElement("mi")
+        x.appendChild(self.dom.createTextNode(base))
+        if not sub:
+            return x
+        msub = self.dom.createElement("msub")
+        s = self.dom.createElement("mi")
+        s.appendChild(self.dom.createTextNode(sub.replace("_", " ")))
+        msub.appendChild(x)
+        msub.appendChild(s)
+        return msub
+
+
+_mathml = _MathML({"order": "none"})
+
+
+def mathml(expr: sympy.Expr) -> str:
+    return _mathml.doprint(expr)
+
+
+def _reads(exprs, shape: str) -> list[str]:
+    names = sorted({str(x) for e in exprs for x in e.free_symbols})
+    lets = [n for n in names if n in codegen.LETS]
+    plain = [n for n in names if n not in codegen.LETS]
+    out = [f"  const {{{', '.join(plain)}}} = v;"] if plain else []
+    out += [f"  const {n} = {codegen._ident(shape, codegen.LETS[n])}__num(v);" for n in lets]
+    return out
+
+
+def quantity_js(fname: str, expr: sympy.Expr, shape: str, formula: bool) -> tuple[str, str]:
+    """The functions ``fname__num`` and ``fname``, and the quantity's table entry (the
+    groups' switch products and MathML when ``formula``)."""
+    num, den = codegen.split_fraction(expr)
+    lines = [f"function {fname}__num(v) {{", *_reads([num], shape), "  let out = 0n, c;"]
+    groups = []
+    for const, poly in codegen.groups(num):
+        poly = sympy.factor_terms(poly)
+        lines.append(f"  c = {js(const)}; if (c) out += c*({js(poly)});")
+        if formula:
+            groups.append(f"[(v) => {{{_reads([const], shape)[0][2:] if const.free_symbols else ''} "
+                          f"return {js(const)}; }}, {json.dumps(mathml(poly))}]")
+    lines += ["  return out;", "}", f"function {fname}(v) {{"]
+    lines += ([f"  return {fname}__num(v);"] if den == 1 else
+              [*_reads([den], shape), f"  return _cd({fname}__num(v), {js(den)});"])
+    lines.append("}")
+    entry = f"[{fname}, {json.dumps(mathml(den))}" + (
+        ", [\n    " + ",\n    ".join(groups) + "]" if formula else "") + "]"
+    return "\n".join(lines) + "\n", entry
+
+
+def leaves_js(fname: str, items) -> str:
+    values = []
+    for _, expr in items:
+        num, den = codegen.split_fraction(expr)
+        values.append(js(num) if den == 1 else f"_cd({js(num)}, {js(den)})")
+    body = _reads([e for _, e in items], "")
+    return "\n".join([f"function {fname}(v) {{", *body, "  return [",
+                      *[f"    {x}," for x in values], "  ];", "}"]) + "\n"
+
+
+HEADER = """// GENERATED by `python -m symcalc.fast.jscodegen` from the sympy expressions; do not edit.
+// BigInt evaluators of every quantity and breakdown leaf, per model shape, for the
+// calculator page (symcalc page). `v` maps symbol names to BigInt values.
+"use strict";
+const SYMCALC_GEN = (() => {
+function _min(a, b) { return a < b ? a : b; }
+function _cd(n, d) { let q = n / d; if (q * d !== n && ((n > 0n) === (d > 0n))) q += 1n; return q; }
+"""
+
+
+def generate() -> str:
+    out = [HEADER]
+    table_q, table_l = [], []
+    for shape in codegen.SHAPES:
+        for name in QUANTITIES:
+            fname = codegen._ident(shape, name)
+            src, entry = quantity_js(fname, codegen.general_with_lets(name, shape), shape,
+                                     name in FORMULAS)
+            out.append(src)
+            table_q.append(f"  [{json.dumps(shape)}, {json.dumps(name)}, {entry}],\n")
+        for kind in codegen.leaf_kinds(shape):
+            fname = codegen._ident(shape, f"leaves_{kind}")
+            items = codegen.leaves(kind, shape)
+            out.append(leaves_js(fname, items))
+            table_l.append(f"  [{json.dumps(shape)}, {json.dumps(kind)}, "
+                           f"{json.dumps([p for p, _ in items])}, {fname}],\n")
+    symbols = {name: {"meaning": info.meaning} for name, info in sorted(ALL.items())}
+    out.append("const QUANTITIES = " + json.dumps(list(QUANTITIES)) + ";\n")
+    out.append("const EVALUATORS = [\n" + "".join(table_q) + "];\n")
+    out.append("const LEAVES = [\n" + "".join(table_l) + "];\n")
+    out.append("const SYMBOLS = " + json.dumps(symbols, indent=0) + ";\n")
+    out.append("return {QUANTITIES, EVALUATORS, LEAVES, SYMBOLS, _min, _cd};\n})();\n"
+               "if (typeof module !== 'undefined') module.exports = SYMCALC_GEN;\n")
+    return "".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    text = generate()
+    if "--check" in argv:
+        same = TARGET.exists() and TARGET.read_text(encoding="utf-8") == text
+        print(f"{TARGET.name} is {'up to date' if same else 'STALE: run python -m symcalc.fast.jscodegen'}")
+        return 0 if same else 1
+    TARGET.parent.mkdir(exist_ok=True)
+    TARGET.write_text(text, encoding="utf-8")
+    print(f"wrote {TARGET}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

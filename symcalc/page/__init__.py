@@ -1,0 +1,148 @@
+"""The calculator page (`symcalc page`): one self-contained HTML file.
+
+What the page carries: the BigInt evaluators generated from the sympy expressions
+(``_generated.js``, written by ``python -m symcalc.fast.jscodegen``), the spec rules, report
+assembly and family-file interpreter (``core.js``), the interface (``ui.js``, ``calc.css``,
+``calc.html``) and, as JSON, the data they read: the spec's fields and their defaults (taken
+from :mod:`symcalc.algebra.spec` when the page is built, so new fields flow in), the options'
+tables, the family files, the presets and the accelerators. No sympy is imported here.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Iterable
+
+HERE = Path(__file__).resolve().parent
+CSP = ("default-src 'none'; script-src {scripts}; style-src 'unsafe-inline'; img-src data:; "
+       "connect-src 'none'; font-src 'none'; form-action 'none'; base-uri 'none'; "
+       "frame-src 'none'; worker-src 'none'; manifest-src 'none'; media-src 'none'; "
+       "object-src 'none'")
+
+
+def meta() -> dict[str, Any]:
+    """Everything the page's scripts read besides the evaluators."""
+    from ..algebra import activation_profiles as ap
+    from ..algebra import options as op
+    from ..algebra import spec as sp
+    from ..fast.quick import ACTIVATION_TEXT
+    from ..inputs import presets
+    from ..inputs.family_data import FAMILIES_DIR, family_names
+    from ..inputs.gpus import load as load_gpus
+
+    fields = []
+    for f in dataclasses.fields(sp.Spec):
+        default = None if f.default is dataclasses.MISSING else f.default
+        kind = ("size" if f.name in sp.SIZE_FIELDS else "count" if f.name in sp.COUNT_FIELDS
+                else "flag" if f.name in sp.FLAG_FIELDS else "text")
+        fields.append({"name": f.name, "default": default, "kind": kind})
+    choices = {"family": sp.FAMILIES, "ffn": sp.FFN_KINDS, "norm": sp.NORMS, "head": sp.HEADS,
+               "position": sp.POSITIONS, "qk_norm": sp.QK_NORMS,
+               "linear_attn": sp.LINEAR_ATTNS, "ssm": sp.SSMS, "act": tuple(sorted(ap.ACTS))}
+    spec = {"fields": fields, "size_fields": sp.SIZE_FIELDS, "count_fields": sp.COUNT_FIELDS,
+            "flag_fields": sp.FLAG_FIELDS, "hybrid_counts": sp.HYBRID_COUNTS,
+            "linear_fields": sp.LINEAR_FIELDS, "ssm_fields": sp.SSM_FIELDS,
+            "gemma3n_sizes": sp.GEMMA3N_SIZES, "mla_fields": sp.MLA_FIELDS, "chunk": sp.CHUNK,
+            "size_limit": sp.SIZE_LIMIT, "size_limit_text": sp.SIZE_LIMIT_TEXT,
+            "choices": choices}
+    from ..fast import _generated as gen
+
+    options = {
+        "defaults": dataclasses.asdict(op.Options()),
+        "dtype_bytes": op.DTYPE_BYTES, "default_seq_len": op.DEFAULT_SEQ_LEN,
+        "choices": {"causal": op.CAUSAL, "recompute": op.RECOMPUTE,
+                    "activations": ap.ACTIVATION_MODELS, "optimizer": op.OPTIMIZER_NAMES,
+                    "mla_cache": op.MLA_CACHE},
+        "optimizers": gen.OPTIMIZERS,
+    }
+    activations = {
+        "models": ap.ACTIVATION_MODELS, "text": ACTIVATION_TEXT,
+        "softmax_in_model_dtype": sorted(ap.SOFTMAX_IN_MODEL_DTYPE), "t5_norm": sorted(ap.T5_NORM),
+        "dropout_inside_ffn": sorted(ap.DROPOUT_INSIDE_FFN),
+        "act_saves_output": sorted(ap.ACT_SAVES_OUTPUT),
+        "act_tanh_formula": sorted(ap.ACT_TANH_FORMULA), "acts": sorted(ap.ACTS),
+        "act_keys": ap.ACT_KEYS, "attn_dropout_keys": ap.ATTN_DROPOUT_KEYS,
+        "hidden_dropout_keys": ap.HIDDEN_DROPOUT_KEYS, "dropout_defaults": ap.DROPOUT_DEFAULTS,
+        "act_defaults": ap.ACT_DEFAULTS,
+    }
+    families = {name: tomllib.loads((FAMILIES_DIR / f"{name}.toml").read_text(encoding="utf-8"))
+                for name in family_names()}
+    preset_data = {}
+    for name in presets.names():
+        p = presets.load(name)
+        raw = tomllib.loads(Path(presets._FOLDER, f"{name}.toml").read_text(encoding="utf-8"))
+        preset_data[name] = {"name": p.name, "description": p.description, "source": p.source,
+                             "expected_total": p.expected_total,
+                             "expected_active": p.expected_active, "spec": raw["spec"]}
+    gpus = {}
+    for acc in load_gpus().values():
+        gpus[acc.name] = {"name": acc.name, "description": acc.description, "memory": acc.memory,
+                          "memory_bytes": acc.memory_bytes, "bf16": acc.bf16,
+                          "bf16_flops": acc.bf16_flops, "source": acc.source}
+    return {"spec": spec, "options": options, "activations": activations,
+            "families": families, "presets": preset_data, "gpus": gpus}
+
+
+def _json(data: Any) -> str:
+    """JSON safe inside a <script> element (floats keep their point: 2.0, not 2)."""
+    return json.dumps(data, separators=(",", ":"), sort_keys=False).replace("</", "<\\/")
+
+
+def _hash(script: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
+
+
+def scripts() -> list[str]:
+    """The page's scripts in load order (the evaluators first)."""
+    return [(HERE / n).read_text(encoding="utf-8") for n in ("_generated.js", "core.js", "ui.js")]
+
+
+def build(models: Iterable[dict[str, Any]] = (), meta_data: dict | None = None) -> str:
+    """The page. ``models``: up to two initial models, each ``{"preset": name}`` or
+    ``{"config": text, "name": ...}`` (a config.json's text, read in the page)."""
+    data = meta_data if meta_data is not None else meta()
+    data = {**data, "initial": list(models)}
+    code = scripts()
+    boot = "SYMCALC_CORE.init(SYMCALC_CORE.parseJSON(document.getElementById('symcalc-meta').textContent));\n" \
+           "SYMCALC_UI.start();\n"
+    code.append(boot)
+    csp = CSP.format(scripts=" ".join(_hash(c) for c in code))
+    template = (HERE / "calc.html").read_text(encoding="utf-8")
+    body = "\n".join(f"<script>{c}</script>" for c in code)
+    return (template.replace("{{CSP}}", csp)
+            .replace("{{CSS}}", (HERE / "calc.css").read_text(encoding="utf-8"))
+            .replace("{{META}}", _json(data))
+            .replace("{{SCRIPTS}}", body))
+
+
+def models_of(names: Iterable[str]) -> list[dict[str, Any]]:
+    """MODEL arguments of ``symcalc page``: a preset name, or a config.json (or its folder)
+    whose text the page then reads with the family files, as a pasted config."""
+    from ..errors import SymcalcError
+    from ..inputs import presets
+    from ..inputs.files import read_text
+
+    out = []
+    for name in names:
+        if presets.exists(name):
+            out.append({"preset": name})
+            continue
+        path = Path(name)
+        if path.is_dir():
+            path = path / "config.json"
+        if path.suffix != ".json" or not path.exists():
+            raise SymcalcError("MODEL", f"{name!r} is not a preset (see `symcalc presets`) nor a "
+                                        "config.json or a folder with one")
+        from ..inputs.hf import load_config, read_model
+
+        label = path.parent.name or path.name  # as `symcalc report` names it
+        read_model(load_config(path), name=label)  # refused here as by `symcalc report`
+        out.append({"config": read_text(path, os.fspath(path)), "name": label})
+    if len(out) > 2:
+        raise SymcalcError("MODEL", f"the page shows one or two models side by side (got {len(out)})")
+    return out

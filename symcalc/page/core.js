@@ -1,0 +1,983 @@
+// symcalc calculator page, the part without a document: specs and their rules, the values the
+// generated evaluators read, the report object, and the family files' expression language.
+// Each function follows the Python function of the same name (named in its comment); the
+// tests run both on every preset, drawn models and every tests/families config and compare.
+// Needs SYMCALC_GEN (_generated.js) and META (the data symcalc page embeds).
+"use strict";
+const SYMCALC_CORE = (() => {
+let META = null;
+function init(meta) { META = meta; FIELD_DEFAULTS = Object.fromEntries(meta.spec.fields.map(f => [f.name, f.default])); }
+let FIELD_DEFAULTS = {};
+
+class SymcalcError extends Error {
+  constructor(field, rule) { super(`${field}: ${rule}`); this.field = field; this.rule = rule; }
+}
+
+// ---- Python values: floats are kept apart from integers (2.0 is not a size) ------------------
+class PyFloat { constructor(x) { this.x = x; } }
+const isFloat = v => v instanceof PyFloat;
+const isInt = v => (typeof v === "number" && Number.isInteger(v)) || typeof v === "bigint";
+const isNumber = v => isInt(v) || isFloat(v);
+const num = v => isFloat(v) ? v.x : Number(v);
+
+function floatRepr(x) {  // Python's repr of a float
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const [mant, expText] = x.toExponential().split("e");
+  const exp = Number(expText);
+  const digits = mant.replace("-", "").replace(".", "");
+  const sign = x < 0 ? "-" : "";
+  if (exp < -4 || exp >= 16) {
+    const m = digits.length > 1 ? digits[0] + "." + digits.slice(1) : digits;
+    return `${sign}${m}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
+  }
+  if (exp < 0) return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
+  const whole = digits.slice(0, exp + 1).padEnd(exp + 1, "0");
+  const frac = digits.slice(exp + 1);
+  return `${sign}${whole}.${frac || "0"}`;
+}
+
+function strRepr(s) {  // Python's repr of a str
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of s) {
+    const c = ch.codePointAt(0);
+    if (ch === quote || ch === "\\") out += "\\" + ch;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (c < 0x20 || c === 0x7f) out += "\\x" + c.toString(16).padStart(2, "0");
+    else out += ch;
+  }
+  return out + quote;
+}
+
+function repr(v) {  // Python's repr of a JSON value
+  if (v === null || v === undefined) return "None";
+  if (v === true) return "True";
+  if (v === false) return "False";
+  if (isFloat(v)) return floatRepr(v.x);
+  if (typeof v === "number" || typeof v === "bigint") return String(v);
+  if (typeof v === "string") return strRepr(v);
+  if (Array.isArray(v)) return "[" + v.map(repr).join(", ") + "]";
+  return "{" + Object.entries(v).map(([k, x]) => `${strRepr(k)}: ${repr(x)}`).join(", ") + "}";
+}
+const r60 = v => repr(v).slice(0, 60);  // {value!r:.60}
+const thousands = n => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+
+// JSON with Python's number types: integers exact (BigInt when past 2^53), floats as PyFloat.
+function parseJSON(text) {
+  let i = 0;
+  const fail = (what) => { throw new SyntaxError(what); };
+  const ws = () => { while (i < text.length && " \t\n\r".includes(text[i])) i++; };
+  function value() {
+    ws();
+    const c = text[i];
+    if (c === "{") {
+      i++; const out = {}; ws();
+      if (text[i] === "}") { i++; return out; }
+      for (;;) {
+        ws(); if (text[i] !== '"') fail(`Expecting property name enclosed in double quotes at char ${i}`);
+        const k = string(); ws();
+        if (text[i] !== ":") fail(`Expecting ':' delimiter at char ${i}`);
+        i++; out[k] = value(); ws();
+        if (text[i] === ",") { i++; continue; }
+        if (text[i] === "}") { i++; return out; }
+        fail(`Expecting ',' delimiter at char ${i}`);
+      }
+    }
+    if (c === "[") {
+      i++; const out = []; ws();
+      if (text[i] === "]") { i++; return out; }
+      for (;;) {
+        out.push(value()); ws();
+        if (text[i] === ",") { i++; continue; }
+        if (text[i] === "]") { i++; return out; }
+        fail(`Expecting ',' delimiter at char ${i}`);
+      }
+    }
+    if (c === '"') return string();
+    const m = /^-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (m && m[0]) {
+      i += m[0].length;
+      if (m[1] || m[2]) return new PyFloat(Number(m[0]));
+      const n = Number(m[0]);
+      return Number.isSafeInteger(n) ? n : BigInt(m[0]);
+    }
+    for (const [w, v] of [["true", true], ["false", false], ["null", null],
+                          ["NaN", new PyFloat(NaN)], ["Infinity", new PyFloat(Infinity)],
+                          ["-Infinity", new PyFloat(-Infinity)]]) {
+      if (text.startsWith(w, i)) { i += w.length; return v; }
+    }
+    fail(`Expecting value at char ${i}`);
+  }
+  function string() {
+    const start = i;
+    i++;
+    while (i < text.length && text[i] !== '"') { if (text[i] === "\\") i++; i++; }
+    if (i >= text.length) fail(`Unterminated string starting at char ${start}`);
+    i++;
+    return JSON.parse(text.slice(start, i));
+  }
+  const out = value(); ws();
+  if (i < text.length) fail(`Extra data at char ${i}`);
+  return out;
+}
+
+// ---- numbers as typed (symcalc.algebra.spec.parse_int) -------------------------------------
+const INT_TEXT = /^(?:[0-9]+|[0-9]{1,3}(?:_[0-9]{3})+|[0-9]{1,3}(?:,[0-9]{3})+)$/;
+function checkLimit(field, value) {
+  const big = BigInt(value);
+  if (big > BigInt(META.spec.size_limit)) {
+    const shown = big < 10n ** 30n ? thousands(big)
+      : `a number of about ${thousands(Math.floor(big.toString(2).length * 0.30103) + 1)} digits`;
+    throw new SymcalcError(field, `must be at most ${META.spec.size_limit_text} (got ${shown})`);
+  }
+}
+function parseInt_(field, text, zero = false) {
+  const raw = String(text).trim();
+  const what = zero ? "a whole number, zero or more" : "a positive integer";
+  if (!INT_TEXT.test(raw))
+    throw new SymcalcError(field, `must be ${what}, digits optionally grouped by threes with _ or , (got ${r60(raw)})`);
+  const digits = raw.replace(/[_,]/g, "").replace(/^0+/, "") || "0";
+  if (digits.length > String(META.spec.size_limit).length)
+    throw new SymcalcError(field, `must be at most ${META.spec.size_limit_text} (got a number of ${thousands(digits.length)} digits)`);
+  const value = Number(digits);
+  if (value === 0 && !zero) throw new SymcalcError(field, `must be a positive integer (got ${repr(raw)})`);
+  checkLimit(field, value);
+  return value;
+}
+
+// ---- specs (symcalc.algebra.spec.make_spec and its rules) ----------------------------------
+const S = () => META.spec;
+const has = (v, f) => v[f] !== undefined && v[f] !== null;
+const get = (v, f, dflt = null) => (v[f] === undefined ? dflt : v[f]);
+
+function positiveInt(field, value) {
+  if (typeof value === "boolean" || !isInt(value)) throw new SymcalcError(field, `must be a positive integer (got ${r60(value)})`);
+  if (value <= 0) throw new SymcalcError(field, `must be a positive integer (got ${value})`);
+  checkLimit(field, value);
+  return Number(value);
+}
+function count(field, value) {
+  if (typeof value === "boolean" || !isInt(value) || value < 0)
+    throw new SymcalcError(field, `must be a whole number, zero or more (got ${r60(value)})`);
+  checkLimit(field, value);
+  return Number(value);
+}
+function choice(field, value, allowed) {
+  if (!allowed.includes(value)) throw new SymcalcError(field, `must be one of ${allowed.join(", ")} (got ${repr(value)})`);
+}
+function flag(field, value) {
+  if (typeof value !== "boolean") throw new SymcalcError(field, `must be true or false (got ${repr(value)})`);
+}
+function parseBias(text) {
+  text = String(text).trim().toLowerCase();
+  const P = ["q", "k", "v", "o"];
+  if (text === "all") return new Set(P);
+  if (text === "none" || text === "") return new Set();
+  let parts = text.replace(/,/g, " ").split(/\s+/).filter(Boolean);
+  if (parts.length === 1 && !P.includes(parts[0])) parts = [...parts[0]];
+  if (parts.some(p => !P.includes(p))) throw new SymcalcError("attention_bias", "must be 'all', 'none' or a list of q, k, v, o");
+  return new Set(parts);
+}
+
+function checkHybrid(v) {
+  const counts = S().hybrid_counts.filter(f => has(v, f));
+  if (counts.length && v.family !== "decoder") throw new SymcalcError(counts[0], "applies only to decoder-only stacks");
+  for (const f of counts) if (v[f] > v.L) throw new SymcalcError(f, `must not exceed the layers L (${v[f]} > ${v.L})`);
+  const lin = get(v, "linear_attn", "none"), ssm = get(v, "ssm", "none");
+  const hs = {L_lin: has(v, "L_lin"), L_ssm: has(v, "L_ssm"), L_conv: has(v, "L_conv")};
+  if (get(v, "L_lin")) {
+    if (lin === "none") throw new SymcalcError("linear_attn", "must be gated_deltanet or kda with L_lin linear-attention layers");
+    for (const f of S().linear_fields) if (!has(v, f)) throw new SymcalcError(f, "is required with linear-attention layers (L_lin)");
+  } else if (lin !== "none" && !hs.L_lin) throw new SymcalcError("L_lin", `is required with linear_attn = ${lin}`);
+  if (get(v, "L_ssm")) {
+    if (ssm === "none") throw new SymcalcError("ssm", "must be mamba or mamba2 with L_ssm state-space layers");
+    for (const f of S().ssm_fields[ssm]) if (!has(v, f)) throw new SymcalcError(f, `is required with ${ssm} layers (L_ssm)`);
+    if (ssm === "mamba2" && v.d_in % v.H_s) throw new SymcalcError("H_s", `must divide d_in (${v.d_in} % ${v.H_s} != 0)`);
+  } else if (ssm !== "none" && !hs.L_ssm) throw new SymcalcError("L_ssm", `is required with ssm = ${ssm}`);
+  if (get(v, "L_conv") && !has(v, "K_conv")) throw new SymcalcError("K_conv", "is required with short-convolution layers (L_conv)");
+  if (!Object.values(hs).some(Boolean)) {
+    for (const f of ["n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt", "Q_c"])
+      if (has(v, f)) throw new SymcalcError(f, "applies only to linear-attention, SSM or short-convolution layers (L_lin, L_ssm, L_conv)");
+  }
+  if (!hs.L_ssm) for (const f of ["ssm_bias", "ssm_out_bias", "ssm_norm", "ssm_inner_norms"])
+    if (get(v, f)) throw new SymcalcError(f, "applies only to SSM layers (L_ssm)");
+  if (get(v, "conv_bias") && !(hs.L_ssm || hs.L_conv)) throw new SymcalcError("conv_bias", "applies only to SSM or short-convolution layers");
+  if (get(v, "attn_gate") && get(v, "mla")) throw new SymcalcError("attn_gate", "is not modelled with multi-head latent attention");
+}
+
+function checkGemma3n(v) {
+  const given = S().gemma3n_sizes.filter(f => has(v, f));
+  if (given.length && v.family !== "decoder") throw new SymcalcError(given[0], "applies only to decoder-only stacks");
+  if (has(v, "d_ple") !== has(v, "V_ple")) {
+    if (!has(v, "d_ple")) throw new SymcalcError("V_ple", "applies only with per-layer inputs (d_ple)");
+    throw new SymcalcError("V_ple", "is required with per-layer inputs (d_ple)");
+  }
+  const shared = get(v, "L_kv_shared") || 0, sharedLocal = get(v, "L_kv_shared_local");
+  const attn = has(v, "L_attn") ? v.L_attn : v.L;
+  if (shared && shared > attn - 1) throw new SymcalcError("L_kv_shared", `must leave at least one attention layer that computes keys and values (${shared} > ${attn} - 1)`);
+  if (sharedLocal) {
+    if (!shared) throw new SymcalcError("L_kv_shared_local", "needs KV-sharing layers (L_kv_shared)");
+    if (!has(v, "W")) throw new SymcalcError("L_kv_shared_local", "needs a sliding window W");
+    if (sharedLocal > shared) throw new SymcalcError("L_kv_shared_local", `must not exceed L_kv_shared (${sharedLocal} > ${shared})`);
+  }
+  if (shared && has(v, "W")) {
+    const local = has(v, "L_local") ? v.L_local : attn;
+    if (!has(v, "L_local") && !(sharedLocal === null || sharedLocal === undefined || sharedLocal === shared))
+      throw new SymcalcError("L_kv_shared_local", `must equal L_kv_shared when every layer slides (${sharedLocal} != ${shared})`);
+    if ((sharedLocal || 0) > local) throw new SymcalcError("L_kv_shared_local", `must not exceed the sliding layers L_local (${sharedLocal} > ${local})`);
+    if (shared - (sharedLocal || 0) > attn - local && has(v, "L_local"))
+      throw new SymcalcError("L_kv_shared_local", `leaves more global sharing layers than global layers (${shared - (sharedLocal || 0)} > ${attn - local})`);
+  }
+  if (has(v, "d_ff_sum")) {
+    if (has(v, "E")) throw new SymcalcError("d_ff_sum", "applies only to dense-FFN stacks (no experts E)");
+    const ffn = has(v, "L_ffn") ? v.L_ffn : v.L;
+    const low = v.d_ff + Math.max(ffn - 1, 0), high = ffn * v.d_ff;
+    if (!(low <= v.d_ff_sum && v.d_ff_sum <= high))
+      throw new SymcalcError("d_ff_sum", `must be between d_ff + L_ffn - 1 and L_ffn d_ff (d_ff the widest layer): ${low} to ${high} (got ${v.d_ff_sum})`);
+    if (v.d_ff_sum === high) v.d_ff_sum = null;
+  }
+}
+
+function checkMoe(v) {
+  if (!has(v, "E")) {
+    for (const f of ["d_moe", "E_s", "d_sh", "L_dense", "shared_gate", "expert_bias", "router_bias"])
+      if (!(v[f] === undefined || v[f] === null || v[f] === false)) throw new SymcalcError(f, "applies only to mixture-of-experts models (E experts)");
+    return;
+  }
+  const ffn = has(v, "L_ffn") ? v.L_ffn : v.L;
+  if (has(v, "L_dense") && v.L_dense >= ffn) {
+    const what = has(v, "L_ffn") ? "the FFN layers L_ffn" : "the layers L";
+    throw new SymcalcError("L_dense", `dense layers must be fewer than ${what} (${v.L_dense} >= ${ffn})`);
+  }
+  if (!has(v, "E_s") && (has(v, "d_sh") || get(v, "shared_gate"))) throw new SymcalcError("E_s", "is required with a shared-expert width or gate");
+}
+
+function checkMla(v) {
+  if (get(v, "mla")) {
+    for (const f of S().mla_fields) if (!has(v, f)) throw new SymcalcError(f, "is required with multi-head latent attention (mla)");
+    return;
+  }
+  for (const f of [...S().mla_fields, "r_q"]) if (has(v, f)) throw new SymcalcError(f, "applies only to multi-head latent attention (mla = true)");
+}
+
+function makeSpec(values) {  // make_spec
+  const names = S().fields.map(f => f.name);
+  const unknown = Object.keys(values).filter(k => !names.includes(k)).sort();
+  if (unknown.length) throw new SymcalcError(unknown[0], "is not a symcalc spec field");
+  for (const r of ["name", "family", "L", "d", "n_h", "d_ff"]) if (!has(values, r)) throw new SymcalcError(r, "is required");
+  const v = {...values};
+  for (const f of ["name", "source", "impl"]) if (f in v && typeof v[f] !== "string") throw new SymcalcError(f, `must be text (got ${repr(v[f])})`);
+  for (const f of S().size_fields) if (has(v, f)) v[f] = positiveInt(f, v[f]);
+  for (const f of S().count_fields) if (has(v, f)) v[f] = count(f, v[f]);
+  const C = S().choices;
+  choice("family", v.family, C.family);
+  for (const f of ["ffn", "norm", "head", "position", "qk_norm", "linear_attn", "ssm", "act"])
+    choice(f, get(v, f, FIELD_DEFAULTS[f]), C[f]);
+  for (const f of S().flag_fields) if (f in v && !(f === "ssm_out_bias" && v[f] === null)) flag(f, v[f]);
+  parseBias(get(v, "attention_bias", "none"));
+  if (!has(v, "d_h") && get(v, "mla") && get(v, "d_nope") && get(v, "d_rope")) v.d_h = v.d_nope + v.d_rope;
+  if (!has(v, "d_h")) {
+    if (v.d % v.n_h) throw new SymcalcError("d", `must be divisible by n_h (${v.d} % ${v.n_h} != 0) unless d_h (head_dim) is given`);
+    v.d_h = Math.floor(v.d / v.n_h);
+  }
+  if (!has(v, "n_kv")) v.n_kv = v.n_h;
+  if (v.n_h % v.n_kv) throw new SymcalcError("n_kv", `must divide n_h (${v.n_h} % ${v.n_kv} != 0)`);
+  if (has(v, "E") !== has(v, "k")) throw new SymcalcError("k", "E (experts) and k (experts per token) come together");
+  if (has(v, "E") && v.k > v.E) throw new SymcalcError("k", `top-k must not exceed the number of experts (${v.k} > ${v.E})`);
+  checkHybrid(v); checkGemma3n(v); checkMoe(v); checkMla(v);
+  if (has(v, "L_local")) {
+    if (!has(v, "W")) throw new SymcalcError("L_local", "needs a sliding window W");
+    const attn = has(v, "L_attn") ? v.L_attn : v.L;
+    if (v.L_local > attn) {
+      const what = has(v, "L_attn") ? "the attention layers L_attn" : "the layers L";
+      throw new SymcalcError("L_local", `must not exceed ${what} (${v.L_local} > ${attn})`);
+    }
+  }
+  if (get(v, "qk_norm_bias") && get(v, "qk_norm", "none") === "none") throw new SymcalcError("qk_norm_bias", "needs q/k norms (qk_norm head or all_heads)");
+  if (get(v, "position") === "learned" && !has(v, "P")) throw new SymcalcError("P", "is required with learned positions");
+  if (get(v, "position") === "relative" && !has(v, "R")) throw new SymcalcError("R", "is required with relative positions");
+  if (v.family === "encoder-decoder") { if (!has(v, "L_dec")) v.L_dec = v.L; }
+  else if (has(v, "L_dec")) throw new SymcalcError("L_dec", "applies only to encoder-decoder models");
+  if (!has(v, "V") && (get(v, "token_embedding", true) || get(v, "head", "tied") !== "none")) throw new SymcalcError("V", "is required with a token embedding or an output head");
+  if (get(v, "head", "tied") === "none" && get(v, "head_bias")) throw new SymcalcError("head_bias", "needs an output head");
+  if (get(v, "head", "tied") === "tied" && !get(v, "token_embedding", true)) throw new SymcalcError("head", "a tied head needs a token embedding");
+  const spec = {};
+  for (const f of names) spec[f] = v[f] === undefined ? FIELD_DEFAULTS[f] : v[f];
+  return Object.freeze(spec);
+}
+
+function coerceText(key, text) {  // coerce_text (the text of --set key=value)
+  if (S().size_fields.includes(key) || S().count_fields.includes(key)) return parseInt_(`--set ${key}`, text, true);
+  if (S().flag_fields.includes(key)) {
+    const l = text.trim().toLowerCase();
+    if (["true", "yes", "on", "1"].includes(l)) return true;
+    if (["false", "no", "off", "0"].includes(l)) return false;
+    throw new SymcalcError(`--set ${key}`, `must be true or false (got ${r60(text)})`);
+  }
+  return text;
+}
+
+function withOverrides(spec, overrides) {  // with_overrides
+  const base = {...spec};
+  const names = S().fields.map(f => f.name);
+  for (const key of Object.keys(overrides))
+    if (!names.includes(key)) throw new SymcalcError(`--set ${key}`, `is not a symcalc spec field (known: ${names.join(", ")})`);
+  Object.assign(base, overrides);
+  const newD = overrides.d;
+  if (!("d_ff" in overrides) && spec.d_ff === 4 * spec.d && typeof newD === "number" && Number.isInteger(newD) && newD > 0) base.d_ff = 4 * newD;
+  if (("d" in overrides || "n_h" in overrides) && !("d_h" in overrides) && spec.d_h === Math.floor(spec.d / spec.n_h) && spec.d % spec.n_h === 0) base.d_h = null;
+  if ("n_h" in overrides && !("n_kv" in overrides) && spec.n_kv === spec.n_h) base.n_kv = null;
+  return makeSpec(base);
+}
+
+// derived views of a spec (Spec properties)
+const shape = s => s.family === "encoder-decoder" ? "encoder-decoder" : "single";
+const moe = s => s.E !== null;
+const attentionLayers = s => s.L_attn === null ? s.L : s.L_attn;
+const ffnLayers = s => s.L_ffn === null ? s.L : s.L_ffn;
+const hybrid = s => S().hybrid_counts.some(f => s[f] !== null);
+
+// ---- options (symcalc.algebra.options) --------------------------------------------------------
+function bits(key) {
+  const digits = key.startsWith("bits") ? key.slice(4) : key;
+  return digits.length > 0 && digits.length <= 2 && /^[0-9]+$/.test(digits) ? digits : "";
+}
+function checkDtype(field, name) {
+  const key = String(name).trim().toLowerCase();
+  const d = bits(key);
+  if (key in META.options.dtype_bytes || (d && Number(d) > 0 && Number(d) <= 64)) return;
+  throw new SymcalcError(field, `must be one of ${Object.keys(META.options.dtype_bytes).join(", ")} or a bit width like bits3 (got ${repr(name)})`);
+}
+function dtypeFraction(name) {
+  const key = String(name).trim().toLowerCase();
+  if (key in META.options.dtype_bytes) return META.options.dtype_bytes[key];
+  return [Number(bits(key)), 8];
+}
+function defaultOptions() { return {...META.options.defaults}; }
+function checkedOptions(o) {  // Options.checked
+  for (const name of ["batch", "seq_len", "dec_seq_len", "dp", "tp", "context"]) {
+    const value = o[name];
+    if (value === null || value === undefined) continue;
+    const f = name.replace(/_/g, "-");
+    if (typeof value === "boolean" || !isInt(value) || value <= 0) throw new SymcalcError(f, `must be a positive integer (got ${r60(value)})`);
+    checkLimit(f, value);
+  }
+  for (const [name, allowed] of Object.entries(META.options.choices))
+    if (!allowed.includes(o[name])) throw new SymcalcError(name.replace(/_/g, "-"), `must be one of ${allowed.join(", ")} (got ${repr(o[name])})`);
+  for (const name of ["dtype", "kv_dtype", "state_dtype"]) checkDtype(name.replace(/_/g, "-"), o[name]);
+  if (![0, 1, 2, 3].includes(o.zero)) throw new SymcalcError("zero", `stage must be 0, 1, 2 or 3 (got ${o.zero})`);
+  return o;
+}
+function seqLenOf(spec, o) {
+  if (o.seq_len !== null && o.seq_len !== undefined) return o.seq_len;
+  if (spec.position === "learned" && spec.P) return Math.min(spec.P, META.options.default_seq_len);
+  return META.options.default_seq_len;
+}
+
+// ---- the values the evaluators read (symcalc.fast.quick.values) -------------------------------
+function sizeValues(spec) {
+  const out = {};
+  for (const f of S().size_fields) out[f] = spec[f] === null ? 1 : spec[f];
+  for (const f of S().count_fields) out[f] = spec[f] || 0;
+  out.Q_c = spec.Q_c || S().chunk;
+  delete out.W;
+  out.d_emb = spec.d_emb || spec.d;
+  out.L_dense = spec.L_dense || 0;
+  out.L_attn = attentionLayers(spec);
+  out.L_ffn = ffnLayers(spec);
+  if (shape(spec) === "single") delete out.L_dec;
+  return out;
+}
+function headsSplitBadly(nh, nkv, tp) { return (nh % tp !== 0) || ((nkv % tp !== 0) && (tp % nkv !== 0)); }
+function workloadValues(spec, o) {
+  if (o.tp > 1 && headsSplitBadly(spec.n_h, spec.n_kv, o.tp))
+    throw new SymcalcError("tp", `tensor-parallel degree must divide the heads (n_h=${spec.n_h}, n_kv=${spec.n_kv}, tp=${o.tp})`);
+  const s = seqLenOf(spec, o);
+  const out = {b: o.batch, s, N_d: o.dp, t: o.tp};
+  if (spec.family === "encoder-decoder") out.s_dec = o.dec_seq_len || s;
+  if (spec.W !== null) out.W = spec.W;
+  return out;
+}
+function switchValues(spec) {
+  const b = parseBias(spec.attention_bias);
+  const m = moe(spec), I = x => (x ? 1 : 0);
+  return {
+    sw_bias_q: I(b.has("q")), sw_bias_k: I(b.has("k")), sw_bias_v: I(b.has("v")),
+    sw_bias_o: I(b.has("o") && spec.attention_output), sw_attn_out: I(spec.attention_output),
+    sw_gated: I(spec.ffn === "gated"), sw_ffn_bias: I(spec.ffn_bias),
+    sw_norm_w: I(spec.norm !== "none"), sw_norm_b: I(spec.norm === "layernorm"),
+    sw_final_norm: I(spec.final_norm && spec.norm !== "none"),
+    sw_emb_norm: I(spec.embedding_norm && spec.norm !== "none"),
+    sw_tok_emb: I(spec.token_embedding), sw_pos_emb: I(spec.position === "learned"),
+    sw_type_emb: I(spec.T !== null), sw_rel_bias: I(spec.position === "relative"),
+    sw_head: I(spec.head !== "none"), sw_head_untied: I(spec.head === "untied"),
+    sw_head_bias: I(spec.head_bias), sw_pooler: I(spec.pooler), sw_mlm: I(spec.mlm_head),
+    sw_router: I(m), sw_router_bias: I(m && spec.router_bias), sw_expert_bias: I(m && spec.expert_bias),
+    sw_shared: I(m && spec.E_s !== null), sw_shared_gate: I(m && spec.E_s !== null && spec.shared_gate),
+    sw_moe_width: I(m && spec.d_moe !== null), sw_sh_width: I(m && spec.d_sh !== null),
+    sw_mla: I(spec.mla), sw_q_lora: I(spec.mla && spec.r_q !== null),
+    sw_qk_head: I(spec.qk_norm === "head"), sw_qk_all: I(spec.qk_norm === "all_heads"),
+    sw_qk_bias: I(spec.qk_norm !== "none" && spec.qk_norm_bias),
+    sw_norm_attn_in: I(spec.norm_attn_in), sw_norm_ffn_in: I(spec.norm_ffn_in),
+    sw_norm_attn_out: I(spec.norm_attn_out), sw_norm_ffn_out: I(spec.norm_ffn_out),
+    sw_sinks: I(spec.sinks), sw_proj_emb: I(spec.d_emb !== null && spec.d_emb !== spec.d),
+    sw_window: I(spec.W !== null && spec.family !== "encoder"),
+    sw_window_all: I(spec.W !== null && spec.L_local === null),
+    sw_attn_gate: I(spec.attn_gate), sw_gdn: I(spec.linear_attn === "gated_deltanet"),
+    sw_mamba1: I(spec.ssm === "mamba"), sw_ssm_bias: I(spec.ssm_bias),
+    sw_ssm_out_bias: I(spec.ssm_out_bias === null ? spec.ssm_bias : spec.ssm_out_bias),
+    sw_conv_bias: I(spec.conv_bias), sw_ssm_norm: I(spec.ssm_norm), sw_ssm_inner: I(spec.ssm_inner_norms),
+    sw_altup: I(spec.n_alt !== null), sw_laurel: I(spec.r_laurel !== null), sw_ple: I(spec.d_ple !== null),
+    sw_ff_sum: I(spec.d_ff_sum !== null),
+  };
+}
+function conventionSwitches(spec, o) {
+  const causal = o.causal !== "full" && spec.family !== "encoder" ? 1 : 0;
+  return {sw_causal: causal, sw_causal_exact: causal && o.causal === "exact" ? 1 : 0,
+          sw_mla_expanded: spec.mla && o.mla_cache === "expanded" ? 1 : 0};
+}
+function activationFacts(spec, dtype, batch) {  // activation_profiles.facts
+  const A = META.activations, impl = spec.impl, act = spec.act;
+  const width = ["fp32", "float32"].includes(String(dtype).trim().toLowerCase()) ? 4 : 2;
+  const f32 = width === 4;
+  const rms = spec.norm === "rmsnorm" || A.t5_norm.includes(impl);
+  const layernorm = (spec.norm === "layernorm" || spec.norm === "layernorm_nobias") && !rms;
+  const soft32 = !A.softmax_in_model_dtype.includes(impl);
+  const dropAttn = !!spec.dropout_attn, dropHidden = !!spec.dropout_hidden;
+  const dropFfn = dropHidden && A.dropout_inside_ffn.includes(impl);
+  const actOut = A.act_saves_output.includes(act), gated = spec.ffn === "gated";
+  const I = x => (x ? 1 : 0);
+  return {ac_width: width, ac_ln: I(layernorm), ac_rms32: I(rms), ac_t5_16: I(rms && A.t5_norm.includes(impl) && !f32),
+          ac_soft_bytes: soft32 ? 4 : width, ac_cast: I(soft32 && !f32 && !dropAttn), ac_drop_attn: I(dropAttn),
+          ac_drop_hidden: I(dropHidden), ac_drop_ffn: I(dropFfn), ac_act_in: I(!actOut),
+          ac_act_tanh: I(A.act_tanh_formula.includes(act)), ac_act_kept: I(actOut || gated || !dropFfn),
+          ac_prod: I(gated && !dropFfn), ac_kv_rep: I(!(spec.n_kv === 1 && batch === 1))};
+}
+function activationChoices(o) {
+  const out = {};
+  for (const m of META.activations.models) out[`ac_${m}`] = m === o.activations ? 1 : 0;
+  const tp = o.tp > 1, sp = !!o.sequence_parallel;
+  Object.assign(out, {ac_keep: o.recompute !== "full" ? 1 : 0, ac_keep_core: o.recompute === "none" ? 1 : 0,
+                      ac_full: o.recompute === "full" ? 1 : 0, ac_p0: !tp && !sp ? 1 : 0,
+                      ac_ptp: tp && !sp ? 1 : 0, ac_psp: sp ? 1 : 0});
+  return out;
+}
+function optionValues(spec, o) {
+  const [w_num, w_den] = dtypeFraction(o.dtype), [kv_num, kv_den] = dtypeFraction(o.kv_dtype);
+  const [st_num, st_den] = dtypeFraction(o.state_dtype);
+  const opt = META.options.optimizers[o.optimizer];
+  return {w_num, w_den, kv_num, kv_den, st_num, st_den, opt_w: opt[0], opt_g: opt[1], opt_o: opt[2],
+          sw_zero1: +(o.zero === 1), sw_zero2: +(o.zero === 2), sw_zero3: +(o.zero === 3),
+          sw_macs: +!!o.macs, sw_nonmatmul: +!!o.nonmatmul, sw_rc_sel: +(o.recompute === "selective"),
+          sw_rc_full: +(o.recompute === "full"), sw_tp: +(o.tp > 1), sw_sp: +!!o.sequence_parallel,
+          sw_decoder: +(spec.family !== "encoder"), ...activationChoices(o), ...activationFacts(spec, o.dtype, o.batch)};
+}
+function values(spec, o) {  // quick.values, as plain numbers
+  return {W: 1, ...sizeValues(spec), ...workloadValues(spec, o), ...switchValues(spec),
+          ...conventionSwitches(spec, o), ...optionValues(spec, o)};
+}
+const big = v => Object.fromEntries(Object.entries(v).map(([k, x]) => [k, BigInt(x)]));
+
+// ---- the report (symcalc.fast.quick.assemble) -------------------------------------------------
+let TABLES = null;
+function tables() {
+  if (TABLES) return TABLES;
+  const G = SYMCALC_GEN;
+  TABLES = {q: {}, l: {}, prefixes: {}};
+  for (const [sh, name, entry] of G.EVALUATORS) TABLES.q[`${sh}|${name}`] = entry;
+  for (const [sh, kind, paths, fn] of G.LEAVES) {
+    TABLES.l[`${sh}|${kind}`] = [paths, fn];
+    if (kind.startsWith("layer:")) (TABLES.prefixes[sh] = TABLES.prefixes[sh] || []).push(kind.slice(6));
+  }
+  return TABLES;
+}
+function number(sh, name, v) { return tables().q[`${sh}|${name}`][0](v); }
+function leaves(sh, kind, v) {
+  const [paths, fn] = tables().l[`${sh}|${kind}`];
+  const xs = fn(v), leavesOut = [];
+  paths.forEach((p, i) => { if (xs[i] !== 0n) leavesOut.push([p, xs[i]]); });
+  return leavesOut;
+}
+function asDict(ls) {  // Breakdown.as_dict: every parent path (sum of its children), then leaves
+  const out = {};
+  for (const [path, x] of ls) {
+    const parts = path.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const p = parts.slice(0, i).join("/");
+      out[p] = (out[p] || 0n) + x;
+    }
+  }
+  for (const [path, x] of ls) out[path] = x;
+  return out;
+}
+function layerViews(prefixes, spec) {
+  const keep = {dense_layer: moe(spec) && !!spec.L_dense, linear_mixer: !!spec.L_lin,
+                ssm_mixer: !!spec.L_ssm, conv_mixer: !!spec.L_conv};
+  return prefixes.filter(p => (p in keep ? keep[p] : true));
+}
+function paramsReport(spec, sh, v) {
+  const bd = leaves(sh, "params", v);
+  const total = bd.reduce((a, [, x]) => a + x, 0n);
+  const embedding = number(sh, "params.embedding", v);
+  const perLayer = {};
+  for (const prefix of layerViews(tables().prefixes[sh] || [], spec)) {
+    const nums = asDict(leaves(sh, `layer:${prefix}`, v));
+    const head = prefix.includes("/") ? prefix.split("/")[0] + "/" : (prefix === "layer" ? "" : prefix + "/");
+    perLayer[head ? `${head}total` : "total"] = Object.entries(nums).filter(([p]) => !p.includes("/")).reduce((a, [, x]) => a + x, 0n);
+    for (const [p, x] of Object.entries(nums)) perLayer[`${head}${p}`] = x;
+  }
+  return {total, embedding, non_embedding: total - embedding, active: number(sh, "params.active", v),
+          head_dim: spec.d_h, per_layer: perLayer, breakdown: asDict(bd)};
+}
+function windowText(spec) {
+  if (spec.L_local === null) return `, window W=${spec.W} caps every layer's tokens`;
+  return `, window W=${spec.W} caps the tokens of ${spec.L_local} of ${attentionLayers(spec)} attention layers`;
+}
+function stateParts(spec) {
+  const out = [];
+  if (spec.L_lin) out.push(`${spec.L_lin} linear-attention layers x (n_lv d_lk d_lv state + K_conv (2 n_lk d_lk + n_lv d_lv) conv inputs)`);
+  if (spec.L_ssm) out.push(`${spec.L_ssm} ${spec.ssm} layers x (d_in N_s state + K_conv ${spec.ssm === "mamba" ? "d_in" : "(d_in + 2 G_s N_s)"} conv inputs)`);
+  if (spec.L_conv) out.push(`${spec.L_conv} short-convolution layers x K_conv d conv inputs`);
+  return out.length ? out : ["no linear-attention, SSM or convolution layers"];
+}
+function conventions(spec, o) {  // quick.conventions
+  let causal = {full: "full s^2 score matrix", half: "causal, s^2/2", exact: "causal, s(s+1)/2"}[o.causal];
+  if (spec.family === "encoder") causal = "full s^2 score matrix (bidirectional encoder)";
+  const mla = o.mla_cache === "expanded"
+    ? "MLA keys and values up-projected, L n_h (d_nope + d_rope + d_v) (--mla-cache expanded)"
+    : "MLA latent L (r_kv + d_rope), what transformers 5.24 and serving engines keep (--mla-cache latent)";
+  const width = ["fp32", "float32"].includes(o.dtype.trim().toLowerCase()) ? 4 : 2;
+  const memory = {
+    weights_bytes: `parameters x ${o.dtype}`,
+    kv_cache_bytes: spec.family === "encoder" ? "none: an encoder-only model keeps no KV cache"
+      : (spec.mla ? mla : spec.L_attn !== null ? "2 L_attn n_kv d_h (attention layers only)" : "2 L n_kv d_h")
+        + ` x tokens x ${o.kv_dtype}` + (spec.W ? windowText(spec) : "")
+        + (spec.family === "encoder-decoder" ? " (decoder self- and cross-attention)" : ""),
+  };
+  if (hybrid(spec)) memory.recurrent_state_bytes = "per sequence, whatever its length: " + stateParts(spec).join(", ")
+    + `; state at ${o.state_dtype}, conv windows at ${o.kv_dtype}`;
+  memory.activations_bytes = `--activations ${META.activations.text[o.activations]}; every layer, ${width}-byte activations, `
+    + (o.tp > 1 ? `tensor parallel t=${o.tp}, ` : "no parallelism, ") + (o.sequence_parallel ? "sequence parallel, " : "")
+    + `recompute ${o.recompute}`;
+  memory.training_bytes = `${o.optimizer}, ZeRO stage ${o.zero} over N_d=${o.dp} ranks, per rank`;
+  return {
+    flops: {
+      forward_matmul: "2 FLOPs per multiply-accumulate, every matmul, full s^2 scores, top-k experts per token, head over every position (torch FlopCounterMode)",
+      forward: (o.macs ? "MACs" : "FLOPs") + `; attention ${causal}; ` + (o.nonmatmul ? "non-matmul work included" : "matmuls only"),
+      training: "forward + backward (2x forward)" + {none: "", full: " + recompute forward (full recomputation)",
+        selective: " + attention core forward (selective recomputation)"}[o.recompute],
+    },
+    memory,
+  };
+}
+function report(spec, options) {  // quick.quick_report
+  const o = checkedOptions({...defaultOptions(), ...options});
+  const sh = shape(spec);
+  const plain = values(spec, o);
+  const v = big(plain);
+  const full = {...v, sw_causal: 0n, sw_causal_exact: 0n};
+  const decode = {...v, s: BigInt(o.context || plain.s)};
+  const flops = {batch: o.batch, seq_len: seqLenOf(spec, o)};
+  if (spec.family === "encoder-decoder") flops.dec_seq_len = plain.s_dec;
+  Object.assign(flops, {
+    forward_matmul: number(sh, "flops.forward_matmul", v), forward: number(sh, "flops.forward", v),
+    training: number(sh, "flops.training", v), decode_per_token: number(sh, "flops.decode_per_token", decode),
+    decode_context: o.context || plain.s, breakdown: asDict(leaves(sh, "matmul", full)),
+  });
+  const memory = {dtype: o.dtype, kv_dtype: o.kv_dtype};
+  if (hybrid(spec)) memory.state_dtype = o.state_dtype;
+  for (const key of ["weights_bytes", "kv_cache_bytes", "activations_bytes", "training_bytes"]) memory[key] = number(sh, `memory.${key}`, v);
+  if (hybrid(spec)) {
+    memory.recurrent_state_bytes = number(sh, "memory.recurrent_state_bytes", v);
+    const one = {...v, b: 1n};
+    const kvSeq = number(sh, "memory.kv_cache_bytes", one), stateSeq = number(sh, "memory.recurrent_state_bytes", one);
+    memory.decode_state = {total_bytes: memory.kv_cache_bytes + memory.recurrent_state_bytes,
+      per_sequence_bytes: kvSeq + stateSeq, per_sequence_recurrent_bytes: stateSeq,
+      per_token_bytes: number(sh, "memory.kv_cache_bytes", {...one, s: 1n})};
+  }
+  if (spec.mla) memory.kv_cache_bytes_by_convention = Object.fromEntries(["latent", "expanded"].map(
+    n => [n, number(sh, "memory.kv_cache_bytes", {...v, sw_mla_expanded: n === "expanded" ? 1n : 0n})]));
+  const conv = conventions(spec, o);
+  flops.conventions = conv.flops;
+  memory.conventions = conv.memory;
+  return {model: spec.name, family: spec.family, params: paramsReport(spec, sh, v), flops, memory};
+}
+const BUDGETS = [["weights", ["weights_bytes"]], ["inference", ["weights_bytes", "kv_cache_bytes"]],
+                 ["training", ["training_bytes", "activations_bytes"]]];
+function fits(memory, gpu) {  // commands.fits.fits for one accelerator
+  const budgets = Object.fromEntries(BUDGETS.map(([n, ks]) => [n, ks.reduce((a, k) => a + memory[k], 0n)]));
+  const mem = BigInt(gpu.memory_bytes);
+  return {budgets, fits: Object.fromEntries(Object.entries(budgets).map(([n, b]) => [n, b <= mem]))};
+}
+function toJSON(value, indent = 1) {  // JSON with BigInts as exact digits
+  return JSON.stringify(value, (k, x) => (typeof x === "bigint" ? `@@${x}@@` : x), indent).replace(/"@@(-?\d+)@@"/g, "$1");
+}
+
+// ---- the family files' expression language (symcalc.inputs.family_data) ---------------------
+// A Python expression, tokenised and parsed into a tree by precedence climbing; only what
+// family_data's checker admits is parsed (anything else is a SyntaxError).
+function tokenize(text) {
+  const out = [];
+  const re = /\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(\/\/|==|!=|<=|>=|[-+*<>()[\],]))/y;
+  let i = 0;
+  text = text.trim();
+  while (i < text.length) {
+    re.lastIndex = i;
+    const m = re.exec(text);
+    if (!m) throw new SyntaxError(`cannot read ${text.slice(i)}`);
+    i = re.lastIndex;
+    if (m[1] !== undefined) out.push({t: "num", v: Number(m[1])});
+    else if (m[2] !== undefined) out.push({t: "name", v: m[2]});
+    else if (m[3] !== undefined) out.push({t: "str", v: unquote(m[3])});
+    else out.push({t: "op", v: m[4]});
+  }
+  out.push({t: "end"});
+  return out;
+}
+function unquote(s) {
+  const body = s.slice(1, -1);
+  return body.replace(/\\(.)/g, (_, c) => ({n: "\n", t: "\t", r: "\r", "\\": "\\", "'": "'", '"': '"'}[c] ?? "\\" + c));
+}
+function parseExpression(text) {
+  const toks = tokenize(text);
+  let p = 0;
+  const peek = () => toks[p], next = () => toks[p++];
+  const isOp = (v) => peek().t === "op" && peek().v === v;
+  const isKw = (v) => peek().t === "name" && peek().v === v;
+  const expect = (v) => { if (!isOp(v)) throw new SyntaxError(`expected ${v}`); next(); };
+  function ifexp() {
+    const body = or();
+    if (isKw("if")) { next(); const test = or(); if (!isKw("else")) throw new SyntaxError("expected else"); next(); return {k: "if", test, body, orelse: ifexp()}; }
+    return body;
+  }
+  function or() { let xs = [and()]; while (isKw("or")) { next(); xs.push(and()); } return xs.length > 1 ? {k: "or", xs} : xs[0]; }
+  function and() { let xs = [not()]; while (isKw("and")) { next(); xs.push(not()); } return xs.length > 1 ? {k: "and", xs} : xs[0]; }
+  function not() { if (isKw("not")) { next(); return {k: "not", x: not()}; } return cmp(); }
+  function cmp() {
+    const left = sum(); const ops = [], rights = [];
+    for (;;) {
+      let op = null;
+      if (peek().t === "op" && ["==", "!=", "<", "<=", ">", ">="].includes(peek().v)) op = next().v;
+      else if (isKw("in")) { next(); op = "in"; }
+      else if (isKw("not") && toks[p + 1].t === "name" && toks[p + 1].v === "in") { p += 2; op = "not in"; }
+      else if (isKw("is")) { next(); if (isKw("not")) { next(); op = "is not"; } else op = "is"; }
+      if (!op) break;
+      ops.push(op); rights.push(sum());
+    }
+    return ops.length ? {k: "cmp", left, ops, rights} : left;
+  }
+  function sum() { let x = term(); while (isOp("+") || isOp("-")) { const op = next().v; x = {k: "bin", op, a: x, b: term()}; } return x; }
+  function term() { let x = unary(); while (isOp("*") || isOp("//")) { const op = next().v; x = {k: "bin", op, a: x, b: unary()}; } return x; }
+  function unary() { if (isOp("-")) { next(); return {k: "neg", x: unary()}; } return postfix(); }
+  function postfix() {
+    let x = atom();
+    for (;;) {
+      if (isOp("[")) {
+        next(); const key = next();
+        if (!(key.t === "str" || key.t === "num")) throw new SyntaxError("a subscript takes one constant key");
+        expect("]"); x = {k: "sub", x, key: key.v};
+      } else if (isOp("(")) {
+        if (x.k !== "name") throw new SyntaxError("only named functions are called");
+        next(); const args = [];
+        while (!isOp(")")) { args.push(ifexp()); if (isOp(",")) next(); else break; }
+        expect(")"); x = {k: "call", fn: x.v, args};
+      } else return x;
+    }
+  }
+  function atom() {
+    const t = next();
+    if (t.t === "num") return {k: "const", v: t.v};
+    if (t.t === "str") { let v = t.v; while (peek().t === "str") v += next().v; return {k: "const", v}; }
+    if (t.t === "name") {
+      if (["and", "or", "not", "if", "else", "in", "is"].includes(t.v)) throw new SyntaxError(`unexpected ${t.v}`);
+      return {k: "name", v: t.v};
+    }
+    if (t.t === "op" && (t.v === "(" || t.v === "[")) {
+      const close = t.v === "(" ? ")" : "]";
+      const xs = []; let comma = false;
+      while (!isOp(close)) { xs.push(ifexp()); if (isOp(",")) { next(); comma = true; } else break; }
+      expect(close);
+      if (t.v === "(" && xs.length === 1 && !comma) return xs[0];
+      return {k: "list", xs};
+    }
+    throw new SyntaxError("unexpected token");
+  }
+  const tree = ifexp();
+  if (peek().t !== "end") throw new SyntaxError("unexpected text after the expression");
+  return {text, tree};
+}
+
+const LITERALS = {null: null, true: true, false: false, None: null, True: true, False: false};
+class ValueProblem extends Error { constructor(rule, value) { super(rule); this.rule = rule; this.value = value; } }
+function intArg(v, allowZero = false) {
+  if (typeof v === "boolean" || !isInt(v) || v < 0 || (v == 0 && !allowZero))
+    throw new ValueProblem(allowZero ? "must be a non-negative integer" : "must be a positive integer", v);
+  return Number(v);
+}
+function numbers(args) {
+  const vs = args.length === 1 && Array.isArray(args[0]) ? [...args[0]] : [...args];
+  if (!vs.length) throw new ValueProblem("must not be empty", args.length ? args[0] : null);
+  for (const v of vs) if (!isNumber(v)) throw new ValueProblem("must be a number", v);
+  return vs;
+}
+function pyEq(a, b) {
+  if (a === null || b === null) return a === b;
+  if ((isNumber(a) || typeof a === "boolean") && (isNumber(b) || typeof b === "boolean")) return num(a) === num(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => pyEq(x, b[i]));
+  if (typeof a === "object" && typeof b === "object" && !Array.isArray(a) && !Array.isArray(b) && !isFloat(a) && !isFloat(b)) {
+    const ka = Object.keys(a), kb = Object.keys(b);
+    return ka.length === kb.length && ka.every(k => k in b && pyEq(a[k], b[k]));
+  }
+  return a === b;
+}
+function pyLess(a, b) {
+  const ok = (x) => isNumber(x) || typeof x === "boolean";
+  if (ok(a) && ok(b)) return num(a) < num(b);
+  if (typeof a === "string" && typeof b === "string") return a < b;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.min(a.length, b.length); i++) if (!pyEq(a[i], b[i])) return pyLess(a[i], b[i]);
+    return a.length < b.length;
+  }
+  throw new TypeError("not comparable");
+}
+function pyIn(a, b) {
+  if (Array.isArray(b)) return b.some(x => pyEq(a, x));
+  if (typeof b === "string") { if (typeof a !== "string") throw new TypeError("in str"); return b.includes(a); }
+  if (b !== null && typeof b === "object" && !isFloat(b)) { if (Array.isArray(a) || (typeof a === "object" && a !== null)) throw new TypeError("unhashable"); return typeof a === "string" && a in b; }
+  throw new TypeError("not a container");
+}
+const CMP = {"==": pyEq, "!=": (a, b) => !pyEq(a, b), "<": pyLess, ">": (a, b) => pyLess(b, a),
+  "<=": (a, b) => !pyLess(b, a), ">=": (a, b) => !pyLess(a, b),
+  "is": (a, b) => (a === null || b === null ? a === b : pyEq(a, b)), "is not": (a, b) => (a === null || b === null ? a !== b : !pyEq(a, b)),
+  "in": pyIn, "not in": (a, b) => !pyIn(a, b)};
+function arith(op, a, b) {
+  if (isFloat(a) || isFloat(b)) {
+    const x = num(a), y = num(b);
+    return new PyFloat(op === "+" ? x + y : op === "-" ? x - y : op === "*" ? x * y : Math.floor(x / y));
+  }
+  const x = BigInt(a), y = BigInt(b);
+  let r;
+  if (op === "+") r = x + y; else if (op === "-") r = x - y; else if (op === "*") r = x * y;
+  else { r = x / y; if ((x % y !== 0n) && ((x < 0n) !== (y < 0n))) r -= 1n; }
+  return (r <= BigInt(Number.MAX_SAFE_INTEGER) && r >= -BigInt(Number.MAX_SAFE_INTEGER)) ? Number(r) : r;
+}
+const FUNCTIONS = {
+  count: (items, value) => { if (typeof items !== "string" && !Array.isArray(items)) throw new ValueProblem("must be a list", items); return [...items].filter(x => pyEq(x, value)).length; },
+  count_from: (items, start, value) => { if (!Array.isArray(items)) throw new ValueProblem("must be a list", items); return items.slice(intArg(start, true)).filter(x => pyEq(x, value)).length; },
+  layer_sum: (value, layers) => {
+    layers = intArg(layers, true);
+    if (Array.isArray(value)) {
+      if (value.length !== layers) throw new ValueProblem(`must have one value per layer (L = ${layers}, got ${value.length})`, value);
+      return value.length ? numbers([value]).reduce((a, x) => arith("+", a, x), 0) : 0;
+    }
+    return arith("*", numbers([value])[0], layers);
+  },
+  len: (items) => { if (!(Array.isArray(items) || typeof items === "string")) throw new ValueProblem("must be a list", items); return [...items].length; },
+  min: (...args) => numbers(args).reduce((a, x) => (pyLess(x, a) ? x : a)),
+  max: (...args) => numbers(args).reduce((a, x) => (pyLess(a, x) ? x : a)),
+  sparse_layers: (L, step, skipList) => {
+    L = intArg(L); step = intArg(step); const skip = skipList || [];
+    let n = 0; for (let i = 0; i < L; i++) if (!skip.some(x => pyEq(x, i)) && (i + 1) % step === 0) n++; return n;
+  },
+  deepseek_moe_layers: (L, first, freq = 1) => {
+    L = intArg(L); first = intArg(first || 0, true); freq = intArg(freq !== null && freq !== undefined ? freq : 1);
+    let n = 0; for (let i = 0; i < L; i++) if (i >= first && i % freq === 0) n++; return n;
+  },
+  interval_layers: (L, interval, first, last) => {
+    L = intArg(L); interval = intArg(interval);
+    for (const bnd of [first, last]) if (typeof bnd === "boolean" || !isInt(bnd)) throw new ValueProblem("must be an integer", bnd);
+    let n = 0; for (let i = 0; i < L; i++) if (first <= i && i <= last && (i + 1) % interval === 0) n++; return n;
+  },
+  matches: (text, pattern) => { if (typeof pattern !== "string") throw new ValueProblem("pattern must be text", pattern); return typeof text === "string" && new RegExp(`^(?:${pattern})$`).test(text); },
+  is_list: (v) => Array.isArray(v),
+  any: (...cs) => { for (const c of cs) if (c !== null && typeof c !== "boolean") throw new ValueProblem("must be true or false", c); return cs.some(Boolean); },
+};
+const merge = (...groups) => { const out = []; for (const g of groups) for (const k of g) if (!out.includes(k)) out.push(k); return out; };
+function condition([v, keys], where) {
+  if (v === null || typeof v === "boolean") return !!v;
+  if (keys.length) throw new SymcalcError(keys.join(", "), `must be true or false (got ${repr(v)})`);
+  throw new SymcalcError(where, `condition must be true or false (got ${repr(v)})`);
+}
+function numeric([v, keys], where, text) {
+  if (!isNumber(v)) throw new SymcalcError(keys.join(", ") || where, `must be a number (got ${repr(v)}; in ${repr(text)})`);
+}
+function evalNode(n, scope, where, text) {
+  switch (n.k) {
+    case "const": return [n.v, []];
+    case "name": return n.v in LITERALS ? [LITERALS[n.v], []] : [scope(n.v), [n.v]];
+    case "list": { const items = n.xs.map(x => evalNode(x, scope, where, text)); return [items.map(i => i[0]), merge(...items.map(i => i[1]))]; }
+    case "or": { let value = [null, []]; for (const x of n.xs) { value = evalNode(x, scope, where, text); if (value[0] !== null) return value; } return value; }
+    case "and": { let keys = []; for (const x of n.xs) { const value = evalNode(x, scope, where, text); keys = merge(keys, value[1]); if (!condition(value, where)) return [false, keys]; } return [true, keys]; }
+    case "not": { const value = evalNode(n.x, scope, where, text); return [!condition(value, where), value[1]]; }
+    case "neg": { const value = evalNode(n.x, scope, where, text); numeric(value, where, text); return [isFloat(value[0]) ? new PyFloat(-value[0].x) : arith("-", 0, value[0]), value[1]]; }
+    case "if": return condition(evalNode(n.test, scope, where, text), where) ? evalNode(n.body, scope, where, text) : evalNode(n.orelse, scope, where, text);
+    case "bin": {
+      const a = evalNode(n.a, scope, where, text), b = evalNode(n.b, scope, where, text);
+      numeric(a, where, text); numeric(b, where, text);
+      if (n.op === "//" && num(b[0]) === 0) throw new SymcalcError(b[1].join(", ") || where, `must not be 0 (divides in ${repr(text)})`);
+      return [arith(n.op, typeof a[0] === "boolean" ? +a[0] : a[0], typeof b[0] === "boolean" ? +b[0] : b[0]), merge(a[1], b[1])];
+    }
+    case "cmp": {
+      let left = evalNode(n.left, scope, where, text), keys = left[1], result = true;
+      n.ops.forEach((op, i) => {
+        const right = evalNode(n.rights[i], scope, where, text);
+        keys = merge(keys, right[1]);
+        let ok;
+        try { ok = CMP[op](left[0], right[0]); } catch (e) {
+          if (!(e instanceof TypeError)) throw e;
+          const bad = op === "in" || op === "not in" ? right : left;
+          throw new SymcalcError(keys.join(", ") || where, `cannot be compared in ${repr(text)} (got ${repr(bad[0])})`);
+        }
+        result = result && ok; left = right;
+      });
+      return [result, keys];
+    }
+    case "sub": {
+      const [container, keys] = evalNode(n.x, scope, where, text);
+      const key = n.key, root = keys.length === 1 ? keys[0] : null;
+      const path = root ? [typeof key === "string" ? `${root}.${key}` : `${root}[${key}]`] : keys;
+      if (container === null) return [null, path];
+      if (typeof key === "string") {
+        if (typeof container !== "object" || Array.isArray(container) || isFloat(container))
+          throw new SymcalcError(keys.join(", ") || where, `must be an object to read ${repr(key)} (got ${repr(container)}; in ${repr(text)})`);
+        return [key in container ? container[key] : null, path];
+      }
+      if (!Array.isArray(container)) throw new SymcalcError(keys.join(", ") || where, `must be a list to read item ${key} (got ${repr(container)}; in ${repr(text)})`);
+      return [key < container.length ? container[key] : null, path];
+    }
+    case "call": {
+      const args = n.args.map(a => evalNode(a, scope, where, text));
+      const keys = merge(...args.map(a => a[1]));
+      try { return [FUNCTIONS[n.fn](...args.map(a => a[0])), keys]; } catch (e) {
+        if (!(e instanceof ValueProblem)) throw e;
+        const culprit = (args.find(([v, k]) => v === e.value && k.length) || [null, keys])[1];
+        throw new SymcalcError(culprit.join(", ") || where, `${e.rule} (got ${repr(e.value)}; in ${n.fn}())`);
+      }
+    }
+  }
+  throw new SymcalcError(where, `forbidden construct in ${repr(text)}`);
+}
+
+// family files as the page carries them: the TOML tables as JSON, expressions parsed on first use
+const PARSED = new Map();
+function expr(text) { if (!PARSED.has(text)) PARSED.set(text, parseExpression(text)); return PARSED.get(text); }
+function makeScope(data, defaults) { return (key) => (Object.prototype.hasOwnProperty.call(data, key) ? data[key] : (key in defaults ? defaults[key] : null)); }
+function evaluate(text, scope, where) { const e = expr(text); return evalNode(e.tree, scope, where, e.text); }
+function family(modelType) { return META.families[modelType]; }
+function fieldsFor(fam, role) {
+  const r = (fam.roles || {})[role] || {};
+  return [...Object.entries(fam.fixed || {}).map(([k, x]) => [k, x, false]), ...Object.entries(fam.spec || {}).map(([k, x]) => [k, x, true]),
+          ...Object.entries(r.fixed || {}).map(([k, x]) => [k, x, false]), ...Object.entries(r.spec || {}).map(([k, x]) => [k, x, true])];
+}
+function buildFields(fam, role, data) {  // family_data.build_fields
+  const label = `families/${fam.model_type}.toml`;
+  const scope = makeScope(data, fam.defaults || {});
+  for (const [key, check] of Object.entries(fam.checks || {})) {
+    const where = `${label}: checks.${key}`;
+    if (!condition(evaluate(check.require, scope, where), where)) throw new SymcalcError(key, `${check.rule} (got ${repr(scope(key))})`);
+  }
+  const values = {}, keys = {};
+  const seen = new Map();
+  for (const [name, entry, isExpr] of fieldsFor(fam, role)) seen.set(name, [entry, isExpr]);
+  for (const [name, [entry, isExpr]] of seen) {
+    if (isExpr) [values[name], keys[name]] = evaluate(entry, scope, `${label}: ${name}`);
+    else values[name] = entry;
+  }
+  return [values, keys];
+}
+function configFields(modelType, data) {  // activation_profiles.config_fields
+  const A = META.activations;
+  const first = (keys) => { for (const k of keys) if (data[k] !== null && data[k] !== undefined) return data[k]; return null; };
+  let act = first(A.act_keys);
+  if (A.t5_norm.includes(modelType)) {
+    const proj = String(data.feed_forward_proj || "relu");
+    act = proj.split("-").pop(); act = act === "gelu" ? "gelu_new" : act;
+  }
+  if (typeof act !== "string") act = A.act_defaults[modelType] || "silu";
+  const [attnDefault, hiddenDefault] = A.dropout_defaults[modelType] || [0, 0];
+  const pAttn = first(A.attn_dropout_keys);
+  let pHidden = first(A.hidden_dropout_keys);
+  if (A.t5_norm.includes(modelType) || modelType === "bert") pHidden = pHidden !== null ? pHidden : hiddenDefault;
+  const positive = (value, dflt) => {
+    value = value === null ? dflt : value;
+    if (isNumber(value) || typeof value === "boolean") return num(value) > 0;
+    if (typeof value === "string") { const t = value.trim(); const x = Number(t); return t !== "" && !Number.isNaN(x) ? x > 0 : (/^\+?inf(inity)?$/i.test(t)); }
+    return false;
+  };
+  return {impl: modelType, act: A.acts.includes(act) ? act : "",
+          dropout_attn: positive(pAttn, attnDefault), dropout_hidden: modelType in A.dropout_defaults ? positive(pHidden, hiddenDefault) : false};
+}
+function makeWithKeys(fields, keys) {
+  try { return makeSpec(fields); } catch (e) {
+    if (!(e instanceof SymcalcError)) throw e;
+    const read = keys[e.field];
+    if (!read || !read.length) throw e;
+    throw new SymcalcError(`${read.join(", ")} (${e.field})`, e.rule);
+  }
+}
+function specFromConfig(data, name = "config.json") {  // hf.read_model (the language model)
+  const known = Object.keys(META.families).sort();
+  const modelType = data.model_type;
+  if (typeof modelType !== "string" || !known.includes(modelType))
+    throw new SymcalcError("model_type", `must be one of ${known.join(", ")} (got ${repr(modelType === undefined ? null : modelType)}); see docs/families.md`);
+  const fam = family(modelType);
+  const archs = (data.architectures === undefined || data.architectures === null || (Array.isArray(data.architectures) && !data.architectures.length)) ? [fam.bare_class] : data.architectures;
+  if (!Array.isArray(archs) || !archs.every(a => typeof a === "string")) throw new SymcalcError("architectures", "must be a list of class names");
+  const cls = archs[0];
+  if (!(cls in fam.classes)) throw new SymcalcError("architectures[0]", `must be a ${modelType} class symcalc knows (${Object.keys(fam.classes).join(", ")}); got ${repr(cls)}`);
+  const role = fam.classes[cls];
+  if (!fam.wrapper) {
+    const [fields, keys] = buildFields(fam, role, data);
+    if (!("name" in fields)) fields.name = name;
+    fields.source = `Hugging Face config (${modelType}, ${cls})`;
+    Object.assign(fields, configFields(modelType, {...(fam.defaults || {}), ...data}));
+    return makeWithKeys(fields, keys);
+  }
+  const w = fam.wrapper, key = w.text_config;
+  const nested = (k, absent) => {
+    const value = k ? (k in data ? data[k] : null) : null;
+    if (value === null) return {...absent};
+    if (typeof value !== "object" || Array.isArray(value) || isFloat(value)) throw new SymcalcError(k || "config", `must be an object (a nested config; got ${repr(value)})`);
+    return value;
+  };
+  const absent = {...(w.text_absent || {})};
+  for (const k of w.text_absent_nulls || []) absent[k] = null;
+  const text = nested(key, absent);
+  const textType = text.model_type || w.text_model_type;
+  if (typeof textType !== "string" || !known.includes(textType))
+    throw new SymcalcError(`${key}.model_type`, `must be one of ${known.join(", ")} (got ${repr(textType)}); see docs/families.md`);
+  const tf = family(textType);
+  if (tf.wrapper || !(role in (tf.roles || {})))
+    throw new SymcalcError(`${key}.model_type`, `${repr(textType)} cannot be the language model of ${cls} (no ${repr(role)} role in families/${textType}.toml)`);
+  const [fields, read] = buildFields(tf, role, text);
+  Object.assign(fields, configFields(textType, {...(tf.defaults || {}), ...text}));
+  const keys = Object.fromEntries(Object.entries(read).map(([f, ks]) => [f, ks.map(k => `${key}.${k}`)]));
+  const view = {...data, [key]: {...(tf.defaults || {}), ...text}};
+  if (w.vision_config) view[w.vision_config] = {...(w.vision_defaults || {}), ...nested(w.vision_config, w.vision_absent || {})};
+  const [more, moreKeys] = buildFields(fam, role, view);
+  Object.assign(fields, more); Object.assign(keys, moreKeys);
+  if (!("name" in fields)) fields.name = name;
+  fields.source = `Hugging Face config (${fam.model_type}, ${cls}; language model ${textType} under ${key})`;
+  return makeWithKeys(fields, keys);
+}
+function readConfigText(text, name = "config.json") {
+  let data;
+  try { data = parseJSON(text); } catch (e) { throw new SymcalcError(name, `is not JSON (${e.message})`); }
+  if (data === null || typeof data !== "object" || Array.isArray(data) || isFloat(data))
+    throw new SymcalcError(name, `must be a JSON object, not ${data === null ? "NoneType" : Array.isArray(data) ? "list" : typeof data === "string" ? "str" : isFloat(data) ? "float" : typeof data === "boolean" ? "bool" : "int"}`);
+  return specFromConfig(data, name);
+}
+function presetSpec(name) {
+  const p = META.presets[name];
+  return makeSpec({name: p.name, source: p.source, ...p.spec});
+}
+
+return {init, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
+        values, report, fits, toJSON, parseExpression, evaluate, makeScope, specFromConfig, readConfigText,
+        presetSpec, checkedOptions, defaultOptions, shape, hybrid, moe, seqLenOf, big, tables, number, checkDtype};
+})();
+if (typeof module !== "undefined") module.exports = SYMCALC_CORE;
