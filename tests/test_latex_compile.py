@@ -47,6 +47,8 @@ def test_example_compiles(name, tmp_path):
     text = compile_tex(tex)
     for figure in EXAMPLE_TOTALS[name]:
         assert figure in text, figure
+    problems = layout_problems(tex.with_suffix(".log").read_text(errors="replace"))
+    assert not problems, problems[:3]  # e.g. a long command line in \texttt
 
 
 @needs_tex

@@ -114,10 +114,13 @@ def run(args) -> int:
     if args.exercises:
         from pathlib import Path
 
-        from .handout import answers_path
-
         write(text_of(False), str(answers_path(Path(args.output))))
     return 0
+
+
+def answers_path(out):
+    """sheet.pdf -> sheet-answers.pdf, beside it (the worked answers of an exercise sheet)."""
+    return out.with_name(f"{out.stem}-answers{out.suffix}")
 
 
 def check_output(output: str | None, kinds: tuple[str, ...] = ()) -> None:

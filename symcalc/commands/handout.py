@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .common import add_model, add_workload, checked_names, options_from
-from .derive import add_units, check_output, units_from, write
+from .derive import add_units, answers_path, check_output, units_from, write
 
 
 def register(sub) -> None:
@@ -65,7 +65,3 @@ def run(args) -> int:
             render.compile_pdf(render.handout_latex(one, units, args.template), path)
     return 0
 
-
-def answers_path(out):
-    """sheet.pdf -> sheet-answers.pdf, beside it."""
-    return out.with_name(f"{out.stem}-answers{out.suffix}")
