@@ -9,7 +9,7 @@ from importlib import import_module
 from .errors import SymcalcError
 from .render.escape import one_line
 
-COMMANDS = ("report", "closed_form", "forms", "derive", "handout", "sweep", "solve")
+COMMANDS = ("report", "closed_form", "forms", "derive", "handout", "sweep", "solve", "page")
 
 
 def usage_error(message: str) -> SymcalcError:
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser(_module_of(argv)).parse_args(argv)
         if not getattr(args, "func", None):
             raise SymcalcError("COMMAND", "is required: one of report, presets, closed-form, "
-                                          "forms, derive, handout, sweep, solve (see symcalc --help)")
+                                          "forms, derive, handout, sweep, solve, page (see symcalc --help)")
         if getattr(args, "part", "text") != "text" and args.command != "report":
             raise SymcalcError("--part", f"{args.part} is only for report (this command "
                                          "covers the language model of a multimodal config)")

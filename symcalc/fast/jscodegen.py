@@ -109,8 +109,9 @@ def quantity_js(fname: str, expr: sympy.Expr, shape: str, formula: bool) -> tupl
         poly = sympy.factor_terms(poly)
         lines.append(f"  c = {js(const)}; if (c) out += c*({js(poly)});")
         if formula:
+            names = sorted(str(x) for x in poly.free_symbols)
             groups.append(f"[(v) => {{{_reads([const], shape)[0][2:] if const.free_symbols else ''} "
-                          f"return {js(const)}; }}, {json.dumps(mathml(poly))}]")
+                          f"return {js(const)}; }}, {json.dumps(mathml(poly))}, {json.dumps(names)}]")
     lines += ["  return out;", "}", f"function {fname}(v) {{"]
     lines += ([f"  return {fname}__num(v);"] if den == 1 else
               [*_reads([den], shape), f"  return _cd({fname}__num(v), {js(den)});"])

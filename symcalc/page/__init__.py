@@ -108,8 +108,8 @@ def build(models: Iterable[dict[str, Any]] = (), meta_data: dict | None = None) 
     data = meta_data if meta_data is not None else meta()
     data = {**data, "initial": list(models)}
     code = scripts()
-    boot = "SYMCALC_CORE.init(SYMCALC_CORE.parseJSON(document.getElementById('symcalc-meta').textContent));\n" \
-           "SYMCALC_UI.start();\n"
+    boot = ("SYMCALC_CORE.init(SYMCALC_CORE.parseJSON(document.getElementById('symcalc-meta').textContent));\n"
+            "SYMCALC_UI.start();\nwindow.SYMCALC_READY_MS = performance.now();\n")
     code.append(boot)
     csp = CSP.format(scripts=" ".join(_hash(c) for c in code))
     template = (HERE / "calc.html").read_text(encoding="utf-8")

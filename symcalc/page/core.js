@@ -976,8 +976,8 @@ function presetSpec(name) {
   return makeSpec({name: p.name, source: p.source, ...p.spec});
 }
 
-return {init, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
+return {init, meta: () => META, tables, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
         values, report, fits, toJSON, parseExpression, evaluate, makeScope, specFromConfig, readConfigText,
-        presetSpec, checkedOptions, defaultOptions, shape, hybrid, moe, seqLenOf, big, tables, number, checkDtype};
+        presetSpec, checkedOptions, defaultOptions, shape, hybrid, moe, seqLenOf, big, number, checkDtype};
 })();
 if (typeof module !== "undefined") module.exports = SYMCALC_CORE;

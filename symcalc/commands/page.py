@@ -1,0 +1,26 @@
+"""`symcalc page [MODEL ...] -o calc.html`: the calculator page, one self-contained HTML file
+that works offline (symcalc.page)."""
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser("page", help="write the interactive calculator page (one offline HTML file)")
+    p.add_argument("model", nargs="*", metavar="MODEL",
+                   help="one or two models shown first: preset names or config.json files "
+                        "(default: mistral-7b); every preset is in the page")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..errors import SymcalcError
+    from ..page import build, models_of
+
+    html = build(models_of(args.model))
+    try:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(html)
+    except OSError as err:
+        raise SymcalcError("-o", f"cannot write {args.output!r} ({err.strerror})") from None
+    print(f"wrote {args.output} ({len(html.encode('utf-8')):,} bytes)")
+    return 0

@@ -1,0 +1,437 @@
+// symcalc calculator page: the interface. Reads SYMCALC_CORE (rules, report, family files)
+// and SYMCALC_GEN (generated evaluators); every figure it shows comes from core.report.
+"use strict";
+const SYMCALC_UI = (() => {
+const C = SYMCALC_CORE, G = SYMCALC_GEN;
+let META = null;
+const $ = (id) => document.getElementById(id);
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+const FIELD_DEFAULT = (f) => f.default;
+const group3 = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+
+// ---- options (the workload and conventions; shared by both models) ---------------------------
+// [key in Options, label, kind, CLI flag, error field]
+const OPTIONS = [
+  ["batch", "batch", "int", "--batch", "batch"], ["seq_len", "seq-len", "int?", "--seq-len", "seq-len"],
+  ["dec_seq_len", "dec-seq-len", "int?", "--dec-seq-len", "dec-seq-len"], ["context", "context", "int?", "--context", "context"],
+  ["dtype", "dtype", "dtype", "--dtype", "dtype"], ["kv_dtype", "kv-dtype", "dtype", "--kv-dtype", "kv-dtype"],
+  ["state_dtype", "state-dtype", "dtype", "--state-dtype", "state-dtype"],
+  ["causal", "causal", "causal", "--causal", "causal"], ["recompute", "recompute", "recompute", "--recompute", "recompute"],
+  ["activations", "activations", "activations", "--activations", "activations"],
+  ["optimizer", "optimizer", "optimizer", "--optimizer", "optimizer"], ["mla_cache", "mla-cache", "mla_cache", "--mla-cache", "mla-cache"],
+  ["zero", "zero", "zero", "--zero", "zero"], ["dp", "dp", "int", "--dp", "dp"], ["tp", "tp", "int", "--tp", "tp"],
+  ["macs", "macs", "bool", "--macs", "macs"], ["nonmatmul", "nonmatmul", "bool", "--nonmatmul", "nonmatmul"],
+  ["sequence_parallel", "sequence-parallel", "bool", "--sequence-parallel", "sequence-parallel"],
+];
+const state = {options: {}, gpu: "H100", panes: []};
+
+function optionText(key) {
+  const d = META.options.defaults[key];
+  return d === null ? "" : typeof d === "boolean" ? d : String(d);
+}
+function readOptions() {  // commands.common.options_from, then Options.checked
+  const o = {}, t = state.options;
+  for (const [key, , kind, , field] of OPTIONS) {
+    const text = key in t ? t[key] : optionText(key);
+    if (kind === "bool") o[key] = text === true || text === "true";
+    else if (kind === "int" || kind === "int?" || kind === "zero") o[key] = kind === "int?" && String(text).trim() === "" ? null : C.parseInt(field, text, kind === "zero");
+    else o[key] = text;
+  }
+  return C.checkedOptions(o);
+}
+
+// ---- spec fields ---------------------------------------------------------------------------
+function fieldKind(f) {
+  const ch = META.spec.choices;
+  if (f.name in ch) return "choice";
+  if (f.name === "ssm_out_bias") return "tristate";
+  return f.kind;
+}
+function specText(spec, name) {
+  const x = spec ? spec[name] : null;
+  return x === null || x === undefined ? "" : String(x);
+}
+
+// ---- panes -----------------------------------------------------------------------------------
+function newPane(source) { return {source, sets: {}, base: null, spec: null, error: "", report: null, v: null, open: new Set(), derive: new Set()}; }
+
+function loadBase(pane) {
+  pane.base = null; pane.error = "";
+  try {
+    if (pane.source.preset) pane.base = C.presetSpec(pane.source.preset);
+    else pane.base = C.readConfigText(pane.source.config, pane.source.name || "config.json");
+  } catch (e) { pane.error = message(e); }
+}
+function message(e) { return e instanceof C.SymcalcError ? e.message : `internal error: ${e && e.message || e}`; }
+
+function paneHTML(i) {
+  const presetOptions = Object.keys(META.presets).map(n => `<option value="${esc(n)}">${esc(n)}</option>`).join("");
+  const base = state.panes[i].base;
+  const fieldHTML = (f) => {
+    const id = `f${i}-${f.name}`, err = `${id}-err`, kind = fieldKind(f);
+    const meaning = (G.SYMBOLS[f.name] || {}).meaning || f.name.replace(/_/g, " ");
+    const lab = `<label for="${id}" title="${esc(meaning)}">${esc(f.name)}</label>`;
+    if (kind === "flag") return `<div class="field check" data-field="${f.name}"><input type="checkbox" id="${id}" data-key="${f.name}" aria-describedby="${err}">${lab}<span class="err" id="${err}"></span></div>`;
+    let control;
+    if (kind === "choice") control = `<select id="${id}" data-key="${f.name}" aria-describedby="${err}">${META.spec.choices[f.name].map(c => `<option value="${esc(c)}">${esc(c || "(default)")}</option>`).join("")}</select>`;
+    else if (kind === "tristate") control = `<select id="${id}" data-key="${f.name}" aria-describedby="${err}"><option value="">(follows ssm_bias)</option><option>true</option><option>false</option></select>`;
+    else control = `<input type="text" id="${id}" data-key="${f.name}" inputmode="${kind === "size" || kind === "count" ? "numeric" : "text"}" autocomplete="off" aria-describedby="${err}">`;
+    return `<div class="field" data-field="${f.name}">${lab}${control}<span class="err" id="${err}"></span></div>`;
+  };
+  // the fields this model uses first; the absent sizes and unused switches folded below
+  const all = META.spec.fields.filter(f => f.name !== "source");
+  const used = (f) => !base || (f.kind === "size" || f.kind === "count" ? base[f.name] !== null : f.kind === "flag" ? base[f.name] !== FIELD_DEFAULT(f) : true);
+  const fields = all.filter(used).map(fieldHTML).join("");
+  const more = all.filter(f => !used(f)).map(fieldHTML).join("");
+  return `<section class="pane" id="pane-${i}" aria-labelledby="pane-${i}-h">
+  <h2 id="pane-${i}-h">Model ${"AB"[i]}</h2>
+  <div class="row"><label for="preset-${i}">Preset</label><select id="preset-${i}"><option value="">(pasted config.json)</option>${presetOptions}</select>
+  ${i ? `<button type="button" id="remove-${i}">Remove</button>` : ""}</div>
+  <details id="paste-${i}"><summary>Paste a Hugging Face config.json</summary>
+    <label for="config-${i}" class="muted">config.json text (read with symcalc's family files, in this page)</label>
+    <textarea id="config-${i}" spellcheck="false"></textarea>
+    <div class="row"><button type="button" id="read-${i}">Read config</button></div></details>
+  <div class="pane-error" id="error-${i}" role="alert"></div>
+  <div class="pane-body">
+  <div class="pane-fields"><details open id="fields-${i}"><summary>Sizes and switches</summary><p class="muted">Changes apply as <code>--set</code> would; an empty size is absent.</p><div class="grid">${fields}</div>
+  <details id="more-${i}"><summary>Sizes and switches this model does not use</summary><div class="grid">${more}</div></details></details></div>
+  <div id="results-${i}" class="pane-results" tabindex="-1"></div></div>
+</section>`;
+}
+
+function renderPanes() {
+  const host = $("panes");
+  host.className = state.panes.length > 1 ? "two" : "";
+  host.innerHTML = state.panes.map((_, i) => paneHTML(i)).join("");
+  state.panes.forEach((pane, i) => wirePane(pane, i));
+  $("compare").textContent = state.panes.length > 1 ? "Show one model" : "Compare with a second model";
+}
+
+function wirePane(pane, i) {
+  const sel = $(`preset-${i}`);
+  sel.value = pane.source.preset || "";
+  if (pane.source.config !== undefined) $(`config-${i}`).value = pane.source.config;
+  if (!pane.source.preset) $(`paste-${i}`).open = true;
+  sel.addEventListener("change", () => guard(() => {
+    if (!sel.value) { $(`paste-${i}`).open = true; $(`config-${i}`).focus(); return; }
+    pane.source = {preset: sel.value}; pane.sets = {}; loadBase(pane); renderPanes(); updateAll(); $(`preset-${i}`).focus();
+  }));
+  $(`read-${i}`).addEventListener("click", () => guard(() => {
+    pane.source = {config: $(`config-${i}`).value, name: "config.json"}; pane.sets = {};
+    loadBase(pane); renderPanes(); updateAll();
+  }));
+  const rm = $(`remove-${i}`);
+  if (rm) rm.addEventListener("click", () => guard(() => { state.panes.splice(i, 1); renderPanes(); updateAll(); }));
+  for (const el of $(`pane-${i}`).querySelectorAll("[data-key]")) {
+    const key = el.dataset.key;
+    const onEdit = () => guard(() => {
+      const text = el.type === "checkbox" ? String(el.checked) : el.value;
+      const baseText = specText(pane.base, key);
+      if (text === baseText) delete pane.sets[key]; else pane.sets[key] = text;
+      update(pane, i, false);
+    });
+    el.addEventListener(el.tagName === "SELECT" || el.type === "checkbox" ? "change" : "input", onEdit);
+  }
+  $(`results-${i}`).addEventListener("click", (ev) => guard(() => {
+    const b = ev.target.closest("button[data-derive]");
+    if (b) { const q = b.dataset.derive; if (pane.derive.has(q)) pane.derive.delete(q); else pane.derive.add(q); renderResults(pane, i); const again = $(`results-${i}`).querySelector(`button[data-derive="${q}"]`); if (again) again.focus(); return; }
+    const c = ev.target.closest("button[data-copy]");
+    if (c) copy($(c.dataset.copy).textContent);
+  }));
+  $(`results-${i}`).addEventListener("toggle", (ev) => { const d = ev.target; if (d.dataset && d.dataset.open) { if (d.open) pane.open.add(d.dataset.open); else pane.open.delete(d.dataset.open); } }, true);
+}
+
+function guard(fn) {  // nothing throws to the console: an unexpected error is shown in the page
+  try { fn(); } catch (e) { $("status").textContent = message(e); }
+}
+
+function setFieldError(i, key, text) {
+  const box = document.querySelector(`#pane-${i} [data-field="${key}"]`);
+  if (!box) return false;
+  box.classList.add("invalid");
+  box.querySelector(".err").textContent = text;
+  const input = box.querySelector("[data-key]");
+  input.setAttribute("aria-invalid", "true");
+  return true;
+}
+function clearErrors(i) {
+  for (const box of document.querySelectorAll(`#pane-${i} .field.invalid`)) {
+    box.classList.remove("invalid"); box.querySelector(".err").textContent = "";
+    box.querySelector("[data-key]").removeAttribute("aria-invalid");
+  }
+  $(`error-${i}`).textContent = "";
+}
+function setOptionError(field, text) {
+  const opt = OPTIONS.find(o => o[4] === field);
+  const box = opt && $(`opt-${opt[0]}`) && $(`opt-${opt[0]}`).closest(".field");
+  if (!box) return false;
+  box.classList.add("invalid"); box.querySelector(".err").textContent = text;
+  box.querySelector("input, select").setAttribute("aria-invalid", "true");
+  return true;
+}
+function clearOptionErrors() {
+  for (const box of document.querySelectorAll("#options .field.invalid")) {
+    box.classList.remove("invalid"); box.querySelector(".err").textContent = "";
+    box.querySelector("input, select").removeAttribute("aria-invalid");
+  }
+}
+
+function fieldName(errField) {  // "--set d" or "num_hidden_layers (L)" -> the spec field
+  const m = /^--set (\w+)$/.exec(errField) || /\((\w+)\)$/.exec(errField);
+  return m ? m[1] : errField;
+}
+
+function computeSpec(pane) {
+  const o = {};
+  for (const [key, text] of Object.entries(pane.sets)) o[key] = text === "" ? null : C.coerceText(key, text);
+  return Object.keys(o).length ? C.withOverrides(pane.base, o) : pane.base;
+}
+
+let optionsError = null;
+function updateAll() {
+  clearOptionErrors();
+  optionsError = null;
+  try { state.opts = readOptions(); } catch (e) { state.opts = null; optionsError = e; if (!setOptionError(e.field, message(e))) $("status").textContent = message(e); }
+  state.panes.forEach((p, i) => update(p, i, false, true));
+  saveHash();
+}
+
+function update(pane, i, reload, fromAll = false) {
+  if (!fromAll) { updateAll(); return; }
+  clearErrors(i);
+  pane.spec = null; pane.report = null;
+  if (pane.error) $(`error-${i}`).textContent = pane.error;
+  if (pane.base) {
+    try {
+      pane.spec = computeSpec(pane);
+    } catch (e) {
+      if (!(e instanceof C.SymcalcError) || !setFieldError(i, fieldName(e.field), message(e))) $(`error-${i}`).textContent = message(e);
+    }
+  }
+  if (pane.spec && state.opts) {
+    try {
+      const t0 = performance.now();
+      pane.report = C.report(pane.spec, state.opts);
+      pane.ms = performance.now() - t0;
+    } catch (e) {
+      if (!(e instanceof C.SymcalcError) || !setOptionError(e.field, message(e))) $(`error-${i}`).textContent = message(e);
+    }
+  }
+  syncFields(pane, i);
+  renderResults(pane, i);
+}
+
+function syncFields(pane, i) {  // inputs show the override as typed, else the spec's value
+  const shown = pane.spec || pane.base;
+  for (const el of $(`pane-${i}`).querySelectorAll("[data-key]")) {
+    const key = el.dataset.key;
+    const text = key in pane.sets ? pane.sets[key] : specText(shown, key);
+    if (el.type === "checkbox") el.checked = text === "true";
+    else if (document.activeElement !== el && el.value !== text) el.value = text;
+  }
+}
+
+// ---- results ---------------------------------------------------------------------------------
+const GB = 10n ** 9n, GIB = 2n ** 30n;
+function decimal(n, d, places = 2) {  // n / d rounded half up to `places` decimals, exact
+  const scale = 10n ** BigInt(places);
+  const neg = n < 0n; if (neg) n = -n;
+  const q = (n * scale * 2n + d) / (2n * d);
+  const whole = q / scale, frac = String(q % scale).padStart(places, "0");
+  return `${neg ? "-" : ""}${group3(whole)}.${frac}`;
+}
+function short(n) {  // 7.24 B, 1.23 e21
+  const units = [[10n ** 12n, "T"], [10n ** 9n, "B"], [10n ** 6n, "M"], [10n ** 3n, "K"]];
+  if (n >= 10n ** 15n) { const s = n.toString(); return `${s[0]}.${s.slice(1, 3)}e${s.length - 1}`; }
+  for (const [u, name] of units) if (n >= u) return `${decimal(n, u)} ${name}`;
+  return String(n);
+}
+const ROWS = [
+  ["params", "params.total", "Parameters", r => r.params.total],
+  ["params", "params.active", "Active parameters (per token)", r => r.params.active],
+  ["params", "params.embedding", "Embedding parameters", r => r.params.embedding],
+  ["params", "params.non_embedding", "Non-embedding parameters", r => r.params.non_embedding],
+  ["flops", "flops.forward_matmul", "Forward matmul FLOPs", r => r.flops.forward_matmul],
+  ["flops", "flops.forward", "Forward FLOPs (conventions)", r => r.flops.forward],
+  ["flops", "flops.training", "Training FLOPs per step", r => r.flops.training],
+  ["flops", "flops.decode_per_token", "Decode FLOPs per token", r => r.flops.decode_per_token],
+  ["memory", "memory.weights_bytes", "Weights", r => r.memory.weights_bytes],
+  ["memory", "memory.kv_cache_bytes", "KV cache", r => r.memory.kv_cache_bytes],
+  ["memory", "memory.recurrent_state_bytes", "Recurrent state", r => r.memory.recurrent_state_bytes],
+  ["memory", "memory.activations_bytes", "Activations (training)", r => r.memory.activations_bytes],
+  ["memory", "memory.training_bytes", "Training state per rank", r => r.memory.training_bytes],
+];
+
+function renderResults(pane, i) {
+  const host = $(`results-${i}`);
+  const r = pane.report;
+  if (!r) { host.innerHTML = `<p class="muted">No figures until the input above is fixed.</p>`; return; }
+  const rows = ROWS.filter(([, , , f]) => f(r) !== undefined);
+  let html = `<h3>Figures <span class="muted">(${esc(r.model)}, ${esc(r.family)}; batch ${r.flops.batch}, seq-len ${r.flops.seq_len}; computed in ${pane.ms.toFixed(2)} ms)</span></h3>`;
+  html += `<div class="scroll"><table class="totals"><thead><tr><th scope="col">Figure</th><th scope="col">Exact</th><th scope="col">Short</th><th scope="col">GB</th><th scope="col">GiB</th><th scope="col"><span class="sr">Derivation</span></th></tr></thead><tbody>`;
+  for (const [kind, q, label, f] of rows) {
+    const x = f(r), bytes = kind === "memory";
+    const open = pane.derive.has(q);
+    html += `<tr><th scope="row">${esc(label)}</th><td class="num" data-q="${q}">${group3(x)}</td><td class="num">${short(x)}${bytes ? " B" : ""}</td>`
+      + `<td class="num">${bytes ? decimal(x, GB) : ""}</td><td class="num">${bytes ? decimal(x, GIB) : ""}</td>`
+      + `<td><button type="button" data-derive="${q}" aria-expanded="${open}" aria-controls="d${i}-${q.replace(".", "-")}">${open ? "hide" : "derive"}</button></td></tr>`;
+    if (open) html += `<tr><td colspan="6"><div class="derivation" id="d${i}-${q.replace(".", "-")}">${derivation(pane, q, x)}</div></td></tr>`;
+  }
+  html += `</tbody></table></div>`;
+  if (r.memory.decode_state) html += `<p class="muted">Decode state: ${group3(r.memory.decode_state.total_bytes)} bytes in all; ${group3(r.memory.decode_state.per_sequence_bytes)} per sequence; ${group3(r.memory.decode_state.per_token_bytes)} per cached token.</p>`;
+  html += fitsHTML(r);
+  html += barsHTML("Parameters by part", topLevel(r.params.breakdown), null);
+  html += breakdownHTML(pane, "params", "Parameter breakdown", r.params.breakdown);
+  html += breakdownHTML(pane, "layer", "One layer", r.params.per_layer);
+  html += breakdownHTML(pane, "flops", "Forward matmul FLOPs breakdown (full scores)", r.flops.breakdown);
+  html += `<details data-open="conv"${pane.open.has("conv") ? " open" : ""}><summary>Conventions</summary><table><tbody>`
+    + Object.entries({...r.flops.conventions, ...r.memory.conventions}).map(([k, t]) => `<tr><th scope="row">${esc(k)}</th><td>${esc(t)}</td></tr>`).join("") + `</tbody></table></details>`;
+  const cli = cliCommand(pane);
+  html += `<h3>Command line</h3><div class="cli" id="cli-${i}">${esc(cli)}</div><div class="row"><button type="button" data-copy="cli-${i}">Copy command</button></div>`;
+  host.innerHTML = html;
+}
+
+function topLevel(bd) { return Object.entries(bd).filter(([p]) => !p.includes("/")); }
+function barsHTML(title, items, limit) {
+  const max = items.reduce((a, [, x]) => (x > a ? x : a), limit || 0n);
+  if (!max) return "";
+  const pct = (x) => Number((x * 10000n) / max) / 100;
+  return `<h3>${esc(title)}</h3><div class="bars" role="list">` + items.map(([name, x]) =>
+    `<div class="bar" role="listitem"><span>${esc(name)}</span><span class="track" title="${esc(name)}: ${group3(x)}"><span class="fill${limit && x > limit ? " over" : ""}" style="width:${pct(x)}%"></span>${limit ? `<span class="gpu-line" style="left:${pct(limit)}%"></span>` : ""}</span></div>`).join("") + `</div>`;
+}
+function fitsHTML(r) {
+  const gpu = META.gpus[state.gpu];
+  const mem = r.memory;
+  const items = [["weights", mem.weights_bytes], ["KV cache", mem.kv_cache_bytes]];
+  if (mem.recurrent_state_bytes !== undefined) items.push(["recurrent state", mem.recurrent_state_bytes]);
+  items.push(["activations", mem.activations_bytes], ["training state", mem.training_bytes]);
+  let html = "";
+  if (gpu) {
+    const f = C.fits(mem, gpu);
+    html += `<h3>Fits on one ${esc(gpu.name)} (${esc(gpu.memory)} = ${group3(gpu.memory_bytes)} bytes)?</h3><table><tbody>`
+      + Object.entries(f.budgets).map(([b, n]) => `<tr><th scope="row">${esc(b)}</th><td class="num">${group3(n)} B</td><td class="num">${decimal(n, GB)} GB</td><td class="num">${decimal(n, GIB)} GiB</td><td class="${f.fits[b] ? "fit-yes" : "fit-no"}" data-fit="${b}">${f.fits[b] ? "fits" : "does not fit"}</td></tr>`).join("")
+      + `</tbody></table>`;
+  }
+  return html + barsHTML(gpu ? `Memory (green line: one ${gpu.name})` : "Memory", items, gpu ? BigInt(gpu.memory_bytes) : null);
+}
+function breakdownHTML(pane, key, title, bd) {
+  const rows = Object.entries(bd).map(([p, x]) => `<tr><td style="padding-left:${0.4 + 1.1 * (p.split("/").length - 1)}rem">${esc(p.split("/").pop())}</td><td class="num">${group3(x)}</td></tr>`).join("");
+  return `<details data-open="${key}"${pane.open.has(key) ? " open" : ""}><summary>${esc(title)}</summary><div class="scroll"><table><tbody>${rows}</tbody></table></div></details>`;
+}
+
+// ---- derivations: the formula for the switches that are on, numbers substituted, the result ----
+function symbolMarkup(name) {
+  const k = name.indexOf("_");
+  return k < 0 ? `<mi>${name}</mi>` : `<msub><mi>${name.slice(0, k)}</mi><mi>${name.slice(k + 1).replace(/_/g, " ")}</mi></msub>`;
+}
+function derivation(pane, q, value) {
+  const sh = C.shape(pane.spec);
+  const entry = C.tables().q[`${sh}|${q}`];
+  let v = C.big(C.values(pane.spec, state.opts));
+  if (q === "flops.decode_per_token") v = {...v, s: BigInt(state.opts.context || Number(v.s))};
+  if (q === "flops.forward_matmul") v = {...v, sw_causal: 0n, sw_causal_exact: 0n};
+  const groups = entry && entry[2];
+  if (!groups) return `<p>${esc(q)} = <strong>${group3(value)}</strong>. Its conventions are listed under Conventions; the command line below gives the same figure, and <code>symcalc derive</code> its worked derivation.</p>`;
+  const lets = {params_total: C.number(sh, "params.total", v)};
+  const on = groups.map(([c, ml, names]) => [c(v), ml, names]).filter(([c]) => c !== 0n);
+  const used = [...new Set(on.flatMap(([, , names]) => names))].sort();
+  const vals = Object.fromEntries(used.map(n => [n, n in lets ? lets[n] : v[n]]));
+  const term = (c, ml) => (c === 1n ? "" : `<mn>${group3(c)}</mn><mo>&#xB7;</mo>`) + `<mrow><mo>(</mo>${ml}<mo>)</mo></mrow>`;
+  const sum = (sub) => on.map(([c, ml], k) => (k ? "<mo>+</mo>" : "") + term(c, sub(ml))).join("") || "<mn>0</mn>";
+  const substitute = (ml) => {
+    for (const n of [...used].sort((a, b) => b.length - a.length)) ml = ml.split(symbolMarkup(n)).join(`<mn>${group3(vals[n])}</mn>`);
+    return ml.replace(/&InvisibleTimes;/g, "&#xD7;");
+  };
+  const den = entry[1];
+  const wrap = (body, d) => (den === "<mn>1</mn>" ? body : `<mfrac><mrow>${body}</mrow>${d}</mfrac>`);
+  const name = `<mtext>${esc(q)}</mtext>`;
+  let html = `<p class="muted">Formula (the terms of symcalc's general expression whose switches are on for this model and these options):</p>`;
+  html += `<math display="block"><mrow>${name}<mo>=</mo>${wrap(sum(x => x), den)}</mrow></math>`;
+  html += `<p class="muted">Numbers substituted:</p><math display="block"><mrow><mo>=</mo>${wrap(sum(substitute), substitute(den))}</mrow></math>`;
+  html += `<p>Result: <strong>${group3(value)}</strong>${den === "<mn>1</mn>" ? "" : " (rounded up to a whole number)"}</p>`;
+  html += `<details><summary>Symbols</summary><table><tbody>${used.map(n => `<tr><th scope="row">${esc(n)}</th><td class="num">${group3(vals[n])}</td><td>${esc((G.SYMBOLS[n] || {}).meaning || (n === "params_total" ? "the parameter total" : ""))}</td></tr>`).join("")}</tbody></table></details>`;
+  return html;
+}
+
+// ---- command line, permalink, copy -----------------------------------------------------------
+function shellQuote(s) { return /^[A-Za-z0-9_.,:=\/+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`; }
+function cliCommand(pane) {
+  const parts = ["symcalc", "report", shellQuote(pane.source.preset || "config.json")];
+  for (const [k, t] of Object.entries(pane.sets)) if (t !== "") parts.push("--set", shellQuote(`${k}=${t}`));
+  for (const [key, , kind, flag] of OPTIONS) {
+    if (!(key in state.options)) continue;
+    const t = state.options[key];
+    if (kind === "bool") { if (t === true || t === "true") parts.push(flag); continue; }
+    if (String(t) !== optionText(key) && String(t).trim() !== "") parts.push(flag, shellQuote(String(t)));
+  }
+  if (state.gpu) parts.push("--gpu", shellQuote(state.gpu));
+  parts.push("--json");
+  return parts.join(" ");
+}
+function copy(text) {
+  const done = () => { $("status").textContent = "Copied."; };
+  const fallback = () => {
+    const ta = document.createElement("textarea"); ta.value = text; document.body.appendChild(ta); ta.select();
+    try { document.execCommand("copy"); done(); } catch (e) { $("status").textContent = "Select the text and copy it."; }
+    ta.remove();
+  };
+  try { if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, fallback); else fallback(); } catch (e) { fallback(); }
+}
+function encodeState() {
+  const s = {o: state.options, g: state.gpu, m: state.panes.map(p => ({s: p.source, e: p.sets}))};
+  const bytes = new TextEncoder().encode(JSON.stringify(s));
+  let bin = ""; for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+function decodeState(text) {
+  const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+  return JSON.parse(new TextDecoder().decode(Uint8Array.from(bin, c => c.charCodeAt(0))));
+}
+function saveHash() { try { history.replaceState(null, "", "#s=" + encodeState()); } catch (e) { /* file:// without history: the permalink button still works */ } }
+function permalink() { return location.href.split("#")[0] + "#s=" + encodeState(); }
+
+// ---- start -----------------------------------------------------------------------------------
+function optionsHTML() {
+  const sel = (key, items) => `<select id="opt-${key}">${items.map(x => `<option value="${esc(x)}">${esc(x)}</option>`).join("")}</select>`;
+  const dtypes = `<datalist id="dtypes">${Object.keys(META.options.dtype_bytes).map(d => `<option value="${d}">`).join("")}<option value="bits3"></datalist>`;
+  return dtypes + OPTIONS.map(([key, label, kind]) => {
+    let control;
+    if (kind === "bool") return `<div class="field check"><input type="checkbox" id="opt-${key}"><label for="opt-${key}">${label}</label><span class="err"></span></div>`;
+    if (kind in META.options.choices) control = sel(key, META.options.choices[kind]);
+    else if (kind === "zero") control = sel(key, ["0", "1", "2", "3"]);
+    else control = `<input type="text" id="opt-${key}" autocomplete="off" ${kind === "dtype" ? 'list="dtypes"' : 'inputmode="numeric"'} placeholder="${kind === "int?" ? "default" : ""}">`;
+    return `<div class="field"><label for="opt-${key}">${label}</label>${control}<span class="err"></span></div>`;
+  }).join("");
+}
+function start() {
+  META = C.meta();
+  let restored = null;
+  try { if (location.hash.startsWith("#s=")) restored = decodeState(location.hash.slice(3)); } catch (e) { restored = null; }
+  const initial = restored ? restored.m.map(m => Object.assign(newPane(m.s), {sets: m.e || {}}))
+    : (META.initial.length ? META.initial : [{preset: "mistral-7b"}]).map(m => newPane(m.preset ? {preset: m.preset} : {config: m.config, name: m.name}));
+  state.panes = initial.slice(0, 2);
+  if (restored) { state.options = restored.o || {}; state.gpu = restored.g === undefined ? "H100" : restored.g; }
+  $("options").innerHTML = optionsHTML();
+  for (const [key, , kind] of OPTIONS) {
+    const el = $(`opt-${key}`);
+    const t = key in state.options ? state.options[key] : optionText(key);
+    if (kind === "bool") el.checked = t === true || t === "true"; else el.value = String(t);
+    el.addEventListener(kind === "bool" || el.tagName === "SELECT" ? "change" : "input", () => guard(() => {
+      state.options[key] = kind === "bool" ? el.checked : el.value; updateAll();
+    }));
+  }
+  const gpu = $("gpu");
+  gpu.innerHTML = `<option value="">(none)</option>` + Object.values(META.gpus).map(g => `<option value="${esc(g.name)}">${esc(g.name)} (${esc(g.memory)})</option>`).join("");
+  gpu.value = state.gpu || "";
+  gpu.addEventListener("change", () => guard(() => { state.gpu = gpu.value; updateAll(); }));
+  $("compare").addEventListener("click", () => guard(() => {
+    if (state.panes.length > 1) state.panes.splice(1); else { const p = newPane({preset: "llama-2-7b"}); loadBase(p); state.panes.push(p); }
+    renderPanes(); updateAll();
+  }));
+  $("permalink").addEventListener("click", () => guard(() => copy(permalink())));
+  state.panes.forEach(loadBase);
+  renderPanes();
+  updateAll();
+}
+return {start, state, updateAll, cliCommand: (i) => cliCommand(state.panes[i]), encodeState};
+})();

@@ -1,0 +1,60 @@
+"""Headless Chromium for the calculator page's tests and bench/page_speed.py (selenium with
+Debian's chromium and chromium-driver). ``browser()`` yields a driver whose network is cut
+(CDP Network.emulateNetworkConditions offline) and whose every request is recorded in
+``driver.requests`` (CDP Network.requestWillBeSent, read from the performance log)."""
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import tempfile
+
+CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if shutil.which(p)), None)
+DRIVER = shutil.which("chromedriver") or ("/usr/bin/chromedriver" if shutil.which("/usr/bin/chromedriver") else None)
+
+
+def missing() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[test]')"
+    if not CHROMIUM or not DRIVER:
+        return "Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)"
+    return None
+
+
+@contextlib.contextmanager
+def browser(width: int = 1300, height: int = 1000):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="symcalc-chromium-")
+    opts = Options()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
+                f"--window-size={width},{height}"):
+        opts.add_argument(arg)
+    opts.binary_location = CHROMIUM
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    try:
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+            "offline": True, "latency": 0, "downloadThroughput": 0, "uploadThroughput": 0})
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def requests(driver) -> list[str]:
+    """URLs of the requests the page sent since the last call (CDP Network events)."""
+    out = []
+    for entry in driver.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            out.append(msg["params"]["request"]["url"])
+    return out
