@@ -209,3 +209,23 @@ def test_templates_load_from_a_wheel_install(tmp_path):
                           "--format", "md"], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "124{,}439{,}808" in run.stdout and "## References" in run.stdout
+
+
+def test_hybrid_handout_counts_every_layer_kind():
+    """A handout of hybrid stacks (linear attention, Mamba-1/2, short convolutions) builds; its
+    parameter derivation ends at the exact total, and the compute curve is the FLOP count at s
+    a whole number of scan chunks (Q_c = 64 for Qwen3-Next's delta rule)."""
+    from symcalc.algebra.options import Options
+    from symcalc.report import report
+
+    names = ("qwen3-next-80b-a3b", "jamba-1.5-mini", "nemotron-h-8b", "lfm2-1.2b")
+    h = handout(specs(*names))
+    md = handout_markdown(h)
+    for name in names:
+        total = presets.load(name).expected_total
+        assert f"{total:,}" in md, name
+    qwen = h.sheets[0]
+    s = 4 * 64
+    want = report(qwen.spec, Options(seq_len=s))["flops"]["forward_matmul"]
+    assert qwen.curve.quadratic * s * s + qwen.curve.linear * s + qwen.curve.constant == want
+    assert any("whole number of Q_c-token chunks" in c for c in qwen.flops.conventions)

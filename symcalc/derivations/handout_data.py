@@ -131,8 +131,17 @@ def context_length(spec: Spec) -> int | None:
 
 
 def _poly(spec: Spec, opts: Options) -> sympy.Poly:
+    """Forward matmul FLOPs of one sequence as a polynomial in s; the chunked scans of a
+    hybrid stack (ceiling(s / Q_c) chunks) taken at s a whole number of chunks."""
     expr = q.expression("flops.forward_matmul", spec, opts).xreplace({b: 1, s_dec: s})
+    expr = expr.replace(sympy.ceiling, lambda x: x)
     return sympy.Poly(sympy.expand(expr), s)
+
+
+def _whole(x):
+    """An exact coefficient: an int when whole (a chunked scan's s^2/Q_c^2 may not be)."""
+    x = sympy.Rational(x)
+    return int(x) if x.q == 1 else x
 
 
 def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
@@ -164,9 +173,11 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
                                 "; decoder tokens s_dec = s" if spec.shape != "single" else ""),)
                             + ((f"a sliding window (W = {spec.W}) masks scores, but the matrix "
                                 "products still cover all s x s pairs, as eager attention computes them",)
-                               if spec.W else ()),
-                            {"a": int(a), "c": int(c), "e": int(e), "crossover": star})
-    return derivation, Curve(int(a), int(c), int(e), star, ())
+                               if spec.W else ())
+                            + (("chunked scans (linear attention, Mamba-2) counted at s a whole "
+                                "number of Q_c-token chunks",) if spec.L_lin or spec.L_ssm else ()),
+                            {"a": _whole(a), "c": _whole(c), "e": _whole(e), "crossover": star})
+    return derivation, Curve(_whole(a), _whole(c), _whole(e), star, ())
 
 
 def _points(stars: list[sympy.Rational], context: int = 0) -> tuple[int, ...]:
@@ -274,7 +285,8 @@ def handout(specs: list[Spec], title: str | None = None, opts: Options = Options
     points = _points([sh.curve.crossover for sh in sheets], max(contexts, default=0))
     sheets = [replace(sh, curve=Curve(sh.curve.quadratic, sh.curve.linear, sh.curve.constant,
                                       sh.curve.crossover,
-                                      tuple((p, sh.curve.linear * p, sh.curve.quadratic * p * p)
+                                      tuple((p, int(sympy.ceiling(sh.curve.linear * p)),
+                                             int(sympy.ceiling(sh.curve.quadratic * p * p)))
                                             for p in points)))
               for sh in sheets]
     used = [n for n in DIMENSIONS if any(n in sh.dims for sh in sheets)]
