@@ -780,7 +780,9 @@ const FUNCTIONS = {
   min: (...args) => numbers(args).reduce((a, x) => (pyLess(x, a) ? x : a)),
   max: (...args) => numbers(args).reduce((a, x) => (pyLess(a, x) ? x : a)),
   sparse_layers: (L, step, skipList) => {
-    L = intArg(L); step = intArg(step); const skip = skipList || [];
+    L = intArg(L); step = intArg(step);
+    if (skipList !== null && skipList !== undefined && !Array.isArray(skipList)) throw new ValueProblem("must be a list", skipList);
+    const skip = skipList || [];
     let n = 0; for (let i = 0; i < L; i++) if (!skip.some(x => pyEq(x, i)) && (i + 1) % step === 0) n++; return n;
   },
   deepseek_moe_layers: (L, first, freq = 1) => {

@@ -240,11 +240,12 @@ function decimal(n, d, places = 2) {  // n / d rounded half up to `places` decim
   const whole = q / scale, frac = String(q % scale).padStart(places, "0");
   return `${neg ? "-" : ""}${group3(whole)}.${frac}`;
 }
-function short(n) {  // 7.24 B, 1.23 e21
-  const units = [[10n ** 12n, "T"], [10n ** 9n, "B"], [10n ** 6n, "M"], [10n ** 3n, "K"]];
+function short(n, bytes = false) {  // 7.24 B, 1.23e21; bytes: 14.48 GB
+  const units = bytes ? [[10n ** 12n, "TB"], [10n ** 9n, "GB"], [10n ** 6n, "MB"], [10n ** 3n, "kB"]]
+    : [[10n ** 12n, "T"], [10n ** 9n, "B"], [10n ** 6n, "M"], [10n ** 3n, "K"]];
   if (n >= 10n ** 15n) { const s = n.toString(); return `${s[0]}.${s.slice(1, 3)}e${s.length - 1}`; }
   for (const [u, name] of units) if (n >= u) return `${decimal(n, u)} ${name}`;
-  return String(n);
+  return String(n) + (bytes ? " B" : "");
 }
 const ROWS = [
   ["params", "params.total", "Parameters", r => r.params.total],
@@ -268,11 +269,11 @@ function renderResults(pane, i) {
   if (!r) { host.innerHTML = `<p class="muted">No figures until the input above is fixed.</p>`; return; }
   const rows = ROWS.filter(([, , , f]) => f(r) !== undefined);
   let html = `<h3>Figures <span class="muted">(${esc(r.model)}, ${esc(r.family)}; batch ${r.flops.batch}, seq-len ${r.flops.seq_len}; computed in ${pane.ms.toFixed(2)} ms)</span></h3>`;
-  html += `<div class="scroll"><table class="totals"><thead><tr><th scope="col">Figure</th><th scope="col">Exact</th><th scope="col">Short</th><th scope="col">GB</th><th scope="col">GiB</th><th scope="col"><span class="sr">Derivation</span></th></tr></thead><tbody>`;
+  html += `<div class="scroll"><table class="totals"><thead><tr><th scope="col">Figure</th><th scope="col">Exact</th><th scope="col" class="short">Short</th><th scope="col">GB</th><th scope="col">GiB</th><th scope="col"><span class="sr">Derivation</span></th></tr></thead><tbody>`;
   for (const [kind, q, label, f] of rows) {
     const x = f(r), bytes = kind === "memory";
     const open = pane.derive.has(q);
-    html += `<tr><th scope="row">${esc(label)}</th><td class="num" data-q="${q}">${group3(x)}</td><td class="num">${short(x)}${bytes ? " B" : ""}</td>`
+    html += `<tr><th scope="row">${esc(label)}</th><td class="num" data-q="${q}">${group3(x)}</td><td class="num short">${short(x, bytes)}</td>`
       + `<td class="num">${bytes ? decimal(x, GB) : ""}</td><td class="num">${bytes ? decimal(x, GIB) : ""}</td>`
       + `<td><button type="button" data-derive="${q}" aria-expanded="${open}" aria-controls="d${i}-${q.replace(".", "-")}">${open ? "hide" : "derive"}</button></td></tr>`;
     if (open) html += `<tr><td colspan="6"><div class="derivation" id="d${i}-${q.replace(".", "-")}">${derivation(pane, q, x)}</div></td></tr>`;
@@ -308,9 +309,9 @@ function fitsHTML(r) {
   let html = "";
   if (gpu) {
     const f = C.fits(mem, gpu);
-    html += `<h3>Fits on one ${esc(gpu.name)} (${esc(gpu.memory)} = ${group3(gpu.memory_bytes)} bytes)?</h3><table><tbody>`
+    html += `<h3>Fits on one ${esc(gpu.name)} (${esc(gpu.memory)} = ${group3(gpu.memory_bytes)} bytes)?</h3><div class="scroll"><table><tbody>`
       + Object.entries(f.budgets).map(([b, n]) => `<tr><th scope="row">${esc(b)}</th><td class="num">${group3(n)} B</td><td class="num">${decimal(n, GB)} GB</td><td class="num">${decimal(n, GIB)} GiB</td><td class="${f.fits[b] ? "fit-yes" : "fit-no"}" data-fit="${b}">${f.fits[b] ? "fits" : "does not fit"}</td></tr>`).join("")
-      + `</tbody></table>`;
+      + `</tbody></table></div>`;
   }
   return html + barsHTML(gpu ? `Memory (green line: one ${gpu.name})` : "Memory", items, gpu ? BigInt(gpu.memory_bytes) : null);
 }

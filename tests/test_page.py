@@ -1,0 +1,439 @@
+"""The calculator page (symcalc page, issue 15).
+
+* symcalc/page/_generated.js equals a fresh generation from the sympy expressions;
+* the page's core (Node, tests/page_harness.js) gives exactly quick_report's object for every
+  preset under several option sets, for drawn --set overrides and options, and for every
+  tests/families config; and the same one-line message as the CLI for bad input;
+* in headless Chromium (tests/page_browser.py): every preset's displayed figures and report
+  equal Python's; editing a field updates them; bad input marks the field with the CLI's
+  message; a pasted config is read; the permalink restores the state; zero network requests
+  and a CSP that blocks them; keyboard and phone width.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from symcalc.algebra.options import Options
+from symcalc.algebra.spec import coerce_text, make_spec, parse_int, with_overrides
+from symcalc.errors import SymcalcError
+from symcalc.fast import jscodegen
+from symcalc.fast.quick import quick_report
+from symcalc.inputs import presets
+from symcalc.inputs.hf import read_model
+from symcalc.page import _json, build, meta
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (the page's core runs in it)")
+OPTION_SETS = [
+    {},
+    dict(batch=3, seq_len=100, dtype="int4", kv_dtype="fp32", causal="exact", macs=True,
+         nonmatmul=True, recompute="full", optimizer="sgd-momentum", zero=2, dp=7, context=333),
+    dict(batch=2, seq_len=513, causal="half", recompute="selective", zero=3, dp=64, tp=2,
+         sequence_parallel=True, dtype="bits3", macs=True, activations="eager"),
+    dict(nonmatmul=True, zero=1, dp=3, kv_dtype="bits5", seq_len=77, dec_seq_len=13,
+         optimizer="adam-fp32", activations="sdpa", state_dtype="bf16", mla_cache="expanded"),
+]
+
+
+def test_generated_js_is_fresh():
+    assert jscodegen.TARGET.read_text(encoding="utf-8") == jscodegen.generate(), \
+        "symcalc/page/_generated.js is stale: run `python -m symcalc.fast.jscodegen`"
+
+
+def test_printer_writes_bigint_and_refuses_fractions():
+    import sympy
+
+    L, d = sympy.symbols("L d", positive=True, integer=True)
+    assert jscodegen.js(12 * L * d**2 - 3) == "(-3n + 12n*L*(d*d))"
+    assert jscodegen.js(sympy.ceiling(L / 64)) == "_cd(L, 64n)"
+    with pytest.raises(ValueError):
+        jscodegen.js(L / 2)
+
+
+@pytest.fixture(scope="module")
+def meta_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("page") / "meta.json"
+    path.write_text(_json(meta()), encoding="utf-8")
+    return path
+
+
+def node(meta_file, jobs):
+    r = subprocess.run([NODE, str(ROOT / "tests" / "page_harness.js")], capture_output=True,
+                       text=True, input=json.dumps({"meta": str(meta_file), "jobs": jobs}),
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    crashes = [o["crash"] for o in out if "crash" in o]
+    assert not crashes, crashes[0]
+    return out
+
+
+def python(fn):
+    try:
+        return {"ok": fn()}
+    except SymcalcError as err:
+        return {"error": str(err)}
+
+
+def _opts(o):
+    opts = Options(**o)
+    return opts
+
+
+@needs_node
+def test_core_equals_quick_report_on_every_preset(meta_file):
+    jobs, want = [], []
+    for name in presets.names():
+        spec = presets.load(name).spec
+        for o in OPTION_SETS:
+            if o.get("tp", 1) > 1 and (spec.n_h % o["tp"] or spec.n_kv % o["tp"] and o["tp"] % spec.n_kv):
+                o = {**o, "tp": 1, "sequence_parallel": False}
+            jobs.append({"kind": "report", "preset": name, "options": o})
+            want.append(python(lambda: quick_report(spec, _opts(o))))
+    got = node(meta_file, jobs)
+    for job, w, g in zip(jobs, want, got):
+        assert g == w, (job["preset"], job["options"])
+
+
+def _drawn(rng: random.Random):
+    """A preset with one to three sizes changed as --set text, and drawn options."""
+    name = rng.choice(presets.names())
+    spec = presets.load(name).spec
+    sizes = [k for k, v in spec.sizes().items() if v]
+    sets = {}
+    for key in rng.sample(sizes, min(len(sizes), rng.randint(1, 3))):
+        value = max(1, int(spec.sizes()[key] * rng.choice([0.5, 1.5, 2, 1 / 3, 1.01])))
+        text = rng.choice([str(value), f"{value:_}", f"{value:,}"])
+        sets[key] = text
+    if rng.random() < 0.1:
+        sets[rng.choice(sizes)] = rng.choice(["3.5", "0", "-2", "10**16", "2,0"])
+    o = dict(batch=rng.randint(1, 64), seq_len=rng.choice([None, rng.randint(1, 10**5)]),
+             dtype=rng.choice(["fp32", "bf16", "int8", "int4", "bits3", "bits12"]),
+             kv_dtype=rng.choice(["fp16", "fp8", "int4", "bits5"]),
+             causal=rng.choice(["full", "half", "exact"]), macs=rng.random() < 0.5,
+             nonmatmul=rng.random() < 0.5, recompute=rng.choice(["none", "selective", "full"]),
+             activations=rng.choice(["paper", "eager", "sdpa"]),
+             optimizer=rng.choice(["adam-mixed", "adam-fp32", "sgd-momentum"]),
+             zero=rng.randint(0, 3), dp=rng.randint(1, 1024), tp=rng.choice([1, 1, 2, 4]),
+             context=rng.choice([None, rng.randint(1, 10**5)]))
+    return name, sets, o
+
+
+def _python_drawn(name, sets, o):
+    spec = presets.load(name).spec
+    return python(lambda: quick_report(
+        with_overrides(spec, {k: coerce_text(k, t) for k, t in sets.items()}), _opts(o)))
+
+
+@needs_node
+def test_core_equals_quick_report_on_drawn_overrides_and_options(meta_file):
+    rng = random.Random(15)
+    cases = [_drawn(rng) for _ in range(150)]
+    got = node(meta_file, [{"kind": "report", "preset": n, "sets": s, "options": o}
+                           for n, s, o in cases])
+    errors = 0
+    for (n, s, o), g in zip(cases, got):
+        w = _python_drawn(n, s, o)
+        errors += "error" in w
+        assert g == w, (n, s, o)
+    assert 0 < errors < len(cases)  # both kinds of outcome were drawn
+
+
+CONFIGS = sorted(glob.glob(str(ROOT / "tests" / "families" / "*" / "*.json")))
+
+
+@needs_node
+def test_core_reads_every_family_config_as_the_cli_does(meta_file):
+    jobs, want = [], []
+    for path in CONFIGS:
+        text = Path(path).read_text(encoding="utf-8")
+        jobs.append({"kind": "report", "config": text, "name": "cfg"})
+        want.append(python(lambda: quick_report(read_model(json.loads(text), name="cfg")[0])))
+    got = node(meta_file, jobs)
+    for path, w, g in zip(CONFIGS, want, got):
+        assert g == w, path
+    assert len(CONFIGS) > 100
+
+
+BAD_CONFIGS = [
+    '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 7}',
+    '{"model_type": "llama", "hidden_size": 2.0}',
+    '{"model_type": "llama", "num_hidden_layers": "32"}',
+    '{"model_type": "llama", "num_hidden_layers": -1}',
+    '{"model_type": "not-a-family"}',
+    '{"hidden_size": 8}',
+    '{"model_type": "llama", "architectures": ["GPT2LMHeadModel"]}',
+    '{"model_type": "mixtral", "num_local_experts": 4, "num_experts_per_tok": 5}',
+    '{"model_type": "llama", "num_key_value_heads": 5}',
+    '{"model_type": "llama", "vocab_size": 1e5}',
+    '{"model_type": "llama", "vocab_size": 10000000000000000}',
+]
+BAD_SPECS = [
+    dict(name="x", family="decoder", L=2, d=10, n_h=3, d_ff=5, V=9),
+    dict(name="x", family="decoder", L=2, d=12, n_h=3, d_ff=5, V=9, E=4, k=5),
+    dict(name="x", family="decoder", L=2, d=12, n_h=4, n_kv=3, d_ff=5, V=9),
+    dict(name="x", family="encoder", L=2, d=12, n_h=4, d_ff=5, V=9, L_attn=1),
+    dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, ffn="swiglu"),
+    dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, L_local=1),
+    dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, L_ssm=1, ssm="mamba2",
+         d_in=10, N_s=4, K_conv=4, G_s=1, H_s=3),
+    dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, position="learned"),
+    dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, mla=True, r_kv=4),
+    dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=True, V=9),
+]
+INT_TEXTS = ["3200", "3_200", "3,200", "3,2", "32_00", "0", "-1", "1e3", "", "１２", "10**16",
+             "1000000000000000", "1000000000000001", "9" * 5000]
+
+
+@needs_node
+def test_bad_input_gets_the_cli_message(meta_file):
+    jobs = ([{"kind": "report", "config": t, "name": "config.json"} for t in BAD_CONFIGS]
+            + [{"kind": "spec", "fields": f} for f in BAD_SPECS]
+            + [{"kind": "int", "field": "batch", "text": t} for t in INT_TEXTS])
+    want = ([python(lambda: quick_report(read_model(json.loads(t), name="config.json")[0]))
+             for t in BAD_CONFIGS]
+            + [python(lambda: make_spec(**f)) for f in BAD_SPECS]
+            + [python(lambda: parse_int("batch", t)) for t in INT_TEXTS])
+    got = node(meta_file, jobs)
+    for job, w, g in zip(jobs, want, got):
+        assert "error" in w or job["kind"] == "int", job
+        if "error" in w:
+            assert g == w, job
+
+
+# -- in the browser ------------------------------------------------------------------------------
+sys.path.insert(0, str(Path(__file__).parent))
+from page_browser import browser, missing, requests  # noqa: E402
+
+needs_browser = pytest.mark.skipif(missing() is not None, reason=str(missing()))
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    path = tmp_path_factory.mktemp("page") / "calc.html"
+    path.write_text(build([{"preset": "mistral-7b"}]), encoding="utf-8")
+    with browser() as d:
+        d.get("about:blank")
+        requests(d)  # what the browser itself loaded before the page (its new-tab page)
+        d.get(path.as_uri())
+        d.page_path = path
+        yield d
+
+
+def figures(d, pane=0):
+    return d.execute_script(
+        f"return Object.fromEntries([...document.querySelectorAll('#results-{pane} td[data-q]')]"
+        ".map(e => [e.dataset.q, e.textContent]))")
+
+
+def report_of(d, pane=0):
+    return json.loads(d.execute_script(
+        f"const r = SYMCALC_UI.state.panes[{pane}].report; return r ? SYMCALC_CORE.toJSON(r) : 'null'"))
+
+
+def shown(rep):
+    """The figures the page shows for a Python report."""
+    p, f, m = rep["params"], rep["flops"], rep["memory"]
+    out = {"params.total": p["total"], "params.active": p["active"],
+           "params.embedding": p["embedding"], "params.non_embedding": p["non_embedding"],
+           "flops.forward_matmul": f["forward_matmul"], "flops.forward": f["forward"],
+           "flops.training": f["training"], "flops.decode_per_token": f["decode_per_token"]}
+    for k in ("weights_bytes", "kv_cache_bytes", "recurrent_state_bytes", "activations_bytes",
+              "training_bytes"):
+        if k in m:
+            out[f"memory.{k}"] = m[k]
+    return {k: f"{v:,}" for k, v in out.items()}
+
+
+def select_preset(d, name, pane=0):
+    d.execute_script(f"const s = document.getElementById('preset-{pane}'); s.value = arguments[0];"
+                     "s.dispatchEvent(new Event('change'));", name)
+
+
+def set_field(d, key, text, pane=0):
+    d.execute_script(f"const e = document.getElementById('f{pane}-' + arguments[0]); e.value = arguments[1];"
+                     "e.dispatchEvent(new Event('input'));", key, text)
+
+
+def field_error(d, key, pane=0):
+    return d.execute_script(f"return document.getElementById('f{pane}-' + arguments[0] + '-err').textContent", key)
+
+
+def cli_error(*args):
+    r = subprocess.run([sys.executable, "-m", "symcalc.cli", "report", *args], capture_output=True,
+                       text=True, cwd=ROOT)
+    assert r.returncode == 2, r.stdout
+    return r.stderr.strip().removeprefix("symcalc: error: ")
+
+
+@needs_browser
+def test_mistral_shows_its_total_offline_with_no_request_and_no_console_error(page):
+    assert figures(page)["params.total"] == "7,241,732,096"
+    sent = requests(page)
+    assert sent and all(u.startswith("file://") for u in sent), sent
+    assert [e for e in page.get_log("browser") if e["level"] == "SEVERE"] == []
+    csp = page.execute_script("return document.querySelector('meta[http-equiv]').content")
+    assert "default-src 'none'" in csp and "connect-src 'none'" in csp
+
+
+@needs_browser
+def test_csp_blocks_a_request(page):
+    blocked = page.execute_async_script("""
+        const done = arguments[arguments.length - 1]; let seen = null;
+        document.addEventListener('securitypolicyviolation', (e) => { seen = e.violatedDirective; }, {once: true});
+        fetch('http://127.0.0.1:9/x').then(() => done('sent'), () => setTimeout(() => done(seen), 50));""")
+    assert blocked == "connect-src"
+    page.get_log("browser")  # the violation's report, expected here
+    assert [u for u in requests(page) if not u.startswith("file://")] == []
+
+
+@needs_browser
+def test_every_preset_shows_the_reports_figures(page):
+    for name in presets.names():
+        select_preset(page, name)
+        want = quick_report(presets.load(name).spec)
+        assert figures(page) == shown(want), name
+        assert report_of(page) == want, name
+
+
+@needs_browser
+def test_drawn_overrides_and_options_in_the_page(page):
+    rng = random.Random(9)
+    for _ in range(12):
+        name, sets, o = _drawn(rng)
+        select_preset(page, name)
+        for key, text in sets.items():
+            set_field(page, key, text)
+        page.execute_script("""
+            const o = arguments[0], st = SYMCALC_UI.state.options;
+            for (const [k, x] of Object.entries(o)) {
+              const el = document.getElementById('opt-' + k);
+              if (el.type === 'checkbox') el.checked = x; else el.value = x === null ? '' : String(x);
+              st[k] = el.type === 'checkbox' ? el.checked : el.value;
+            }
+            SYMCALC_UI.updateAll();""", o)
+        want = _python_drawn(name, sets, o)
+        if "ok" in want:
+            assert report_of(page) == want["ok"], (name, sets, o)
+            assert figures(page) == shown(want["ok"])
+        else:
+            text = page.execute_script("return [...document.querySelectorAll('.err, .pane-error')].map(e => e.textContent).join('|')")
+            assert want["error"] in text, (name, sets, o)
+    page.get(page.page_path.as_uri())  # back to the defaults
+
+
+@needs_browser
+def test_editing_a_field_updates_the_figures(page):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    select_preset(page, "mistral-7b")
+    box = page.find_element(By.ID, "f0-L")
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys("48")
+    want = quick_report(with_overrides(presets.load("mistral-7b").spec, {"L": 48}))
+    assert figures(page) == shown(want)
+    assert "--set L=48" in page.find_element(By.ID, "cli-0").text
+
+
+@needs_browser
+@pytest.mark.parametrize("preset, key, text", [
+    ("mistral-7b", "n_h", "7"), ("mixtral-8x7b", "k", "9"), ("mistral-7b", "L", "3.5"),
+    ("mistral-7b", "n_kv", "5"), ("mistral-7b", "L", "2,0"),
+])
+def test_bad_input_marks_the_field_with_the_cli_message(page, preset, key, text):
+    select_preset(page, preset)
+    set_field(page, key, text)
+    message = cli_error(preset, "--set", f"{key}={text}")
+    errors = page.execute_script("return [...document.querySelectorAll('#pane-0 .field.invalid')]"
+                                 ".map(e => [e.dataset.field, e.querySelector('.err').textContent])")
+    assert len(errors) == 1 and errors[0][1] == message, (errors, message)
+    assert errors[0][0] in message.split(":")[0]
+    select_preset(page, "mistral-7b")
+
+
+@needs_browser
+def test_bad_option_marks_the_option(page):
+    select_preset(page, "mistral-7b")
+    page.execute_script("const e = document.getElementById('opt-tp'); e.value = '3';"
+                        "e.dispatchEvent(new Event('input'));")
+    msg = page.execute_script("return document.getElementById('opt-tp').closest('.field').querySelector('.err').textContent")
+    assert msg == cli_error("mistral-7b", "--tp", "3")
+    page.execute_script("const e = document.getElementById('opt-tp'); e.value = '1';"
+                        "e.dispatchEvent(new Event('input'));")
+
+
+@needs_browser
+@pytest.mark.parametrize("text, needle", [
+    ("{not json", "config.json: is not JSON"),
+    ('{"model_type": "gpt9"}', "model_type: must be one of"),
+])
+def test_pasted_config_errors_are_said_in_the_page(page, text, needle):
+    page.execute_script("document.getElementById('config-0').value = arguments[0];"
+                        "document.getElementById('read-0').click();", text)
+    assert needle in page.execute_script("return document.getElementById('error-0').textContent")
+    assert [e for e in page.get_log("browser") if e["level"] == "SEVERE"] == []
+    select_preset(page, "mistral-7b")
+
+
+@needs_browser
+def test_pasted_config_is_read_with_the_family_files(page):
+    path = ROOT / "tests" / "families" / "qwen3_moe"
+    cfg = sorted(path.glob("*.json"))[0]
+    page.execute_script("document.getElementById('config-0').value = arguments[0];"
+                        "document.getElementById('read-0').click();", cfg.read_text())
+    want = quick_report(read_model(json.loads(cfg.read_text()), name="config.json")[0])
+    assert report_of(page) == want
+    select_preset(page, "mistral-7b")
+
+
+@needs_browser
+def test_permalink_and_two_models(page):
+    from selenium.webdriver.common.by import By
+
+    select_preset(page, "gemma-2-9b")
+    set_field(page, "L", "30")
+    page.find_element(By.ID, "compare").click()
+    select_preset(page, "llama-2-13b", pane=1)
+    url = page.execute_script("return location.href")
+    assert "#s=" in url
+    page.get("about:blank")
+    page.get(url)
+    assert figures(page, 0) == shown(quick_report(with_overrides(presets.load("gemma-2-9b").spec, {"L": 30})))
+    assert figures(page, 1) == shown(quick_report(presets.load("llama-2-13b").spec))
+    page.get(page.page_path.as_uri())
+
+
+@needs_browser
+def test_keyboard_opens_a_derivation_with_a_typeset_formula(page):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    page.get(page.page_path.as_uri())
+    button = page.find_element(By.CSS_SELECTOR, 'button[data-derive="params.total"]')
+    page.execute_script("arguments[0].focus()", button)
+    page.switch_to.active_element.send_keys(Keys.ENTER)
+    box = page.find_element(By.ID, "d0-params-total")
+    assert box.find_elements(By.TAG_NAME, "math")
+    assert "7,241,732,096" in box.text
+    assert page.switch_to.active_element.get_attribute("data-derive") == "params.total"
+
+
+@needs_browser
+def test_phone_width_has_no_sideways_scroll(page):
+    page.set_window_size(390, 844)
+    try:
+        page.get(page.page_path.as_uri())
+        over = page.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        assert over <= 0
+    finally:
+        page.set_window_size(1300, 1000)
