@@ -30,6 +30,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--model", default="mistral-7b")
+    ap.add_argument("--screenshot", metavar="PNG", help="also save a screenshot of the page "
+                    "(the model beside llama-2-7b, a derivation open), e.g. docs/calc-page.png")
     args = ap.parse_args()
     from page_browser import browser  # tests/page_browser.py
 
@@ -52,6 +54,14 @@ def main() -> int:
             for (let k = 0; k < 50; k++) { const t = performance.now(); ui.updateAll(); upd.push(performance.now() - t); }
             return [med(rec), med(upd)];""")
         version = d.capabilities.get("browserVersion", "?")
+        if args.screenshot:
+            d.set_window_size(1400, 1100)
+            d.get(out.as_uri())
+            d.execute_script("document.getElementById('compare').click();"
+                             "document.querySelector('#results-0 button[data-derive=\"params.total\"]').click();"
+                             "document.getElementById('fields-0').open = false;"
+                             "document.getElementById('fields-1').open = false;")
+            d.save_screenshot(args.screenshot)
     size = out.stat().st_size
     print(f"page: {args.model}, {size:,} bytes; Chromium {version} headless, 2-core machine")
     print(f"load (navigation start to load event end): median {statistics.median(loads):.0f} ms "

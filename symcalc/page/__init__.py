@@ -106,9 +106,11 @@ def build(models: Iterable[dict[str, Any]] = (), meta_data: dict | None = None) 
     """The page. ``models``: up to two initial models, each ``{"preset": name}`` or
     ``{"config": text, "name": ...}`` (a config.json's text, read in the page)."""
     data = meta_data if meta_data is not None else meta()
-    data = {**data, "initial": list(models)}
+    families = data["families"]  # parsed by the page only when a config.json is read
+    data = {**{k: v for k, v in data.items() if k != "families"}, "initial": list(models)}
     code = scripts()
-    boot = ("SYMCALC_CORE.init(SYMCALC_CORE.parseJSON(document.getElementById('symcalc-meta').textContent));\n"
+    boot = ("SYMCALC_CORE.init(JSON.parse(document.getElementById('symcalc-meta').textContent), "
+            "() => SYMCALC_CORE.parseJSON(document.getElementById('symcalc-families').textContent));\n"
             "SYMCALC_UI.start();\nwindow.SYMCALC_READY_MS = performance.now();\n")
     code.append(boot)
     csp = CSP.format(scripts=" ".join(_hash(c) for c in code))
@@ -117,6 +119,7 @@ def build(models: Iterable[dict[str, Any]] = (), meta_data: dict | None = None) 
     return (template.replace("{{CSP}}", csp)
             .replace("{{CSS}}", (HERE / "calc.css").read_text(encoding="utf-8"))
             .replace("{{META}}", _json(data))
+            .replace("{{FAMILIES}}", _json(families))
             .replace("{{SCRIPTS}}", body))
 
 

@@ -6,7 +6,8 @@
 "use strict";
 const SYMCALC_CORE = (() => {
 let META = null;
-function init(meta) { META = meta; FIELD_DEFAULTS = Object.fromEntries(meta.spec.fields.map(f => [f.name, f.default])); }
+let FAMILIES_LOADER = null;  // the page parses the family files on first use (a pasted config)
+function init(meta, familiesLoader = null) { META = meta; FAMILIES_LOADER = familiesLoader; FIELD_DEFAULTS = Object.fromEntries(meta.spec.fields.map(f => [f.name, f.default])); }
 let FIELD_DEFAULTS = {};
 
 class SymcalcError extends Error {
@@ -869,7 +870,11 @@ const PARSED = new Map();
 function expr(text) { if (!PARSED.has(text)) PARSED.set(text, parseExpression(text)); return PARSED.get(text); }
 function makeScope(data, defaults) { return (key) => (Object.prototype.hasOwnProperty.call(data, key) ? data[key] : (key in defaults ? defaults[key] : null)); }
 function evaluate(text, scope, where) { const e = expr(text); return evalNode(e.tree, scope, where, e.text); }
-function family(modelType) { return META.families[modelType]; }
+function families() {
+  if (!META.families && FAMILIES_LOADER) META.families = FAMILIES_LOADER();
+  return META.families;
+}
+function family(modelType) { return families()[modelType]; }
 function fieldsFor(fam, role) {
   const r = (fam.roles || {})[role] || {};
   return [...Object.entries(fam.fixed || {}).map(([k, x]) => [k, x, false]), ...Object.entries(fam.spec || {}).map(([k, x]) => [k, x, true]),
@@ -922,7 +927,7 @@ function makeWithKeys(fields, keys) {
   }
 }
 function specFromConfig(data, name = "config.json") {  // hf.read_model (the language model)
-  const known = Object.keys(META.families).sort();
+  const known = Object.keys(families()).sort();
   const modelType = data.model_type;
   if (typeof modelType !== "string" || !known.includes(modelType))
     throw new SymcalcError("model_type", `must be one of ${known.join(", ")} (got ${repr(modelType === undefined ? null : modelType)}); see docs/families.md`);

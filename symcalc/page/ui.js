@@ -276,9 +276,11 @@ function renderResults(pane, i) {
     html += `<tr><th scope="row">${esc(label)}</th><td class="num" data-q="${q}">${group3(x)}</td><td class="num short">${short(x, bytes)}</td>`
       + `<td class="num">${bytes ? decimal(x, GB) : ""}</td><td class="num">${bytes ? decimal(x, GIB) : ""}</td>`
       + `<td><button type="button" data-derive="${q}" aria-expanded="${open}" aria-controls="d${i}-${q.replace(".", "-")}">${open ? "hide" : "derive"}</button></td></tr>`;
-    if (open) html += `<tr><td colspan="6"><div class="derivation" id="d${i}-${q.replace(".", "-")}">${derivation(pane, q, x)}</div></td></tr>`;
   }
   html += `</tbody></table></div>`;
+  // open derivations below the table (a wide formula scrolls in its own box)
+  for (const [, q, label, f] of rows) if (pane.derive.has(q))
+    html += `<section class="derivation" id="d${i}-${q.replace(".", "-")}" aria-label="Derivation of ${esc(label)}"><h3>${esc(label)}</h3>${derivation(pane, q, f(r))}</section>`;
   if (r.memory.decode_state) html += `<p class="muted">Decode state: ${group3(r.memory.decode_state.total_bytes)} bytes in all; ${group3(r.memory.decode_state.per_sequence_bytes)} per sequence; ${group3(r.memory.decode_state.per_token_bytes)} per cached token.</p>`;
   html += fitsHTML(r);
   html += barsHTML("Parameters by part", topLevel(r.params.breakdown), null);
