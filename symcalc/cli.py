@@ -66,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "part", "text") != "text" and args.command != "report":
             raise SymcalcError("--part", f"{args.part} is only for report (this command "
                                          "covers the language model of a multimodal config)")
-        return args.func(args)
+        from .i18n import using
+
+        with using(getattr(args, "lang", None) or "en"):  # --lang of derive, handout, report
+            return args.func(args)
     except SymcalcError as err:
         print(f"symcalc: error: {one_line(str(err))}", file=sys.stderr)
         return 2

@@ -99,14 +99,19 @@ def test_handout_pdf(cli, tmp_path):
 
 @needs_tex
 def test_non_ascii_title_compiles(cli, tmp_path):
-    """Latin accents compile under pdflatex; CJK is refused before LaTeX runs (one line)."""
+    """Latin accents compile under pdflatex; CJK turns the document to xelatex with a CJK
+    font (tests/test_i18n.py compiles one); a character no font has is refused before LaTeX
+    runs (one line)."""
     out = tmp_path / "u.tex"
     res = cli("handout", "seed-scratch-guide", "--title", "Ünïcode naïve & co", "-o", out)
     assert res.returncode == 0, res.stderr
     text = compile_tex(out)
     assert "Ünïcode naïve & co" in text
     res = cli("handout", "seed-scratch-guide", "--title", "naïve 亿", "-o", tmp_path / "c.tex")
-    assert res.returncode == 2 and "U+4EBF" in res.stderr and not (tmp_path / "c.tex").exists()
+    assert res.returncode == 0 and "\\usepackage{xeCJK}" in (tmp_path / "c.tex").read_text()
+    res = cli("handout", "seed-scratch-guide", "--title", "naïve \U000F0001", "-o",
+              tmp_path / "d.tex")
+    assert res.returncode == 2 and "U+F0001" in res.stderr and not (tmp_path / "d.tex").exists()
 
 
 # -- layout: every handout of the matrix compiles without overfull boxes or missing glyphs ------

@@ -16,6 +16,16 @@ def add_units(p) -> None:
                    help="SI prefix for FLOPs: " + ", ".join(FLOP_PREFIXES))
     p.add_argument("--template", default=None, metavar="FILE",
                    help="your own jinja2 template (run sandboxed) instead of the built-in one")
+    add_lang(p)
+
+
+def add_lang(p) -> None:
+    """--lang en|ru|zh: the words and number formats of what the command writes."""
+    from ..i18n import LANGS
+
+    p.add_argument("--lang", default="en", choices=LANGS, metavar="LANG",
+                   help="language of labels, headings, notes and number formats: "
+                        + ", ".join(LANGS) + " (default en)")
 
 
 def register(sub) -> None:

@@ -41,9 +41,9 @@ def run(args) -> int:
     if kind == ".pdf":
         import shutil
 
-        if not shutil.which("pdflatex"):
-            raise SymcalcError("-o", "PDF output needs pdflatex (not found on PATH); "
-                                     "write FILE.tex instead, or install texlive and latexmk")
+        if not shutil.which("pdflatex") and not shutil.which("xelatex"):
+            raise SymcalcError("-o", "PDF output needs pdflatex or xelatex (not found on "
+                                     "PATH); write FILE.tex instead, or install texlive")
     from ..render.escape import check_text
 
     if args.title is not None:

@@ -17,6 +17,9 @@ def register(sub) -> None:
     add_workload(p)
     p.add_argument("--json", action="store_true", help="one JSON object (the contract)")
     add_gpu_args(p)
+    from .derive import add_lang
+
+    add_lang(p)
     p.set_defaults(func=run)
     p = sub.add_parser("presets", help="list the built-in models")
     p.add_argument("--json", action="store_true")

@@ -1,11 +1,13 @@
 """Escaping of text a user supplies (model names, titles, labels) for LaTeX and Markdown.
 
-LaTeX: every special character (``\\ { } $ & # ^ _ % ~``) becomes a command that prints it,
-then non-ASCII characters go through latexcodec (``ü`` -> ``\\"u``); a character latexcodec
-cannot spell (e.g. CJK under pdflatex) is shown as its code point, ``[U+4EBF]``. The result is
-visible text in any context: ``\\input{/etc/passwd}`` prints as those characters and runs
-nothing. Only spellings made of commands pdflatex knows with symcalc's preamble (T1, amsmath)
-are used; :func:`check_text` refuses user text holding any other character, naming it.
+LaTeX: every special character (``\\ { } $ & # ^ _ % ~``) becomes a command that prints it.
+In an English document non-ASCII characters go through latexcodec (``ü`` -> ``\\"u``) so that
+pdflatex sets them; a character latexcodec cannot spell (Cyrillic, CJK) and every non-ASCII
+character of a Russian or Chinese document is written as itself, and the document is then set
+by xelatex with fonts that have it (:mod:`.fonts`, which refuses a character no installed font
+has, naming it). The result is visible text in any context: ``\\input{/etc/passwd}`` prints as
+those characters and runs nothing. Only spellings made of commands pdflatex knows with
+symcalc's preamble (T1, amsmath) are used.
 
 Every output: control characters (C0, C1, DEL, the bidirectional overrides, line and paragraph
 separators) in user text never reach a terminal or a file raw; :func:`plain_text` shows each
@@ -103,7 +105,10 @@ def latex_char(ch: str) -> str | None:
 
 def latex_text(text: object) -> str:
     """``text`` as LaTeX that prints it literally (text mode). A character pdflatex cannot set
-    is shown as its code point, ``[U+4EBF]`` (user text is refused first, :func:`check_text`)."""
+    (and any non-ASCII character outside English) is written as itself, for xelatex."""
+    from ..i18n import current
+
+    spell = current() == "en"
     out = []
     for ch in str(text):
         if ch in LATEX_SPECIALS:
@@ -113,7 +118,7 @@ def latex_text(text: object) -> str:
         elif _CONTROL.match(ch):
             out.append(" ")
         else:
-            out.append(latex_char(ch) or f"[U+{ord(ch):04X}]")
+            out.append((latex_char(ch) if spell else None) or ch)
     text = "".join(out)
     while "--" in text:  # no en/em-dash ligature: --quantity prints as two hyphens
         text = text.replace("--", "-{}-")
@@ -122,16 +127,20 @@ def latex_text(text: object) -> str:
 
 def check_text(field: str, text: object, latex: bool = False, limit: int = TEXT_LIMIT) -> str:
     """Refuse a name or title longer than ``limit`` characters, and (``latex``) one holding a
-    character pdflatex cannot set, naming the first; return the text."""
+    character no installed font has (:mod:`.fonts`), naming it; return the text."""
     text = str(text)
     if len(text) > limit:
         raise SymcalcError(field, f"is {len(text):,} characters long; the limit is {limit}")
     if latex:
-        for ch in text:
-            if ord(ch) >= 128 and not _CONTROL.match(ch) and latex_char(ch) is None:
-                raise SymcalcError(field, f"character {ch!r} (U+{ord(ch):04X}) cannot be "
-                                          "typeset by pdflatex; write it in ASCII, or use "
-                                          "Markdown output")
+        wide = [ch for ch in text if ord(ch) >= 128 and not _CONTROL.match(ch)
+                and latex_char(ch) is None]
+        if wide:
+            from . import fonts
+
+            try:
+                fonts.choose("".join(wide), "en")
+            except SymcalcError as err:
+                raise SymcalcError(field, err.rule) from None
     return text
 
 

@@ -14,9 +14,10 @@ from ..errors import SymcalcError
 from ..derivations.handout_data import CATEGORIES, Handout, dimension_meaning
 from ..algebra.symbols import SIZES
 from .escape import latex_text, markdown_text
-from .latex import tex_view
+from .latex import tex_view, with_fonts
 from .markdown import md_view
-from .numbers import GB, grouped, short, si
+from ..i18n import _, current, tr, using
+from .numbers import GB, decimal, grouped, math_decimal, percent, short, si
 from .templates import render, render_user
 from .view import SourceIndex, Units, number_tex
 
@@ -35,7 +36,7 @@ def _sci(x: int) -> str:
 
 
 def _approx(x) -> str:
-    return grouped(int(x)) if x == int(x) else f"{float(x):,.1f}"
+    return grouped(int(x)) if x == int(x) else decimal(float(x), 1)
 
 
 def _no_sizes(v: dict) -> dict:
@@ -45,7 +46,7 @@ def _no_sizes(v: dict) -> dict:
 
 
 def _bytes_short(n: int) -> str:
-    return f"{n / GB:,.2f} GB" if n >= 10**7 else f"{n / 10**6:,.2f} MB"
+    return _("{x} GB", x=decimal(n / GB, 2)) if n >= 10**7 else _("{x} MB", x=decimal(n / 10**6, 2))
 
 
 def _chunks(items: list, size: int = TABLE_MODELS) -> list[list]:
@@ -57,14 +58,14 @@ def _summary(h: Handout, esc, blank: str) -> dict:
     o = h.options
     if any(sh.budget is None for sh in h.sheets):
         return {"rows": [], "workload": ""}
-    lines = [("parameters", lambda sh, b: short(b.params)),
-             ("active parameters", lambda sh, b: short(b.active) if b.active else "--"),
-             (f"weights ({o.dtype})", lambda sh, b: _bytes_short(b.weights_bytes)),
-             (f"KV cache ({o.kv_dtype})", lambda sh, b: _bytes_short(b.kv_bytes)
+    lines = [(_("parameters"), lambda sh, b: short(b.params)),
+             (_("active parameters"), lambda sh, b: short(b.active) if b.active else "--"),
+             (_("weights ({dtype})", dtype=o.dtype), lambda sh, b: _bytes_short(b.weights_bytes)),
+             (_("KV cache ({dtype})", dtype=o.kv_dtype), lambda sh, b: _bytes_short(b.kv_bytes)
               if sh.spec.family != "encoder" else "--"),
-             ("training memory", lambda sh, b: _bytes_short(b.training_bytes)),
-             ("forward FLOPs", lambda sh, b: si(b.forward_flops)),
-             ("training FLOPs", lambda sh, b: si(b.training_flops))]
+             (_("training memory"), lambda sh, b: _bytes_short(b.training_bytes)),
+             (_("forward FLOPs"), lambda sh, b: si(b.forward_flops)),
+             (_("training FLOPs"), lambda sh, b: si(b.training_flops))]
     rows = []
     for name, f in lines:
         values = [f(sh, sh.budget) for sh in h.sheets]
@@ -74,9 +75,9 @@ def _summary(h: Handout, esc, blank: str) -> dict:
                                                                       else esc(v))
                                                   for v in values]})
     first = h.sheets[0].budget
-    workload = (f"b = {first.batch} sequence(s) of s = {first.seq:,} tokens; training: one "
-                f"step, with weights, gradients and optimizer state ({o.optimizer}) on one "
-                "device")
+    workload = _("b = {b} sequence(s) of s = {s} tokens; training: one step, with weights, "
+                 "gradients and optimizer state ({optimizer}) on one device",
+                 b=first.batch, s=grouped(first.seq), optimizer=o.optimizer)
     return {"rows": rows, "workload": esc(workload)}
 
 
@@ -86,15 +87,17 @@ def _budget_rows(h: Handout, esc, blank) -> list[dict]:
         return blank if h.exercises else esc(x)
 
     spec_rows = [
-        ("parameters", lambda b, sh: grouped(b.params)),
-        ("active parameters (MoE)", lambda b, sh: grouped(b.active) if b.active else "--"),
-        (f"weights in {h.options.dtype} (bytes)", lambda b, sh: grouped(b.weights_bytes)),
-        (f"KV cache in {h.options.kv_dtype} (bytes)", lambda b, sh: grouped(b.kv_bytes)),
-        ("KV cache with as many K/V heads as query heads", lambda b, sh:
+        (_("parameters"), lambda b, sh: grouped(b.params)),
+        (_("active parameters (MoE)"), lambda b, sh: grouped(b.active) if b.active else "--"),
+        (_("weights in {dtype} (bytes)", dtype=h.options.dtype),
+         lambda b, sh: grouped(b.weights_bytes)),
+        (_("KV cache in {dtype} (bytes)", dtype=h.options.kv_dtype),
+         lambda b, sh: grouped(b.kv_bytes)),
+        (_("KV cache with as many K/V heads as query heads"), lambda b, sh:
          grouped(b.kv_mha_bytes) if b.kv_mha_bytes else "--"),
-        ("training memory (bytes)", lambda b, sh: grouped(b.training_bytes)),
-        ("forward FLOPs (matrix products)", lambda b, sh: grouped(b.forward_flops)),
-        ("training FLOPs", lambda b, sh: grouped(b.training_flops)),
+        (_("training memory (bytes)"), lambda b, sh: grouped(b.training_bytes)),
+        (_("forward FLOPs (matrix products)"), lambda b, sh: grouped(b.forward_flops)),
+        (_("training FLOPs"), lambda b, sh: grouped(b.training_flops)),
         ("6 N D", lambda b, sh: grouped(b.six_nd)),
     ]
     out = []
@@ -107,11 +110,11 @@ def _budget_rows(h: Handout, esc, blank) -> list[dict]:
 
 
 def _caption(h: Handout, esc) -> str:
-    parts = ["Dashed: the linear term c s; solid: the quadratic term a s^2; the dot marks s* "
-             "where they meet; a dotted vertical line marks each model's context length."]
+    parts = [_("Dashed: the linear term c s; solid: the quadratic term a s^2; the dot marks s* "
+               "where they meet; a dotted vertical line marks each model's context length.")]
     for group in h.coincide:
-        parts.append(f"The curves of {', '.join(group)} coincide (the same a and c), so only "
-                     "the last one drawn is visible.")
+        parts.append(_("The curves of {models} coincide (the same a and c), so only the last "
+                       "one drawn is visible.", models=", ".join(group)))
     return esc(" ".join(parts))
 
 
@@ -122,14 +125,13 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
     blank = BLANK_CELL if tex else "____"
     refs = SourceIndex()
     models = [esc(sh.spec.name) for sh in h.sheets]
-    dims = [{"symbol": SIZES[n].latex, "meaning": esc(dimension_meaning(n)),
+    dims = [{"symbol": SIZES[n].latex, "meaning": esc(tr(dimension_meaning(n))),
              "cells": [grouped(sh.dims[n]) if n in sh.dims else "--" for sh in h.sheets]}
             for n in h.dimensions]
     cats = [c for c in CATEGORIES if any(c in sh.categories for sh in h.sheets)]
-    pct = "\\%" if tex else "%"
-    breakdown = [{"name": esc(c),
+    breakdown = [{"name": esc(tr(c)),
                   "cells": [blank if blanks else grouped(sh.categories.get(c, 0)) for sh in h.sheets],
-                  "shares": [blank if blanks else f"{100 * sh.categories.get(c, 0) / sh.total:.1f}{pct}"
+                  "shares": [blank if blanks else esc(percent(100 * sh.categories.get(c, 0) / sh.total))
                              for sh in h.sheets]}
                  for c in cats]
     keys = ["".join(ch for ch in c if ch.isalnum()) for c in cats]
@@ -143,7 +145,7 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
         bottom = min(sh.curve.points[0][1], sh.curve.points[0][2])
         budget = sh.budget
         sheets.append({
-            "model": models[i], "attention": esc(sh.attention),
+            "model": models[i], "attention": esc(tr(sh.attention)),
             "color": COLORS[i % len(COLORS)], "mark": MARKS[i % len(MARKS)],
             "total": grouped(sh.total), "total_short": short(sh.total),
             "params": _no_sizes(view_of(sh.params, units, refs, blanks=blanks)),
@@ -151,12 +153,19 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
             "flops": _no_sizes(view_of(sh.flops, units, refs, blanks=blanks)),
             "budget": [_no_sizes(view_of(d, units, refs, blanks=blanks))
                        for d in budget.derivations] if budget else [],
-            "budget_notes": [esc(n) for n in budget.notes] if budget else [],
+            "budget_notes": [esc(tr(n)) for n in budget.notes] if budget else [],
             "correction": grouped(sh.closed.meta["correction"]),
             "kaplan": grouped(sh.closed.meta["approx"]),
+            "closed_line": esc(_("{model}: Kaplan et al.'s form gives {approx} ({approx_short}), the "
+                                 "exact non-embedding count is {exact} ({exact_short}).",
+                                 model=sh.spec.name, approx=grouped(sh.closed.meta["approx"]),
+                                 approx_short=short(sh.closed.meta["approx"]),
+                                 exact=grouped(sh.closed.meta["exact"]),
+                                 exact_short=short(sh.closed.meta["exact"])))
+            if not blanks and sh.closed.meta.get("exact") is not None else "",
             "crossover": _approx(sh.curve.crossover),
             "crossover_tex": number_tex(sh.curve.crossover) if sh.curve.crossover.q == 1
-            else f"{float(sh.curve.crossover):,.1f}".replace(",", "{,}"),
+            else math_decimal(float(sh.curve.crossover), 1),
             "crossover_point": f"({_sci(sh.curve.crossover)},{_sci(sh.curve.linear * sh.curve.crossover)})",
             "linear_coords": " ".join(f"({p},{_sci(lin)})" for p, lin, _ in sh.curve.points),
             "quadratic_coords": " ".join(f"({p},{_sci(quad)})" for p, _, quad in sh.curve.points),
@@ -181,12 +190,12 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
                                    for r in summary["rows"]],
                        "sheets": [sheets[i] for i in idx]})
     many = len(h.sheets) > 3
-    return {"title": esc(h.title), "models": models, "dims": dims, "breakdown": breakdown,
+    return {"title": esc(tr(h.title)), "models": models, "dims": dims, "breakdown": breakdown,
             "groups": groups, "sections": list(h.sections), "exercises": blanks,
             "summary": summary,
             "totals": [grouped(sh.total) for sh in h.sheets],
             "totals_short": [short(sh.total) for sh in h.sheets],
-            "bars": bars, "categories": [esc(c) for c in cats], "category_keys": keys,
+            "bars": bars, "categories": [esc(tr(c)) for c in cats], "category_keys": keys,
             "bar_width": f"{max(3, min(9, 48 // max(1, len(h.sheets))))}pt",
             "bar_labels": not many, "legend_columns": min(4, len(h.sheets)),
             "caption": _caption(h, esc),
@@ -195,14 +204,23 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
             "references": refs.entries(esc)}
 
 
-def handout_markdown(h: Handout, units: Units = Units(), template: str | None = None) -> str:
-    v = handout_view(h, tex=False, units=units)
-    return render_user(template, False, h=v) if template else render("handout.md.j2", h=v)
+def handout_markdown(h: Handout, units: Units = Units(), template: str | None = None,
+                     lang: str | None = None) -> str:
+    """The handout in Markdown, in ``lang`` (en, ru, zh; default: the language in force)."""
+    with using(lang or current()):
+        v = handout_view(h, tex=False, units=units)
+        return render_user(template, False, h=v) if template else render("handout.md.j2", h=v)
 
 
-def handout_latex(h: Handout, units: Units = Units(), template: str | None = None) -> str:
-    v = handout_view(h, tex=True, units=units)
-    return render_user(template, True, h=v) if template else render("handout.tex.j2", h=v)
+def handout_latex(h: Handout, units: Units = Units(), template: str | None = None,
+                  lang: str | None = None) -> str:
+    """The handout as a LaTeX document, in ``lang``: pdflatex's preamble for ASCII English,
+    xelatex's with the fonts its text needs otherwise (:func:`.latex.with_fonts`)."""
+    with using(lang or current()):
+        v = handout_view(h, tex=True, units=units)
+        if template:
+            return with_fonts(lambda f: render_user(template, True, h=v, fonts=f))
+        return with_fonts(lambda f: render("handout.tex.j2", h=v, fonts=f))
 
 
 LATEX_TIME_LIMIT = 300  # seconds for one LaTeX run
@@ -218,25 +236,39 @@ def latex_environment(folder: str) -> dict:
             "shell_escape": "f"}
 
 
-def compile_pdf(tex: str, output: Path) -> None:
-    """pdflatex (through latexmk when installed) in a scratch directory, shell escape off,
-    file access restricted to that directory (:func:`latex_environment`). On failure the log
-    is kept next to the output (``output`` with ``.log``) and the first error is named."""
-    latexmk, pdflatex = shutil.which("latexmk"), shutil.which("pdflatex")
-    if not pdflatex:
-        raise SymcalcError("-o", "PDF output needs pdflatex (not found on PATH); "
-                                 "write FILE.tex instead, or install texlive and latexmk")
+def engine_for(tex: str) -> str:
+    """pdflatex for a document of ASCII text, xelatex for any other (or one that loads
+    fontspec): the preamble :func:`handout_latex` writes matches the engine."""
+    if "\\usepackage{fontspec}" in tex or any(ord(ch) > 127 for ch in tex):
+        return "xelatex"
+    return "pdflatex"
+
+
+def compile_pdf(tex: str, output: Path, engine: str | None = None) -> None:
+    """pdflatex or xelatex (:func:`engine_for`; through latexmk when installed) in a scratch
+    directory, shell escape off, file access restricted to that directory
+    (:func:`latex_environment`). On failure the log is kept next to the output (``output``
+    with ``.log``) and the first error is named; a glyph the fonts lack is an error naming
+    the character."""
+    engine = engine or engine_for(tex)
+    latexmk, program = shutil.which("latexmk"), shutil.which(engine)
+    if not program:
+        need = "texlive-xetex" if engine == "xelatex" else "texlive-latex-base"
+        raise SymcalcError("-o", f"PDF output of this document needs {engine} (not found on "
+                                 f"PATH); write FILE.tex instead, or install {need}")
     with tempfile.TemporaryDirectory(prefix="symcalc-") as tmp:
         src = Path(tmp) / "handout.tex"
         src.write_text(tex, encoding="utf-8")
         if latexmk:
-            cmd = [latexmk, "-pdf", "-interaction=nonstopmode", "-halt-on-error",
-                   "-pdflatex=pdflatex -no-shell-escape %O %S", src.name]
+            flag = "-xelatex" if engine == "xelatex" else "-pdf"
+            cmd = [latexmk, flag, "-interaction=nonstopmode", "-halt-on-error",
+                   f"-{engine}={engine} -no-shell-escape %O %S", src.name]
             runs = [cmd]
         else:
-            cmd = [pdflatex, "-no-shell-escape", "-interaction=nonstopmode", "-halt-on-error", src.name]
+            cmd = [program, "-no-shell-escape", "-interaction=nonstopmode", "-halt-on-error", src.name]
             runs = [cmd, cmd]
         env = latex_environment(tmp)
+        log = Path(tmp) / "handout.log"
         for run in runs:
             try:
                 done = subprocess.run(run, cwd=tmp, capture_output=True, text=True,
@@ -245,9 +277,9 @@ def compile_pdf(tex: str, output: Path) -> None:
                 failed, why = done.returncode != 0, ""
             except subprocess.TimeoutExpired:
                 failed, why = True, f"took more than {LATEX_TIME_LIMIT} s"
-            if failed:
-                log = Path(tmp) / "handout.log"
-                text = log.read_text(errors="replace") if log.exists() else ""
+            text = log.read_text(errors="replace") if log.exists() else ""
+            missing = next((l for l in text.splitlines() if l.startswith("Missing character:")), "")
+            if failed or missing:
                 first = next((l for l in text.splitlines() if l.startswith("!")), "")
                 kept = output.with_suffix(".log")
                 try:
@@ -255,6 +287,8 @@ def compile_pdf(tex: str, output: Path) -> None:
                     where = f"log: {kept}"
                 except OSError:
                     where = "no log could be kept"
-                raise SymcalcError("-o", f"pdflatex failed on the handout "
+                if missing and not failed:
+                    raise SymcalcError("-o", f"{engine}: {missing.strip()} ({where})")
+                raise SymcalcError("-o", f"{engine} failed on the handout "
                                          f"({why or first or 'no error line in the log'}; {where})")
         shutil.copyfile(Path(tmp) / "handout.pdf", output)

@@ -1,13 +1,28 @@
 """LaTeX output: a derivation as a fragment (``align*`` blocks to paste) or as a standalone
-document that compiles with pdflatex. User text is escaped (:mod:`.escape`)."""
+document that compiles with pdflatex (ASCII English) or xelatex (any other text, fonts chosen by
+:mod:`.fonts`). User text is escaped (:mod:`.escape`); words are in the language asked for
+(:mod:`symcalc.i18n`)."""
 from __future__ import annotations
 
+from typing import Callable
+
 from ..derivations.derivation import Derivation
+from ..i18n import current, using
+from . import fonts as fontlib
 from .escape import latex_text
 from .templates import render, render_user
 from .view import SourceIndex, Units, derivation_view
 
-YI_TEX = r"$\times 10^{8}$ (yi)"
+# 亿 is shown as itself (xelatex with a CJK font); Jupyter's MathJax gets it as text too
+YI_TEX = "亿"
+
+
+def with_fonts(render_with: Callable[[dict | None], str]) -> str:
+    """A whole document rendered once without fonts; when its text is not plain ASCII English,
+    rendered again with the fonts xelatex needs for it (:func:`.fonts.choose`)."""
+    tex = render_with(None)
+    chosen = fontlib.choose(tex, current())
+    return tex if chosen is None else render_with(chosen)
 
 
 def align_rows(equations: list[dict]) -> list[dict]:
@@ -34,11 +49,17 @@ def tex_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = N
 
 def derivation_latex(d: Derivation, standalone: bool = False, units: Units = Units(),
                      template: str | None = None, jupyter: bool = False,
-                     blanks: bool = False) -> str:
+                     blanks: bool = False, lang: str | None = None) -> str:
     """A derivation in LaTeX; ``standalone`` wraps it in a compilable article; ``blanks``
-    makes it an exercise sheet (every computed number left blank)."""
+    makes it an exercise sheet (every computed number left blank); ``lang``: en, ru or zh
+    (default: the language in force)."""
+    with using(lang or current()):
+        return _derivation_latex(d, standalone, units, template, jupyter, blanks)
+
+
+def _derivation_latex(d, standalone, units, template, jupyter, blanks) -> str:
     if jupyter:
-        v = derivation_view(d, mathjax_text, units, yi_text="x 10^8 (yi)")
+        v = derivation_view(d, mathjax_text, units, yi_text="亿")
         for sec in v["sections"]:
             if sec["kind"] == "steps":
                 sec["rows"] = [dict(r, tag=r["tag"].replace("~[", " ["))
@@ -50,7 +71,7 @@ def derivation_latex(d: Derivation, standalone: bool = False, units: Units = Uni
     body = render("derivation.tex.j2", v=v)
     if not standalone:
         return body
-    return render("document.tex.j2", body=body, pgfplots=False)
+    return with_fonts(lambda f: render("document.tex.j2", body=body, pgfplots=False, fonts=f))
 
 
 def mathjax_text(text: object) -> str:

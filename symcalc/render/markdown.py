@@ -3,6 +3,7 @@ Jupyter display. User text is escaped (:func:`.escape.markdown_text`)."""
 from __future__ import annotations
 
 from ..derivations.derivation import Derivation
+from ..i18n import current, using
 from .escape import markdown_text
 from .templates import render, render_user
 from .view import SourceIndex, Units, derivation_view
@@ -14,8 +15,11 @@ def md_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = No
 
 
 def derivation_markdown(d: Derivation, units: Units = Units(), template: str | None = None,
-                        blanks: bool = False) -> str:
-    v = md_view(d, units, blanks=blanks)
-    if template:
-        return render_user(template, False, v=v)
-    return render("derivation.md.j2", v=v)
+                        blanks: bool = False, lang: str | None = None) -> str:
+    """A derivation in Markdown, its words in ``lang`` (en, ru, zh; default: the language in
+    force)."""
+    with using(lang or current()):
+        v = md_view(d, units, blanks=blanks)
+        if template:
+            return render_user(template, False, v=v)
+        return render("derivation.md.j2", v=v)

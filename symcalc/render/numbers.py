@@ -1,22 +1,119 @@
-"""Number formatting shared by every renderer (no sympy, no jinja2)."""
+"""Number formatting shared by every renderer (no sympy, no jinja2).
+
+English keeps symcalc's own formats (7,241,732,096; 7.24 B). Russian and Chinese take their
+digits, separators and count words from CLDR through Babel: Russian groups with a no-break
+space and writes a decimal comma (7 241 732 096; 7,242 млрд), Chinese counts in 万 and 亿
+(0.849亿). Bytes are always named GB (10^9) and GiB (2^30).
+"""
 from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ..i18n import current
 
 GB, GiB = 10**9, 2**30
 SI = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+# Chinese writes a count in 亿 from a tenth of one on (the estimator's 0.849亿), as in 万
+EARLY_UNIT = {"zh": 10}
+
+
+def _babel_locale(lang: str):
+    from babel import Locale
+
+    return Locale.parse(lang)
+
+
+@lru_cache(maxsize=None)
+def symbols(lang: str) -> tuple[str, str]:
+    """CLDR's (group, decimal) separators of ``lang``."""
+    from babel.numbers import get_decimal_symbol, get_group_symbol
+
+    return get_group_symbol(lang), get_decimal_symbol(lang)
+
+
+def decimal(x: float, digits: int, lang: str | None = None) -> str:
+    """``x`` with ``digits`` decimals, grouped, in ``lang``'s format (14,48 in Russian)."""
+    lang = lang or current()
+    if lang == "en":
+        return f"{x:,.{digits}f}"
+    from babel.numbers import format_decimal
+
+    pattern = "#,##0" + ("." + "0" * digits if digits else "")
+    return format_decimal(x, format=pattern, locale=lang)
 
 
 def grouped(n: int, sep: str = ",") -> str:
-    """Exact integer with thousands separators: 7,241,732,096."""
-    return f"{int(n):,}".replace(",", sep)
+    """Exact integer with thousands separators: 7,241,732,096 (Russian 7 241 732 096 with
+    no-break spaces, CLDR's grouping)."""
+    lang = current()
+    if lang == "en" or sep != ",":
+        return f"{int(n):,}".replace(",", sep)
+    from babel.numbers import format_decimal
+
+    return format_decimal(int(n), locale=lang)
+
+
+def math_grouped(n: int) -> str:
+    """An integer inside TeX math: 7{,}241{,}732{,}096; Russian 7\\,241\\,732\\,096."""
+    group, _ = symbols(current()) if current() != "en" else (",", ".")
+    text = f"{int(n):,}"
+    return text.replace(",", "{,}" if group == "," else "\\,")
+
+
+def math_decimal(x: float, digits: int = 1) -> str:
+    """A decimal inside TeX math, in the current language's separators."""
+    lang = current()
+    group, point = symbols(lang) if lang != "en" else (",", ".")
+    text = f"{x:,.{digits}f}".replace(",", "\0").replace(".", "\1")
+    return (text.replace("\0", "{,}" if group == "," else "\\,")
+            .replace("\1", "{,}" if point == "," else "."))
+
+
+@lru_cache(maxsize=None)
+def count_words(lang: str) -> tuple[tuple[int, str], ...]:
+    """CLDR's words for large counts in ``lang``, largest first: Russian (10^12, ' трлн') ...
+    (10^3, ' тыс.'); Chinese (10^12, '万亿'), (10^8, '亿'), (10^4, '万')."""
+    formats = _babel_locale(lang).compact_decimal_formats["short"]
+    other = formats.get("other") or next(iter(formats.values()))
+    out = []
+    for power, pattern in other.items():
+        text = pattern.pattern if hasattr(pattern, "pattern") else str(pattern)
+        m = re.fullmatch(r"0([^0].*)", text)  # one digit before the word: the unit itself
+        if m:
+            out.append((int(power), m[1].replace("'", "")))
+    return tuple(sorted(out, reverse=True))
+
+
+def count_unit(n: int, power: int, digits: int = 3, lang: str | None = None) -> str:
+    """``n`` in units of ``power`` with CLDR's word: 7,242 млрд, 0.849亿."""
+    lang = lang or current()
+    word = dict(count_words(lang)).get(power)
+    if word is None:
+        return decimal(int(n) / power, digits, lang)
+    return decimal(int(n) / power, digits, lang) + word
 
 
 def short(n: int) -> str:
-    """7,241,732,096 -> '7.24 B'; 124,439,808 -> '124.44 M'."""
+    """7,241,732,096 -> '7.24 B'; 124,439,808 -> '124.44 M' (Russian '7,242 млрд', Chinese
+    '72.417亿')."""
     n = int(n)
+    lang = current()
+    if lang != "en":
+        early = EARLY_UNIT.get(lang, 1)
+        for power, _ in count_words(lang):
+            if abs(n) * early >= power:
+                return count_unit(n, power)
+        return grouped(n)
     for div, unit in ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K")):
         if abs(n) >= div:
             return f"{n / div:.2f} {unit}"
     return str(n)
+
+
+def _space() -> str:
+    """Between a number and its unit: a no-break space outside English."""
+    return " " if current() == "en" else "\u00a0"
 
 
 def si(n: int, prefix: str | None = None, unit: str = "FLOPs") -> str:
@@ -24,18 +121,21 @@ def si(n: int, prefix: str | None = None, unit: str = "FLOPs") -> str:
     n = int(n)
     if prefix is None:
         prefix = next((p for p in ("E", "P", "T", "G", "M", "K") if abs(n) >= SI[p]), "")
-    return f"{n / SI[prefix]:,.2f} {prefix}{unit}"
+    return f"{decimal(n / SI[prefix], 2)}{_space()}{prefix}{unit}"
 
 
 def yi(n: int) -> str:
-    """In units of 10^8 (亿), as the estimator in the seeds shows: 0.849 亿."""
-    return f"{int(n) / 10**8:.3f} 亿"
+    """In units of 10^8 (亿), as the estimator in the seeds shows: 0.849 亿 (Chinese 0.849亿)."""
+    if current() == "zh":
+        return count_unit(n, 10**8)
+    return f"{decimal(int(n) / 10**8, 3)}{_space()}亿"
 
 
 def bytes_both(n: int) -> str:
     """Bytes in GB (10^9) and GiB (2^30), always both named: 14.48 GB / 13.49 GiB."""
     n = int(n)
-    return f"{n / GB:,.2f} GB / {n / GiB:,.2f} GiB"
+    sp = _space()
+    return f"{decimal(n / GB, 2)}{sp}GB / {decimal(n / GiB, 2)}{sp}GiB"
 
 
 PARAM_UNITS = {"exact": None, "K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12, "yi": 10**8}
@@ -43,16 +143,31 @@ PARAM_UNITS = {"exact": None, "K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12, "
 
 def params_in(n: int, unit: str = "auto") -> str:
     """A count in the unit asked for: 'auto' (short), K, M, B, T, or yi (10^8, 亿);
-    'exact' gives the grouped integer."""
+    'exact' gives the grouped integer. Russian names K..T with CLDR's тыс./млн/млрд/трлн."""
     if unit == "auto":
         return short(n)
     if unit == "exact":
         return grouped(n)
     if unit == "yi":
         return yi(n)
-    return f"{int(n) / PARAM_UNITS[unit]:,.3f} {unit}"
+    lang = current()
+    if lang != "en" and PARAM_UNITS[unit] in dict(count_words(lang)):
+        return count_unit(n, PARAM_UNITS[unit])
+    return f"{decimal(int(n) / PARAM_UNITS[unit], 3)}{_space()}{unit}"
 
 
 def flops_in(n: int, prefix: str = "auto") -> str:
     """FLOPs with the SI prefix asked for (auto picks the largest that keeps a leading digit)."""
     return si(n, None if prefix == "auto" else prefix)
+
+
+def percent(x: float, digits: int = 1) -> str:
+    """A share in per cent: 12.3% (Russian 12,3 %, CLDR's pattern)."""
+    lang = current()
+    if lang == "en":
+        return f"{x:.{digits}f}%"
+    from babel.numbers import format_percent
+
+    pattern = _babel_locale(lang).percent_formats[None].pattern  # Russian '#,##0\xa0%'
+    pattern = re.sub(r"0(?=[^0]*$)", "0." + "0" * digits, pattern, count=1) if digits else pattern
+    return format_percent(x / 100, format=pattern, locale=lang)

@@ -9,7 +9,10 @@ delimiters that never clash with TeX's braces and percent signs::
     ((( x )))                                  values
     ((= a comment =))
 
-Templates never compute: every value they show is prepared by the renderer.
+Templates never compute: every value they show is prepared by the renderer. Their words are
+message ids, ``_("The models")`` (fields in braces: ``_("context {n}", n=...)``), shown in the
+language in force (:mod:`symcalc.i18n`; jinja2's i18n extension gives ``{% trans %}`` blocks
+the same catalogs); ``tests/test_i18n.py`` fails when one has no translation.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ import jinja2.sandbox
 from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from .. import i18n
 from ..errors import SymcalcError
 
 TEX_SYNTAX = dict(block_start_string="((*", block_end_string="*))",
@@ -53,10 +57,19 @@ def _syntax(name: str) -> dict:
     return TEX_SYNTAX if name.endswith(".tex.j2") else {}
 
 
+def with_messages(env: jinja2.Environment) -> jinja2.Environment:
+    """``_``, ``gettext`` and ``ngettext`` (and ``{% trans %}``) read symcalc's catalogs in the
+    language in force."""
+    env.add_extension("jinja2.ext.i18n")
+    env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=False)
+    env.globals["_"] = i18n._
+    return env
+
+
 @lru_cache(maxsize=None)
 def environment(tex: bool) -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(str(template_dir()))
-    return jinja2.Environment(loader=loader, **COMMON, **(TEX_SYNTAX if tex else {}))
+    return with_messages(jinja2.Environment(loader=loader, **COMMON, **(TEX_SYNTAX if tex else {})))
 
 
 def render(name: str, **data) -> str:
@@ -299,7 +312,7 @@ def render_user(path: str, tex: bool, **data) -> str:
     seen: dict = {}
     loader = jinja2.ChoiceLoader([_FolderLoader(real.parent, seen),
                                   jinja2.FileSystemLoader(str(template_dir()))])
-    env = BoundedSandbox(seen, loader=loader, **COMMON, **(TEX_SYNTAX if tex else {}))
+    env = with_messages(BoundedSandbox(seen, loader=loader, **COMMON, **(TEX_SYNTAX if tex else {})))
     seen[str(real)] = path
     previous = _alarm(TIME_LIMIT)
     out, size = [], 0

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import _, tr
 from .escape import one_line
 from .numbers import bytes_both, grouped, short, si
 
 
 def _rows(rows: list[tuple[str, str]]) -> list[str]:
-    width = max(len(k) for k, _ in rows)
+    width = max(len(k) for k, _v in rows)
     return [f"  {k.ljust(width)}  {v}" for k, v in rows]
 
 
@@ -35,47 +36,48 @@ def _part_lines(rep: dict[str, Any]) -> list[str]:
 
 def report_table(rep: dict[str, Any]) -> str:
     p, f, m = rep["params"], rep["flops"], rep["memory"]
-    lines = [f"model: {one_line(rep['model'])}"] + _part_lines(rep) + ["", "parameters"]
+    lines = [_("model: {name}", name=one_line(rep['model']))] + _part_lines(rep) + ["", _("parameters")]
     per = p["per_layer"]
     stacks = [k[:-len("/total")] for k in per if k.endswith("/total")]
     if "total" in per:  # a single stack's layer (an MoE stack may add its dense_layer)
         stacks = [""] + stacks
-    rows = [("total", f"{grouped(p['total'])}  ({short(p['total'])})"),
-            ("embedding", f"{grouped(p['embedding'])}  (token/position tables"
-                          + (", untied head)" if "head/weight" in p["breakdown"] else ")")),
-            ("non-embedding", grouped(p["non_embedding"]))]
+    rows = [(_("total"), f"{grouped(p['total'])}  ({short(p['total'])})"),
+            (_("embedding"), f"{grouped(p['embedding'])}  ("
+                             + (_("token/position tables, untied head") if "head/weight" in p["breakdown"]
+                                else _("token/position tables")) + ")"),
+            (_("non-embedding"), grouped(p["non_embedding"]))]
     if p["active"] != p["total"]:
-        rows.append(("active per token", f"{grouped(p['active'])}  ({short(p['active'])})"))
+        rows.append((_("active per token"), f"{grouped(p['active'])}  ({short(p['active'])})"))
     for stack in stacks:
         pre = f"{stack}/" if stack else ""
-        label = {"": "per layer", "dense_layer": "dense layer",
-                 "linear_mixer": "linear-attention mixer", "ssm_mixer": "Mamba mixer",
-                 "conv_mixer": "short-conv mixer"}.get(stack, f"{stack} layer")
+        label = {"": _("per layer"), "dense_layer": _("dense layer"),
+                 "linear_mixer": _("linear-attention mixer"), "ssm_mixer": _("Mamba mixer"),
+                 "conv_mixer": _("short-conv mixer")}.get(stack, f"{stack} layer")
         rows.append((label, grouped(per[f"{pre}total"])))
         for part in ("attention", "cross_attention", "ffn", "moe", "norm"):
             if f"{pre}{part}" in per:
-                rows.append((f"  {part.replace('_', '-')}", grouped(per[f"{pre}{part}"])))
-    rows.append(("head dimension", str(p["head_dim"])))
+                rows.append((f"  {tr(part.replace('_', '-'))}", grouped(per[f"{pre}{part}"])))
+    rows.append((_("head dimension"), str(p["head_dim"])))
     w16 = 2 * p["total"]
-    rows.append(("weights at 16 bits", bytes_both(w16)))
+    rows.append((_("weights at 16 bits"), bytes_both(w16)))
     lines += _rows(rows)
 
     conv = f["conventions"]
-    lines += ["", f"compute  (batch {f['batch']} x seq_len {f['seq_len']}"
-              + (f", decoder {f['dec_seq_len']}" if "dec_seq_len" in f else "") + ")"]
+    lines += ["", _("compute  (batch {b} x seq_len {s}", b=f['batch'], s=f['seq_len'])
+              + (_(", decoder {n}", n=f['dec_seq_len']) if "dec_seq_len" in f else "") + ")"]
     lines += _rows([
-        ("forward, matmul", f"{grouped(f['forward_matmul'])} FLOPs  ({si(f['forward_matmul'])})"),
-        ("", f"[{conv['forward_matmul']}]"),
-        ("forward" if rep.get("family") == "encoder" else "forward (= prefill)", f"{grouped(f['forward'])}  ({si(f['forward'], unit='')})  [{conv['forward']}]"),
-        ("training step", f"{grouped(f['training'])}  ({si(f['training'], unit='')})  [{conv['training']}]"),
+        (_("forward, matmul"), _("{n} FLOPs", n=grouped(f['forward_matmul'])) + f"  ({si(f['forward_matmul'])})"),
+        ("", f"[{tr(conv['forward_matmul'])}]"),
+        (_("forward") if rep.get("family") == "encoder" else _("forward (= prefill)"), f"{grouped(f['forward'])}  ({si(f['forward'], unit='')})  [{tr(conv['forward'])}]"),
+        (_("training step"), f"{grouped(f['training'])}  ({si(f['training'], unit='')})  [{tr(conv['training'])}]"),
     ] + ([] if rep.get("family") == "encoder" else [
-        ("decode, per token", f"{grouped(f['decode_per_token'])} FLOPs at context {f['decode_context']}"),
+        (_("decode, per token"), _("{n} FLOPs at context {c}", n=grouped(f['decode_per_token']), c=f['decode_context'])),
     ]))
     mc = m["conventions"]
-    lines += ["", "memory"]
+    lines += ["", _("memory")]
     lines += _rows([
-        ("weights", f"{grouped(m['weights_bytes'])} B = {bytes_both(m['weights_bytes'])}  [{mc['weights_bytes']}]"),
-        ("KV cache", f"{grouped(m['kv_cache_bytes'])} B = {bytes_both(m['kv_cache_bytes'])}  [{mc['kv_cache_bytes']}]"),
+        (_("weights"), f"{grouped(m['weights_bytes'])} B = {bytes_both(m['weights_bytes'])}  [{tr(mc['weights_bytes'])}]"),
+        (_("KV cache"), f"{grouped(m['kv_cache_bytes'])} B = {bytes_both(m['kv_cache_bytes'])}  [{tr(mc['kv_cache_bytes'])}]"),
     ] + [
         (f"  {name}", f"{grouped(n)} B = {bytes_both(n)}")
         for name, n in m.get("kv_cache_bytes_by_convention", {}).items()
@@ -88,8 +90,8 @@ def report_table(rep: dict[str, Any]) -> str:
                            f"{grouped(m['decode_state']['per_sequence_recurrent_bytes'])} B do not grow"),
         ("  per token", f"{grouped(m['decode_state']['per_token_bytes'])} B more for each cached token"),
     ]) + [
-        ("activations", f"{grouped(m['activations_bytes'])} B = {bytes_both(m['activations_bytes'])}  [{mc['activations_bytes']}]"),
-        ("training state", f"{grouped(m['training_bytes'])} B = {bytes_both(m['training_bytes'])}  [{mc['training_bytes']}]"),
+        (_("activations"), f"{grouped(m['activations_bytes'])} B = {bytes_both(m['activations_bytes'])}  [{tr(mc['activations_bytes'])}]"),
+        (_("training state"), f"{grouped(m['training_bytes'])} B = {bytes_both(m['training_bytes'])}  [{tr(mc['training_bytes'])}]"),
     ])
     if "fits" in rep:
         lines += fits_table(rep["fits"])

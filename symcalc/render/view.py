@@ -14,7 +14,8 @@ from sympy.printing.latex import LatexPrinter
 from ..derivations import derivation as dv
 from ..derivations.sources import SOURCES
 from ..algebra.symbols import SIZES, latex_names
-from .numbers import GB, GiB, bytes_both, flops_in, grouped, params_in
+from ..i18n import _, ngettext, tr
+from .numbers import GB, GiB, bytes_both, flops_in, grouped, math_decimal, math_grouped, params_in
 
 LINE_LIMIT = 66  # visible characters of math per line before a break (A4, 11pt)
 SUM_CHUNK = 4  # terms per line of a long sum
@@ -56,7 +57,7 @@ def number_tex(value) -> str:
     value = sympy.Rational(value) if not isinstance(value, int) else value
     if isinstance(value, int) or value.q == 1:
         n = int(value)
-        return grouped(n, "{,}") if abs(n) >= 10**4 else str(n)
+        return math_grouped(n) if abs(n) >= 10**4 else str(n)
     return f"\\frac{{{number_tex(int(value.p))}}}{{{number_tex(int(value.q))}}}"
 
 
@@ -71,8 +72,7 @@ def value_tex(value) -> str:
     exact = number_tex(value)
     if isinstance(value, int) or sympy.Rational(value).q == 1:
         return exact
-    approx = f"{float(value):,.1f}".replace(",", "{,}")
-    return f"{exact} \\approx {approx}"
+    return f"{exact} \\approx {math_decimal(float(value), 1)}"
 
 
 # symbols a derivation introduces for itself (not sizes of the model)
@@ -218,10 +218,11 @@ def _equation(step, esc, refs: SourceIndex) -> dict:
     order = "none" if isinstance(step, dv.Compose) else None
     if isinstance(step, dv.Simplify):
         pieces = [math(step.after)]
-        note = f"under {dv.ASSUMPTION_NAMES.get(step.assumption, step.assumption)}"
+        note = _("under {assumption}",
+                 assumption=tr(dv.ASSUMPTION_NAMES.get(step.assumption, step.assumption)))
     else:
         pieces = [math(step.expr, order=order)] if isinstance(step, (dv.Formula, dv.Compose)) else []
-        note = getattr(step, "meaning", "")
+        note = tr(getattr(step, "meaning", ""))
     ref = refs.ref(getattr(step, "source", ""))
     number = getattr(step, "expr", None)
     return {"lhs": part_name(step.letter, step.path), "pieces": pieces, "order": order,
@@ -236,7 +237,7 @@ REL_TEX = {"=": "=", "<=": "\\le", ">=": "\\ge", "<": "<", ">": ">", "~": "\\app
 def _relation(step, esc, refs: SourceIndex) -> dict:
     ref = refs.ref(step.source)
     return {"lhs": StepPrinter().doprint(step.lhs), "pieces": [math(r) for r in step.rhs],
-            "rel": REL_TEX[step.op], "order": None, "meaning": esc(step.meaning),
+            "rel": REL_TEX[step.op], "order": None, "meaning": esc(tr(step.meaning)),
             "path": esc(step.path), "ref": ref, "done": True,
             "source": esc(SOURCES[step.source].citation) if ref and step.source in SOURCES else ""}
 
@@ -301,12 +302,12 @@ def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
     if result.unit == "parameters":
         shown = params_in(n, units.params)
         shown = shown.replace("亿", yi_text)
-        return [f"{grouped(n)} parameters", shown]
+        return [ngettext("{n} parameter", "{n} parameters", n).format(n=grouped(n)), shown]
     if result.unit == "FLOPs":
-        return [f"{grouped(n)} FLOPs", flops_in(n, units.flops)]
+        return [_("{n} FLOPs", n=grouped(n)), flops_in(n, units.flops)]
     if result.unit == "size":
         return [f"{result.path} = {grouped(n)}"]
-    return [f"{grouped(n)} bytes", bytes_both(n)]
+    return [ngettext("{n} byte", "{n} bytes", n).format(n=grouped(n)), bytes_both(n)]
 
 
 def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = Units(),
@@ -321,23 +322,23 @@ def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = 
         results = [s for s in section.steps if isinstance(s, dv.Result)]
         if defines:
             rows = [{"symbol": latex_names().get(s.symbol) or StepPrinter().doprint(s.symbol),
-                     "meaning": esc(s.meaning), "value": _plain_number(s.value),
+                     "meaning": esc(tr(s.meaning)), "value": _plain_number(s.value),
                      "value_tex": number_tex(s.value)} for s in defines]
-            sections.append({"title": esc(section.title), "kind": "sizes", "rows": rows})
+            sections.append({"title": esc(tr(section.title)), "kind": "sizes", "rows": rows})
         elif results:
             r = results[0]
             lhs = (latex_names()[SIZES[r.path].symbol] if r.unit == "size" and r.path in SIZES
                    else part_name(r.letter, r.path))
-            sections.append({"title": esc(section.title), "kind": "result",
+            sections.append({"title": esc(tr(section.title)), "kind": "result",
                              "lhs": lhs, "value_tex": BLANK if blanks else number_tex(r.value),
                              "value": "____" if blanks else grouped(r.value),
-                             "words": ([esc(f"____ {r.unit}")] if blanks else
+                             "words": ([esc("____ " + tr(r.unit))] if blanks else
                                        [esc(w) for w in result_text(r, units, yi_text)]),
-                             "meaning": esc(r.meaning) if r.meaning != r.unit else ""})
+                             "meaning": esc(tr(r.meaning)) if r.meaning != r.unit else ""})
         else:
-            sections.append({"title": esc(section.title), "kind": "steps",
+            sections.append({"title": esc(tr(section.title)), "kind": "steps",
                              "equations": steps_view(section.steps, esc, refs, blanks),
-                             "note": esc(section.note)})
-    return {"title": esc(d.title), "model": esc(d.model), "quantity": esc(d.quantity),
-            "conventions": [esc(c) for c in d.conventions], "sections": sections,
+                             "note": esc(tr(section.note))})
+    return {"title": esc(tr(d.title)), "model": esc(d.model), "quantity": esc(d.quantity),
+            "conventions": [esc(tr(c)) for c in d.conventions], "sections": sections,
             "references": refs.entries(esc)}

@@ -1,0 +1,185 @@
+"""Languages of symcalc's documents (``--lang en|ru|zh``): message catalogs and the current
+language.
+
+Every label, heading, caption, convention note and unit name a document shows is an English
+message id; its Russian and Chinese texts live in gettext catalogs,
+``symcalc/i18n/locale/<lang>/LC_MESSAGES/symcalc.po``. The ``.po`` files are compiled in memory
+when first used (Babel's reader and ``.mo`` writer), so there is no build step and no ``.mo``
+file to keep in step.
+
+Two kinds of message:
+
+* a plain id, looked up as it is (``"query projection"``);
+* a pattern id with named fields in braces (``"Parameters of {model}"``): the data modules
+  build the English sentence, and :func:`tr` recognises it against the pattern, takes the
+  fields out and puts them into the translation. The modules that build derivations stay
+  free of any rendering or language code.
+
+The language in force is a context variable (:func:`using`), set by the renderers' entry
+points; numbers are formatted for it by :mod:`symcalc.render.numbers` (CLDR data through
+Babel). This module imports neither sympy nor jinja2.
+"""
+from __future__ import annotations
+
+import gettext as _gettext
+import io
+import re
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import SymcalcError
+
+LANGS = ("en", "ru", "zh")
+LANG_NAMES = {"en": "English", "ru": "Russian", "zh": "Chinese (Simplified)"}
+DOMAIN = "symcalc"
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+
+_current: ContextVar[str] = ContextVar("symcalc_lang", default="en")
+# message ids asked for in a language whose catalog lacks them (tests read it)
+missing: dict[str, set[str]] = {}
+
+
+def check_lang(lang: str | None, field: str = "--lang") -> str:
+    """``lang`` if symcalc speaks it, else one clear error naming the choices."""
+    lang = "en" if lang is None else str(lang)
+    if lang not in LANGS:
+        raise SymcalcError(field, f"{lang!r} is not a language symcalc writes; choose from "
+                                  f"{', '.join(LANGS)}")
+    return lang
+
+
+def current() -> str:
+    """The language documents are being written in now."""
+    return _current.get()
+
+
+@contextmanager
+def using(lang: str | None):
+    """Write in ``lang`` (en, ru, zh) inside the block."""
+    token = _current.set(check_lang(lang, "lang"))
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def catalog_path(lang: str) -> Path:
+    return LOCALE_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+@lru_cache(maxsize=None)
+def translations(lang: str) -> _gettext.NullTranslations:
+    """The compiled catalog of ``lang`` (English: the ids themselves)."""
+    if lang == "en":
+        return _gettext.NullTranslations()
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    path = catalog_path(lang)
+    with path.open("rb") as fh:
+        catalog = read_po(fh, locale=lang, domain=DOMAIN)
+    buf = io.BytesIO()
+    write_mo(buf, catalog, use_fuzzy=False)
+    buf.seek(0)
+    return _gettext.GNUTranslations(buf)
+
+
+_FIELD = re.compile(r"\{([a-z_]+)\}")
+
+
+@lru_cache(maxsize=None)
+def _patterns(lang: str) -> tuple[tuple[re.Pattern, str], ...]:
+    """The pattern ids of ``lang``'s catalog as anchored regular expressions (longest first)."""
+    cat = getattr(translations(lang), "_catalog", {})
+    out = []
+    for msgid, msgstr in cat.items():
+        if not isinstance(msgid, str) or not _FIELD.search(msgid) or not msgstr \
+                or "\\" in msgid or not re.search("[A-Za-z]", _FIELD.sub("", msgid)):
+            continue  # LaTeX in an id, or only fields and punctuation: not a pattern
+        pieces, pos = [], 0
+        for m in _FIELD.finditer(msgid):
+            pieces.append(re.escape(msgid[pos:m.start()]))
+            pieces.append(f"(?P<{m[1]}>.+?)")
+            pos = m.end()
+        pieces.append(re.escape(msgid[pos:]))
+        try:
+            out.append((re.compile("".join(pieces) + r"\Z", re.S), msgid))
+        except re.error:  # the same field twice: not a pattern this reader supports
+            continue
+    out.sort(key=lambda p: -len(p[1]))
+    return tuple(out)
+
+
+def gettext(message: str) -> str:
+    """The translation of a plain message id in the current language."""
+    lang = current()
+    if lang == "en":
+        return message
+    cat = getattr(translations(lang), "_catalog", {})
+    text = cat.get(message)
+    if not text:
+        missing.setdefault(lang, set()).add(message)
+        return message
+    return text
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The form of a message for the count ``n`` (Russian has three)."""
+    lang = current()
+    t = translations(lang)
+    if lang != "en" and (singular, 0) not in getattr(t, "_catalog", {}):
+        missing.setdefault(lang, set()).add(singular)
+    return t.ngettext(singular, plural, n)
+
+
+def _(message: str, **fields) -> str:
+    """A message of the renderers with its fields filled in (``{name}`` style)."""
+    text = gettext(message)
+    return text.format(**fields) if fields else text
+
+
+_NUMBER = re.compile(r"-?\d{1,3}(,\d{3})*(\.\d+)?|-?\d+(\.\d+)?")
+
+
+def _number(text: str, lang: str) -> str:
+    """A number an English sentence held (4,096 or 0.14), in ``lang``'s format (CLDR); any
+    other field as it is."""
+    if not _NUMBER.fullmatch(text):
+        return text
+    from babel.numbers import format_decimal
+
+    plain = text.replace(",", "")
+    digits = len(plain.partition(".")[2])
+    pattern = "#,##0" + ("." + "0" * digits if digits else "")
+    return format_decimal(float(plain) if digits else int(plain), format=pattern, locale=lang)
+
+
+def _find(text: str, cat: dict, lang: str) -> str | None:
+    found = cat.get(text)
+    if found:
+        return found
+    for pattern, msgid in _patterns(lang):
+        m = pattern.match(text)
+        if m:
+            fields = {k: (_find(v, cat, lang) or _number(v, lang))
+                      for k, v in m.groupdict().items()}
+            return cat[msgid].format(**fields)
+    return None
+
+
+def tr(text: object) -> str:
+    """A sentence a data module built in English (a label, a meaning, a title, a note), in
+    the current language: its own entry in the catalog, or a pattern entry it matches with
+    the fields put into the translation (each field translated when it has an entry of its
+    own). Text with no entry stays English (and is noted in :data:`missing`)."""
+    text = str(text)
+    lang = current()
+    if lang == "en" or not text.strip():
+        return text
+    found = _find(text, getattr(translations(lang), "_catalog", {}), lang)
+    if found is None:
+        missing.setdefault(lang, set()).add(text)
+        return text
+    return found
