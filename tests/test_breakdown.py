@@ -50,7 +50,8 @@ def test_per_layer_times_layers_is_the_stack(name):
     """Each stack is its layers times their count; an MoE stack with dense layers is
     (L - L_dense) MoE layers plus L_dense dense ones, attention and norms in every layer. A
     hybrid stack has attention in L_attn layers, each other mixer (its own per-layer view) in
-    its count, and the FFN and its norms in L_ffn layers."""
+    its count, and the FFN and its norms in L_ffn layers. Gemma 3n's last L_kv_shared
+    attention layers lack the key/value parts (accounting.KV_PATHS)."""
     spec = presets.load(name).spec
     p = report(spec, Options(seq_len=8))["params"]
     per = p["per_layer"]
@@ -63,6 +64,7 @@ def test_per_layer_times_layers_is_the_stack(name):
             assert (f"{view}/total" in per) == bool(n), view
         counts = {"attention": spec.attention_layers, "moe": ffn - dense,
                   "ffn": ffn if not spec.moe else dense, "norm/ffn": ffn, "norm/ffn_out": ffn}
+        kv_paths = [p for p in accounting.KV_PATHS if p in per]
         expected = 0
         for part, value in per.items():
             if part.endswith("total") or part.startswith("dense_layer/"):
@@ -73,6 +75,10 @@ def test_per_layer_times_layers_is_the_stack(name):
             else:
                 path = part
                 count = counts.get(path, counts.get(path.split("/")[0], spec.L))
+            if path in accounting.KV_PATHS:
+                count -= spec.kv_shared_layers
+            elif path == "attention":  # the sharing layers lack their key/value parts
+                value, count = count * value - spec.kv_shared_layers * sum(per[p] for p in kv_paths), 1
             if path.count("/") == (1 if view in mixers else 0):  # a top-level group
                 expected += count * value
             dense_value = per.get(f"dense_layer/{part}", 0) if view == "ffn" and spec.moe else 0

@@ -15,7 +15,9 @@ model).  What transformers 5.24 stores there (cache_utils.py, checked by
   else every layer whose ``sliding_window`` is set (Mistral: all);
 * MLA (DeepSeek-V2 and V3): the COMPRESSED latent -- keys ``(b, 1, s, r_kv)`` (after
   kv_a_layernorm) and values ``(b, 1, s, d_rope)`` (the shared rotary key), i.e. r_kv + d_rope
-  elements per token and layer, not the up-projected n_h (d_nope + d_rope) + n_h d_v.
+  elements per token and layer, not the up-projected n_h (d_nope + d_rope) + n_h d_v;
+* Gemma 3n's KV-sharing layers (``config.kv_sharing_modes`` "reuse": the last
+  num_kv_shared_layers) hold a ``DummyLayer`` with no keys or values.
 """
 from __future__ import annotations
 
@@ -34,6 +36,11 @@ _MLA = {"num_key_value_heads": 4, "n_routed_experts": 4, "num_experts_per_tok": 
         "moe_intermediate_size": 16, "n_shared_experts": 1, "first_k_dense_replace": 1,
         "kv_lora_rank": 12, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 6,
         "n_group": 1, "topk_group": 1}
+
+# two sharing layers (one sliding, one full) at the end of six alternating ones
+_GEMMA3N = {"head_dim": 8, "vocab_size_per_layer_input": 50, "hidden_size_per_layer_input": 4,
+            "altup_num_inputs": 2, "laurel_rank": 3, "num_kv_shared_layers": 2,
+            "layer_types": ["sliding_attention", "full_attention"] * 3}
 
 
 def _cfg(model_type: str, cls: str, L: int, **extra) -> dict:
@@ -69,6 +76,8 @@ CASES = {
     "deepseek_v3-mla-q-lora": (_cfg("deepseek_v3", "DeepseekV3ForCausalLM", 2, q_lora_rank=10, **_MLA), 2, 9),
     "deepseek_v2-mla-direct-q": (_cfg("deepseek_v2", "DeepseekV2ForCausalLM", 2, q_lora_rank=None,
                                       topk_method="greedy", **_MLA), 2, 9),
+    "gemma3n_text-shared-kv-short": (_cfg("gemma3n_text", "Gemma3nForCausalLM", 6, **_GEMMA3N, sliding_window=6), 2, 4),
+    "gemma3n_text-shared-kv-long": (_cfg("gemma3n_text", "Gemma3nForCausalLM", 6, **_GEMMA3N, sliding_window=4), 2, 9),
 }
 IDS = sorted(CASES)
 
@@ -85,8 +94,10 @@ def transformers_cache(case: str) -> tuple[int, list]:
         with torch.no_grad():
             out = model(**H.forward_inputs(model, batch, seq_len, "cpu", mask=True, use_cache=True))
         layers = out.past_key_values.layers
-        held = sum(t.numel() * t.element_size() for layer in layers for t in (layer.keys, layer.values))
-        shapes = [(type(layer).__name__, tuple(layer.keys.shape), tuple(layer.values.shape)) for layer in layers]
+        held = sum(t.numel() * t.element_size() for layer in layers for t in (layer.keys, layer.values)
+                   if t is not None)  # a KV-sharing layer's DummyLayer holds None
+        shapes = [(type(layer).__name__, *(None if t is None else tuple(t.shape)
+                                           for t in (layer.keys, layer.values))) for layer in layers]
         _HELD[case] = (held, shapes)
     return _HELD[case]
 
@@ -105,7 +116,11 @@ def test_what_transformers_stores(case):
     held, shapes = transformers_cache(case)
     config = H.hf_config(cfg)
     want, want_shapes = 0, []
+    sharing = getattr(config, "kv_sharing_modes", None) or [None] * config.num_hidden_layers
     for i in range(config.num_hidden_layers):
+        if sharing[i] == "reuse":  # Gemma 3n: reads an earlier layer's keys and values
+            want_shapes.append(("DummyLayer", None, None))
+            continue
         if getattr(config, "kv_lora_rank", None):  # MLA: the latent and the shared rotary key
             k, v = (batch, 1, seq_len, config.kv_lora_rank), (batch, 1, seq_len, config.qk_rope_head_dim)
             kind = "DynamicLayer"
@@ -140,7 +155,7 @@ def test_mla_caches_the_latent():
 # buffer (algebra/memory.py cached_layer_tokens: Min(s, W)); transformers'
 # DynamicSlidingWindowLayer keeps the last W - 1 (the new token is the W-th key). Asserted as
 # an exact relation in test_symcalc_window_gap_is_one_token_per_sliding_layer.
-WINDOW_DEVIATION = ("mistral-all-sliding-at-window", "mistral-all-sliding-long",
+WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-window", "mistral-all-sliding-long",
                     "gemma2-alternating-long", "gpt_oss-layer-types-long",
                     "qwen2-max-window-layers-long", "olmo3-default-pattern-long",
                     "cohere2-default-pattern-long", "cohere2-legacy-pattern-2-long",

@@ -21,10 +21,11 @@ import sympy
 from . import components as c
 from .breakdown import Breakdown, Leaf
 from .spec import Spec, layer_views, switch_values
-from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_lin, L_local,
-                      L_ssm)
+from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_kv_shared,
+                      L_kv_shared_local, L_lin, L_local, L_ssm, d_ff, d_ff_sum)
 
-EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "head/weight")
+EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type",
+                   "embedding/per_layer", "head/weight")
 
 
 def _parts(prefix: str, parts: list[c.Part]) -> list[Leaf]:
@@ -41,6 +42,12 @@ MIXERS = {"linear_attention": (L_lin, c.linear_attention_params),
           "short_conv": (L_conv, c.short_conv_params)}
 # per-layer view of one mixer of each kind (see :func:`shape_layers`)
 MIXER_VIEWS = {"linear_mixer": "linear_attention", "ssm_mixer": "ssm", "conv_mixer": "short_conv"}
+# Gemma 3n's additions to every layer of a decoder stack: group -> parts
+LAYER_EXTRAS = {"altup": c.altup_params, "laurel": c.laurel_params,
+                "per_layer_input": c.per_layer_input_params}
+# attention parts that only the layers computing their own keys and values hold (Gemma 3n's
+# KV-sharing layers have no k/v projections and no k norm)
+KV_PATHS = frozenset(f"attention/{p}" for p in ("k", "v", "kv_a", "kv_norm", "kv_b", "k_head_norm"))
 
 
 def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdown:
@@ -49,11 +56,14 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
     the MoE FFN; with ``hybrid`` (a decoder stack) also one mixer of each other kind (linear
     attention, Mamba, short convolution). Which mixer and FFN a layer has, and how many
     layers of each kind a stack holds, is :func:`group_count`'s business: here each appears
-    once."""
+    once. A decoder stack's layers may also hold Gemma 3n's AltUp, LAuReL and per-layer input
+    parts (:data:`LAYER_EXTRAS`, in every layer)."""
     norm = c.norm_params()
     leaves = _parts("attention", c.attention_params())
     if hybrid:
         for group, (_, parts) in MIXERS.items():
+            leaves += _parts(group, parts())
+        for group, parts in LAYER_EXTRAS.items():
             leaves += _parts(group, parts())
     if cross_attention:
         leaves += _parts("cross_attention", c.attention_params())
@@ -87,7 +97,8 @@ def group_count(path: str, layers, hybrid: bool = False):
     """How many layers of a stack of ``layers`` hold the layer part at ``path``. In a hybrid
     (decoder) stack attention is in L_attn layers, each other mixer in its own count, and the
     FFN, with its norms, in L_ffn layers (each L, or 0 for the other mixers, unless the
-    spec says otherwise: :func:`structure`)."""
+    spec says otherwise: :func:`structure`); the key/value parts of attention in all but the
+    L_kv_shared layers that reuse an earlier layer's (Gemma 3n)."""
     group = path.split("/", 1)[0]
     ffn_layers = L_ffn if hybrid else layers
     if group == "ffn":
@@ -96,12 +107,24 @@ def group_count(path: str, layers, hybrid: bool = False):
         return moe_count(ffn_layers)
     if hybrid:
         if group in ("attention", "softmax"):  # softmax: the attention core's non-matmul work
-            return L_attn
+            return L_attn - L_kv_shared if path in KV_PATHS else L_attn
         if group in MIXERS:
             return MIXERS[group][0]
         if path in FFN_NORMS:
             return L_ffn
     return layers
+
+
+def stack_value(path: str, value, layers, hybrid: bool = False):
+    """One layer part's ``value`` summed over the layers of a stack that hold it
+    (:func:`group_count`). A dense FFN whose width differs by layer (``sw_ff_sum``, Gemma 3n's
+    MatFormer slices) sums its widths instead: every FFN part is linear in d_ff, so the stack
+    total swaps the L_ffn d_ff of the uniform stack for d_ff_sum."""
+    count = group_count(path, layers, hybrid)
+    total = count * value
+    if hybrid and path.split("/", 1)[0] == "ffn":
+        total += c.sw("ff_sum") * (d_ff_sum - count * d_ff) * sympy.diff(value, d_ff)
+    return total
 
 
 def typical_layer(layer: Breakdown, dense: bool = False) -> Breakdown:
@@ -129,7 +152,7 @@ def _stack(prefix: str, layers, layer: Breakdown, hybrid: bool = False) -> list[
     hold it, final norm."""
     head = f"{prefix}/" if prefix else ""
     out = [Leaf(f"{head}relative_bias", c.relative_bias_params(), "raffel2020")]
-    out += [Leaf(f"{head}layer/{l.path}", group_count(l.path, layers, hybrid) * l.value, l.source)
+    out += [Leaf(f"{head}layer/{l.path}", stack_value(l.path, l.value, layers, hybrid), l.source)
             for l in layer]
     out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params(), "radford2019"))
     return out
@@ -165,6 +188,8 @@ def shape_params(shape: str) -> Breakdown:
     leaves.append(Leaf("embedding_norm", c.sw("emb_norm") * c.norm_params(), "devlin2019"))
     if shape == "single":
         leaves += _stack("", L, layer_params(hybrid=True), hybrid=True)
+        leaves += _parts("per_layer_input", c.per_layer_model_params())
+        leaves += _parts("altup", c.altup_model_params())
     else:
         leaves += _stack("encoder", L, layer_params())
         leaves += _stack("decoder", L_dec, layer_params(cross_attention=True))
@@ -190,6 +215,10 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
             out[L_attn] = L
         if spec.L_ffn is None:
             out[L_ffn] = L
+        if not spec.L_kv_shared:  # every attention layer computes its keys and values
+            out[L_kv_shared] = sympy.Integer(0)
+        if not spec.L_kv_shared_local:
+            out[L_kv_shared_local] = sympy.Integer(0)
         for name, (count, _) in MIXERS.items():
             if getattr(spec, {"linear_attention": "L_lin", "ssm": "L_ssm",
                               "short_conv": "L_conv"}[name]) is None:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import sympy
 
-from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, N_s, P, R, R_dt, T, V, d, d_emb, d_ff,
-                      d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_rope, d_sh, d_v, n_h, n_kv, n_lk,
-                      n_lv, r_kv, r_q)
+from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
+                      d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh, d_v,
+                      n_alt, n_h, n_kv, n_lk, n_lv, r_kv, r_laurel, r_q)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -137,13 +137,15 @@ def embedding_width():
 
 def embedding_params() -> list[Part]:
     """Token table V x d (V x d_emb with OPT's projections d_emb -> d in and d -> d_emb out,
-    no bias), learned position table P x d, token-type table T x d (BERT)."""
+    no bias), learned position table P x d, token-type table T x d (BERT), and Gemma 3n's
+    per-layer input table, V_ple rows of L d_ple (``sw_ple``)."""
     return [
         Part("token", sw("tok_emb") * V * embedding_width(), "vaswani2017"),
         Part("project_in", sw("proj_emb") * d_emb * d, "zhang2022"),
         Part("project_out", sw("proj_emb") * d * d_emb, "zhang2022"),
         Part("position", sw("pos_emb") * P * d, "devlin2019"),
         Part("token_type", sw("type_emb") * T * d, "devlin2019"),
+        Part("per_layer", sw("ple") * V_ple * L * d_ple, "gemma3n2025"),
     ]
 
 
@@ -248,4 +250,63 @@ def short_conv_params() -> list[Part]:
         Part("in_proj", linear(d, 3 * d, bias), "liquid2025"),
         Part("conv", linear(K_conv, d, bias), "liquid2025"),
         Part("out_proj", linear(d, d, bias), "liquid2025"),
+    ]
+
+
+# -- Gemma 3n: AltUp, LAuReL, per-layer inputs ---------------------------------------------
+
+def altup_params() -> list[Part]:
+    """Per layer, AltUp's bookkeeping around the one computed stream of n_alt (Baykal et al.
+    2023; transformers' Gemma3nTextAltUp): a d -> n_alt router with its norm, prediction
+    coefficients n_alt -> n_alt^2 and correction coefficients n_alt -> n_alt (no biases), and a
+    d-wide output scale (made whether or not the config applies it)."""
+    on = sw("altup")
+    return [
+        Part("correct_output_scale", on * d, "baykal2023"),
+        Part("correction_coefs", on * n_alt**2, "baykal2023"),
+        Part("prediction_coefs", on * n_alt**3, "baykal2023"),
+        Part("modality_router", on * d * n_alt, "baykal2023"),
+        Part("router_norm", on * norm_params(), "baykal2023"),
+    ]
+
+
+def laurel_params() -> list[Part]:
+    """LAuReL's low-rank residual beside attention: d -> r_laurel -> d without biases, then a
+    norm (Menghani et al. 2024)."""
+    on = sw("laurel")
+    return [
+        Part("left", on * d * r_laurel, "menghani2024"),
+        Part("right", on * r_laurel * d, "menghani2024"),
+        Part("norm", on * norm_params(), "menghani2024"),
+    ]
+
+
+def per_layer_input_params() -> list[Part]:
+    """Per layer, the gate that mixes the layer's slice of the per-layer input in: d -> d_ple,
+    d_ple -> d (no biases) and a norm of width d (Gemma 3n)."""
+    on = sw("ple")
+    return [
+        Part("gate", on * d * d_ple, "gemma3n2025"),
+        Part("projection", on * d_ple * d, "gemma3n2025"),
+        Part("norm", on * norm_params(), "gemma3n2025"),
+    ]
+
+
+def per_layer_model_params() -> list[Part]:
+    """Once per model: the d -> L d_ple projection of the token embedding and its norm of width
+    d_ple (the per-layer input table itself is an embedding: :func:`embedding_params`)."""
+    on = sw("ple")
+    return [
+        Part("model_projection", on * d * L * d_ple, "gemma3n2025"),
+        Part("model_norm", on * (sw("norm_w") + sw("norm_b")) * d_ple, "gemma3n2025"),
+    ]
+
+
+def altup_model_params() -> list[Part]:
+    """Once per model: n_alt - 1 d x d projections that make the extra streams from the
+    embedding, and n_alt - 1 that bring them back before the final norm (no biases)."""
+    on = sw("altup")
+    return [
+        Part("projections", on * (n_alt - 1) * d**2, "baykal2023"),
+        Part("unembed_projections", on * (n_alt - 1) * d**2, "baykal2023"),
     ]

@@ -22,8 +22,8 @@ from .components import (embedding_width, expert_width, linear_qkv_width, qk_wid
                          ssm_conv_width, ssm_in_width, sw, value_width)
 from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s, Q_c, R_dt,
                       V, b, d,
-                      d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_rope, d_sh, d_v, k,
-                      n_h, n_kv, n_lv, r_kv, r_q, s, s_dec)
+                      d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh, d_v,
+                      k, n_alt, n_h, n_kv, n_lv, r_kv, r_laurel, r_q, s, s_dec)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -158,6 +158,25 @@ def _mixers(seq) -> list[Leaf]:
     ]
 
 
+def _layer_extras(tokens) -> list[Leaf]:
+    """Gemma 3n's per-layer matmuls (:func:`symcalc.algebra.components.altup_params`,
+    ``laurel_params``, ``per_layer_input_params``) on ``tokens``. AltUp's router runs twice
+    (predict and correct); predict turns its n_alt^2 coefficients per token into a mix of the
+    streams, a (d x n_alt) by (n_alt x n_alt) product per token that torch counts as a batched
+    matmul; LAuReL's two low-rank products; the per-layer input's gate and projection."""
+    altup, laurel, ple = sw("altup"), sw("laurel"), sw("ple")
+    return [
+        Leaf("altup/router", altup * 2 * 2 * tokens * d * n_alt, "baykal2023"),
+        Leaf("altup/prediction_coefs", altup * 2 * tokens * n_alt * n_alt**2, "baykal2023"),
+        Leaf("altup/correction_coefs", altup * 2 * tokens * n_alt * n_alt, "baykal2023"),
+        Leaf("altup/mix", altup * 2 * tokens * d * n_alt**2, "baykal2023"),
+        Leaf("laurel/left", laurel * 2 * tokens * d * r_laurel, "menghani2024"),
+        Leaf("laurel/right", laurel * 2 * tokens * r_laurel * d, "menghani2024"),
+        Leaf("per_layer_input/gate", ple * 2 * tokens * d * d_ple, "gemma3n2025"),
+        Leaf("per_layer_input/projection", ple * 2 * tokens * d_ple * d, "gemma3n2025"),
+    ]
+
+
 def _prefix(prefix: str, leaves: list[Leaf], times=1) -> list[Leaf]:
     return [Leaf(f"{prefix}/{l.path}", times * l.value, l.source) for l in leaves]
 
@@ -175,7 +194,7 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     if cross_seq is not None:
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
     elif causal:  # a decoder stack, which may be hybrid
-        leaves += _mixers(seq)
+        leaves += _mixers(seq) + _layer_extras(b * seq)
     leaves += _ffn(b * seq) + _moe(b * seq)
     return Breakdown(leaves)
 
@@ -192,13 +211,13 @@ def _stacks(shape: str, layer_fn) -> tuple[list[Leaf], sympy.Expr]:
 
 def _times_layers(prefix: str, layer: Breakdown, layers, hybrid: bool = False) -> list[Leaf]:
     """Each part of one layer times the layers of the stack that hold it (attention and the
-    other mixers, dense FFN, MoE FFN: :func:`symcalc.algebra.accounting.group_count`; the
+    other mixers, dense FFN, MoE FFN: :func:`symcalc.algebra.accounting.stack_value`; the
     attention core's softmax goes with attention)."""
-    def count(path):
+    def total(path, value):
         if hybrid and path == "softmax":
-            return L_attn
-        return accounting.group_count(path, layers, hybrid)
-    return [Leaf(f"{prefix}/{l.path}", count(l.path) * l.value, l.source) for l in layer]
+            return L_attn * value
+        return accounting.stack_value(path, value, layers, hybrid)
+    return [Leaf(f"{prefix}/{l.path}", total(l.path, l.value), l.source) for l in layer]
 
 
 @lru_cache(maxsize=None)
@@ -208,6 +227,12 @@ def shape_matmul(shape: str) -> Breakdown:
     if shape == "single":  # OPT: embeddings of width d_emb projected in and out
         leaves += [Leaf(f"project_{side}", sw("proj_emb") * 2 * b * s * d_emb * d, "zhang2022")
                    for side in ("in", "out")]
+        # Gemma 3n: the token embedding projected to every layer's input, AltUp's streams
+        # made from it and folded back at the end
+        leaves += [Leaf("per_layer_input/model_projection",
+                        sw("ple") * 2 * b * s * d * L * d_ple, "gemma3n2025")]
+        leaves += [Leaf(f"altup/{name}", sw("altup") * 2 * b * s * (n_alt - 1) * d**2,
+                        "baykal2023") for name in ("projections", "unembed_projections")]
     leaves += [
         Leaf("head", sw("head") * 2 * out_tokens * embedding_width() * V, "press2017"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
@@ -227,6 +252,8 @@ def layer_nonmatmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     tokens = b * seq
     norms = sum(sw(switch) for _, switch in accounting.LAYER_NORMS)
     norms += 1 if cross_seq is not None else 0
+    if cross_seq is None and causal:  # Gemma 3n: AltUp's router norm (predict and correct),
+        norms += 2 * sw("altup") + sw("laurel") + sw("ple")  # LAuReL's, the per-layer input's
     residuals = 3 if cross_seq is not None else 2
     score_elems = n_h * b * self_pairs(seq, causal) + (n_h * b * seq * cross_seq if cross_seq is not None else 0)
     act = c["activation"] + sw("gated") * c["gate_product"]
@@ -234,6 +261,8 @@ def layer_nonmatmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
         Leaf("softmax", (c["softmax"] + c["scale"]) * score_elems, "hoffmann2022"),
         Leaf("norm", norms * _norm_cost() * tokens * d, "ba2016"),
         Leaf("ffn/activation", tokens * d_ff * act, "shazeer2020"),
+        Leaf("per_layer_input/activation", sw("ple") * (c["activation"] + c["gate_product"])
+             * tokens * d_ple, "gemma3n2025"),
         Leaf("moe/activation", sw("router") * tokens * act
              * (k * expert_width() + sw("shared") * E_s * shared_width()),
              "shazeer2020"),
@@ -251,6 +280,8 @@ def shape_nonmatmul(shape: str) -> Breakdown:
         c = NONMATMUL_COSTS
         leaves += [
             Leaf("embedding_norm", sw("emb_norm") * _norm_cost() * tokens * d, "devlin2019"),
+            Leaf("per_layer_input/model_norm", sw("ple") * _norm_cost() * tokens * L * d_ple,
+                 "gemma3n2025"),
             Leaf("pooler", sw("pooler") * c["activation"] * b * d, "devlin2019"),
             Leaf("mlm_head", sw("mlm") * (c["activation"] + _norm_cost()) * tokens * d,
                  "devlin2019"),

@@ -13,7 +13,8 @@ import sympy
 from ..errors import SymcalcError
 from .options import check_dtype, dtype_fraction
 from .components import linear_qkv_width, ssm_conv_width, sw
-from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_lin, L_local, L_ssm, N_d, N_s, W, b, d,
+from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_kv_shared, L_kv_shared_local, L_lin,
+                      L_local, L_ssm, N_d, N_s, W, b, d,
                       d_h, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv, n_lv, r_kv, s, s_dec,
                       t)
 
@@ -82,10 +83,12 @@ def kv_width():
     return (1 - mla) * 2 * n_kv * d_h + mla * (expanded * full + (1 - expanded) * (r_kv + d_rope))
 
 
-def cached_layer_tokens(layers, seq):
+def cached_layer_tokens(layers, seq, shared_local=0):
     """Layer-tokens held by the cache: ``seq`` tokens in each global layer, at most W in each
-    sliding one (all layers slide with ``sw_window_all``, else L_local of them)."""
-    local = sw("window") * (sw("window_all") * layers + (1 - sw("window_all")) * L_local)
+    sliding one (all layers slide with ``sw_window_all``, else L_local of them, less the
+    ``shared_local`` sliding layers left out of ``layers``)."""
+    local = sw("window") * (sw("window_all") * layers
+                            + (1 - sw("window_all")) * (L_local - shared_local))
     return (layers - local) * seq + local * sympy.Min(seq, W)
 
 
@@ -98,7 +101,9 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     per_token = kv_width() * b * bytes_per
     if family == "encoder-decoder":
         return L_dec * per_token * (s_dec + s)
-    return per_token * cached_layer_tokens(L_attn, s)  # attention layers only
+    # attention layers only, less Gemma 3n's sharing layers: they read an earlier layer's
+    # keys and values and keep none (transformers 5.24 puts a weightless placeholder there)
+    return per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local)
 
 
 def recurrent_state_elements() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:

@@ -26,9 +26,10 @@ SSMS = ("none", "mamba", "mamba2")
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
-               "Q_c")
+               "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum")
 # layer counts that may be zero
-COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
+COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
+                "L_kv_shared", "L_kv_shared_local")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -94,6 +95,14 @@ class Spec:
     H_s: Optional[int] = None  # Mamba-2 heads
     R_dt: Optional[int] = None  # Mamba-1 dt rank
     Q_c: Optional[int] = None  # chunk length of the chunked scans (None: 64)
+    # Gemma 3n (None: the part is absent)
+    n_alt: Optional[int] = None  # AltUp streams
+    r_laurel: Optional[int] = None  # LAuReL rank
+    d_ple: Optional[int] = None  # per-layer input width
+    V_ple: Optional[int] = None  # per-layer input table rows
+    L_kv_shared: Optional[int] = None  # last attention layers reusing earlier keys/values (0)
+    L_kv_shared_local: Optional[int] = None  # sliding layers among them (0)
+    d_ff_sum: Optional[int] = None  # dense-FFN widths summed over the layers (None: L_ffn d_ff)
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False
@@ -167,6 +176,11 @@ class Spec:
         """Some layers mix tokens by linear attention, an SSM or a short convolution, or
         some blocks lack attention or an FFN."""
         return any(getattr(self, f) is not None for f in HYBRID_COUNTS)
+
+    @property
+    def kv_shared_layers(self) -> int:
+        """Attention layers that reuse an earlier layer's keys and values (Gemma 3n)."""
+        return self.L_kv_shared or 0
 
     @property
     def local_layers(self) -> int:
@@ -343,6 +357,61 @@ def _check_hybrid(v: dict[str, Any]) -> None:
         raise SymcalcError("attn_gate", "is not modelled with multi-head latent attention")
 
 
+GEMMA3N_SIZES = ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
+                 "d_ff_sum")
+
+
+def _check_gemma3n(v: dict[str, Any]) -> None:
+    """Rules of Gemma 3n's fields (AltUp, LAuReL, per-layer inputs, KV sharing, per-layer FFN
+    widths): decoder stacks only; the per-layer table comes with its width; sharing layers
+    leave a layer that computes keys and values, and their sliding ones are sliding layers;
+    d_ff_sum is the sum of dense widths of which d_ff is the widest (normalised away when
+    every layer has d_ff)."""
+    given = [f for f in GEMMA3N_SIZES if v.get(f) is not None]
+    if given and v["family"] != "decoder":
+        raise SymcalcError(given[0], "applies only to decoder-only stacks")
+    if (v.get("d_ple") is None) != (v.get("V_ple") is None):
+        if v.get("d_ple") is None:
+            raise SymcalcError("V_ple", "applies only with per-layer inputs (d_ple)")
+        raise SymcalcError("V_ple", "is required with per-layer inputs (d_ple)")
+    shared, shared_local = v.get("L_kv_shared") or 0, v.get("L_kv_shared_local")
+    attn = v["L"] if v.get("L_attn") is None else v["L_attn"]
+    if shared and shared > attn - 1:
+        raise SymcalcError("L_kv_shared", "must leave at least one attention layer that computes "
+                                          f"keys and values ({shared} > {attn} - 1)")
+    if shared_local:
+        if not shared:
+            raise SymcalcError("L_kv_shared_local", "needs KV-sharing layers (L_kv_shared)")
+        if v.get("W") is None:
+            raise SymcalcError("L_kv_shared_local", "needs a sliding window W")
+        if shared_local > shared:
+            raise SymcalcError("L_kv_shared_local", f"must not exceed L_kv_shared "
+                                                    f"({shared_local} > {shared})")
+    if shared and v.get("W") is not None:
+        local = attn if v.get("L_local") is None else v["L_local"]
+        if v.get("L_local") is None and shared_local not in (None, shared):
+            raise SymcalcError("L_kv_shared_local", "must equal L_kv_shared when every layer "
+                                                    f"slides ({shared_local} != {shared})")
+        if (shared_local or 0) > local:
+            raise SymcalcError("L_kv_shared_local", f"must not exceed the sliding layers "
+                                                    f"L_local ({shared_local} > {local})")
+        if shared - (shared_local or 0) > attn - local and v.get("L_local") is not None:
+            raise SymcalcError("L_kv_shared_local", "leaves more global sharing layers than "
+                                                    f"global layers ({shared - (shared_local or 0)} "
+                                                    f"> {attn - local})")
+    if v.get("d_ff_sum") is not None:
+        if v.get("E") is not None:
+            raise SymcalcError("d_ff_sum", "applies only to dense-FFN stacks (no experts E)")
+        ffn = v["L"] if v.get("L_ffn") is None else v["L_ffn"]
+        low, high = v["d_ff"] + max(ffn - 1, 0), ffn * v["d_ff"]
+        if not low <= v["d_ff_sum"] <= high:
+            raise SymcalcError("d_ff_sum", f"must be between d_ff + L_ffn - 1 and L_ffn d_ff "
+                                           f"(d_ff the widest layer): {low} to {high} "
+                                           f"(got {v['d_ff_sum']})")
+        if v["d_ff_sum"] == high:
+            v["d_ff_sum"] = None  # every layer has d_ff: the closed form keeps L_ffn d_ff
+
+
 def make_spec(**values: Any) -> Spec:
     """Build a checked :class:`Spec`; derived sizes are filled in."""
     unknown = sorted(set(values) - set(FIELD_NAMES))
@@ -390,6 +459,7 @@ def make_spec(**values: Any) -> Spec:
     if v.get("E") is not None and v["k"] > v["E"]:
         raise SymcalcError("k", f"top-k must not exceed the number of experts ({v['k']} > {v['E']})")
     _check_hybrid(v)
+    _check_gemma3n(v)
     _check_moe(v)
     _check_mla(v)
     if v.get("L_local") is not None:
@@ -511,6 +581,10 @@ def switch_values(spec: Spec) -> dict[str, int]:
         "sw_conv_bias": int(spec.conv_bias),
         "sw_ssm_norm": int(spec.ssm_norm),
         "sw_ssm_inner": int(spec.ssm_inner_norms),
+        "sw_altup": int(spec.n_alt is not None),
+        "sw_laurel": int(spec.r_laurel is not None),
+        "sw_ple": int(spec.d_ple is not None),
+        "sw_ff_sum": int(spec.d_ff_sum is not None),
     }
 
 
@@ -528,7 +602,8 @@ def size_values(spec: Spec) -> dict[str, int]:
     (they only ever appear multiplied by a switch that is off)."""
     out = {name: 1 for name in ("V", "P", "T", "E", "k", "R", "E_s", "r_q", "r_kv", "d_nope",
                                 "d_rope", "d_v", "n_lk", "n_lv", "d_lk", "d_lv", "K_conv",
-                                "d_in", "N_s", "G_s", "H_s", "R_dt")}
+                                "d_in", "N_s", "G_s", "H_s", "R_dt", "n_alt", "r_laurel",
+                                "d_ple", "V_ple", "d_ff_sum")}
     out["Q_c"] = spec.Q_c or CHUNK
     out.update(spec.sizes())
     out.pop("W", None)
@@ -539,7 +614,7 @@ def size_values(spec: Spec) -> dict[str, int]:
     out["L_local"] = spec.L_local or 0
     out["L_attn"] = spec.attention_layers
     out["L_ffn"] = spec.ffn_layers
-    for f in ("L_lin", "L_ssm", "L_conv"):
+    for f in ("L_lin", "L_ssm", "L_conv", "L_kv_shared", "L_kv_shared_local"):
         out[f] = getattr(spec, f) or 0
     if spec.shape == "single":
         out.pop("L_dec", None)

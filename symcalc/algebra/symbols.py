@@ -89,6 +89,17 @@ SIZES: dict[str, SymbolInfo] = {
         _size("R_dt", "Mamba-1 rank of the time-step projection (dt_rank)", "R_{\\Delta}"),
         _size("Q_c", "chunk length of a chunked scan (Mamba-2 chunk_size; 64 for linear "
               "attention in transformers)", "Q_c"),
+        # Gemma 3n: AltUp streams, LAuReL rank, per-layer inputs, KV sharing, per-layer FFN widths
+        _size("n_alt", "AltUp streams (copies of the hidden state)", "n_{\\mathrm{alt}}"),
+        _size("r_laurel", "LAuReL low-rank residual width", "r_{\\mathrm{lr}}"),
+        _size("d_ple", "width of each layer's per-layer input", "d_{\\mathrm{ple}}"),
+        _size("V_ple", "rows of the per-layer input table", "V_{\\mathrm{ple}}"),
+        _count("L_kv_shared", "last attention layers that reuse an earlier layer's keys and "
+               "values (no k/v projections, no cache)", "L_{\\mathrm{kvs}}"),
+        _count("L_kv_shared_local", "sliding-window layers among the L_kv_shared",
+               "L_{\\mathrm{kvs,loc}}"),
+        _size("d_ff_sum", "dense-FFN width summed over the layers when they differ",
+              "D_{\\mathrm{ff}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
     )
@@ -149,6 +160,11 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "\\beta_c"),
         _switch("sw_ssm_norm", "Mamba-2 gated RMSNorm over d_in", "\\nu_s"),
         _switch("sw_ssm_inner", "Jamba's RMSNorms on dt, B and C", "\\nu_i"),
+        _switch("sw_altup", "AltUp: n_alt streams, predicted and corrected around each layer",
+                "\\alpha"),
+        _switch("sw_laurel", "LAuReL low-rank residual beside attention", "\\lambda_r"),
+        _switch("sw_ple", "per-layer input embeddings gated into every layer", "\\pi_l"),
+        _switch("sw_ff_sum", "dense-FFN widths differ by layer (their sum d_ff_sum)", "\\varphi"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
         # FLOP conventions, all integers so that generated code stays exact.
         _switch("sw_causal", "skip the masked half of causal attention scores", "\\chi"),
@@ -190,4 +206,9 @@ def latex_names() -> dict[sympy.Symbol, str]:
     SIZES[n].symbol
     for n in ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn", "n_lk", "n_lv", "d_lk", "d_lv",
               "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt", "Q_c")
+)
+(n_alt, r_laurel, d_ple, V_ple, L_kv_shared, L_kv_shared_local, d_ff_sum) = (
+    SIZES[n].symbol
+    for n in ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
+              "d_ff_sum")
 )

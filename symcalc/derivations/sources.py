@@ -125,6 +125,20 @@ SOURCES: dict[str, Source] = {
                "(transformers 5.24 models/qwen3_5 Qwen3_5VisionModel)",
                "3D patch convolution, learned positions, biased pre-norm ViT blocks, and a merger "
                "of m x m neighbouring patches (LayerNorm and two linear layers) into the text width"),
+        Source("baykal2023", "Baykal et al. 2023, Alternating Updates for Efficient Transformers "
+               "(AltUp), NeurIPS 2023",
+               "n_alt streams of width d, one computed per layer: a predict step mixing the streams "
+               "(n_alt x n_alt coefficients per token from a router) and a correct step (n_alt "
+               "gains) around it (transformers 5.24 Gemma3nTextAltUp)"),
+        Source("menghani2024", "Menghani et al. 2024, LAuReL: Learned Augmented Residual Layer "
+               "(arXiv:2411.07501)",
+               "a low-rank learned residual, d -> r -> d, added beside the layer's main branch"),
+        Source("gemma3n2025", "Google 2025, Gemma 3n model card and developer guide; transformers "
+               "5.24 models/gemma3n (Gemma3nTextModel, Gemma3nTextDecoderLayer, "
+               "Gemma3nTextAttention)",
+               "per-layer embeddings (a V_ple x L d_ple table and a projection of the token "
+               "embedding, gated into each layer), the last layers reusing earlier layers' keys "
+               "and values, MatFormer per-layer FFN widths"),
         Source("seed_layer_calculator", "Transformer layer calculator (seed 000)",
                "per layer 4d^2 + 2 d d_ff + 4d; FLOPs 4sd^2 + 2s^2d + 4sd d_ff"),
         Source("seed_scratch_guide", "From-scratch PyTorch GPT parameter guide (seed 001)",

@@ -33,6 +33,7 @@ def single__params_total__num(v):
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -41,24 +42,30 @@ def single__params_total__num(v):
     R_dt = v["R_dt"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
@@ -68,6 +75,7 @@ def single__params_total__num(v):
     sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
@@ -75,6 +83,7 @@ def single__params_total__num(v):
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
@@ -85,6 +94,7 @@ def single__params_total__num(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -108,7 +118,10 @@ def single__params_total__num(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff - 2*L_kv_shared*d*d_h*n_kv + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_altup
+    if c:
+        out = out + c*(L*d*n_alt + L*d + L*n_alt**3 + L*n_alt**2 + 2*d**2*n_alt - 2*d**2)
     c = sw_attn_gate
     if c:
         out = out + c*(L_attn*d*d_h*n_h)
@@ -117,16 +130,19 @@ def single__params_total__num(v):
         out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L_attn - L_kv_shared))
     c = sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L_attn - L_kv_shared))
     c = sw_conv_bias
     if c:
         out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(2*d*(-L_ffn*d_ff + d_ff_sum))
     c = sw_ffn_bias
     if c:
         out = out + c*(L_ffn*(d + d_ff))
@@ -136,15 +152,21 @@ def single__params_total__num(v):
     c = sw_gdn
     if c:
         out = out + c*(L_lin*(-d*d_lk + d*d_lv*n_lv - d*d_lv + d*n_lv - d_lk**2*n_lv - d_lk*n_lv - d_lv**2*n_lv + n_lv))
+    c = sw_laurel
+    if c:
+        out = out + c*(2*L*d*r_laurel)
     c = sw_mamba1
     if c:
         out = out + c*(L_ssm*(-2*G_s*K_conv*N_s - 2*G_s*N_s*d - H_s*d - 3*H_s + 3*N_s*d_in + 2*R_dt*d_in + 2*d_in))
     c = sw_mla
     if c:
-        out = out + c*(L_attn*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
+        out = out + c*(-L_attn*d*d_h*n_h - 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv + 2*L_kv_shared*d*d_h*n_kv - L_kv_shared*d*d_rope - L_kv_shared*d*r_kv - L_kv_shared*d_nope*n_h*r_kv - L_kv_shared*d_v*n_h*r_kv - L_kv_shared*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
+    c = sw_ple
+    if c:
+        out = out + c*(L*d_ple*(V_ple + 3*d))
     c = sw_pooler
     if c:
         out = out + c*(d*(d + 1))
@@ -156,10 +178,10 @@ def single__params_total__num(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L_attn*d_h*(n_h + n_kv))
+        out = out + c*(d_h*(L_attn*n_h + L_attn*n_kv - L_kv_shared*n_kv))
     c = sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(d_h*(2*L_attn - L_kv_shared))
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
@@ -187,6 +209,12 @@ def single__params_total__num(v):
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_altup*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_altup*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_attn_gate*sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
@@ -201,13 +229,13 @@ def single__params_total__num(v):
         out = out + c*(L_attn*d*n_h*(-d_h + d_v))
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L_attn*(-d_h*n_kv + d_rope + r_kv))
+        out = out + c*(-L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv + L_kv_shared*d_h*n_kv - L_kv_shared*d_rope - L_kv_shared*r_kv)
     c = sw_bias_q*sw_mla
     if c:
         out = out + c*(L_attn*n_h*(-d_h + d_nope + d_rope))
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(-L_attn*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(-L_attn + L_kv_shared))
     c = sw_conv_bias*sw_mamba1
     if c:
         out = out + c*(-2*G_s*L_ssm*N_s)
@@ -220,6 +248,15 @@ def single__params_total__num(v):
     c = sw_expert_bias*sw_router**2
     if c:
         out = out + c*(E*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+    c = sw_ff_sum*sw_ffn_bias
+    if c:
+        out = out + c*(-L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(d*(-L_ffn*d_ff + d_ff_sum))
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(2*d*d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_gated
     if c:
         out = out + c*(L_ffn*d_ff)
@@ -244,6 +281,12 @@ def single__params_total__num(v):
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_laurel*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_laurel*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_mamba1*sw_ssm_bias
     if c:
         out = out + c*(-L_ssm*(2*G_s*N_s + H_s))
@@ -283,21 +326,27 @@ def single__params_total__num(v):
     c = sw_norm_b*sw_norm_ffn_out
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_b*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_w*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*(-d + d_emb))
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L_attn*d_h*(n_h + n_kv))
+        out = out + c*(d_h*(L_attn*n_h + L_attn*n_kv - L_kv_shared*n_kv))
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(d_h*(2*L_attn - L_kv_shared))
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*(-L_dense + L_ffn))
@@ -319,6 +368,15 @@ def single__params_total__num(v):
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
         out = out + c*(E*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = sw_ff_sum*sw_ffn_bias*sw_gated
+    if c:
+        out = out + c*(-L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(d_ff*(-L_dense + L_ffn))
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(d*d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
         out = out + c*(d_ff*(L_dense - L_ffn))
@@ -343,6 +401,9 @@ def single__params_total__num(v):
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(E*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = sw_ff_sum*sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
         out = out + c*(E_s*d_ff*(-L_dense + L_ffn))
@@ -394,6 +455,7 @@ def single__params_total__bound(v):
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -402,24 +464,30 @@ def single__params_total__bound(v):
     R_dt = v["R_dt"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
@@ -429,6 +497,7 @@ def single__params_total__bound(v):
     sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
@@ -436,6 +505,7 @@ def single__params_total__bound(v):
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
@@ -446,6 +516,7 @@ def single__params_total__bound(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -469,7 +540,10 @@ def single__params_total__bound(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_kv_shared*d*d_h*n_kv + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_altup
+    if c:
+        out = out + c*(L*d*n_alt + L*d + L*n_alt**3 + L*n_alt**2 + 2*d**2*n_alt + 2*d**2)
     c = sw_attn_gate
     if c:
         out = out + c*(L_attn*d*d_h*n_h)
@@ -478,16 +552,19 @@ def single__params_total__bound(v):
         out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_conv_bias
     if c:
         out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(2*L_ffn*d*d_ff + 2*d*d_ff_sum)
     c = sw_ffn_bias
     if c:
         out = out + c*(L_ffn*d + L_ffn*d_ff)
@@ -497,15 +574,21 @@ def single__params_total__bound(v):
     c = sw_gdn
     if c:
         out = out + c*(L_lin*d*d_lk + L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*n_lv)
+    c = sw_laurel
+    if c:
+        out = out + c*(2*L*d*r_laurel)
     c = sw_mamba1
     if c:
         out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + 3*L_ssm*N_s*d_in + 2*L_ssm*R_dt*d_in + 2*L_ssm*d_in)
     c = sw_mla
     if c:
-        out = out + c*(L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv)
+        out = out + c*(L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv + 2*L_kv_shared*d*d_h*n_kv + L_kv_shared*d*d_rope + L_kv_shared*d*r_kv + L_kv_shared*d_nope*n_h*r_kv + L_kv_shared*d_v*n_h*r_kv + L_kv_shared*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
+    c = sw_ple
+    if c:
+        out = out + c*(L*V_ple*d_ple + 3*L*d*d_ple)
     c = sw_pooler
     if c:
         out = out + c*(d**2 + d)
@@ -517,10 +600,10 @@ def single__params_total__bound(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(2*L_attn*d_h + L_kv_shared*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
@@ -548,6 +631,12 @@ def single__params_total__bound(v):
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_altup*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_altup*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_attn_gate*sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
@@ -562,13 +651,13 @@ def single__params_total__bound(v):
         out = out + c*(L_attn*d*d_h*n_h + L_attn*d*d_v*n_h)
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv + L_kv_shared*d_h*n_kv + L_kv_shared*d_rope + L_kv_shared*r_kv)
     c = sw_bias_q*sw_mla
     if c:
         out = out + c*(L_attn*d_h*n_h + L_attn*d_nope*n_h + L_attn*d_rope*n_h)
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_conv_bias*sw_mamba1
     if c:
         out = out + c*(2*G_s*L_ssm*N_s)
@@ -581,6 +670,15 @@ def single__params_total__bound(v):
     c = sw_expert_bias*sw_router**2
     if c:
         out = out + c*(E*L_dense*d + E*L_dense*d_ff + E*L_ffn*d + E*L_ffn*d_ff)
+    c = sw_ff_sum*sw_ffn_bias
+    if c:
+        out = out + c*(L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(L_ffn*d*d_ff + d*d_ff_sum)
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(2*L_dense*d*d_ff + 2*L_ffn*d*d_ff)
     c = sw_ffn_bias*sw_gated
     if c:
         out = out + c*(L_ffn*d_ff)
@@ -605,6 +703,12 @@ def single__params_total__bound(v):
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_laurel*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_laurel*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_mamba1*sw_ssm_bias
     if c:
         out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm)
@@ -644,21 +748,27 @@ def single__params_total__bound(v):
     c = sw_norm_b*sw_norm_ffn_out
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_b*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_w*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*d + V*d_emb)
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(2*L_attn*d_h + L_kv_shared*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*L_dense + E*L_ffn)
@@ -680,6 +790,15 @@ def single__params_total__bound(v):
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
         out = out + c*(E*L_dense*d_ff + E*L_dense*d_moe + E*L_ffn*d_ff + E*L_ffn*d_moe)
+    c = sw_ff_sum*sw_ffn_bias*sw_gated
+    if c:
+        out = out + c*(L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(L_dense*d_ff + L_ffn*d_ff)
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(L_dense*d*d_ff + L_ffn*d*d_ff)
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
         out = out + c*(L_dense*d_ff + L_ffn*d_ff)
@@ -704,6 +823,9 @@ def single__params_total__bound(v):
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(E*L_dense*d_ff + E*L_dense*d_moe + E*L_ffn*d_ff + E*L_ffn*d_moe)
+    c = sw_ff_sum*sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(L_dense*d_ff + L_ffn*d_ff)
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
         out = out + c*(E_s*L_dense*d_ff + E_s*L_ffn*d_ff)
@@ -751,6 +873,7 @@ def single__params_active__num(v):
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -759,25 +882,31 @@ def single__params_active__num(v):
     R_dt = v["R_dt"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
     k = v["k"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
@@ -787,6 +916,7 @@ def single__params_active__num(v):
     sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
@@ -794,6 +924,7 @@ def single__params_active__num(v):
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
@@ -804,6 +935,7 @@ def single__params_active__num(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -827,7 +959,10 @@ def single__params_active__num(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff - 2*L_kv_shared*d*d_h*n_kv + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_altup
+    if c:
+        out = out + c*(L*d*n_alt + L*d + L*n_alt**3 + L*n_alt**2 + 2*d**2*n_alt - 2*d**2)
     c = sw_attn_gate
     if c:
         out = out + c*(L_attn*d*d_h*n_h)
@@ -836,16 +971,19 @@ def single__params_active__num(v):
         out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L_attn - L_kv_shared))
     c = sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L_attn - L_kv_shared))
     c = sw_conv_bias
     if c:
         out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(2*d*(-L_ffn*d_ff + d_ff_sum))
     c = sw_ffn_bias
     if c:
         out = out + c*(L_ffn*(d + d_ff))
@@ -855,15 +993,21 @@ def single__params_active__num(v):
     c = sw_gdn
     if c:
         out = out + c*(L_lin*(-d*d_lk + d*d_lv*n_lv - d*d_lv + d*n_lv - d_lk**2*n_lv - d_lk*n_lv - d_lv**2*n_lv + n_lv))
+    c = sw_laurel
+    if c:
+        out = out + c*(2*L*d*r_laurel)
     c = sw_mamba1
     if c:
         out = out + c*(L_ssm*(-2*G_s*K_conv*N_s - 2*G_s*N_s*d - H_s*d - 3*H_s + 3*N_s*d_in + 2*R_dt*d_in + 2*d_in))
     c = sw_mla
     if c:
-        out = out + c*(L_attn*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
+        out = out + c*(-L_attn*d*d_h*n_h - 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv + 2*L_kv_shared*d*d_h*n_kv - L_kv_shared*d*d_rope - L_kv_shared*d*r_kv - L_kv_shared*d_nope*n_h*r_kv - L_kv_shared*d_v*n_h*r_kv - L_kv_shared*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
+    c = sw_ple
+    if c:
+        out = out + c*(L*d_ple*(V_ple + 3*d))
     c = sw_pooler
     if c:
         out = out + c*(d*(d + 1))
@@ -875,10 +1019,10 @@ def single__params_active__num(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L_attn*d_h*(n_h + n_kv))
+        out = out + c*(d_h*(L_attn*n_h + L_attn*n_kv - L_kv_shared*n_kv))
     c = sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(d_h*(2*L_attn - L_kv_shared))
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
@@ -906,6 +1050,12 @@ def single__params_active__num(v):
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_altup*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_altup*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_attn_gate*sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
@@ -920,13 +1070,13 @@ def single__params_active__num(v):
         out = out + c*(L_attn*d*n_h*(-d_h + d_v))
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L_attn*(-d_h*n_kv + d_rope + r_kv))
+        out = out + c*(-L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv + L_kv_shared*d_h*n_kv - L_kv_shared*d_rope - L_kv_shared*r_kv)
     c = sw_bias_q*sw_mla
     if c:
         out = out + c*(L_attn*n_h*(-d_h + d_nope + d_rope))
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(-L_attn*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(-L_attn + L_kv_shared))
     c = sw_conv_bias*sw_mamba1
     if c:
         out = out + c*(-2*G_s*L_ssm*N_s)
@@ -939,6 +1089,15 @@ def single__params_active__num(v):
     c = sw_expert_bias*sw_router**2
     if c:
         out = out + c*(k*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+    c = sw_ff_sum*sw_ffn_bias
+    if c:
+        out = out + c*(-L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(d*(-L_ffn*d_ff + d_ff_sum))
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(2*d*d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_gated
     if c:
         out = out + c*(L_ffn*d_ff)
@@ -963,6 +1122,12 @@ def single__params_active__num(v):
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_laurel*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_laurel*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_mamba1*sw_ssm_bias
     if c:
         out = out + c*(-L_ssm*(2*G_s*N_s + H_s))
@@ -1002,21 +1167,27 @@ def single__params_active__num(v):
     c = sw_norm_b*sw_norm_ffn_out
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_b*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_w*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*(-d + d_emb))
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L_attn*d_h*(n_h + n_kv))
+        out = out + c*(d_h*(L_attn*n_h + L_attn*n_kv - L_kv_shared*n_kv))
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(d_h*(2*L_attn - L_kv_shared))
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*(-L_dense + L_ffn))
@@ -1038,6 +1209,15 @@ def single__params_active__num(v):
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
         out = out + c*(k*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = sw_ff_sum*sw_ffn_bias*sw_gated
+    if c:
+        out = out + c*(-L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(d_ff*(-L_dense + L_ffn))
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(d*d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
         out = out + c*(d_ff*(L_dense - L_ffn))
@@ -1062,6 +1242,9 @@ def single__params_active__num(v):
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(k*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = sw_ff_sum*sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
         out = out + c*(E_s*d_ff*(-L_dense + L_ffn))
@@ -1113,6 +1296,7 @@ def single__params_active__bound(v):
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -1121,25 +1305,31 @@ def single__params_active__bound(v):
     R_dt = v["R_dt"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
     k = v["k"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
@@ -1149,6 +1339,7 @@ def single__params_active__bound(v):
     sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
@@ -1156,6 +1347,7 @@ def single__params_active__bound(v):
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
@@ -1166,6 +1358,7 @@ def single__params_active__bound(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -1189,7 +1382,10 @@ def single__params_active__bound(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_kv_shared*d*d_h*n_kv + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_altup
+    if c:
+        out = out + c*(L*d*n_alt + L*d + L*n_alt**3 + L*n_alt**2 + 2*d**2*n_alt + 2*d**2)
     c = sw_attn_gate
     if c:
         out = out + c*(L_attn*d*d_h*n_h)
@@ -1198,16 +1394,19 @@ def single__params_active__bound(v):
         out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_conv_bias
     if c:
         out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(2*L_ffn*d*d_ff + 2*d*d_ff_sum)
     c = sw_ffn_bias
     if c:
         out = out + c*(L_ffn*d + L_ffn*d_ff)
@@ -1217,15 +1416,21 @@ def single__params_active__bound(v):
     c = sw_gdn
     if c:
         out = out + c*(L_lin*d*d_lk + L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*n_lv)
+    c = sw_laurel
+    if c:
+        out = out + c*(2*L*d*r_laurel)
     c = sw_mamba1
     if c:
         out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + 3*L_ssm*N_s*d_in + 2*L_ssm*R_dt*d_in + 2*L_ssm*d_in)
     c = sw_mla
     if c:
-        out = out + c*(L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv)
+        out = out + c*(L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv + 2*L_kv_shared*d*d_h*n_kv + L_kv_shared*d*d_rope + L_kv_shared*d*r_kv + L_kv_shared*d_nope*n_h*r_kv + L_kv_shared*d_v*n_h*r_kv + L_kv_shared*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
+    c = sw_ple
+    if c:
+        out = out + c*(L*V_ple*d_ple + 3*L*d*d_ple)
     c = sw_pooler
     if c:
         out = out + c*(d**2 + d)
@@ -1237,10 +1442,10 @@ def single__params_active__bound(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(2*L_attn*d_h + L_kv_shared*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
@@ -1268,6 +1473,12 @@ def single__params_active__bound(v):
     c = sw_type_emb
     if c:
         out = out + c*(T*d)
+    c = sw_altup*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_altup*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_attn_gate*sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
@@ -1282,13 +1493,13 @@ def single__params_active__bound(v):
         out = out + c*(L_attn*d*d_h*n_h + L_attn*d*d_v*n_h)
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv + L_kv_shared*d_h*n_kv + L_kv_shared*d_rope + L_kv_shared*r_kv)
     c = sw_bias_q*sw_mla
     if c:
         out = out + c*(L_attn*d_h*n_h + L_attn*d_nope*n_h + L_attn*d_rope*n_h)
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_conv_bias*sw_mamba1
     if c:
         out = out + c*(2*G_s*L_ssm*N_s)
@@ -1301,6 +1512,15 @@ def single__params_active__bound(v):
     c = sw_expert_bias*sw_router**2
     if c:
         out = out + c*(L_dense*d*k + L_dense*d_ff*k + L_ffn*d*k + L_ffn*d_ff*k)
+    c = sw_ff_sum*sw_ffn_bias
+    if c:
+        out = out + c*(L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(L_ffn*d*d_ff + d*d_ff_sum)
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(2*L_dense*d*d_ff + 2*L_ffn*d*d_ff)
     c = sw_ffn_bias*sw_gated
     if c:
         out = out + c*(L_ffn*d_ff)
@@ -1325,6 +1545,12 @@ def single__params_active__bound(v):
     c = sw_head*sw_head_untied
     if c:
         out = out + c*(V*d)
+    c = sw_laurel*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_laurel*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_mamba1*sw_ssm_bias
     if c:
         out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm)
@@ -1364,21 +1590,27 @@ def single__params_active__bound(v):
     c = sw_norm_b*sw_norm_ffn_out
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_b*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_w*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_proj_emb*sw_tok_emb
     if c:
         out = out + c*(V*d + V*d_emb)
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(2*L_attn*d_h + L_kv_shared*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*L_dense + E*L_ffn)
@@ -1400,6 +1632,15 @@ def single__params_active__bound(v):
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
         out = out + c*(L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k + L_ffn*d_moe*k)
+    c = sw_ff_sum*sw_ffn_bias*sw_gated
+    if c:
+        out = out + c*(L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(L_dense*d_ff + L_ffn*d_ff)
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(L_dense*d*d_ff + L_ffn*d*d_ff)
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
         out = out + c*(L_dense*d_ff + L_ffn*d_ff)
@@ -1424,6 +1665,9 @@ def single__params_active__bound(v):
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k + L_ffn*d_moe*k)
+    c = sw_ff_sum*sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(L_dense*d_ff + L_ffn*d_ff)
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
         out = out + c*(E_s*L_dense*d_ff + E_s*L_ffn*d_ff)
@@ -1461,18 +1705,25 @@ def single__params_active__bound(v):
 
 
 def single__params_embedding__num(v):
+    L = v["L"]
     P = v["P"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
+    d_ple = v["d_ple"]
     sw_head = v["sw_head"]
     sw_head_untied = v["sw_head_untied"]
+    sw_ple = v["sw_ple"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
+    c = sw_ple
+    if c:
+        out = out + c*(L*V_ple*d_ple)
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
@@ -1499,18 +1750,25 @@ def single__params_embedding(v):
 
 
 def single__params_embedding__bound(v):
+    L = v["L"]
     P = v["P"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
+    d_ple = v["d_ple"]
     sw_head = v["sw_head"]
     sw_head_untied = v["sw_head_untied"]
+    sw_ple = v["sw_ple"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
+    c = sw_ple
+    if c:
+        out = out + c*(L*V_ple*d_ple)
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
@@ -1543,6 +1801,7 @@ def single__params_non_embedding__num(v):
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -1552,21 +1811,26 @@ def single__params_non_embedding__num(v):
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
@@ -1576,12 +1840,14 @@ def single__params_non_embedding__num(v):
     sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
@@ -1592,6 +1858,7 @@ def single__params_non_embedding__num(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
@@ -1612,7 +1879,10 @@ def single__params_non_embedding__num(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff - 2*L_kv_shared*d*d_h*n_kv + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_altup
+    if c:
+        out = out + c*(L*d*n_alt + L*d + L*n_alt**3 + L*n_alt**2 + 2*d**2*n_alt - 2*d**2)
     c = sw_attn_gate
     if c:
         out = out + c*(L_attn*d*d_h*n_h)
@@ -1621,16 +1891,19 @@ def single__params_non_embedding__num(v):
         out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L_attn - L_kv_shared))
     c = sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(L_attn - L_kv_shared))
     c = sw_conv_bias
     if c:
         out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(2*d*(-L_ffn*d_ff + d_ff_sum))
     c = sw_ffn_bias
     if c:
         out = out + c*(L_ffn*(d + d_ff))
@@ -1640,15 +1913,21 @@ def single__params_non_embedding__num(v):
     c = sw_gdn
     if c:
         out = out + c*(L_lin*(-d*d_lk + d*d_lv*n_lv - d*d_lv + d*n_lv - d_lk**2*n_lv - d_lk*n_lv - d_lv**2*n_lv + n_lv))
+    c = sw_laurel
+    if c:
+        out = out + c*(2*L*d*r_laurel)
     c = sw_mamba1
     if c:
         out = out + c*(L_ssm*(-2*G_s*K_conv*N_s - 2*G_s*N_s*d - H_s*d - 3*H_s + 3*N_s*d_in + 2*R_dt*d_in + 2*d_in))
     c = sw_mla
     if c:
-        out = out + c*(L_attn*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv + d_nope*n_h*r_kv + d_v*n_h*r_kv + r_kv))
+        out = out + c*(-L_attn*d*d_h*n_h - 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv + 2*L_kv_shared*d*d_h*n_kv - L_kv_shared*d*d_rope - L_kv_shared*d*r_kv - L_kv_shared*d_nope*n_h*r_kv - L_kv_shared*d_v*n_h*r_kv - L_kv_shared*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d*(d + 1))
+    c = sw_ple
+    if c:
+        out = out + c*(3*L*d*d_ple)
     c = sw_pooler
     if c:
         out = out + c*(d*(d + 1))
@@ -1657,10 +1936,10 @@ def single__params_non_embedding__num(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L_attn*d_h*(n_h + n_kv))
+        out = out + c*(d_h*(L_attn*n_h + L_attn*n_kv - L_kv_shared*n_kv))
     c = sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(d_h*(2*L_attn - L_kv_shared))
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
@@ -1682,6 +1961,12 @@ def single__params_non_embedding__num(v):
     c = sw_ssm_out_bias
     if c:
         out = out + c*(L_ssm*d)
+    c = sw_altup*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_altup*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_attn_gate*sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
@@ -1696,13 +1981,13 @@ def single__params_non_embedding__num(v):
         out = out + c*(L_attn*d*n_h*(-d_h + d_v))
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L_attn*(-d_h*n_kv + d_rope + r_kv))
+        out = out + c*(-L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv + L_kv_shared*d_h*n_kv - L_kv_shared*d_rope - L_kv_shared*r_kv)
     c = sw_bias_q*sw_mla
     if c:
         out = out + c*(L_attn*n_h*(-d_h + d_nope + d_rope))
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(-L_attn*d_h*n_kv)
+        out = out + c*(d_h*n_kv*(-L_attn + L_kv_shared))
     c = sw_conv_bias*sw_mamba1
     if c:
         out = out + c*(-2*G_s*L_ssm*N_s)
@@ -1715,6 +2000,15 @@ def single__params_non_embedding__num(v):
     c = sw_expert_bias*sw_router**2
     if c:
         out = out + c*(E*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+    c = sw_ff_sum*sw_ffn_bias
+    if c:
+        out = out + c*(-L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(d*(-L_ffn*d_ff + d_ff_sum))
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(2*d*d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_gated
     if c:
         out = out + c*(L_ffn*d_ff)
@@ -1736,6 +2030,12 @@ def single__params_non_embedding__num(v):
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
+    c = sw_laurel*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_laurel*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_mamba1*sw_ssm_bias
     if c:
         out = out + c*(-L_ssm*(2*G_s*N_s + H_s))
@@ -1775,18 +2075,24 @@ def single__params_non_embedding__num(v):
     c = sw_norm_b*sw_norm_ffn_out
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_b*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_w*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L_attn*d_h*(n_h + n_kv))
+        out = out + c*(d_h*(L_attn*n_h + L_attn*n_kv - L_kv_shared*n_kv))
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(d_h*(2*L_attn - L_kv_shared))
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*(-L_dense + L_ffn))
@@ -1808,6 +2114,15 @@ def single__params_non_embedding__num(v):
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
         out = out + c*(E*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = sw_ff_sum*sw_ffn_bias*sw_gated
+    if c:
+        out = out + c*(-L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(d_ff*(-L_dense + L_ffn))
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(d*d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
         out = out + c*(d_ff*(L_dense - L_ffn))
@@ -1829,6 +2144,9 @@ def single__params_non_embedding__num(v):
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(E*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = sw_ff_sum*sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(d_ff*(-L_dense + L_ffn))
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
         out = out + c*(E_s*d_ff*(-L_dense + L_ffn))
@@ -1880,6 +2198,7 @@ def single__params_non_embedding__bound(v):
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -1889,21 +2208,26 @@ def single__params_non_embedding__bound(v):
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
@@ -1913,12 +2237,14 @@ def single__params_non_embedding__bound(v):
     sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
@@ -1929,6 +2255,7 @@ def single__params_non_embedding__bound(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
@@ -1949,7 +2276,10 @@ def single__params_non_embedding__bound(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+        out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_kv_shared*d*d_h*n_kv + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*d_lv + L_lin*n_lv + 3*L_ssm*d*d_in)
+    c = sw_altup
+    if c:
+        out = out + c*(L*d*n_alt + L*d + L*n_alt**3 + L*n_alt**2 + 2*d**2*n_alt + 2*d**2)
     c = sw_attn_gate
     if c:
         out = out + c*(L_attn*d*d_h*n_h)
@@ -1958,16 +2288,19 @@ def single__params_non_embedding__bound(v):
         out = out + c*(L_attn*d*d_h*n_h)
     c = sw_bias_k
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
     c = sw_bias_v
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_conv_bias
     if c:
         out = out + c*(2*G_s*L_ssm*N_s + 5*L_conv*d + L_ssm*d_in)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(2*L_ffn*d*d_ff + 2*d*d_ff_sum)
     c = sw_ffn_bias
     if c:
         out = out + c*(L_ffn*d + L_ffn*d_ff)
@@ -1977,15 +2310,21 @@ def single__params_non_embedding__bound(v):
     c = sw_gdn
     if c:
         out = out + c*(L_lin*d*d_lk + L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + L_lin*d_lk*n_lv + L_lin*d_lv**2*n_lv + L_lin*n_lv)
+    c = sw_laurel
+    if c:
+        out = out + c*(2*L*d*r_laurel)
     c = sw_mamba1
     if c:
         out = out + c*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + 3*H_s*L_ssm + 3*L_ssm*N_s*d_in + 2*L_ssm*R_dt*d_in + 2*L_ssm*d_in)
     c = sw_mla
     if c:
-        out = out + c*(L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv)
+        out = out + c*(L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv + L_attn*d_nope*n_h*r_kv + L_attn*d_v*n_h*r_kv + L_attn*r_kv + 2*L_kv_shared*d*d_h*n_kv + L_kv_shared*d*d_rope + L_kv_shared*d*r_kv + L_kv_shared*d_nope*n_h*r_kv + L_kv_shared*d_v*n_h*r_kv + L_kv_shared*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(d**2 + d)
+    c = sw_ple
+    if c:
+        out = out + c*(3*L*d*d_ple)
     c = sw_pooler
     if c:
         out = out + c*(d**2 + d)
@@ -1994,10 +2333,10 @@ def single__params_non_embedding__bound(v):
         out = out + c*(2*d*d_emb)
     c = sw_qk_all
     if c:
-        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(2*L_attn*d_h + L_kv_shared*d_h)
     c = sw_rel_bias
     if c:
         out = out + c*(R*n_h)
@@ -2019,6 +2358,12 @@ def single__params_non_embedding__bound(v):
     c = sw_ssm_out_bias
     if c:
         out = out + c*(L_ssm*d)
+    c = sw_altup*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_altup*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_attn_gate*sw_bias_q
     if c:
         out = out + c*(L_attn*d_h*n_h)
@@ -2033,13 +2378,13 @@ def single__params_non_embedding__bound(v):
         out = out + c*(L_attn*d*d_h*n_h + L_attn*d*d_v*n_h)
     c = sw_bias_k*sw_mla
     if c:
-        out = out + c*(L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv + L_kv_shared*d_h*n_kv + L_kv_shared*d_rope + L_kv_shared*r_kv)
     c = sw_bias_q*sw_mla
     if c:
         out = out + c*(L_attn*d_h*n_h + L_attn*d_nope*n_h + L_attn*d_rope*n_h)
     c = sw_bias_v*sw_mla
     if c:
-        out = out + c*(L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_conv_bias*sw_mamba1
     if c:
         out = out + c*(2*G_s*L_ssm*N_s)
@@ -2052,6 +2397,15 @@ def single__params_non_embedding__bound(v):
     c = sw_expert_bias*sw_router**2
     if c:
         out = out + c*(E*L_dense*d + E*L_dense*d_ff + E*L_ffn*d + E*L_ffn*d_ff)
+    c = sw_ff_sum*sw_ffn_bias
+    if c:
+        out = out + c*(L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(L_ffn*d*d_ff + d*d_ff_sum)
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(2*L_dense*d*d_ff + 2*L_ffn*d*d_ff)
     c = sw_ffn_bias*sw_gated
     if c:
         out = out + c*(L_ffn*d_ff)
@@ -2073,6 +2427,12 @@ def single__params_non_embedding__bound(v):
     c = sw_head*sw_head_bias
     if c:
         out = out + c*(V)
+    c = sw_laurel*sw_norm_b
+    if c:
+        out = out + c*(L*d)
+    c = sw_laurel*sw_norm_w
+    if c:
+        out = out + c*(L*d)
     c = sw_mamba1*sw_ssm_bias
     if c:
         out = out + c*(2*G_s*L_ssm*N_s + H_s*L_ssm)
@@ -2112,18 +2472,24 @@ def single__params_non_embedding__bound(v):
     c = sw_norm_b*sw_norm_ffn_out
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_b*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_norm_ffn_in*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
     c = sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(L_ffn*d)
+    c = sw_norm_w*sw_ple
+    if c:
+        out = out + c*(L*d + d_ple)
     c = sw_qk_all*sw_qk_bias
     if c:
-        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv)
+        out = out + c*(L_attn*d_h*n_h + L_attn*d_h*n_kv + L_kv_shared*d_h*n_kv)
     c = sw_qk_bias*sw_qk_head
     if c:
-        out = out + c*(2*L_attn*d_h)
+        out = out + c*(2*L_attn*d_h + L_kv_shared*d_h)
     c = sw_router**2*sw_router_bias
     if c:
         out = out + c*(E*L_dense + E*L_ffn)
@@ -2145,6 +2511,15 @@ def single__params_non_embedding__bound(v):
     c = sw_expert_bias*sw_moe_width*sw_router**2
     if c:
         out = out + c*(E*L_dense*d_ff + E*L_dense*d_moe + E*L_ffn*d_ff + E*L_ffn*d_moe)
+    c = sw_ff_sum*sw_ffn_bias*sw_gated
+    if c:
+        out = out + c*(L_ffn*d_ff + d_ff_sum)
+    c = sw_ff_sum*sw_ffn_bias*sw_router
+    if c:
+        out = out + c*(L_dense*d_ff + L_ffn*d_ff)
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(L_dense*d*d_ff + L_ffn*d*d_ff)
     c = sw_ffn_bias*sw_gated*sw_router
     if c:
         out = out + c*(L_dense*d_ff + L_ffn*d_ff)
@@ -2166,6 +2541,9 @@ def single__params_non_embedding__bound(v):
     c = sw_expert_bias*sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(E*L_dense*d_ff + E*L_dense*d_moe + E*L_ffn*d_ff + E*L_ffn*d_moe)
+    c = sw_ff_sum*sw_ffn_bias*sw_gated*sw_router
+    if c:
+        out = out + c*(L_dense*d_ff + L_ffn*d_ff)
     c = sw_ffn_bias*sw_gated*sw_router**2*sw_shared
     if c:
         out = out + c*(E_s*L_dense*d_ff + E_s*L_ffn*d_ff)
@@ -2208,10 +2586,12 @@ def single__flops_forward_matmul__num(v):
     G_s = v["G_s"]
     H_s = v["H_s"]
     K_conv = v["K_conv"]
+    L = v["L"]
     L_attn = v["L_attn"]
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -2222,32 +2602,40 @@ def single__flops_forward_matmul__num(v):
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
     k = v["k"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_gated = v["sw_gated"]
     sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
@@ -2258,13 +2646,19 @@ def single__flops_forward_matmul__num(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*b*(2*G_s*K_conv**2*L_ssm*N_s + 2*G_s*K_conv*L_ssm*N_s*s - 2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d*s + H_s*L_ssm*N_s*Q_c**2*_ceil_div(s, Q_c) + H_s*L_ssm*d*s + K_conv**2*L_conv*d + 2*K_conv**2*L_lin*d_lk*n_lk + K_conv**2*L_lin*d_lv*n_lv + K_conv**2*L_ssm*d_in + K_conv*L_conv*d*s - K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk*s - 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv*s - K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in*s - K_conv*L_ssm*d_in + L_attn*d*d_h*n_h*s + 2*L_attn*d*d_h*n_kv*s + 2*L_attn*d_h*n_h*s**2 + 4*L_conv*d**2*s + 2*L_ffn*d*d_ff*s + L_lin*Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) + 2*L_lin*Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) + 3*L_lin*Q_c*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 2*L_lin*d*d_lk*n_lk*s + L_lin*d*d_lk*s + 2*L_lin*d*d_lv*n_lv*s + L_lin*d*d_lv*s + L_lin*d*n_lv*s + L_lin*d_lk**2*n_lv*s + L_lin*d_lv**2*n_lv*s + 2*L_ssm*N_s*Q_c*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in*_ceil_div(s, Q_c)**2 + 2*L_ssm*N_s*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in + L_ssm*Q_c**2*d_in*_ceil_div(s, Q_c) + 3*L_ssm*d*d_in*s))
+        out = out + c*(2*b*(2*G_s*K_conv**2*L_ssm*N_s + 2*G_s*K_conv*L_ssm*N_s*s - 2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d*s + H_s*L_ssm*N_s*Q_c**2*_ceil_div(s, Q_c) + H_s*L_ssm*d*s + K_conv**2*L_conv*d + 2*K_conv**2*L_lin*d_lk*n_lk + K_conv**2*L_lin*d_lv*n_lv + K_conv**2*L_ssm*d_in + K_conv*L_conv*d*s - K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk*s - 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv*s - K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in*s - K_conv*L_ssm*d_in + L_attn*d*d_h*n_h*s + 2*L_attn*d*d_h*n_kv*s + 2*L_attn*d_h*n_h*s**2 + 4*L_conv*d**2*s + 2*L_ffn*d*d_ff*s - 2*L_kv_shared*d*d_h*n_kv*s + L_lin*Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) + 2*L_lin*Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) + 3*L_lin*Q_c*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 2*L_lin*d*d_lk*n_lk*s + L_lin*d*d_lk*s + 2*L_lin*d*d_lv*n_lv*s + L_lin*d*d_lv*s + L_lin*d*n_lv*s + L_lin*d_lk**2*n_lv*s + L_lin*d_lv**2*n_lv*s + 2*L_ssm*N_s*Q_c*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in*_ceil_div(s, Q_c)**2 + 2*L_ssm*N_s*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in + L_ssm*Q_c**2*d_in*_ceil_div(s, Q_c) + 3*L_ssm*d*d_in*s))
+    c = sw_altup
+    if c:
+        out = out + c*(2*b*s*(L*d*n_alt**2 + 2*L*d*n_alt + L*n_alt**3 + L*n_alt**2 + 2*d**2*n_alt - 2*d**2))
     c = sw_attn_gate
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h*s)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(4*b*d*s*(-L_ffn*d_ff + d_ff_sum))
     c = sw_gated
     if c:
         out = out + c*(2*L_ffn*b*d*d_ff*s)
@@ -2274,15 +2668,21 @@ def single__flops_forward_matmul__num(v):
     c = sw_head
     if c:
         out = out + c*(2*V*b*d*s)
+    c = sw_laurel
+    if c:
+        out = out + c*(4*L*b*d*r_laurel*s)
     c = sw_mamba1
     if c:
         out = out + c*(2*L_ssm*b*(-2*G_s*K_conv**2*N_s - 2*G_s*K_conv*N_s*s + 2*G_s*K_conv*N_s - 2*G_s*N_s*d*s - H_s*N_s*Q_c**2*_ceil_div(s, Q_c) - H_s*d*s - 2*N_s*Q_c*d_in*_ceil_div(s, Q_c) + 3*N_s*d_in*s - N_s*d_in*_ceil_div(s, Q_c)**2 - 2*N_s*d_in*_ceil_div(s, Q_c) - N_s*d_in - Q_c**2*d_in*_ceil_div(s, Q_c) + 2*R_dt*d_in*s))
     c = sw_mla
     if c:
-        out = out + c*(2*L_attn*b*s*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_rope*n_h*s + d_v*n_h*r_kv + d_v*n_h*s))
+        out = out + c*(2*b*s*(-L_attn*d*d_h*n_h - 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv - 2*L_attn*d_h*n_h*s + L_attn*d_nope*n_h*r_kv + L_attn*d_nope*n_h*s + L_attn*d_rope*n_h*s + L_attn*d_v*n_h*r_kv + L_attn*d_v*n_h*s + 2*L_kv_shared*d*d_h*n_kv - L_kv_shared*d*d_rope - L_kv_shared*d*r_kv - L_kv_shared*d_nope*n_h*r_kv - L_kv_shared*d_v*n_h*r_kv))
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2*s)
+    c = sw_ple
+    if c:
+        out = out + c*(6*L*b*d*d_ple*s)
     c = sw_pooler
     if c:
         out = out + c*(2*b*d**2)
@@ -2301,6 +2701,12 @@ def single__flops_forward_matmul__num(v):
     c = sw_attn_out*sw_mla
     if c:
         out = out + c*(2*L_attn*b*d*n_h*s*(-d_h + d_v))
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(2*b*d*s*(-L_ffn*d_ff + d_ff_sum))
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(4*b*d*d_ff*s*(-L_dense + L_ffn))
     c = sw_gated*sw_router
     if c:
         out = out + c*(2*b*d*d_ff*s*(L_dense - L_ffn))
@@ -2322,6 +2728,9 @@ def single__flops_forward_matmul__num(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(2*b*d*s*(-L_dense + L_ffn))
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(2*b*d*d_ff*s*(-L_dense + L_ffn))
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(2*b*d*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
@@ -2359,10 +2768,12 @@ def single__flops_forward_matmul__bound(v):
     G_s = v["G_s"]
     H_s = v["H_s"]
     K_conv = v["K_conv"]
+    L = v["L"]
     L_attn = v["L_attn"]
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -2373,32 +2784,40 @@ def single__flops_forward_matmul__bound(v):
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
     k = v["k"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_gated = v["sw_gated"]
     sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
@@ -2409,13 +2828,19 @@ def single__flops_forward_matmul__bound(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*G_s*K_conv**2*L_ssm*N_s*b + 4*G_s*K_conv*L_ssm*N_s*b*s + 4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d*s + 2*H_s*L_ssm*N_s*Q_c**2*b*s + 2*H_s*L_ssm*b*d*s + 2*K_conv**2*L_conv*b*d + 4*K_conv**2*L_lin*b*d_lk*n_lk + 2*K_conv**2*L_lin*b*d_lv*n_lv + 2*K_conv**2*L_ssm*b*d_in + 2*K_conv*L_conv*b*d*s + 2*K_conv*L_conv*b*d + 4*K_conv*L_lin*b*d_lk*n_lk*s + 4*K_conv*L_lin*b*d_lk*n_lk + 2*K_conv*L_lin*b*d_lv*n_lv*s + 2*K_conv*L_lin*b*d_lv*n_lv + 2*K_conv*L_ssm*b*d_in*s + 2*K_conv*L_ssm*b*d_in + 2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 8*L_conv*b*d**2*s + 4*L_ffn*b*d*d_ff*s + 2*L_lin*Q_c**2*b*d_lk*n_lv*s + 4*L_lin*Q_c**2*b*d_lv*n_lv*s + 6*L_lin*Q_c*b*d_lk*d_lv*n_lv*s + 4*L_lin*b*d*d_lk*n_lk*s + 2*L_lin*b*d*d_lk*s + 4*L_lin*b*d*d_lv*n_lv*s + 2*L_lin*b*d*d_lv*s + 2*L_lin*b*d*n_lv*s + 2*L_lin*b*d_lk**2*n_lv*s + 2*L_lin*b*d_lv**2*n_lv*s + 4*L_ssm*N_s*Q_c*b*d_in*s + 2*L_ssm*N_s*b*d_in*s**2 + 4*L_ssm*N_s*b*d_in*s + 2*L_ssm*N_s*b*d_in + 2*L_ssm*Q_c**2*b*d_in*s + 6*L_ssm*b*d*d_in*s)
+        out = out + c*(4*G_s*K_conv**2*L_ssm*N_s*b + 4*G_s*K_conv*L_ssm*N_s*b*s + 4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d*s + 2*H_s*L_ssm*N_s*Q_c**2*b*s + 2*H_s*L_ssm*b*d*s + 2*K_conv**2*L_conv*b*d + 4*K_conv**2*L_lin*b*d_lk*n_lk + 2*K_conv**2*L_lin*b*d_lv*n_lv + 2*K_conv**2*L_ssm*b*d_in + 2*K_conv*L_conv*b*d*s + 2*K_conv*L_conv*b*d + 4*K_conv*L_lin*b*d_lk*n_lk*s + 4*K_conv*L_lin*b*d_lk*n_lk + 2*K_conv*L_lin*b*d_lv*n_lv*s + 2*K_conv*L_lin*b*d_lv*n_lv + 2*K_conv*L_ssm*b*d_in*s + 2*K_conv*L_ssm*b*d_in + 2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 8*L_conv*b*d**2*s + 4*L_ffn*b*d*d_ff*s + 4*L_kv_shared*b*d*d_h*n_kv*s + 2*L_lin*Q_c**2*b*d_lk*n_lv*s + 4*L_lin*Q_c**2*b*d_lv*n_lv*s + 6*L_lin*Q_c*b*d_lk*d_lv*n_lv*s + 4*L_lin*b*d*d_lk*n_lk*s + 2*L_lin*b*d*d_lk*s + 4*L_lin*b*d*d_lv*n_lv*s + 2*L_lin*b*d*d_lv*s + 2*L_lin*b*d*n_lv*s + 2*L_lin*b*d_lk**2*n_lv*s + 2*L_lin*b*d_lv**2*n_lv*s + 4*L_ssm*N_s*Q_c*b*d_in*s + 2*L_ssm*N_s*b*d_in*s**2 + 4*L_ssm*N_s*b*d_in*s + 2*L_ssm*N_s*b*d_in + 2*L_ssm*Q_c**2*b*d_in*s + 6*L_ssm*b*d*d_in*s)
+    c = sw_altup
+    if c:
+        out = out + c*(2*L*b*d*n_alt**2*s + 4*L*b*d*n_alt*s + 2*L*b*n_alt**3*s + 2*L*b*n_alt**2*s + 4*b*d**2*n_alt*s + 4*b*d**2*s)
     c = sw_attn_gate
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h*s)
     c = sw_attn_out
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h*s)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(4*L_ffn*b*d*d_ff*s + 4*b*d*d_ff_sum*s)
     c = sw_gated
     if c:
         out = out + c*(2*L_ffn*b*d*d_ff*s)
@@ -2425,15 +2850,21 @@ def single__flops_forward_matmul__bound(v):
     c = sw_head
     if c:
         out = out + c*(2*V*b*d*s)
+    c = sw_laurel
+    if c:
+        out = out + c*(4*L*b*d*r_laurel*s)
     c = sw_mamba1
     if c:
         out = out + c*(4*G_s*K_conv**2*L_ssm*N_s*b + 4*G_s*K_conv*L_ssm*N_s*b*s + 4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d*s + 2*H_s*L_ssm*N_s*Q_c**2*b*s + 2*H_s*L_ssm*b*d*s + 4*L_ssm*N_s*Q_c*b*d_in*s + 2*L_ssm*N_s*b*d_in*s**2 + 2*L_ssm*N_s*b*d_in*s + 2*L_ssm*N_s*b*d_in + 2*L_ssm*Q_c**2*b*d_in*s + 4*L_ssm*R_dt*b*d_in*s)
     c = sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 2*L_attn*b*d*d_nope*n_h*s + 2*L_attn*b*d*d_rope*n_h*s + 2*L_attn*b*d*d_rope*s + 2*L_attn*b*d*r_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_nope*n_h*r_kv*s + 2*L_attn*b*d_nope*n_h*s**2 + 2*L_attn*b*d_rope*n_h*s**2 + 2*L_attn*b*d_v*n_h*r_kv*s + 2*L_attn*b*d_v*n_h*s**2)
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 2*L_attn*b*d*d_nope*n_h*s + 2*L_attn*b*d*d_rope*n_h*s + 2*L_attn*b*d*d_rope*s + 2*L_attn*b*d*r_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_nope*n_h*r_kv*s + 2*L_attn*b*d_nope*n_h*s**2 + 2*L_attn*b*d_rope*n_h*s**2 + 2*L_attn*b*d_v*n_h*r_kv*s + 2*L_attn*b*d_v*n_h*s**2 + 4*L_kv_shared*b*d*d_h*n_kv*s + 2*L_kv_shared*b*d*d_rope*s + 2*L_kv_shared*b*d*r_kv*s + 2*L_kv_shared*b*d_nope*n_h*r_kv*s + 2*L_kv_shared*b*d_v*n_h*r_kv*s)
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2*s)
+    c = sw_ple
+    if c:
+        out = out + c*(6*L*b*d*d_ple*s)
     c = sw_pooler
     if c:
         out = out + c*(2*b*d**2)
@@ -2452,6 +2883,12 @@ def single__flops_forward_matmul__bound(v):
     c = sw_attn_out*sw_mla
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h*s + 2*L_attn*b*d*d_v*n_h*s)
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(2*L_ffn*b*d*d_ff*s + 2*b*d*d_ff_sum*s)
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(4*L_dense*b*d*d_ff*s + 4*L_ffn*b*d*d_ff*s)
     c = sw_gated*sw_router
     if c:
         out = out + c*(2*L_dense*b*d*d_ff*s + 2*L_ffn*b*d*d_ff*s)
@@ -2473,6 +2910,9 @@ def single__flops_forward_matmul__bound(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(2*L_dense*b*d*s + 2*L_ffn*b*d*s)
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d*d_ff*s + 2*L_ffn*b*d*d_ff*s)
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(2*L_dense*b*d*d_ff*k*s + 2*L_dense*b*d*d_moe*k*s + 2*L_ffn*b*d*d_ff*k*s + 2*L_ffn*b*d*d_moe*k*s)
@@ -2511,6 +2951,7 @@ def single__flops_forward__num(v):
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -2521,32 +2962,39 @@ def single__flops_forward__num(v):
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
     k = v["k"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_laurel = v["sw_laurel"]
     sw_macs = v["sw_macs"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
@@ -2559,6 +3007,7 @@ def single__flops_forward__num(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
@@ -2569,7 +3018,10 @@ def single__flops_forward__num(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*b*(2*G_s*K_conv**2*L_ssm*N_s + 2*G_s*K_conv*L_ssm*N_s*s - 2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d*s + H_s*L_ssm*N_s*Q_c**2*_ceil_div(s, Q_c) + H_s*L_ssm*d*s + K_conv**2*L_conv*d + 2*K_conv**2*L_lin*d_lk*n_lk + K_conv**2*L_lin*d_lv*n_lv + K_conv**2*L_ssm*d_in + K_conv*L_conv*d*s - K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk*s - 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv*s - K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in*s - K_conv*L_ssm*d_in + L_attn*d*d_h*n_h*s + 2*L_attn*d*d_h*n_kv*s + 2*L_attn*d_h*n_h*s**2 + 4*L_conv*d**2*s + 2*L_ffn*d*d_ff*s + L_lin*Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) + 2*L_lin*Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) + 3*L_lin*Q_c*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 2*L_lin*d*d_lk*n_lk*s + L_lin*d*d_lk*s + 2*L_lin*d*d_lv*n_lv*s + L_lin*d*d_lv*s + L_lin*d*n_lv*s + L_lin*d_lk**2*n_lv*s + L_lin*d_lv**2*n_lv*s + 2*L_ssm*N_s*Q_c*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in*_ceil_div(s, Q_c)**2 + 2*L_ssm*N_s*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in + L_ssm*Q_c**2*d_in*_ceil_div(s, Q_c) + 3*L_ssm*d*d_in*s))
+        out = out + c*(4*b*(2*G_s*K_conv**2*L_ssm*N_s + 2*G_s*K_conv*L_ssm*N_s*s - 2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d*s + H_s*L_ssm*N_s*Q_c**2*_ceil_div(s, Q_c) + H_s*L_ssm*d*s + K_conv**2*L_conv*d + 2*K_conv**2*L_lin*d_lk*n_lk + K_conv**2*L_lin*d_lv*n_lv + K_conv**2*L_ssm*d_in + K_conv*L_conv*d*s - K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk*s - 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv*s - K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in*s - K_conv*L_ssm*d_in + L_attn*d*d_h*n_h*s + 2*L_attn*d*d_h*n_kv*s + 2*L_attn*d_h*n_h*s**2 + 4*L_conv*d**2*s + 2*L_ffn*d*d_ff*s - 2*L_kv_shared*d*d_h*n_kv*s + L_lin*Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) + 2*L_lin*Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) + 3*L_lin*Q_c*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 2*L_lin*d*d_lk*n_lk*s + L_lin*d*d_lk*s + 2*L_lin*d*d_lv*n_lv*s + L_lin*d*d_lv*s + L_lin*d*n_lv*s + L_lin*d_lk**2*n_lv*s + L_lin*d_lv**2*n_lv*s + 2*L_ssm*N_s*Q_c*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in*_ceil_div(s, Q_c)**2 + 2*L_ssm*N_s*d_in*_ceil_div(s, Q_c) + L_ssm*N_s*d_in + L_ssm*Q_c**2*d_in*_ceil_div(s, Q_c) + 3*L_ssm*d*d_in*s))
+    c = sw_altup
+    if c:
+        out = out + c*(4*b*s*(L*d*n_alt**2 + 2*L*d*n_alt + L*n_alt**3 + L*n_alt**2 + 2*d**2*n_alt - 2*d**2))
     c = sw_attn_gate
     if c:
         out = out + c*(4*L_attn*b*d*d_h*n_h*s)
@@ -2579,6 +3031,9 @@ def single__flops_forward__num(v):
     c = sw_causal
     if c:
         out = out + c*(-4*L_attn*b*d_h*n_h*s**2)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(8*b*d*s*(-L_ffn*d_ff + d_ff_sum))
     c = sw_gated
     if c:
         out = out + c*(4*L_ffn*b*d*d_ff*s)
@@ -2588,21 +3043,27 @@ def single__flops_forward__num(v):
     c = sw_head
     if c:
         out = out + c*(4*V*b*d*s)
+    c = sw_laurel
+    if c:
+        out = out + c*(8*L*b*d*r_laurel*s)
     c = sw_macs
     if c:
-        out = out + c*(2*b*(-2*G_s*K_conv**2*L_ssm*N_s - 2*G_s*K_conv*L_ssm*N_s*s + 2*G_s*K_conv*L_ssm*N_s - 2*G_s*L_ssm*N_s*d*s - H_s*L_ssm*N_s*Q_c**2*_ceil_div(s, Q_c) - H_s*L_ssm*d*s - K_conv**2*L_conv*d - 2*K_conv**2*L_lin*d_lk*n_lk - K_conv**2*L_lin*d_lv*n_lv - K_conv**2*L_ssm*d_in - K_conv*L_conv*d*s + K_conv*L_conv*d - 2*K_conv*L_lin*d_lk*n_lk*s + 2*K_conv*L_lin*d_lk*n_lk - K_conv*L_lin*d_lv*n_lv*s + K_conv*L_lin*d_lv*n_lv - K_conv*L_ssm*d_in*s + K_conv*L_ssm*d_in - L_attn*d*d_h*n_h*s - 2*L_attn*d*d_h*n_kv*s - 2*L_attn*d_h*n_h*s**2 - 4*L_conv*d**2*s - 2*L_ffn*d*d_ff*s - L_lin*Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) - 2*L_lin*Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) - 3*L_lin*Q_c*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) - 2*L_lin*d*d_lk*n_lk*s - L_lin*d*d_lk*s - 2*L_lin*d*d_lv*n_lv*s - L_lin*d*d_lv*s - L_lin*d*n_lv*s - L_lin*d_lk**2*n_lv*s - L_lin*d_lv**2*n_lv*s - 2*L_ssm*N_s*Q_c*d_in*_ceil_div(s, Q_c) - L_ssm*N_s*d_in*_ceil_div(s, Q_c)**2 - 2*L_ssm*N_s*d_in*_ceil_div(s, Q_c) - L_ssm*N_s*d_in - L_ssm*Q_c**2*d_in*_ceil_div(s, Q_c) - 3*L_ssm*d*d_in*s))
+        out = out + c*(2*b*(-2*G_s*K_conv**2*L_ssm*N_s - 2*G_s*K_conv*L_ssm*N_s*s + 2*G_s*K_conv*L_ssm*N_s - 2*G_s*L_ssm*N_s*d*s - H_s*L_ssm*N_s*Q_c**2*_ceil_div(s, Q_c) - H_s*L_ssm*d*s - K_conv**2*L_conv*d - 2*K_conv**2*L_lin*d_lk*n_lk - K_conv**2*L_lin*d_lv*n_lv - K_conv**2*L_ssm*d_in - K_conv*L_conv*d*s + K_conv*L_conv*d - 2*K_conv*L_lin*d_lk*n_lk*s + 2*K_conv*L_lin*d_lk*n_lk - K_conv*L_lin*d_lv*n_lv*s + K_conv*L_lin*d_lv*n_lv - K_conv*L_ssm*d_in*s + K_conv*L_ssm*d_in - L_attn*d*d_h*n_h*s - 2*L_attn*d*d_h*n_kv*s - 2*L_attn*d_h*n_h*s**2 - 4*L_conv*d**2*s - 2*L_ffn*d*d_ff*s + 2*L_kv_shared*d*d_h*n_kv*s - L_lin*Q_c**2*d_lk*n_lv*_ceil_div(s, Q_c) - 2*L_lin*Q_c**2*d_lv*n_lv*_ceil_div(s, Q_c) - 3*L_lin*Q_c*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) - 2*L_lin*d*d_lk*n_lk*s - L_lin*d*d_lk*s - 2*L_lin*d*d_lv*n_lv*s - L_lin*d*d_lv*s - L_lin*d*n_lv*s - L_lin*d_lk**2*n_lv*s - L_lin*d_lv**2*n_lv*s - 2*L_ssm*N_s*Q_c*d_in*_ceil_div(s, Q_c) - L_ssm*N_s*d_in*_ceil_div(s, Q_c)**2 - 2*L_ssm*N_s*d_in*_ceil_div(s, Q_c) - L_ssm*N_s*d_in - L_ssm*Q_c**2*d_in*_ceil_div(s, Q_c) - 3*L_ssm*d*d_in*s))
     c = sw_mamba1
     if c:
         out = out + c*(4*L_ssm*b*(-2*G_s*K_conv**2*N_s - 2*G_s*K_conv*N_s*s + 2*G_s*K_conv*N_s - 2*G_s*N_s*d*s - H_s*N_s*Q_c**2*_ceil_div(s, Q_c) - H_s*d*s - 2*N_s*Q_c*d_in*_ceil_div(s, Q_c) + 3*N_s*d_in*s - N_s*d_in*_ceil_div(s, Q_c)**2 - 2*N_s*d_in*_ceil_div(s, Q_c) - N_s*d_in - Q_c**2*d_in*_ceil_div(s, Q_c) + 2*R_dt*d_in*s))
     c = sw_mla
     if c:
-        out = out + c*(4*L_attn*b*s*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_rope*n_h*s + d_v*n_h*r_kv + d_v*n_h*s))
+        out = out + c*(4*b*s*(-L_attn*d*d_h*n_h - 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv - 2*L_attn*d_h*n_h*s + L_attn*d_nope*n_h*r_kv + L_attn*d_nope*n_h*s + L_attn*d_rope*n_h*s + L_attn*d_v*n_h*r_kv + L_attn*d_v*n_h*s + 2*L_kv_shared*d*d_h*n_kv - L_kv_shared*d*d_rope - L_kv_shared*d*r_kv - L_kv_shared*d_nope*n_h*r_kv - L_kv_shared*d_v*n_h*r_kv))
     c = sw_mlm
     if c:
         out = out + c*(4*b*d**2*s)
     c = sw_nonmatmul
     if c:
         out = out + c*(2*b*s*(2*L*d + 6*L_attn*n_h*s + L_ffn*d_ff))
+    c = sw_ple
+    if c:
+        out = out + c*(12*L*b*d*d_ple*s)
     c = sw_pooler
     if c:
         out = out + c*(4*b*d**2)
@@ -2615,6 +3076,9 @@ def single__flops_forward__num(v):
     c = sw_router**2
     if c:
         out = out + c*(4*b*d*s*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_ffn*d_ff*k))
+    c = sw_altup*sw_macs
+    if c:
+        out = out + c*(2*b*s*(-L*d*n_alt**2 - 2*L*d*n_alt - L*n_alt**3 - L*n_alt**2 - 2*d**2*n_alt + 2*d**2))
     c = sw_attn_gate*sw_macs
     if c:
         out = out + c*(-2*L_attn*b*d*d_h*n_h*s)
@@ -2639,6 +3103,18 @@ def single__flops_forward__num(v):
     c = sw_causal*sw_nonmatmul
     if c:
         out = out + c*(-6*L_attn*b*n_h*s**2)
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(4*b*d*s*(-L_ffn*d_ff + d_ff_sum))
+    c = sw_ff_sum*sw_macs
+    if c:
+        out = out + c*(4*b*d*s*(L_ffn*d_ff - d_ff_sum))
+    c = sw_ff_sum*sw_nonmatmul
+    if c:
+        out = out + c*(2*b*s*(-L_ffn*d_ff + d_ff_sum))
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(8*b*d*d_ff*s*(-L_dense + L_ffn))
     c = sw_gated*sw_macs
     if c:
         out = out + c*(-2*L_ffn*b*d*d_ff*s)
@@ -2660,15 +3136,21 @@ def single__flops_forward__num(v):
     c = sw_head*sw_proj_emb
     if c:
         out = out + c*(4*V*b*s*(-d + d_emb))
+    c = sw_laurel*sw_macs
+    if c:
+        out = out + c*(-4*L*b*d*r_laurel*s)
     c = sw_macs*sw_mamba1
     if c:
         out = out + c*(2*L_ssm*b*(2*G_s*K_conv**2*N_s + 2*G_s*K_conv*N_s*s - 2*G_s*K_conv*N_s + 2*G_s*N_s*d*s + H_s*N_s*Q_c**2*_ceil_div(s, Q_c) + H_s*d*s + 2*N_s*Q_c*d_in*_ceil_div(s, Q_c) - 3*N_s*d_in*s + N_s*d_in*_ceil_div(s, Q_c)**2 + 2*N_s*d_in*_ceil_div(s, Q_c) + N_s*d_in + Q_c**2*d_in*_ceil_div(s, Q_c) - 2*R_dt*d_in*s))
     c = sw_macs*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*s*(d*d_h*n_h + 2*d*d_h*n_kv - d*d_nope*n_h - d*d_rope*n_h - d*d_rope - d*r_kv + 2*d_h*n_h*s - d_nope*n_h*r_kv - d_nope*n_h*s - d_rope*n_h*s - d_v*n_h*r_kv - d_v*n_h*s))
+        out = out + c*(2*b*s*(L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv - L_attn*d*d_nope*n_h - L_attn*d*d_rope*n_h - L_attn*d*d_rope - L_attn*d*r_kv + 2*L_attn*d_h*n_h*s - L_attn*d_nope*n_h*r_kv - L_attn*d_nope*n_h*s - L_attn*d_rope*n_h*s - L_attn*d_v*n_h*r_kv - L_attn*d_v*n_h*s - 2*L_kv_shared*d*d_h*n_kv + L_kv_shared*d*d_rope + L_kv_shared*d*r_kv + L_kv_shared*d_nope*n_h*r_kv + L_kv_shared*d_v*n_h*r_kv))
     c = sw_macs*sw_mlm
     if c:
         out = out + c*(-2*b*d**2*s)
+    c = sw_macs*sw_ple
+    if c:
+        out = out + c*(-6*L*b*d*d_ple*s)
     c = sw_macs*sw_pooler
     if c:
         out = out + c*(-2*b*d**2)
@@ -2690,6 +3172,9 @@ def single__flops_forward__num(v):
     c = sw_moe_width*sw_router**2
     if c:
         out = out + c*(8*b*d*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = sw_nonmatmul*sw_ple
+    if c:
+        out = out + c*(4*L*b*d_ple*s)
     c = sw_nonmatmul*sw_pooler
     if c:
         out = out + c*(2*b*d)
@@ -2705,6 +3190,9 @@ def single__flops_forward__num(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(4*b*d*s*(-L_dense + L_ffn))
+    c = sw_altup*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(12*L*b*d*s)
     c = sw_attn_gate*sw_macs*sw_mla
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h*s)
@@ -2726,6 +3214,21 @@ def single__flops_forward__num(v):
     c = sw_emb_norm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*b*d*s)
+    c = sw_ff_sum*sw_gated*sw_macs
+    if c:
+        out = out + c*(2*b*d*s*(L_ffn*d_ff - d_ff_sum))
+    c = sw_ff_sum*sw_gated*sw_nonmatmul
+    if c:
+        out = out + c*(2*b*s*(-L_ffn*d_ff + d_ff_sum))
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(4*b*d*d_ff*s*(-L_dense + L_ffn))
+    c = sw_ff_sum*sw_macs*sw_router
+    if c:
+        out = out + c*(4*b*d*d_ff*s*(L_dense - L_ffn))
+    c = sw_ff_sum*sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*(-L_dense + L_ffn))
     c = sw_final_norm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*b*d*s)
@@ -2750,6 +3253,9 @@ def single__flops_forward__num(v):
     c = sw_head*sw_macs*sw_proj_emb
     if c:
         out = out + c*(2*V*b*s*(d - d_emb))
+    c = sw_laurel*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s)
     c = sw_macs*sw_mla*sw_q_lora
     if c:
         out = out + c*(2*L_attn*b*s*(d*d_nope*n_h + d*d_rope*n_h - d*r_q - d_nope*n_h*r_q - d_rope*n_h*r_q))
@@ -2783,18 +3289,30 @@ def single__flops_forward__num(v):
     c = sw_nonmatmul*sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_w*sw_ple
+    if c:
+        out = out + c*(6*L*b*s*(d + d_ple))
     c = sw_nonmatmul*sw_router**2*sw_shared
     if c:
         out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
         out = out + c*(8*E_s*b*d*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = sw_altup*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(8*L*b*d*s)
     c = sw_causal*sw_causal_exact*sw_macs*sw_mla
     if c:
         out = out + c*(L_attn*b*n_h*s*(2*d_h - d_nope - d_rope - d_v))
     c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*b*d*s)
+    c = sw_ff_sum*sw_gated*sw_macs*sw_router
+    if c:
+        out = out + c*(2*b*d*d_ff*s*(L_dense - L_ffn))
+    c = sw_ff_sum*sw_gated*sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*(-L_dense + L_ffn))
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*b*d*s)
@@ -2816,6 +3334,9 @@ def single__flops_forward__num(v):
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
         out = out + c*(4*E_s*b*d*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = sw_laurel*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s)
     c = sw_macs*sw_moe_width*sw_router**2*sw_shared
     if c:
         out = out + c*(4*E_s*b*d*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
@@ -2843,6 +3364,9 @@ def single__flops_forward__num(v):
     c = sw_nonmatmul*sw_norm_b*sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(4*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_b*sw_norm_w*sw_ple
+    if c:
+        out = out + c*(4*L*b*s*(d + d_ple))
     c = sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
     if c:
         out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
@@ -2891,6 +3415,7 @@ def single__flops_forward__bound(v):
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -2901,32 +3426,39 @@ def single__flops_forward__bound(v):
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
     k = v["k"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_causal = v["sw_causal"]
     sw_causal_exact = v["sw_causal_exact"]
     sw_emb_norm = v["sw_emb_norm"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
     sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_laurel = v["sw_laurel"]
     sw_macs = v["sw_macs"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
@@ -2939,6 +3471,7 @@ def single__flops_forward__bound(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
@@ -2949,7 +3482,10 @@ def single__flops_forward__bound(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(8*G_s*K_conv**2*L_ssm*N_s*b + 8*G_s*K_conv*L_ssm*N_s*b*s + 8*G_s*K_conv*L_ssm*N_s*b + 8*G_s*L_ssm*N_s*b*d*s + 4*H_s*L_ssm*N_s*Q_c**2*b*s + 4*H_s*L_ssm*b*d*s + 4*K_conv**2*L_conv*b*d + 8*K_conv**2*L_lin*b*d_lk*n_lk + 4*K_conv**2*L_lin*b*d_lv*n_lv + 4*K_conv**2*L_ssm*b*d_in + 4*K_conv*L_conv*b*d*s + 4*K_conv*L_conv*b*d + 8*K_conv*L_lin*b*d_lk*n_lk*s + 8*K_conv*L_lin*b*d_lk*n_lk + 4*K_conv*L_lin*b*d_lv*n_lv*s + 4*K_conv*L_lin*b*d_lv*n_lv + 4*K_conv*L_ssm*b*d_in*s + 4*K_conv*L_ssm*b*d_in + 4*L_attn*b*d*d_h*n_h*s + 8*L_attn*b*d*d_h*n_kv*s + 8*L_attn*b*d_h*n_h*s**2 + 16*L_conv*b*d**2*s + 8*L_ffn*b*d*d_ff*s + 4*L_lin*Q_c**2*b*d_lk*n_lv*s + 8*L_lin*Q_c**2*b*d_lv*n_lv*s + 12*L_lin*Q_c*b*d_lk*d_lv*n_lv*s + 8*L_lin*b*d*d_lk*n_lk*s + 4*L_lin*b*d*d_lk*s + 8*L_lin*b*d*d_lv*n_lv*s + 4*L_lin*b*d*d_lv*s + 4*L_lin*b*d*n_lv*s + 4*L_lin*b*d_lk**2*n_lv*s + 4*L_lin*b*d_lv**2*n_lv*s + 8*L_ssm*N_s*Q_c*b*d_in*s + 4*L_ssm*N_s*b*d_in*s**2 + 8*L_ssm*N_s*b*d_in*s + 4*L_ssm*N_s*b*d_in + 4*L_ssm*Q_c**2*b*d_in*s + 12*L_ssm*b*d*d_in*s)
+        out = out + c*(8*G_s*K_conv**2*L_ssm*N_s*b + 8*G_s*K_conv*L_ssm*N_s*b*s + 8*G_s*K_conv*L_ssm*N_s*b + 8*G_s*L_ssm*N_s*b*d*s + 4*H_s*L_ssm*N_s*Q_c**2*b*s + 4*H_s*L_ssm*b*d*s + 4*K_conv**2*L_conv*b*d + 8*K_conv**2*L_lin*b*d_lk*n_lk + 4*K_conv**2*L_lin*b*d_lv*n_lv + 4*K_conv**2*L_ssm*b*d_in + 4*K_conv*L_conv*b*d*s + 4*K_conv*L_conv*b*d + 8*K_conv*L_lin*b*d_lk*n_lk*s + 8*K_conv*L_lin*b*d_lk*n_lk + 4*K_conv*L_lin*b*d_lv*n_lv*s + 4*K_conv*L_lin*b*d_lv*n_lv + 4*K_conv*L_ssm*b*d_in*s + 4*K_conv*L_ssm*b*d_in + 4*L_attn*b*d*d_h*n_h*s + 8*L_attn*b*d*d_h*n_kv*s + 8*L_attn*b*d_h*n_h*s**2 + 16*L_conv*b*d**2*s + 8*L_ffn*b*d*d_ff*s + 8*L_kv_shared*b*d*d_h*n_kv*s + 4*L_lin*Q_c**2*b*d_lk*n_lv*s + 8*L_lin*Q_c**2*b*d_lv*n_lv*s + 12*L_lin*Q_c*b*d_lk*d_lv*n_lv*s + 8*L_lin*b*d*d_lk*n_lk*s + 4*L_lin*b*d*d_lk*s + 8*L_lin*b*d*d_lv*n_lv*s + 4*L_lin*b*d*d_lv*s + 4*L_lin*b*d*n_lv*s + 4*L_lin*b*d_lk**2*n_lv*s + 4*L_lin*b*d_lv**2*n_lv*s + 8*L_ssm*N_s*Q_c*b*d_in*s + 4*L_ssm*N_s*b*d_in*s**2 + 8*L_ssm*N_s*b*d_in*s + 4*L_ssm*N_s*b*d_in + 4*L_ssm*Q_c**2*b*d_in*s + 12*L_ssm*b*d*d_in*s)
+    c = sw_altup
+    if c:
+        out = out + c*(4*L*b*d*n_alt**2*s + 8*L*b*d*n_alt*s + 4*L*b*n_alt**3*s + 4*L*b*n_alt**2*s + 8*b*d**2*n_alt*s + 8*b*d**2*s)
     c = sw_attn_gate
     if c:
         out = out + c*(4*L_attn*b*d*d_h*n_h*s)
@@ -2959,6 +3495,9 @@ def single__flops_forward__bound(v):
     c = sw_causal
     if c:
         out = out + c*(4*L_attn*b*d_h*n_h*s**2)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(8*L_ffn*b*d*d_ff*s + 8*b*d*d_ff_sum*s)
     c = sw_gated
     if c:
         out = out + c*(4*L_ffn*b*d*d_ff*s)
@@ -2968,21 +3507,27 @@ def single__flops_forward__bound(v):
     c = sw_head
     if c:
         out = out + c*(4*V*b*d*s)
+    c = sw_laurel
+    if c:
+        out = out + c*(8*L*b*d*r_laurel*s)
     c = sw_macs
     if c:
-        out = out + c*(4*G_s*K_conv**2*L_ssm*N_s*b + 4*G_s*K_conv*L_ssm*N_s*b*s + 4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d*s + 2*H_s*L_ssm*N_s*Q_c**2*b*s + 2*H_s*L_ssm*b*d*s + 2*K_conv**2*L_conv*b*d + 4*K_conv**2*L_lin*b*d_lk*n_lk + 2*K_conv**2*L_lin*b*d_lv*n_lv + 2*K_conv**2*L_ssm*b*d_in + 2*K_conv*L_conv*b*d*s + 2*K_conv*L_conv*b*d + 4*K_conv*L_lin*b*d_lk*n_lk*s + 4*K_conv*L_lin*b*d_lk*n_lk + 2*K_conv*L_lin*b*d_lv*n_lv*s + 2*K_conv*L_lin*b*d_lv*n_lv + 2*K_conv*L_ssm*b*d_in*s + 2*K_conv*L_ssm*b*d_in + 2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 8*L_conv*b*d**2*s + 4*L_ffn*b*d*d_ff*s + 2*L_lin*Q_c**2*b*d_lk*n_lv*s + 4*L_lin*Q_c**2*b*d_lv*n_lv*s + 6*L_lin*Q_c*b*d_lk*d_lv*n_lv*s + 4*L_lin*b*d*d_lk*n_lk*s + 2*L_lin*b*d*d_lk*s + 4*L_lin*b*d*d_lv*n_lv*s + 2*L_lin*b*d*d_lv*s + 2*L_lin*b*d*n_lv*s + 2*L_lin*b*d_lk**2*n_lv*s + 2*L_lin*b*d_lv**2*n_lv*s + 4*L_ssm*N_s*Q_c*b*d_in*s + 2*L_ssm*N_s*b*d_in*s**2 + 4*L_ssm*N_s*b*d_in*s + 2*L_ssm*N_s*b*d_in + 2*L_ssm*Q_c**2*b*d_in*s + 6*L_ssm*b*d*d_in*s)
+        out = out + c*(4*G_s*K_conv**2*L_ssm*N_s*b + 4*G_s*K_conv*L_ssm*N_s*b*s + 4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d*s + 2*H_s*L_ssm*N_s*Q_c**2*b*s + 2*H_s*L_ssm*b*d*s + 2*K_conv**2*L_conv*b*d + 4*K_conv**2*L_lin*b*d_lk*n_lk + 2*K_conv**2*L_lin*b*d_lv*n_lv + 2*K_conv**2*L_ssm*b*d_in + 2*K_conv*L_conv*b*d*s + 2*K_conv*L_conv*b*d + 4*K_conv*L_lin*b*d_lk*n_lk*s + 4*K_conv*L_lin*b*d_lk*n_lk + 2*K_conv*L_lin*b*d_lv*n_lv*s + 2*K_conv*L_lin*b*d_lv*n_lv + 2*K_conv*L_ssm*b*d_in*s + 2*K_conv*L_ssm*b*d_in + 2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 8*L_conv*b*d**2*s + 4*L_ffn*b*d*d_ff*s + 4*L_kv_shared*b*d*d_h*n_kv*s + 2*L_lin*Q_c**2*b*d_lk*n_lv*s + 4*L_lin*Q_c**2*b*d_lv*n_lv*s + 6*L_lin*Q_c*b*d_lk*d_lv*n_lv*s + 4*L_lin*b*d*d_lk*n_lk*s + 2*L_lin*b*d*d_lk*s + 4*L_lin*b*d*d_lv*n_lv*s + 2*L_lin*b*d*d_lv*s + 2*L_lin*b*d*n_lv*s + 2*L_lin*b*d_lk**2*n_lv*s + 2*L_lin*b*d_lv**2*n_lv*s + 4*L_ssm*N_s*Q_c*b*d_in*s + 2*L_ssm*N_s*b*d_in*s**2 + 4*L_ssm*N_s*b*d_in*s + 2*L_ssm*N_s*b*d_in + 2*L_ssm*Q_c**2*b*d_in*s + 6*L_ssm*b*d*d_in*s)
     c = sw_mamba1
     if c:
         out = out + c*(8*G_s*K_conv**2*L_ssm*N_s*b + 8*G_s*K_conv*L_ssm*N_s*b*s + 8*G_s*K_conv*L_ssm*N_s*b + 8*G_s*L_ssm*N_s*b*d*s + 4*H_s*L_ssm*N_s*Q_c**2*b*s + 4*H_s*L_ssm*b*d*s + 8*L_ssm*N_s*Q_c*b*d_in*s + 4*L_ssm*N_s*b*d_in*s**2 + 4*L_ssm*N_s*b*d_in*s + 4*L_ssm*N_s*b*d_in + 4*L_ssm*Q_c**2*b*d_in*s + 8*L_ssm*R_dt*b*d_in*s)
     c = sw_mla
     if c:
-        out = out + c*(4*L_attn*b*d*d_h*n_h*s + 8*L_attn*b*d*d_h*n_kv*s + 4*L_attn*b*d*d_nope*n_h*s + 4*L_attn*b*d*d_rope*n_h*s + 4*L_attn*b*d*d_rope*s + 4*L_attn*b*d*r_kv*s + 8*L_attn*b*d_h*n_h*s**2 + 4*L_attn*b*d_nope*n_h*r_kv*s + 4*L_attn*b*d_nope*n_h*s**2 + 4*L_attn*b*d_rope*n_h*s**2 + 4*L_attn*b*d_v*n_h*r_kv*s + 4*L_attn*b*d_v*n_h*s**2)
+        out = out + c*(4*L_attn*b*d*d_h*n_h*s + 8*L_attn*b*d*d_h*n_kv*s + 4*L_attn*b*d*d_nope*n_h*s + 4*L_attn*b*d*d_rope*n_h*s + 4*L_attn*b*d*d_rope*s + 4*L_attn*b*d*r_kv*s + 8*L_attn*b*d_h*n_h*s**2 + 4*L_attn*b*d_nope*n_h*r_kv*s + 4*L_attn*b*d_nope*n_h*s**2 + 4*L_attn*b*d_rope*n_h*s**2 + 4*L_attn*b*d_v*n_h*r_kv*s + 4*L_attn*b*d_v*n_h*s**2 + 8*L_kv_shared*b*d*d_h*n_kv*s + 4*L_kv_shared*b*d*d_rope*s + 4*L_kv_shared*b*d*r_kv*s + 4*L_kv_shared*b*d_nope*n_h*r_kv*s + 4*L_kv_shared*b*d_v*n_h*r_kv*s)
     c = sw_mlm
     if c:
         out = out + c*(4*b*d**2*s)
     c = sw_nonmatmul
     if c:
         out = out + c*(4*L*b*d*s + 12*L_attn*b*n_h*s**2 + 2*L_ffn*b*d_ff*s)
+    c = sw_ple
+    if c:
+        out = out + c*(12*L*b*d*d_ple*s)
     c = sw_pooler
     if c:
         out = out + c*(4*b*d**2)
@@ -2995,6 +3540,9 @@ def single__flops_forward__bound(v):
     c = sw_router**2
     if c:
         out = out + c*(4*E*L_dense*b*d*s + 4*E*L_ffn*b*d*s + 8*L_dense*b*d*d_ff*k*s + 8*L_ffn*b*d*d_ff*k*s)
+    c = sw_altup*sw_macs
+    if c:
+        out = out + c*(2*L*b*d*n_alt**2*s + 4*L*b*d*n_alt*s + 2*L*b*n_alt**3*s + 2*L*b*n_alt**2*s + 4*b*d**2*n_alt*s + 4*b*d**2*s)
     c = sw_attn_gate*sw_macs
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h*s)
@@ -3019,6 +3567,18 @@ def single__flops_forward__bound(v):
     c = sw_causal*sw_nonmatmul
     if c:
         out = out + c*(6*L_attn*b*n_h*s**2)
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(4*L_ffn*b*d*d_ff*s + 4*b*d*d_ff_sum*s)
+    c = sw_ff_sum*sw_macs
+    if c:
+        out = out + c*(4*L_ffn*b*d*d_ff*s + 4*b*d*d_ff_sum*s)
+    c = sw_ff_sum*sw_nonmatmul
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s + 2*b*d_ff_sum*s)
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(8*L_dense*b*d*d_ff*s + 8*L_ffn*b*d*d_ff*s)
     c = sw_gated*sw_macs
     if c:
         out = out + c*(2*L_ffn*b*d*d_ff*s)
@@ -3040,15 +3600,21 @@ def single__flops_forward__bound(v):
     c = sw_head*sw_proj_emb
     if c:
         out = out + c*(4*V*b*d*s + 4*V*b*d_emb*s)
+    c = sw_laurel*sw_macs
+    if c:
+        out = out + c*(4*L*b*d*r_laurel*s)
     c = sw_macs*sw_mamba1
     if c:
         out = out + c*(4*G_s*K_conv**2*L_ssm*N_s*b + 4*G_s*K_conv*L_ssm*N_s*b*s + 4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d*s + 2*H_s*L_ssm*N_s*Q_c**2*b*s + 2*H_s*L_ssm*b*d*s + 4*L_ssm*N_s*Q_c*b*d_in*s + 2*L_ssm*N_s*b*d_in*s**2 + 2*L_ssm*N_s*b*d_in*s + 2*L_ssm*N_s*b*d_in + 2*L_ssm*Q_c**2*b*d_in*s + 4*L_ssm*R_dt*b*d_in*s)
     c = sw_macs*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 2*L_attn*b*d*d_nope*n_h*s + 2*L_attn*b*d*d_rope*n_h*s + 2*L_attn*b*d*d_rope*s + 2*L_attn*b*d*r_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_nope*n_h*r_kv*s + 2*L_attn*b*d_nope*n_h*s**2 + 2*L_attn*b*d_rope*n_h*s**2 + 2*L_attn*b*d_v*n_h*r_kv*s + 2*L_attn*b*d_v*n_h*s**2)
+        out = out + c*(2*L_attn*b*d*d_h*n_h*s + 4*L_attn*b*d*d_h*n_kv*s + 2*L_attn*b*d*d_nope*n_h*s + 2*L_attn*b*d*d_rope*n_h*s + 2*L_attn*b*d*d_rope*s + 2*L_attn*b*d*r_kv*s + 4*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_nope*n_h*r_kv*s + 2*L_attn*b*d_nope*n_h*s**2 + 2*L_attn*b*d_rope*n_h*s**2 + 2*L_attn*b*d_v*n_h*r_kv*s + 2*L_attn*b*d_v*n_h*s**2 + 4*L_kv_shared*b*d*d_h*n_kv*s + 2*L_kv_shared*b*d*d_rope*s + 2*L_kv_shared*b*d*r_kv*s + 2*L_kv_shared*b*d_nope*n_h*r_kv*s + 2*L_kv_shared*b*d_v*n_h*r_kv*s)
     c = sw_macs*sw_mlm
     if c:
         out = out + c*(2*b*d**2*s)
+    c = sw_macs*sw_ple
+    if c:
+        out = out + c*(6*L*b*d*d_ple*s)
     c = sw_macs*sw_pooler
     if c:
         out = out + c*(2*b*d**2)
@@ -3070,6 +3636,9 @@ def single__flops_forward__bound(v):
     c = sw_moe_width*sw_router**2
     if c:
         out = out + c*(8*L_dense*b*d*d_ff*k*s + 8*L_dense*b*d*d_moe*k*s + 8*L_ffn*b*d*d_ff*k*s + 8*L_ffn*b*d*d_moe*k*s)
+    c = sw_nonmatmul*sw_ple
+    if c:
+        out = out + c*(4*L*b*d_ple*s)
     c = sw_nonmatmul*sw_pooler
     if c:
         out = out + c*(2*b*d)
@@ -3085,6 +3654,9 @@ def single__flops_forward__bound(v):
     c = sw_router**2*sw_shared_gate
     if c:
         out = out + c*(4*L_dense*b*d*s + 4*L_ffn*b*d*s)
+    c = sw_altup*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(12*L*b*d*s)
     c = sw_attn_gate*sw_macs*sw_mla
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h*s)
@@ -3106,6 +3678,21 @@ def single__flops_forward__bound(v):
     c = sw_emb_norm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*b*d*s)
+    c = sw_ff_sum*sw_gated*sw_macs
+    if c:
+        out = out + c*(2*L_ffn*b*d*d_ff*s + 2*b*d*d_ff_sum*s)
+    c = sw_ff_sum*sw_gated*sw_nonmatmul
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s + 2*b*d_ff_sum*s)
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(4*L_dense*b*d*d_ff*s + 4*L_ffn*b*d*d_ff*s)
+    c = sw_ff_sum*sw_macs*sw_router
+    if c:
+        out = out + c*(4*L_dense*b*d*d_ff*s + 4*L_ffn*b*d*d_ff*s)
+    c = sw_ff_sum*sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*b*d*s)
@@ -3130,6 +3717,9 @@ def single__flops_forward__bound(v):
     c = sw_head*sw_macs*sw_proj_emb
     if c:
         out = out + c*(2*V*b*d*s + 2*V*b*d_emb*s)
+    c = sw_laurel*sw_nonmatmul*sw_norm_w
+    if c:
+        out = out + c*(6*L*b*d*s)
     c = sw_macs*sw_mla*sw_q_lora
     if c:
         out = out + c*(2*L_attn*b*d*d_nope*n_h*s + 2*L_attn*b*d*d_rope*n_h*s + 2*L_attn*b*d*r_q*s + 2*L_attn*b*d_nope*n_h*r_q*s + 2*L_attn*b*d_rope*n_h*r_q*s)
@@ -3163,18 +3753,30 @@ def single__flops_forward__bound(v):
     c = sw_nonmatmul*sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(6*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_w*sw_ple
+    if c:
+        out = out + c*(6*L*b*d*s + 6*L*b*d_ple*s)
     c = sw_nonmatmul*sw_router**2*sw_shared
     if c:
         out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
     c = sw_router**2*sw_sh_width*sw_shared
     if c:
         out = out + c*(8*E_s*L_dense*b*d*d_ff*s + 8*E_s*L_dense*b*d*d_sh*s + 8*E_s*L_ffn*b*d*d_ff*s + 8*E_s*L_ffn*b*d*d_sh*s)
+    c = sw_altup*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(8*L*b*d*s)
     c = sw_causal*sw_causal_exact*sw_macs*sw_mla
     if c:
         out = out + c*(2*L_attn*b*d_h*n_h*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_v*n_h*s)
     c = sw_emb_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*b*d*s)
+    c = sw_ff_sum*sw_gated*sw_macs*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d*d_ff*s + 2*L_ffn*b*d*d_ff*s)
+    c = sw_ff_sum*sw_gated*sw_nonmatmul*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
     c = sw_final_norm*sw_nonmatmul*sw_norm_b*sw_norm_w
     if c:
         out = out + c*(4*b*d*s)
@@ -3196,6 +3798,9 @@ def single__flops_forward__bound(v):
     c = sw_gated*sw_router**2*sw_sh_width*sw_shared
     if c:
         out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_sh*s + 4*E_s*L_ffn*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_sh*s)
+    c = sw_laurel*sw_nonmatmul*sw_norm_b*sw_norm_w
+    if c:
+        out = out + c*(4*L*b*d*s)
     c = sw_macs*sw_moe_width*sw_router**2*sw_shared
     if c:
         out = out + c*(4*E_s*L_dense*b*d*d_ff*s + 4*E_s*L_dense*b*d*d_moe*s + 4*E_s*L_ffn*b*d*d_ff*s + 4*E_s*L_ffn*b*d*d_moe*s)
@@ -3223,6 +3828,9 @@ def single__flops_forward__bound(v):
     c = sw_nonmatmul*sw_norm_b*sw_norm_ffn_out*sw_norm_w
     if c:
         out = out + c*(4*L*b*d*s)
+    c = sw_nonmatmul*sw_norm_b*sw_norm_w*sw_ple
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L*b*d_ple*s)
     c = sw_nonmatmul*sw_router**2*sw_sh_width*sw_shared
     if c:
         out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
@@ -3410,10 +4018,12 @@ def single__flops_decode_per_token__num(v):
     G_s = v["G_s"]
     H_s = v["H_s"]
     K_conv = v["K_conv"]
+    L = v["L"]
     L_attn = v["L_attn"]
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_local = v["L_local"]
     L_ssm = v["L_ssm"]
@@ -3425,33 +4035,41 @@ def single__flops_decode_per_token__num(v):
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
     k = v["k"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_gated = v["sw_gated"]
     sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mla_expanded = v["sw_mla_expanded"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
+    sw_ple = v["sw_ple"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
@@ -3463,13 +4081,19 @@ def single__flops_decode_per_token__num(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(2*b*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 2*L_attn*d_h*n_h*s + 2*L_attn*d_h*n_h + 4*L_conv*d**2 + 2*L_ffn*d*d_ff + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + 2*L_lin*d_lk*d_lv*n_lv + L_lin*d_lv**2*n_lv + L_ssm*N_s*d_in + 3*L_ssm*d*d_in))
+        out = out + c*(2*b*(2*G_s*K_conv*L_ssm*N_s + 2*G_s*L_ssm*N_s*d + H_s*L_ssm*d + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*d_h*n_h + 2*L_attn*d*d_h*n_kv + 2*L_attn*d_h*n_h*s + 2*L_attn*d_h*n_h + 4*L_conv*d**2 + 2*L_ffn*d*d_ff - 2*L_kv_shared*d*d_h*n_kv + 2*L_lin*d*d_lk*n_lk + L_lin*d*d_lk + 2*L_lin*d*d_lv*n_lv + L_lin*d*d_lv + L_lin*d*n_lv + L_lin*d_lk**2*n_lv + 2*L_lin*d_lk*d_lv*n_lv + L_lin*d_lv**2*n_lv + L_ssm*N_s*d_in + 3*L_ssm*d*d_in))
+    c = sw_altup
+    if c:
+        out = out + c*(2*b*(L*d*n_alt**2 + 2*L*d*n_alt + L*n_alt**3 + L*n_alt**2 + 2*d**2*n_alt - 2*d**2))
     c = sw_attn_gate
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h)
     c = sw_attn_out
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(4*b*d*(-L_ffn*d_ff + d_ff_sum))
     c = sw_gated
     if c:
         out = out + c*(2*L_ffn*b*d*d_ff)
@@ -3479,15 +4103,21 @@ def single__flops_decode_per_token__num(v):
     c = sw_head
     if c:
         out = out + c*(2*V*b*d)
+    c = sw_laurel
+    if c:
+        out = out + c*(4*L*b*d*r_laurel)
     c = sw_mamba1
     if c:
         out = out + c*(2*L_ssm*b*(-2*G_s*K_conv*N_s - 2*G_s*N_s*d - H_s*d + 2*N_s*d_in + 2*R_dt*d_in))
     c = sw_mla
     if c:
-        out = out + c*(2*L_attn*b*(-d*d_h*n_h - 2*d*d_h*n_kv + d*d_nope*n_h + d*d_rope*n_h + d*d_rope + d*r_kv - 2*d_h*n_h*s - 2*d_h*n_h + d_nope*n_h*r_kv*s + d_nope*n_h*r_kv + d_nope*n_h*s + d_nope*n_h + d_rope*n_h*s + d_rope*n_h + d_v*n_h*r_kv*s + d_v*n_h*r_kv + d_v*n_h*s + d_v*n_h))
+        out = out + c*(2*b*(-L_attn*d*d_h*n_h - 2*L_attn*d*d_h*n_kv + L_attn*d*d_nope*n_h + L_attn*d*d_rope*n_h + L_attn*d*d_rope + L_attn*d*r_kv - 2*L_attn*d_h*n_h*s - 2*L_attn*d_h*n_h + L_attn*d_nope*n_h*r_kv*s + L_attn*d_nope*n_h*r_kv + L_attn*d_nope*n_h*s + L_attn*d_nope*n_h + L_attn*d_rope*n_h*s + L_attn*d_rope*n_h + L_attn*d_v*n_h*r_kv*s + L_attn*d_v*n_h*r_kv + L_attn*d_v*n_h*s + L_attn*d_v*n_h + 2*L_kv_shared*d*d_h*n_kv - L_kv_shared*d*d_rope - L_kv_shared*d*r_kv - L_kv_shared*d_nope*n_h*r_kv - L_kv_shared*d_v*n_h*r_kv))
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2)
+    c = sw_ple
+    if c:
+        out = out + c*(6*L*b*d*d_ple)
     c = sw_proj_emb
     if c:
         out = out + c*(4*b*d*d_emb)
@@ -3506,6 +4136,12 @@ def single__flops_decode_per_token__num(v):
     c = sw_attn_out*sw_mla
     if c:
         out = out + c*(2*L_attn*b*d*n_h*(-d_h + d_v))
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(2*b*d*(-L_ffn*d_ff + d_ff_sum))
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(4*b*d*d_ff*(-L_dense + L_ffn))
     c = sw_gated*sw_router
     if c:
         out = out + c*(2*b*d*d_ff*(L_dense - L_ffn))
@@ -3536,6 +4172,9 @@ def single__flops_decode_per_token__num(v):
     c = sw_window*sw_window_all
     if c:
         out = out + c*(4*b*d_h*n_h*(-L_attn*s + L_attn*_min(W, s + 1) - L_attn + L_local*s - L_local*_min(W, s + 1) + L_local))
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(2*b*d*d_ff*(-L_dense + L_ffn))
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(2*b*d*k*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
@@ -3576,10 +4215,12 @@ def single__flops_decode_per_token__bound(v):
     G_s = v["G_s"]
     H_s = v["H_s"]
     K_conv = v["K_conv"]
+    L = v["L"]
     L_attn = v["L_attn"]
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_local = v["L_local"]
     L_ssm = v["L_ssm"]
@@ -3591,33 +4232,41 @@ def single__flops_decode_per_token__bound(v):
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
     k = v["k"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_gated = v["sw_gated"]
     sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mla_expanded = v["sw_mla_expanded"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
+    sw_ple = v["sw_ple"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
     sw_router = v["sw_router"]
@@ -3629,13 +4278,19 @@ def single__flops_decode_per_token__bound(v):
     out = 0
     c = 1
     if c:
-        out = out + c*(4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d + 2*H_s*L_ssm*b*d + 2*K_conv*L_conv*b*d + 4*K_conv*L_lin*b*d_lk*n_lk + 2*K_conv*L_lin*b*d_lv*n_lv + 2*K_conv*L_ssm*b*d_in + 2*L_attn*b*d*d_h*n_h + 4*L_attn*b*d*d_h*n_kv + 4*L_attn*b*d_h*n_h*s + 4*L_attn*b*d_h*n_h + 8*L_conv*b*d**2 + 4*L_ffn*b*d*d_ff + 4*L_lin*b*d*d_lk*n_lk + 2*L_lin*b*d*d_lk + 4*L_lin*b*d*d_lv*n_lv + 2*L_lin*b*d*d_lv + 2*L_lin*b*d*n_lv + 2*L_lin*b*d_lk**2*n_lv + 4*L_lin*b*d_lk*d_lv*n_lv + 2*L_lin*b*d_lv**2*n_lv + 2*L_ssm*N_s*b*d_in + 6*L_ssm*b*d*d_in)
+        out = out + c*(4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d + 2*H_s*L_ssm*b*d + 2*K_conv*L_conv*b*d + 4*K_conv*L_lin*b*d_lk*n_lk + 2*K_conv*L_lin*b*d_lv*n_lv + 2*K_conv*L_ssm*b*d_in + 2*L_attn*b*d*d_h*n_h + 4*L_attn*b*d*d_h*n_kv + 4*L_attn*b*d_h*n_h*s + 4*L_attn*b*d_h*n_h + 8*L_conv*b*d**2 + 4*L_ffn*b*d*d_ff + 4*L_kv_shared*b*d*d_h*n_kv + 4*L_lin*b*d*d_lk*n_lk + 2*L_lin*b*d*d_lk + 4*L_lin*b*d*d_lv*n_lv + 2*L_lin*b*d*d_lv + 2*L_lin*b*d*n_lv + 2*L_lin*b*d_lk**2*n_lv + 4*L_lin*b*d_lk*d_lv*n_lv + 2*L_lin*b*d_lv**2*n_lv + 2*L_ssm*N_s*b*d_in + 6*L_ssm*b*d*d_in)
+    c = sw_altup
+    if c:
+        out = out + c*(2*L*b*d*n_alt**2 + 4*L*b*d*n_alt + 2*L*b*n_alt**3 + 2*L*b*n_alt**2 + 4*b*d**2*n_alt + 4*b*d**2)
     c = sw_attn_gate
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h)
     c = sw_attn_out
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h)
+    c = sw_ff_sum
+    if c:
+        out = out + c*(4*L_ffn*b*d*d_ff + 4*b*d*d_ff_sum)
     c = sw_gated
     if c:
         out = out + c*(2*L_ffn*b*d*d_ff)
@@ -3645,15 +4300,21 @@ def single__flops_decode_per_token__bound(v):
     c = sw_head
     if c:
         out = out + c*(2*V*b*d)
+    c = sw_laurel
+    if c:
+        out = out + c*(4*L*b*d*r_laurel)
     c = sw_mamba1
     if c:
         out = out + c*(4*G_s*K_conv*L_ssm*N_s*b + 4*G_s*L_ssm*N_s*b*d + 2*H_s*L_ssm*b*d + 4*L_ssm*N_s*b*d_in + 4*L_ssm*R_dt*b*d_in)
     c = sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d*d_h*n_h + 4*L_attn*b*d*d_h*n_kv + 2*L_attn*b*d*d_nope*n_h + 2*L_attn*b*d*d_rope*n_h + 2*L_attn*b*d*d_rope + 2*L_attn*b*d*r_kv + 4*L_attn*b*d_h*n_h*s + 4*L_attn*b*d_h*n_h + 2*L_attn*b*d_nope*n_h*r_kv*s + 2*L_attn*b*d_nope*n_h*r_kv + 2*L_attn*b*d_nope*n_h*s + 2*L_attn*b*d_nope*n_h + 2*L_attn*b*d_rope*n_h*s + 2*L_attn*b*d_rope*n_h + 2*L_attn*b*d_v*n_h*r_kv*s + 2*L_attn*b*d_v*n_h*r_kv + 2*L_attn*b*d_v*n_h*s + 2*L_attn*b*d_v*n_h)
+        out = out + c*(2*L_attn*b*d*d_h*n_h + 4*L_attn*b*d*d_h*n_kv + 2*L_attn*b*d*d_nope*n_h + 2*L_attn*b*d*d_rope*n_h + 2*L_attn*b*d*d_rope + 2*L_attn*b*d*r_kv + 4*L_attn*b*d_h*n_h*s + 4*L_attn*b*d_h*n_h + 2*L_attn*b*d_nope*n_h*r_kv*s + 2*L_attn*b*d_nope*n_h*r_kv + 2*L_attn*b*d_nope*n_h*s + 2*L_attn*b*d_nope*n_h + 2*L_attn*b*d_rope*n_h*s + 2*L_attn*b*d_rope*n_h + 2*L_attn*b*d_v*n_h*r_kv*s + 2*L_attn*b*d_v*n_h*r_kv + 2*L_attn*b*d_v*n_h*s + 2*L_attn*b*d_v*n_h + 4*L_kv_shared*b*d*d_h*n_kv + 2*L_kv_shared*b*d*d_rope + 2*L_kv_shared*b*d*r_kv + 2*L_kv_shared*b*d_nope*n_h*r_kv + 2*L_kv_shared*b*d_v*n_h*r_kv)
     c = sw_mlm
     if c:
         out = out + c*(2*b*d**2)
+    c = sw_ple
+    if c:
+        out = out + c*(6*L*b*d*d_ple)
     c = sw_proj_emb
     if c:
         out = out + c*(4*b*d*d_emb)
@@ -3672,6 +4333,12 @@ def single__flops_decode_per_token__bound(v):
     c = sw_attn_out*sw_mla
     if c:
         out = out + c*(2*L_attn*b*d*d_h*n_h + 2*L_attn*b*d*d_v*n_h)
+    c = sw_ff_sum*sw_gated
+    if c:
+        out = out + c*(2*L_ffn*b*d*d_ff + 2*b*d*d_ff_sum)
+    c = sw_ff_sum*sw_router
+    if c:
+        out = out + c*(4*L_dense*b*d*d_ff + 4*L_ffn*b*d*d_ff)
     c = sw_gated*sw_router
     if c:
         out = out + c*(2*L_dense*b*d*d_ff + 2*L_ffn*b*d*d_ff)
@@ -3702,6 +4369,9 @@ def single__flops_decode_per_token__bound(v):
     c = sw_window*sw_window_all
     if c:
         out = out + c*(4*L_attn*W*b*d_h*n_h + 4*L_local*W*b*d_h*n_h)
+    c = sw_ff_sum*sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d*d_ff + 2*L_ffn*b*d*d_ff)
     c = sw_gated*sw_moe_width*sw_router**2
     if c:
         out = out + c*(2*L_dense*b*d*d_ff*k + 2*L_dense*b*d*d_moe*k + 2*L_ffn*b*d*d_ff*k + 2*L_ffn*b*d*d_moe*k)
@@ -3760,6 +4430,8 @@ def single__memory_weights_bytes__bound(v):
 
 def single__memory_kv_cache_bytes__num(v):
     L_attn = v["L_attn"]
+    L_kv_shared = v["L_kv_shared"]
+    L_kv_shared_local = v["L_kv_shared_local"]
     L_local = v["L_local"]
     W = v["W"]
     b = v["b"]
@@ -3780,31 +4452,31 @@ def single__memory_kv_cache_bytes__num(v):
     out = 0
     c = kv_num*sw_decoder
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_kv*s)
+        out = out + c*(2*b*d_h*n_kv*s*(L_attn - L_kv_shared))
     c = kv_num*sw_decoder*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*(-2*d_h*n_kv + d_rope + r_kv))
+        out = out + c*(b*s*(-2*L_attn*d_h*n_kv + L_attn*d_rope + L_attn*r_kv + 2*L_kv_shared*d_h*n_kv - L_kv_shared*d_rope - L_kv_shared*r_kv))
     c = kv_num*sw_decoder*sw_window
     if c:
-        out = out + c*(2*L_local*b*d_h*n_kv*(-s + _min(W, s)))
+        out = out + c*(2*b*d_h*n_kv*(L_kv_shared_local*s - L_kv_shared_local*_min(W, s) - L_local*s + L_local*_min(W, s)))
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded
     if c:
-        out = out + c*(L_attn*b*s*(d_nope*n_h + d_rope*n_h - d_rope + d_v*n_h - r_kv))
+        out = out + c*(b*s*(L_attn*d_nope*n_h + L_attn*d_rope*n_h - L_attn*d_rope + L_attn*d_v*n_h - L_attn*r_kv - L_kv_shared*d_nope*n_h - L_kv_shared*d_rope*n_h + L_kv_shared*d_rope - L_kv_shared*d_v*n_h + L_kv_shared*r_kv))
     c = kv_num*sw_decoder*sw_mla*sw_window
     if c:
-        out = out + c*(L_local*b*(2*d_h*n_kv*s - 2*d_h*n_kv*_min(W, s) - d_rope*s + d_rope*_min(W, s) - r_kv*s + r_kv*_min(W, s)))
+        out = out + c*(b*(-2*L_kv_shared_local*d_h*n_kv*s + 2*L_kv_shared_local*d_h*n_kv*_min(W, s) + L_kv_shared_local*d_rope*s - L_kv_shared_local*d_rope*_min(W, s) + L_kv_shared_local*r_kv*s - L_kv_shared_local*r_kv*_min(W, s) + 2*L_local*d_h*n_kv*s - 2*L_local*d_h*n_kv*_min(W, s) - L_local*d_rope*s + L_local*d_rope*_min(W, s) - L_local*r_kv*s + L_local*r_kv*_min(W, s)))
     c = kv_num*sw_decoder*sw_window*sw_window_all
     if c:
-        out = out + c*(2*b*d_h*n_kv*(-L_attn*s + L_attn*_min(W, s) + L_local*s - L_local*_min(W, s)))
+        out = out + c*(2*b*d_h*n_kv*(-L_attn*s + L_attn*_min(W, s) + L_kv_shared*s - L_kv_shared*_min(W, s) - L_kv_shared_local*s + L_kv_shared_local*_min(W, s) + L_local*s - L_local*_min(W, s)))
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window
     if c:
-        out = out + c*(L_local*b*(-d_nope*n_h*s + d_nope*n_h*_min(W, s) - d_rope*n_h*s + d_rope*n_h*_min(W, s) + d_rope*s - d_rope*_min(W, s) - d_v*n_h*s + d_v*n_h*_min(W, s) + r_kv*s - r_kv*_min(W, s)))
+        out = out + c*(b*(L_kv_shared_local*d_nope*n_h*s - L_kv_shared_local*d_nope*n_h*_min(W, s) + L_kv_shared_local*d_rope*n_h*s - L_kv_shared_local*d_rope*n_h*_min(W, s) - L_kv_shared_local*d_rope*s + L_kv_shared_local*d_rope*_min(W, s) + L_kv_shared_local*d_v*n_h*s - L_kv_shared_local*d_v*n_h*_min(W, s) - L_kv_shared_local*r_kv*s + L_kv_shared_local*r_kv*_min(W, s) - L_local*d_nope*n_h*s + L_local*d_nope*n_h*_min(W, s) - L_local*d_rope*n_h*s + L_local*d_rope*n_h*_min(W, s) + L_local*d_rope*s - L_local*d_rope*_min(W, s) - L_local*d_v*n_h*s + L_local*d_v*n_h*_min(W, s) + L_local*r_kv*s - L_local*r_kv*_min(W, s)))
     c = kv_num*sw_decoder*sw_mla*sw_window*sw_window_all
     if c:
-        out = out + c*(b*(2*L_attn*d_h*n_kv*s - 2*L_attn*d_h*n_kv*_min(W, s) - L_attn*d_rope*s + L_attn*d_rope*_min(W, s) - L_attn*r_kv*s + L_attn*r_kv*_min(W, s) - 2*L_local*d_h*n_kv*s + 2*L_local*d_h*n_kv*_min(W, s) + L_local*d_rope*s - L_local*d_rope*_min(W, s) + L_local*r_kv*s - L_local*r_kv*_min(W, s)))
+        out = out + c*(b*(2*L_attn*d_h*n_kv*s - 2*L_attn*d_h*n_kv*_min(W, s) - L_attn*d_rope*s + L_attn*d_rope*_min(W, s) - L_attn*r_kv*s + L_attn*r_kv*_min(W, s) - 2*L_kv_shared*d_h*n_kv*s + 2*L_kv_shared*d_h*n_kv*_min(W, s) + L_kv_shared*d_rope*s - L_kv_shared*d_rope*_min(W, s) + L_kv_shared*r_kv*s - L_kv_shared*r_kv*_min(W, s) + 2*L_kv_shared_local*d_h*n_kv*s - 2*L_kv_shared_local*d_h*n_kv*_min(W, s) - L_kv_shared_local*d_rope*s + L_kv_shared_local*d_rope*_min(W, s) - L_kv_shared_local*r_kv*s + L_kv_shared_local*r_kv*_min(W, s) - 2*L_local*d_h*n_kv*s + 2*L_local*d_h*n_kv*_min(W, s) + L_local*d_rope*s - L_local*d_rope*_min(W, s) + L_local*r_kv*s - L_local*r_kv*_min(W, s)))
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window*sw_window_all
     if c:
-        out = out + c*(b*(-L_attn*d_nope*n_h*s + L_attn*d_nope*n_h*_min(W, s) - L_attn*d_rope*n_h*s + L_attn*d_rope*n_h*_min(W, s) + L_attn*d_rope*s - L_attn*d_rope*_min(W, s) - L_attn*d_v*n_h*s + L_attn*d_v*n_h*_min(W, s) + L_attn*r_kv*s - L_attn*r_kv*_min(W, s) + L_local*d_nope*n_h*s - L_local*d_nope*n_h*_min(W, s) + L_local*d_rope*n_h*s - L_local*d_rope*n_h*_min(W, s) - L_local*d_rope*s + L_local*d_rope*_min(W, s) + L_local*d_v*n_h*s - L_local*d_v*n_h*_min(W, s) - L_local*r_kv*s + L_local*r_kv*_min(W, s)))
+        out = out + c*(b*(-L_attn*d_nope*n_h*s + L_attn*d_nope*n_h*_min(W, s) - L_attn*d_rope*n_h*s + L_attn*d_rope*n_h*_min(W, s) + L_attn*d_rope*s - L_attn*d_rope*_min(W, s) - L_attn*d_v*n_h*s + L_attn*d_v*n_h*_min(W, s) + L_attn*r_kv*s - L_attn*r_kv*_min(W, s) + L_kv_shared*d_nope*n_h*s - L_kv_shared*d_nope*n_h*_min(W, s) + L_kv_shared*d_rope*n_h*s - L_kv_shared*d_rope*n_h*_min(W, s) - L_kv_shared*d_rope*s + L_kv_shared*d_rope*_min(W, s) + L_kv_shared*d_v*n_h*s - L_kv_shared*d_v*n_h*_min(W, s) - L_kv_shared*r_kv*s + L_kv_shared*r_kv*_min(W, s) - L_kv_shared_local*d_nope*n_h*s + L_kv_shared_local*d_nope*n_h*_min(W, s) - L_kv_shared_local*d_rope*n_h*s + L_kv_shared_local*d_rope*n_h*_min(W, s) + L_kv_shared_local*d_rope*s - L_kv_shared_local*d_rope*_min(W, s) - L_kv_shared_local*d_v*n_h*s + L_kv_shared_local*d_v*n_h*_min(W, s) + L_kv_shared_local*r_kv*s - L_kv_shared_local*r_kv*_min(W, s) + L_local*d_nope*n_h*s - L_local*d_nope*n_h*_min(W, s) + L_local*d_rope*n_h*s - L_local*d_rope*n_h*_min(W, s) - L_local*d_rope*s + L_local*d_rope*_min(W, s) + L_local*d_v*n_h*s - L_local*d_v*n_h*_min(W, s) - L_local*r_kv*s + L_local*r_kv*_min(W, s)))
     return out
 
 
@@ -3815,6 +4487,8 @@ def single__memory_kv_cache_bytes(v):
 
 def single__memory_kv_cache_bytes__bound(v):
     L_attn = v["L_attn"]
+    L_kv_shared = v["L_kv_shared"]
+    L_kv_shared_local = v["L_kv_shared_local"]
     L_local = v["L_local"]
     W = v["W"]
     b = v["b"]
@@ -3836,31 +4510,31 @@ def single__memory_kv_cache_bytes__bound(v):
     out = 0
     c = kv_num*sw_decoder
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_kv*s)
+        out = out + c*(2*L_attn*b*d_h*n_kv*s + 2*L_kv_shared*b*d_h*n_kv*s)
     c = kv_num*sw_decoder*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_kv*s + L_attn*b*d_rope*s + L_attn*b*r_kv*s)
+        out = out + c*(2*L_attn*b*d_h*n_kv*s + L_attn*b*d_rope*s + L_attn*b*r_kv*s + 2*L_kv_shared*b*d_h*n_kv*s + L_kv_shared*b*d_rope*s + L_kv_shared*b*r_kv*s)
     c = kv_num*sw_decoder*sw_window
     if c:
-        out = out + c*(2*L_local*W*b*d_h*n_kv)
+        out = out + c*(2*L_kv_shared_local*W*b*d_h*n_kv + 2*L_local*W*b*d_h*n_kv)
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded
     if c:
-        out = out + c*(L_attn*b*d_nope*n_h*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*s + L_attn*b*d_v*n_h*s + L_attn*b*r_kv*s)
+        out = out + c*(L_attn*b*d_nope*n_h*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*s + L_attn*b*d_v*n_h*s + L_attn*b*r_kv*s + L_kv_shared*b*d_nope*n_h*s + L_kv_shared*b*d_rope*n_h*s + L_kv_shared*b*d_rope*s + L_kv_shared*b*d_v*n_h*s + L_kv_shared*b*r_kv*s)
     c = kv_num*sw_decoder*sw_mla*sw_window
     if c:
-        out = out + c*(2*L_local*W*b*d_h*n_kv + L_local*W*b*d_rope + L_local*W*b*r_kv)
+        out = out + c*(2*L_kv_shared_local*W*b*d_h*n_kv + L_kv_shared_local*W*b*d_rope + L_kv_shared_local*W*b*r_kv + 2*L_local*W*b*d_h*n_kv + L_local*W*b*d_rope + L_local*W*b*r_kv)
     c = kv_num*sw_decoder*sw_window*sw_window_all
     if c:
-        out = out + c*(2*L_attn*W*b*d_h*n_kv + 2*L_local*W*b*d_h*n_kv)
+        out = out + c*(2*L_attn*W*b*d_h*n_kv + 2*L_kv_shared*W*b*d_h*n_kv + 2*L_kv_shared_local*W*b*d_h*n_kv + 2*L_local*W*b*d_h*n_kv)
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window
     if c:
-        out = out + c*(L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_rope + L_local*W*b*d_v*n_h + L_local*W*b*r_kv)
+        out = out + c*(L_kv_shared_local*W*b*d_nope*n_h + L_kv_shared_local*W*b*d_rope*n_h + L_kv_shared_local*W*b*d_rope + L_kv_shared_local*W*b*d_v*n_h + L_kv_shared_local*W*b*r_kv + L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_rope + L_local*W*b*d_v*n_h + L_local*W*b*r_kv)
     c = kv_num*sw_decoder*sw_mla*sw_window*sw_window_all
     if c:
-        out = out + c*(2*L_attn*W*b*d_h*n_kv + L_attn*W*b*d_rope + L_attn*W*b*r_kv + 2*L_local*W*b*d_h*n_kv + L_local*W*b*d_rope + L_local*W*b*r_kv)
+        out = out + c*(2*L_attn*W*b*d_h*n_kv + L_attn*W*b*d_rope + L_attn*W*b*r_kv + 2*L_kv_shared*W*b*d_h*n_kv + L_kv_shared*W*b*d_rope + L_kv_shared*W*b*r_kv + 2*L_kv_shared_local*W*b*d_h*n_kv + L_kv_shared_local*W*b*d_rope + L_kv_shared_local*W*b*r_kv + 2*L_local*W*b*d_h*n_kv + L_local*W*b*d_rope + L_local*W*b*r_kv)
     c = kv_num*sw_decoder*sw_mla*sw_mla_expanded*sw_window*sw_window_all
     if c:
-        out = out + c*(L_attn*W*b*d_nope*n_h + L_attn*W*b*d_rope*n_h + L_attn*W*b*d_rope + L_attn*W*b*d_v*n_h + L_attn*W*b*r_kv + L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_rope + L_local*W*b*d_v*n_h + L_local*W*b*r_kv)
+        out = out + c*(L_attn*W*b*d_nope*n_h + L_attn*W*b*d_rope*n_h + L_attn*W*b*d_rope + L_attn*W*b*d_v*n_h + L_attn*W*b*r_kv + L_kv_shared*W*b*d_nope*n_h + L_kv_shared*W*b*d_rope*n_h + L_kv_shared*W*b*d_rope + L_kv_shared*W*b*d_v*n_h + L_kv_shared*W*b*r_kv + L_kv_shared_local*W*b*d_nope*n_h + L_kv_shared_local*W*b*d_rope*n_h + L_kv_shared_local*W*b*d_rope + L_kv_shared_local*W*b*d_v*n_h + L_kv_shared_local*W*b*r_kv + L_local*W*b*d_nope*n_h + L_local*W*b*d_rope*n_h + L_local*W*b*d_rope + L_local*W*b*d_v*n_h + L_local*W*b*r_kv)
     return out + kv_den
 
 
@@ -4137,6 +4811,7 @@ def single__leaves_params(v):
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -4145,24 +4820,30 @@ def single__leaves_params(v):
     R_dt = v["R_dt"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
@@ -4172,6 +4853,7 @@ def single__leaves_params(v):
     sw_conv_bias = v["sw_conv_bias"]
     sw_emb_norm = v["sw_emb_norm"]
     sw_expert_bias = v["sw_expert_bias"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_final_norm = v["sw_final_norm"]
     sw_gated = v["sw_gated"]
@@ -4179,6 +4861,7 @@ def single__leaves_params(v):
     sw_head = v["sw_head"]
     sw_head_bias = v["sw_head_bias"]
     sw_head_untied = v["sw_head_untied"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
@@ -4189,6 +4872,7 @@ def single__leaves_params(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -4215,6 +4899,7 @@ def single__leaves_params(v):
         d*d_emb*sw_proj_emb,
         P*d*sw_pos_emb,
         T*d*sw_type_emb,
+        L*V_ple*d_ple*sw_ple,
         d*sw_emb_norm*sw_norm_b + d*sw_emb_norm*sw_norm_w,
         R*n_h*sw_rel_bias,
         -L_attn*d*d_h*n_h*sw_mla + L_attn*d*d_h*n_h - L_attn*d*d_nope*n_h*sw_mla*sw_q_lora + L_attn*d*d_nope*n_h*sw_mla - L_attn*d*d_rope*n_h*sw_mla*sw_q_lora + L_attn*d*d_rope*n_h*sw_mla - L_attn*d_h*n_h*sw_bias_q*sw_mla + L_attn*d_h*n_h*sw_bias_q - L_attn*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_attn*d_nope*n_h*sw_bias_q*sw_mla - L_attn*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L_attn*d_rope*n_h*sw_bias_q*sw_mla,
@@ -4222,13 +4907,13 @@ def single__leaves_params(v):
         L_attn*d*r_q*sw_mla*sw_q_lora + L_attn*r_q*sw_bias_q*sw_mla*sw_q_lora,
         L_attn*r_q*sw_mla*sw_q_lora,
         L_attn*d_nope*n_h*r_q*sw_mla*sw_q_lora + L_attn*d_rope*n_h*r_q*sw_mla*sw_q_lora,
-        -L_attn*d*d_h*n_kv*sw_mla + L_attn*d*d_h*n_kv - L_attn*d_h*n_kv*sw_bias_k*sw_mla + L_attn*d_h*n_kv*sw_bias_k,
-        -L_attn*d*d_h*n_kv*sw_mla + L_attn*d*d_h*n_kv - L_attn*d_h*n_kv*sw_bias_v*sw_mla + L_attn*d_h*n_kv*sw_bias_v,
-        L_attn*d*d_rope*sw_mla + L_attn*d*r_kv*sw_mla + L_attn*d_rope*sw_bias_k*sw_mla + L_attn*r_kv*sw_bias_k*sw_mla,
-        L_attn*r_kv*sw_mla,
-        L_attn*d_nope*n_h*r_kv*sw_mla + L_attn*d_v*n_h*r_kv*sw_mla,
+        -L_attn*d*d_h*n_kv*sw_mla + L_attn*d*d_h*n_kv - L_attn*d_h*n_kv*sw_bias_k*sw_mla + L_attn*d_h*n_kv*sw_bias_k + L_kv_shared*d*d_h*n_kv*sw_mla - L_kv_shared*d*d_h*n_kv + L_kv_shared*d_h*n_kv*sw_bias_k*sw_mla - L_kv_shared*d_h*n_kv*sw_bias_k,
+        -L_attn*d*d_h*n_kv*sw_mla + L_attn*d*d_h*n_kv - L_attn*d_h*n_kv*sw_bias_v*sw_mla + L_attn*d_h*n_kv*sw_bias_v + L_kv_shared*d*d_h*n_kv*sw_mla - L_kv_shared*d*d_h*n_kv + L_kv_shared*d_h*n_kv*sw_bias_v*sw_mla - L_kv_shared*d_h*n_kv*sw_bias_v,
+        L_attn*d*d_rope*sw_mla + L_attn*d*r_kv*sw_mla + L_attn*d_rope*sw_bias_k*sw_mla + L_attn*r_kv*sw_bias_k*sw_mla - L_kv_shared*d*d_rope*sw_mla - L_kv_shared*d*r_kv*sw_mla - L_kv_shared*d_rope*sw_bias_k*sw_mla - L_kv_shared*r_kv*sw_bias_k*sw_mla,
+        L_attn*r_kv*sw_mla - L_kv_shared*r_kv*sw_mla,
+        L_attn*d_nope*n_h*r_kv*sw_mla + L_attn*d_v*n_h*r_kv*sw_mla - L_kv_shared*d_nope*n_h*r_kv*sw_mla - L_kv_shared*d_v*n_h*r_kv*sw_mla,
         L_attn*d_h*n_h*sw_qk_all*sw_qk_bias + L_attn*d_h*n_h*sw_qk_all + L_attn*d_h*sw_qk_bias*sw_qk_head + L_attn*d_h*sw_qk_head,
-        L_attn*d_h*n_kv*sw_qk_all*sw_qk_bias + L_attn*d_h*n_kv*sw_qk_all + L_attn*d_h*sw_qk_bias*sw_qk_head + L_attn*d_h*sw_qk_head,
+        L_attn*d_h*n_kv*sw_qk_all*sw_qk_bias + L_attn*d_h*n_kv*sw_qk_all + L_attn*d_h*sw_qk_bias*sw_qk_head + L_attn*d_h*sw_qk_head - L_kv_shared*d_h*n_kv*sw_qk_all*sw_qk_bias - L_kv_shared*d_h*n_kv*sw_qk_all - L_kv_shared*d_h*sw_qk_bias*sw_qk_head - L_kv_shared*d_h*sw_qk_head,
         L_attn*n_h*sw_sinks,
         -L_attn*d*d_h*n_h*sw_attn_out*sw_mla + L_attn*d*d_h*n_h*sw_attn_out + L_attn*d*d_v*n_h*sw_attn_out*sw_mla + L_attn*d*sw_attn_out*sw_bias_o,
         2*L_lin*d*d_lk*n_lk + L_lin*d*d_lv*n_lv,
@@ -4249,13 +4934,24 @@ def single__leaves_params(v):
         3*L_conv*d**2 + 3*L_conv*d*sw_conv_bias,
         K_conv*L_conv*d + L_conv*d*sw_conv_bias,
         L_conv*d**2 + L_conv*d*sw_conv_bias,
+        L*d*sw_altup,
+        L*n_alt**2*sw_altup,
+        L*n_alt**3*sw_altup,
+        L*d*n_alt*sw_altup,
+        L*d*sw_altup*sw_norm_b + L*d*sw_altup*sw_norm_w,
+        L*d*r_laurel*sw_laurel,
+        L*d*r_laurel*sw_laurel,
+        L*d*sw_laurel*sw_norm_b + L*d*sw_laurel*sw_norm_w,
+        L*d*d_ple*sw_ple,
+        L*d*d_ple*sw_ple,
+        L*d*sw_norm_b*sw_ple + L*d*sw_norm_w*sw_ple,
         L*d*sw_norm_attn_in*sw_norm_b + L*d*sw_norm_attn_in*sw_norm_w,
         L*d*sw_norm_attn_out*sw_norm_b + L*d*sw_norm_attn_out*sw_norm_w,
         L_ffn*d*sw_norm_b*sw_norm_ffn_in + L_ffn*d*sw_norm_ffn_in*sw_norm_w,
         L_ffn*d*sw_norm_b*sw_norm_ffn_out + L_ffn*d*sw_norm_ffn_out*sw_norm_w,
-        L_dense*d*d_ff*sw_gated*sw_router + L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router - L_ffn*d*d_ff*sw_gated*sw_router + L_ffn*d*d_ff*sw_gated - L_ffn*d_ff*sw_ffn_bias*sw_gated*sw_router + L_ffn*d_ff*sw_ffn_bias*sw_gated,
-        L_dense*d*d_ff*sw_router + L_dense*d_ff*sw_ffn_bias*sw_router - L_ffn*d*d_ff*sw_router + L_ffn*d*d_ff - L_ffn*d_ff*sw_ffn_bias*sw_router + L_ffn*d_ff*sw_ffn_bias,
-        L_dense*d*d_ff*sw_router + L_dense*d*sw_ffn_bias*sw_router - L_ffn*d*d_ff*sw_router + L_ffn*d*d_ff - L_ffn*d*sw_ffn_bias*sw_router + L_ffn*d*sw_ffn_bias,
+        -L_dense*d*d_ff*sw_ff_sum*sw_gated*sw_router + L_dense*d*d_ff*sw_gated*sw_router - L_dense*d_ff*sw_ff_sum*sw_ffn_bias*sw_gated*sw_router + L_dense*d_ff*sw_ffn_bias*sw_gated*sw_router + L_ffn*d*d_ff*sw_ff_sum*sw_gated*sw_router - L_ffn*d*d_ff*sw_ff_sum*sw_gated - L_ffn*d*d_ff*sw_gated*sw_router + L_ffn*d*d_ff*sw_gated + L_ffn*d_ff*sw_ff_sum*sw_ffn_bias*sw_gated*sw_router - L_ffn*d_ff*sw_ff_sum*sw_ffn_bias*sw_gated - L_ffn*d_ff*sw_ffn_bias*sw_gated*sw_router + L_ffn*d_ff*sw_ffn_bias*sw_gated + d*d_ff_sum*sw_ff_sum*sw_gated + d_ff_sum*sw_ff_sum*sw_ffn_bias*sw_gated,
+        -L_dense*d*d_ff*sw_ff_sum*sw_router + L_dense*d*d_ff*sw_router - L_dense*d_ff*sw_ff_sum*sw_ffn_bias*sw_router + L_dense*d_ff*sw_ffn_bias*sw_router + L_ffn*d*d_ff*sw_ff_sum*sw_router - L_ffn*d*d_ff*sw_ff_sum - L_ffn*d*d_ff*sw_router + L_ffn*d*d_ff + L_ffn*d_ff*sw_ff_sum*sw_ffn_bias*sw_router - L_ffn*d_ff*sw_ff_sum*sw_ffn_bias - L_ffn*d_ff*sw_ffn_bias*sw_router + L_ffn*d_ff*sw_ffn_bias + d*d_ff_sum*sw_ff_sum + d_ff_sum*sw_ff_sum*sw_ffn_bias,
+        -L_dense*d*d_ff*sw_ff_sum*sw_router + L_dense*d*d_ff*sw_router + L_dense*d*sw_ffn_bias*sw_router + L_ffn*d*d_ff*sw_ff_sum*sw_router - L_ffn*d*d_ff*sw_ff_sum - L_ffn*d*d_ff*sw_router + L_ffn*d*d_ff - L_ffn*d*sw_ffn_bias*sw_router + L_ffn*d*sw_ffn_bias + d*d_ff_sum*sw_ff_sum,
         -E*L_dense*d*sw_router**2 + E*L_ffn*d*sw_router**2,
         -E*L_dense*sw_router**2*sw_router_bias + E*L_ffn*sw_router**2*sw_router_bias,
         E*L_dense*d*d_ff*sw_gated*sw_moe_width*sw_router**2 - E*L_dense*d*d_ff*sw_gated*sw_router**2 - E*L_dense*d*d_moe*sw_gated*sw_moe_width*sw_router**2 - E*L_ffn*d*d_ff*sw_gated*sw_moe_width*sw_router**2 + E*L_ffn*d*d_ff*sw_gated*sw_router**2 + E*L_ffn*d*d_moe*sw_gated*sw_moe_width*sw_router**2,
@@ -4267,6 +4963,10 @@ def single__leaves_params(v):
         -E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_dense*d*d_ff*sw_moe_width*sw_router**2*sw_shared + E_s*L_dense*d*d_ff*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_ff*sw_router**2*sw_shared + E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*d_moe*sw_moe_width*sw_router**2*sw_shared - E_s*L_dense*d*d_sh*sw_router**2*sw_sh_width*sw_shared - E_s*L_dense*d*sw_ffn_bias*sw_router**2*sw_shared + E_s*L_ffn*d*d_ff*sw_moe_width*sw_router**2*sw_sh_width*sw_shared - E_s*L_ffn*d*d_ff*sw_moe_width*sw_router**2*sw_shared - E_s*L_ffn*d*d_ff*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*d_ff*sw_router**2*sw_shared - E_s*L_ffn*d*d_moe*sw_moe_width*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*d_moe*sw_moe_width*sw_router**2*sw_shared + E_s*L_ffn*d*d_sh*sw_router**2*sw_sh_width*sw_shared + E_s*L_ffn*d*sw_ffn_bias*sw_router**2*sw_shared,
         -L_dense*d*sw_router**2*sw_shared_gate + L_ffn*d*sw_router**2*sw_shared_gate,
         d*sw_final_norm*sw_norm_b + d*sw_final_norm*sw_norm_w,
+        L*d*d_ple*sw_ple,
+        d_ple*sw_norm_b*sw_ple + d_ple*sw_norm_w*sw_ple,
+        d**2*n_alt*sw_altup - d**2*sw_altup,
+        d**2*n_alt*sw_altup - d**2*sw_altup,
         -V*d*sw_head*sw_head_untied*sw_proj_emb + V*d*sw_head*sw_head_untied + V*d_emb*sw_head*sw_head_untied*sw_proj_emb,
         V*sw_head*sw_head_bias,
         d**2*sw_pooler + d*sw_pooler,
@@ -4280,10 +4980,12 @@ def single__leaves_matmul(v):
     G_s = v["G_s"]
     H_s = v["H_s"]
     K_conv = v["K_conv"]
+    L = v["L"]
     L_attn = v["L_attn"]
     L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
     L_lin = v["L_lin"]
     L_ssm = v["L_ssm"]
     N_s = v["N_s"]
@@ -4294,32 +4996,40 @@ def single__leaves_matmul(v):
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
+    d_ff_sum = v["d_ff_sum"]
     d_h = v["d_h"]
     d_in = v["d_in"]
     d_lk = v["d_lk"]
     d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
     k = v["k"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     n_lk = v["n_lk"]
     n_lv = v["n_lv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
     s = v["s"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
+    sw_ff_sum = v["sw_ff_sum"]
     sw_gated = v["sw_gated"]
     sw_gdn = v["sw_gdn"]
     sw_head = v["sw_head"]
+    sw_laurel = v["sw_laurel"]
     sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_mlm = v["sw_mlm"]
     sw_moe_width = v["sw_moe_width"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
@@ -4332,10 +5042,10 @@ def single__leaves_matmul(v):
         -2*L_attn*b*d*d_h*n_h*s*sw_attn_gate*sw_mla + 2*L_attn*b*d*d_h*n_h*s*sw_attn_gate,
         2*L_attn*b*d*r_q*s*sw_mla*sw_q_lora,
         2*L_attn*b*d_nope*n_h*r_q*s*sw_mla*sw_q_lora + 2*L_attn*b*d_rope*n_h*r_q*s*sw_mla*sw_q_lora,
-        -2*L_attn*b*d*d_h*n_kv*s*sw_mla + 2*L_attn*b*d*d_h*n_kv*s,
-        -2*L_attn*b*d*d_h*n_kv*s*sw_mla + 2*L_attn*b*d*d_h*n_kv*s,
-        2*L_attn*b*d*d_rope*s*sw_mla + 2*L_attn*b*d*r_kv*s*sw_mla,
-        2*L_attn*b*d_nope*n_h*r_kv*s*sw_mla + 2*L_attn*b*d_v*n_h*r_kv*s*sw_mla,
+        -2*L_attn*b*d*d_h*n_kv*s*sw_mla + 2*L_attn*b*d*d_h*n_kv*s + 2*L_kv_shared*b*d*d_h*n_kv*s*sw_mla - 2*L_kv_shared*b*d*d_h*n_kv*s,
+        -2*L_attn*b*d*d_h*n_kv*s*sw_mla + 2*L_attn*b*d*d_h*n_kv*s + 2*L_kv_shared*b*d*d_h*n_kv*s*sw_mla - 2*L_kv_shared*b*d*d_h*n_kv*s,
+        2*L_attn*b*d*d_rope*s*sw_mla + 2*L_attn*b*d*r_kv*s*sw_mla - 2*L_kv_shared*b*d*d_rope*s*sw_mla - 2*L_kv_shared*b*d*r_kv*s*sw_mla,
+        2*L_attn*b*d_nope*n_h*r_kv*s*sw_mla + 2*L_attn*b*d_v*n_h*r_kv*s*sw_mla - 2*L_kv_shared*b*d_nope*n_h*r_kv*s*sw_mla - 2*L_kv_shared*b*d_v*n_h*r_kv*s*sw_mla,
         -2*L_attn*b*d_h*n_h*s**2*sw_mla + 2*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_nope*n_h*s**2*sw_mla + 2*L_attn*b*d_rope*n_h*s**2*sw_mla,
         -2*L_attn*b*d_h*n_h*s**2*sw_mla + 2*L_attn*b*d_h*n_h*s**2 + 2*L_attn*b*d_v*n_h*s**2*sw_mla,
         -2*L_attn*b*d*d_h*n_h*s*sw_attn_out*sw_mla + 2*L_attn*b*d*d_h*n_h*s*sw_attn_out + 2*L_attn*b*d*d_v*n_h*s*sw_attn_out*sw_mla,
@@ -4355,9 +5065,17 @@ def single__leaves_matmul(v):
         6*L_conv*b*d**2*s,
         2*K_conv**2*L_conv*b*d + 2*K_conv*L_conv*b*d*s - 2*K_conv*L_conv*b*d,
         2*L_conv*b*d**2*s,
-        2*L_dense*b*d*d_ff*s*sw_gated*sw_router - 2*L_ffn*b*d*d_ff*s*sw_gated*sw_router + 2*L_ffn*b*d*d_ff*s*sw_gated,
-        2*L_dense*b*d*d_ff*s*sw_router - 2*L_ffn*b*d*d_ff*s*sw_router + 2*L_ffn*b*d*d_ff*s,
-        2*L_dense*b*d*d_ff*s*sw_router - 2*L_ffn*b*d*d_ff*s*sw_router + 2*L_ffn*b*d*d_ff*s,
+        4*L*b*d*n_alt*s*sw_altup,
+        2*L*b*n_alt**3*s*sw_altup,
+        2*L*b*n_alt**2*s*sw_altup,
+        2*L*b*d*n_alt**2*s*sw_altup,
+        2*L*b*d*r_laurel*s*sw_laurel,
+        2*L*b*d*r_laurel*s*sw_laurel,
+        2*L*b*d*d_ple*s*sw_ple,
+        2*L*b*d*d_ple*s*sw_ple,
+        -2*L_dense*b*d*d_ff*s*sw_ff_sum*sw_gated*sw_router + 2*L_dense*b*d*d_ff*s*sw_gated*sw_router + 2*L_ffn*b*d*d_ff*s*sw_ff_sum*sw_gated*sw_router - 2*L_ffn*b*d*d_ff*s*sw_ff_sum*sw_gated - 2*L_ffn*b*d*d_ff*s*sw_gated*sw_router + 2*L_ffn*b*d*d_ff*s*sw_gated + 2*b*d*d_ff_sum*s*sw_ff_sum*sw_gated,
+        -2*L_dense*b*d*d_ff*s*sw_ff_sum*sw_router + 2*L_dense*b*d*d_ff*s*sw_router + 2*L_ffn*b*d*d_ff*s*sw_ff_sum*sw_router - 2*L_ffn*b*d*d_ff*s*sw_ff_sum - 2*L_ffn*b*d*d_ff*s*sw_router + 2*L_ffn*b*d*d_ff*s + 2*b*d*d_ff_sum*s*sw_ff_sum,
+        -2*L_dense*b*d*d_ff*s*sw_ff_sum*sw_router + 2*L_dense*b*d*d_ff*s*sw_router + 2*L_ffn*b*d*d_ff*s*sw_ff_sum*sw_router - 2*L_ffn*b*d*d_ff*s*sw_ff_sum - 2*L_ffn*b*d*d_ff*s*sw_router + 2*L_ffn*b*d*d_ff*s + 2*b*d*d_ff_sum*s*sw_ff_sum,
         -2*E*L_dense*b*d*s*sw_router**2 + 2*E*L_ffn*b*d*s*sw_router**2,
         2*L_dense*b*d*d_ff*k*s*sw_gated*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_gated*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_gated*sw_moe_width*sw_router**2 - 2*L_ffn*b*d*d_ff*k*s*sw_gated*sw_moe_width*sw_router**2 + 2*L_ffn*b*d*d_ff*k*s*sw_gated*sw_router**2 + 2*L_ffn*b*d*d_moe*k*s*sw_gated*sw_moe_width*sw_router**2,
         2*L_dense*b*d*d_ff*k*s*sw_moe_width*sw_router**2 - 2*L_dense*b*d*d_ff*k*s*sw_router**2 - 2*L_dense*b*d*d_moe*k*s*sw_moe_width*sw_router**2 - 2*L_ffn*b*d*d_ff*k*s*sw_moe_width*sw_router**2 + 2*L_ffn*b*d*d_ff*k*s*sw_router**2 + 2*L_ffn*b*d*d_moe*k*s*sw_moe_width*sw_router**2,
@@ -4368,6 +5086,9 @@ def single__leaves_matmul(v):
         -2*L_dense*b*d*s*sw_router**2*sw_shared_gate + 2*L_ffn*b*d*s*sw_router**2*sw_shared_gate,
         2*b*d*d_emb*s*sw_proj_emb,
         2*b*d*d_emb*s*sw_proj_emb,
+        2*L*b*d*d_ple*s*sw_ple,
+        2*b*d**2*n_alt*s*sw_altup - 2*b*d**2*s*sw_altup,
+        2*b*d**2*n_alt*s*sw_altup - 2*b*d**2*s*sw_altup,
         -2*V*b*d*s*sw_head*sw_proj_emb + 2*V*b*d*s*sw_head + 2*V*b*d_emb*s*sw_head*sw_proj_emb,
         2*b*d**2*sw_pooler,
         2*b*d**2*s*sw_mlm,
@@ -4382,13 +5103,17 @@ def single__leaves_layer__layer(v):
     d_h = v["d_h"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
@@ -4398,6 +5123,7 @@ def single__leaves_layer__layer(v):
     sw_expert_bias = v["sw_expert_bias"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_gated = v["sw_gated"]
+    sw_laurel = v["sw_laurel"]
     sw_mla = v["sw_mla"]
     sw_moe_width = v["sw_moe_width"]
     sw_norm_attn_in = v["sw_norm_attn_in"]
@@ -4406,6 +5132,7 @@ def single__leaves_layer__layer(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
     sw_qk_bias = v["sw_qk_bias"]
@@ -4449,6 +5176,17 @@ def single__leaves_layer__layer(v):
         0,
         0,
         0,
+        d*sw_altup,
+        n_alt**2*sw_altup,
+        n_alt**3*sw_altup,
+        d*n_alt*sw_altup,
+        d*sw_altup*sw_norm_b + d*sw_altup*sw_norm_w,
+        d*r_laurel*sw_laurel,
+        d*r_laurel*sw_laurel,
+        d*sw_laurel*sw_norm_b + d*sw_laurel*sw_norm_w,
+        d*d_ple*sw_ple,
+        d*d_ple*sw_ple,
+        d*sw_norm_b*sw_ple + d*sw_norm_w*sw_ple,
         d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,
         d*sw_norm_attn_out*sw_norm_b + d*sw_norm_attn_out*sw_norm_w,
         d*sw_norm_b*sw_norm_ffn_in + d*sw_norm_ffn_in*sw_norm_w,
@@ -4474,12 +5212,16 @@ def single__leaves_layer__dense_layer(v):
     d_ff = v["d_ff"]
     d_h = v["d_h"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_v = v["d_v"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
     r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
     r_q = v["r_q"]
+    sw_altup = v["sw_altup"]
     sw_attn_gate = v["sw_attn_gate"]
     sw_attn_out = v["sw_attn_out"]
     sw_bias_k = v["sw_bias_k"]
@@ -4488,6 +5230,7 @@ def single__leaves_layer__dense_layer(v):
     sw_bias_v = v["sw_bias_v"]
     sw_ffn_bias = v["sw_ffn_bias"]
     sw_gated = v["sw_gated"]
+    sw_laurel = v["sw_laurel"]
     sw_mla = v["sw_mla"]
     sw_norm_attn_in = v["sw_norm_attn_in"]
     sw_norm_attn_out = v["sw_norm_attn_out"]
@@ -4495,6 +5238,7 @@ def single__leaves_layer__dense_layer(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_q_lora = v["sw_q_lora"]
     sw_qk_all = v["sw_qk_all"]
     sw_qk_bias = v["sw_qk_bias"]
@@ -4533,6 +5277,17 @@ def single__leaves_layer__dense_layer(v):
         0,
         0,
         0,
+        d*sw_altup,
+        n_alt**2*sw_altup,
+        n_alt**3*sw_altup,
+        d*n_alt*sw_altup,
+        d*sw_altup*sw_norm_b + d*sw_altup*sw_norm_w,
+        d*r_laurel*sw_laurel,
+        d*r_laurel*sw_laurel,
+        d*sw_laurel*sw_norm_b + d*sw_laurel*sw_norm_w,
+        d*d_ple*sw_ple,
+        d*d_ple*sw_ple,
+        d*sw_norm_b*sw_ple + d*sw_norm_w*sw_ple,
         d*sw_norm_attn_in*sw_norm_b + d*sw_norm_attn_in*sw_norm_w,
         d*sw_norm_attn_out*sw_norm_b + d*sw_norm_attn_out*sw_norm_w,
         d*sw_norm_b*sw_norm_ffn_in + d*sw_norm_ffn_in*sw_norm_w,
@@ -4619,12 +5374,14 @@ def encoder_decoder__params_total__num(v):
     R = v["R"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
@@ -4655,6 +5412,7 @@ def encoder_decoder__params_total__num(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -4708,6 +5466,9 @@ def encoder_decoder__params_total__num(v):
     c = sw_norm_w
     if c:
         out = out + c*(L_dec*d)
+    c = sw_ple
+    if c:
+        out = out + c*(L*V_ple*d_ple)
     c = sw_pooler
     if c:
         out = out + c*(d*(d + 1))
@@ -4935,12 +5696,14 @@ def encoder_decoder__params_total__bound(v):
     R = v["R"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
@@ -4971,6 +5734,7 @@ def encoder_decoder__params_total__bound(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -5024,6 +5788,9 @@ def encoder_decoder__params_total__bound(v):
     c = sw_norm_w
     if c:
         out = out + c*(L_dec*d)
+    c = sw_ple
+    if c:
+        out = out + c*(L*V_ple*d_ple)
     c = sw_pooler
     if c:
         out = out + c*(d**2 + d)
@@ -5247,12 +6014,14 @@ def encoder_decoder__params_active__num(v):
     R = v["R"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
@@ -5284,6 +6053,7 @@ def encoder_decoder__params_active__num(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -5337,6 +6107,9 @@ def encoder_decoder__params_active__num(v):
     c = sw_norm_w
     if c:
         out = out + c*(L_dec*d)
+    c = sw_ple
+    if c:
+        out = out + c*(L*V_ple*d_ple)
     c = sw_pooler
     if c:
         out = out + c*(d*(d + 1))
@@ -5564,12 +6337,14 @@ def encoder_decoder__params_active__bound(v):
     R = v["R"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
@@ -5601,6 +6376,7 @@ def encoder_decoder__params_active__bound(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -5654,6 +6430,9 @@ def encoder_decoder__params_active__bound(v):
     c = sw_norm_w
     if c:
         out = out + c*(L_dec*d)
+    c = sw_ple
+    if c:
+        out = out + c*(L*V_ple*d_ple)
     c = sw_pooler
     if c:
         out = out + c*(d**2 + d)
@@ -5868,18 +6647,25 @@ def encoder_decoder__params_active__bound(v):
 
 
 def encoder_decoder__params_embedding__num(v):
+    L = v["L"]
     P = v["P"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
+    d_ple = v["d_ple"]
     sw_head = v["sw_head"]
     sw_head_untied = v["sw_head_untied"]
+    sw_ple = v["sw_ple"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
+    c = sw_ple
+    if c:
+        out = out + c*(L*V_ple*d_ple)
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
@@ -5906,18 +6692,25 @@ def encoder_decoder__params_embedding(v):
 
 
 def encoder_decoder__params_embedding__bound(v):
+    L = v["L"]
     P = v["P"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
+    d_ple = v["d_ple"]
     sw_head = v["sw_head"]
     sw_head_untied = v["sw_head_untied"]
+    sw_ple = v["sw_ple"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_tok_emb = v["sw_tok_emb"]
     sw_type_emb = v["sw_type_emb"]
     out = 0
+    c = sw_ple
+    if c:
+        out = out + c*(L*V_ple*d_ple)
     c = sw_pos_emb
     if c:
         out = out + c*(P*d)
@@ -6783,6 +7576,7 @@ def encoder_decoder__flops_forward__num(v):
     d_h = v["d_h"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
@@ -6811,6 +7605,7 @@ def encoder_decoder__flops_forward__num(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
@@ -6924,6 +7719,9 @@ def encoder_decoder__flops_forward__num(v):
     c = sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_ple
+    if c:
+        out = out + c*(4*b*d_ple*(L*s + L_dec*s_dec))
     c = sw_nonmatmul*sw_router
     if c:
         out = out + c*(2*b*d_ff*(-L*s - L_dec*s_dec + L_dense*s + L_dense*s_dec))
@@ -7116,6 +7914,7 @@ def encoder_decoder__flops_forward__bound(v):
     d_h = v["d_h"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
@@ -7144,6 +7943,7 @@ def encoder_decoder__flops_forward__bound(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_proj_emb = v["sw_proj_emb"]
     sw_q_lora = v["sw_q_lora"]
@@ -7257,6 +8057,9 @@ def encoder_decoder__flops_forward__bound(v):
     c = sw_nonmatmul*sw_norm_w
     if c:
         out = out + c*(6*L_dec*b*d*s_dec)
+    c = sw_nonmatmul*sw_ple
+    if c:
+        out = out + c*(4*L*b*d_ple*s + 4*L_dec*b*d_ple*s_dec)
     c = sw_nonmatmul*sw_router
     if c:
         out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec + 2*L_dense*b*d_ff*s + 2*L_dense*b*d_ff*s_dec)
@@ -8135,12 +8938,14 @@ def encoder_decoder__leaves_params(v):
     R = v["R"]
     T = v["T"]
     V = v["V"]
+    V_ple = v["V_ple"]
     d = v["d"]
     d_emb = v["d_emb"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
@@ -8171,6 +8976,7 @@ def encoder_decoder__leaves_params(v):
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
     sw_norm_w = v["sw_norm_w"]
+    sw_ple = v["sw_ple"]
     sw_pooler = v["sw_pooler"]
     sw_pos_emb = v["sw_pos_emb"]
     sw_proj_emb = v["sw_proj_emb"]
@@ -8193,6 +8999,7 @@ def encoder_decoder__leaves_params(v):
         d*d_emb*sw_proj_emb,
         P*d*sw_pos_emb,
         T*d*sw_type_emb,
+        L*V_ple*d_ple*sw_ple,
         d*sw_emb_norm*sw_norm_b + d*sw_emb_norm*sw_norm_w,
         R*n_h*sw_rel_bias,
         -L*d*d_h*n_h*sw_mla + L*d*d_h*n_h - L*d*d_nope*n_h*sw_mla*sw_q_lora + L*d*d_nope*n_h*sw_mla - L*d*d_rope*n_h*sw_mla*sw_q_lora + L*d*d_rope*n_h*sw_mla - L*d_h*n_h*sw_bias_q*sw_mla + L*d_h*n_h*sw_bias_q - L*d_nope*n_h*sw_bias_q*sw_mla*sw_q_lora + L*d_nope*n_h*sw_bias_q*sw_mla - L*d_rope*n_h*sw_bias_q*sw_mla*sw_q_lora + L*d_rope*n_h*sw_bias_q*sw_mla,
@@ -8587,6 +9394,7 @@ LEAVES = {
         'embedding/project_out',
         'embedding/position',
         'embedding/token_type',
+        'embedding/per_layer',
         'embedding_norm',
         'relative_bias',
         'layer/attention/q',
@@ -8621,6 +9429,17 @@ LEAVES = {
         'layer/short_conv/in_proj',
         'layer/short_conv/conv',
         'layer/short_conv/out_proj',
+        'layer/altup/correct_output_scale',
+        'layer/altup/correction_coefs',
+        'layer/altup/prediction_coefs',
+        'layer/altup/modality_router',
+        'layer/altup/router_norm',
+        'layer/laurel/left',
+        'layer/laurel/right',
+        'layer/laurel/norm',
+        'layer/per_layer_input/gate',
+        'layer/per_layer_input/projection',
+        'layer/per_layer_input/norm',
         'layer/norm/attention',
         'layer/norm/attention_out',
         'layer/norm/ffn',
@@ -8639,6 +9458,10 @@ LEAVES = {
         'layer/moe/shared/down',
         'layer/moe/shared_gate',
         'final_norm',
+        'per_layer_input/model_projection',
+        'per_layer_input/model_norm',
+        'altup/projections',
+        'altup/unembed_projections',
         'head/weight',
         'head/bias',
         'pooler',
@@ -8672,6 +9495,14 @@ LEAVES = {
         'layer/short_conv/in_proj',
         'layer/short_conv/conv',
         'layer/short_conv/out_proj',
+        'layer/altup/router',
+        'layer/altup/prediction_coefs',
+        'layer/altup/correction_coefs',
+        'layer/altup/mix',
+        'layer/laurel/left',
+        'layer/laurel/right',
+        'layer/per_layer_input/gate',
+        'layer/per_layer_input/projection',
         'layer/ffn/gate',
         'layer/ffn/up',
         'layer/ffn/down',
@@ -8685,6 +9516,9 @@ LEAVES = {
         'layer/moe/shared_gate',
         'project_in',
         'project_out',
+        'per_layer_input/model_projection',
+        'altup/projections',
+        'altup/unembed_projections',
         'head',
         'pooler',
         'mlm_head',
@@ -8722,6 +9556,17 @@ LEAVES = {
         'short_conv/in_proj',
         'short_conv/conv',
         'short_conv/out_proj',
+        'altup/correct_output_scale',
+        'altup/correction_coefs',
+        'altup/prediction_coefs',
+        'altup/modality_router',
+        'altup/router_norm',
+        'laurel/left',
+        'laurel/right',
+        'laurel/norm',
+        'per_layer_input/gate',
+        'per_layer_input/projection',
+        'per_layer_input/norm',
         'norm/attention',
         'norm/attention_out',
         'norm/ffn',
@@ -8773,6 +9618,17 @@ LEAVES = {
         'short_conv/in_proj',
         'short_conv/conv',
         'short_conv/out_proj',
+        'altup/correct_output_scale',
+        'altup/correction_coefs',
+        'altup/prediction_coefs',
+        'altup/modality_router',
+        'altup/router_norm',
+        'laurel/left',
+        'laurel/right',
+        'laurel/norm',
+        'per_layer_input/gate',
+        'per_layer_input/projection',
+        'per_layer_input/norm',
         'norm/attention',
         'norm/attention_out',
         'norm/ffn',
@@ -8821,6 +9677,7 @@ LEAVES = {
         'embedding/project_out',
         'embedding/position',
         'embedding/token_type',
+        'embedding/per_layer',
         'embedding_norm',
         'encoder/relative_bias',
         'encoder/layer/attention/q',

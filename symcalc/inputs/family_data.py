@@ -46,6 +46,25 @@ def _count(items: Any, value: Any) -> int:
     return sum(1 for x in items if x == value)
 
 
+def _count_from(items: Any, start: Any, value: Any) -> int:
+    """Items of ``items[start:]`` equal to ``value`` (Gemma 3n: the sliding layers among the
+    last num_kv_shared_layers, ``count_from(layer_types, L - shared, 'sliding_attention')``)."""
+    _need_list("count_from", items)
+    return sum(1 for x in items[_int_arg(start, allow_zero=True):] if x == value)
+
+
+def _layer_sum(value: Any, layers: Any) -> int:
+    """The sum over ``layers`` layers of a per-layer number: ``value * layers`` for one number,
+    the sum of a list that has one number per layer (Gemma 3n's intermediate_size)."""
+    layers = _int_arg(layers, allow_zero=True)
+    if isinstance(value, list):
+        if len(value) != layers:
+            raise _ValueProblem(f"must have one value per layer (L = {layers}, got "
+                                f"{len(value)})", value)
+        return sum(_numbers("layer_sum", (value,))) if value else 0
+    return _numbers("layer_sum", (value,))[0] * layers
+
+
 def _len(items: Any) -> int:
     if not isinstance(items, (list, str)):
         raise _ValueProblem("must be a list", items)
@@ -114,6 +133,8 @@ def _any(*conditions: Any) -> bool:
 # name -> (function, smallest and largest number of arguments; None = any)
 FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "count": (_count, 2, 2),
+    "count_from": (_count_from, 3, 3),
+    "layer_sum": (_layer_sum, 2, 2),
     "len": (_len, 1, 1),
     "min": (_min, 1, None),
     "max": (_max, 1, None),
