@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..errors import SymcalcError
+from .activation_profiles import ACTIVATION_MODELS
 from .spec import check_limit
 
 CAUSAL = ("full", "half", "exact")
@@ -33,6 +34,7 @@ class Options:
     macs: bool = False  # count multiply-accumulates (matmul FLOPs / 2)
     nonmatmul: bool = False  # add softmax, norms, activations, residual adds
     recompute: str = "none"  # none | selective | full
+    activations: str = "paper"  # paper | eager | sdpa (symcalc.algebra.activation_profiles)
     optimizer: str = "adam-mixed"
     zero: int = 0
     dp: int = 1  # data-parallel ranks N_d
@@ -50,6 +52,7 @@ class Options:
                 raise SymcalcError(name.replace("_", "-"), f"must be a positive integer (got {value!r:.60})")
             check_limit(name.replace("_", "-"), value)
         for name, allowed in (("causal", CAUSAL), ("recompute", RECOMPUTE),
+                              ("activations", ACTIVATION_MODELS),
                               ("optimizer", OPTIMIZER_NAMES), ("mla_cache", MLA_CACHE)):
             if getattr(self, name) not in allowed:
                 raise SymcalcError(name.replace("_", "-"), f"must be one of {', '.join(allowed)} "

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import sympy
 
-from . import accounting, flops, memory
+from . import accounting, activations, flops, memory
 from .breakdown import Breakdown
 from ..errors import SymcalcError
 from .options import Options, convention_switches
@@ -33,7 +33,8 @@ QUANTITIES = {
     "memory.recurrent_state_bytes": "linear-attention, SSM and short-convolution state of "
                                     "batch sequences (state at --state-dtype, conv windows at --kv-dtype; "
                                     "does not grow with length)",
-    "memory.activations_bytes": "activations kept for backward (Korthikanti et al.)",
+    "memory.activations_bytes": "activations every layer keeps for backward (--activations: "
+                                "paper, eager or sdpa)",
     "memory.training_bytes": "weights, gradients and optimizer state per rank",
 }
 
@@ -112,9 +113,10 @@ def _cached(name: str, spec: Spec, opts: Options) -> sympy.Expr:
             spec.family, memory.dtype_bytes(opts.kv_dtype, "kv-dtype"),
             memory.dtype_bytes(opts.state_dtype, "state-dtype")), spec, opts)
     if name == "memory.activations_bytes":
-        return sympy.expand(memory.activations_bytes(
-            spec.family, recompute=opts.recompute, tensor_parallel=opts.tp > 1,
-            sequence_parallel=opts.sequence_parallel))
+        return _fix(activations.activations_bytes(
+            opts.activations, activations.facts_of(spec, opts.dtype, opts.batch), spec.shape,
+            recompute=opts.recompute, tensor_parallel=opts.tp > 1,
+            sequence_parallel=opts.sequence_parallel), spec, opts)
     if name == "memory.training_bytes":
         return sympy.expand(memory.training_bytes(params.total, memory.optimizer(opts.optimizer),
                                                   opts.zero))

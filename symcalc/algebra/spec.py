@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, Optional
 
 from ..errors import SymcalcError
+from .activation_profiles import ACTS
 
 FAMILIES = ("encoder", "decoder", "encoder-decoder")
 FFN_KINDS = ("plain", "gated")
@@ -35,7 +36,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
-               "ssm_norm", "ssm_inner_norms", "ssm_out_bias")
+               "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "dropout_attn", "dropout_hidden")
 # Every size, count and workload number is at most this: far above any real model (10^15
 # tokens, widths or layers), low enough that every quantity (a product of a few sizes) stays
 # far below float's 1.8e308 and json's 4,300-digit limit when rendered.
@@ -136,6 +137,13 @@ class Spec:
     head_bias: bool = False
     pooler: bool = False
     mlm_head: bool = False
+    # what the eager implementation keeps for backward (symcalc.algebra.activation_profiles):
+    # the transformers model_type, the FFN activation, nonzero attention / sublayer dropout
+    # (a hand-written spec keeps Korthikanti et al.'s assumptions: GeLU, both dropouts)
+    impl: str = ""
+    act: str = ""
+    dropout_attn: bool = True
+    dropout_hidden: bool = True
     source: str = ""
 
     # -- derived views -------------------------------------------------------------------
@@ -421,7 +429,7 @@ def make_spec(**values: Any) -> Spec:
         if values.get(required) is None:
             raise SymcalcError(required, "is required")
     v = dict(values)
-    for f in ("name", "source"):
+    for f in ("name", "source", "impl"):
         if f in v and not isinstance(v[f], str):
             raise SymcalcError(f, f"must be text (got {v[f]!r})")
     for f in SIZE_FIELDS:
@@ -438,6 +446,7 @@ def make_spec(**values: Any) -> Spec:
     _choice("qk_norm", v.get("qk_norm", "none"), QK_NORMS)
     _choice("linear_attn", v.get("linear_attn", "none"), LINEAR_ATTNS)
     _choice("ssm", v.get("ssm", "none"), SSMS)
+    _choice("act", v.get("act", ""), tuple(sorted(ACTS)))
     for f in FLAG_FIELDS:
         if f in v and not (f == "ssm_out_bias" and v[f] is None):
             _flag(f, v[f])

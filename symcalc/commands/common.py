@@ -40,6 +40,10 @@ def add_workload(p: argparse.ArgumentParser) -> None:
     g.add_argument("--macs", action="store_true", help="count multiply-accumulates (matmul FLOPs / 2)")
     g.add_argument("--nonmatmul", action="store_true", help="add softmax, norms, activations, residuals")
     g.add_argument("--recompute", default="none", help=f"activation recomputation: {' | '.join(RECOMPUTE)}")
+    g.add_argument("--activations", default="paper",
+                   help="activation model: paper (Korthikanti et al. with the model's own "
+                        "components; default) | eager (what transformers' eager code keeps) | "
+                        "sdpa (fused attention kernel)")
     g.add_argument("--optimizer", default="adam-mixed", help=f"{' | '.join(OPTIMIZER_NAMES)}")
     g.add_argument("--zero", type=str, default="0", help="ZeRO stage 0-3")
     g.add_argument("--dp", type=str, default="1", help="data-parallel ranks N_d")
@@ -73,7 +77,7 @@ def options_from(args: argparse.Namespace) -> Options:
         batch=_int("batch", args.batch), seq_len=_int("seq-len", args.seq_len),
         dec_seq_len=_int("dec-seq-len", args.dec_seq_len), dtype=args.dtype,
         kv_dtype=args.kv_dtype, state_dtype=args.state_dtype, mla_cache=args.mla_cache, causal=args.causal, macs=args.macs, nonmatmul=args.nonmatmul,
-        recompute=args.recompute, optimizer=args.optimizer, zero=_int("zero", args.zero, zero=True),
+        recompute=args.recompute, activations=args.activations, optimizer=args.optimizer, zero=_int("zero", args.zero, zero=True),
         dp=_int("dp", args.dp), tp=_int("tp", args.tp), sequence_parallel=args.sequence_parallel,
         context=_int("context", args.context),
     ).checked()

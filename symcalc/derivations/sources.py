@@ -42,6 +42,12 @@ SOURCES: dict[str, Source] = {
                "pre-norm RMSNorm, SwiGLU, rotary positions, untied head"),
         Source("hf_transformers", "Hugging Face transformers 5.x",
                "models/<model_type>/modeling_*.py: the module tree counted (docs/families.md)"),
+        Source("torch_autograd", "PyTorch autograd, tools/autograd/derivatives.yaml (torch 2.13)",
+               "what each operator saves for its backward; CPU dropout keeps a mask of the "
+               "input's dtype; measured with torch.autograd.graph.saved_tensors_hooks"),
+        Source("dao2022", "Dao et al. 2022, FlashAttention: Fast and Memory-Efficient Exact "
+               "Attention with IO-Awareness", "Sec. 3.1: no s x s matrix kept; the softmax "
+               "statistics (log-sum-exp) per query are kept for the backward pass"),
         Source("torch_flop_counter", "PyTorch torch.utils.flop_counter.FlopCounterMode",
                "2 FLOPs per multiply-accumulate of mm/bmm/addmm; elementwise work not counted"),
         Source("kaplan2020", "Kaplan et al. 2020, Scaling Laws for Neural Language Models",

@@ -4609,53 +4609,1356 @@ def single__memory_recurrent_state_bytes__bound(v):
 
 
 def single__memory_activations_bytes__num(v):
+    E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_attn = v["L_attn"]
+    L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    ac_act_in = v["ac_act_in"]
+    ac_act_kept = v["ac_act_kept"]
+    ac_act_tanh = v["ac_act_tanh"]
+    ac_cast = v["ac_cast"]
+    ac_drop_attn = v["ac_drop_attn"]
+    ac_drop_ffn = v["ac_drop_ffn"]
+    ac_drop_hidden = v["ac_drop_hidden"]
+    ac_eager = v["ac_eager"]
+    ac_full = v["ac_full"]
+    ac_keep = v["ac_keep"]
+    ac_keep_core = v["ac_keep_core"]
+    ac_kv_rep = v["ac_kv_rep"]
+    ac_ln = v["ac_ln"]
+    ac_p0 = v["ac_p0"]
+    ac_paper = v["ac_paper"]
+    ac_prod = v["ac_prod"]
+    ac_psp = v["ac_psp"]
+    ac_ptp = v["ac_ptp"]
+    ac_rms32 = v["ac_rms32"]
+    ac_sdpa = v["ac_sdpa"]
+    ac_soft_bytes = v["ac_soft_bytes"]
+    ac_t5_16 = v["ac_t5_16"]
+    ac_width = v["ac_width"]
     b = v["b"]
     d = v["d"]
+    d_ff = v["d_ff"]
+    d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
+    k = v["k"]
     n_h = v["n_h"]
+    n_kv = v["n_kv"]
     s = v["s"]
-    sw_rc_full = v["sw_rc_full"]
-    sw_rc_sel = v["sw_rc_sel"]
-    sw_sp = v["sw_sp"]
-    sw_tp = v["sw_tp"]
+    sw_gated = v["sw_gated"]
+    sw_mla = v["sw_mla"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
+    sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
     t = v["t"]
     out = 0
-    c = 1
+    c = ac_full*ac_p0*ac_width
     if c:
-        out = out + c*(L*b*s*t*(34*d + 5*n_h*s))
-    c = sw_rc_full
+        out = out + c*(L*b*d*s*t)
+    c = ac_full*ac_psp*ac_width
     if c:
-        out = out + c*(-L*b*s*t*(32*d + 5*n_h*s))
-    c = sw_rc_sel
+        out = out + c*(L*b*d*s)
+    c = ac_full*ac_ptp*ac_width
     if c:
-        out = out + c*(-5*L*b*n_h*s**2*t)
-    c = sw_sp
+        out = out + c*(L*b*d*s*t)
+    c = ac_drop_hidden*ac_keep*ac_p0*ac_paper
     if c:
-        out = out + c*(L*b*s*(-34*d*t + 34*d - 5*n_h*s*t + 5*n_h*s))
-    c = sw_tp
+        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+    c = ac_drop_hidden*ac_keep*ac_paper*ac_psp
     if c:
-        out = out + c*(L*b*s*(-24*d*t + 24*d - 5*n_h*s*t + 5*n_h*s))
-    c = sw_rc_full*sw_sp
+        out = out + c*(b*d*s*(L_attn + L_ffn))
+    c = ac_drop_hidden*ac_keep*ac_paper*ac_ptp
     if c:
-        out = out + c*(L*b*s*(32*d*t - 32*d + 5*n_h*s*t - 5*n_h*s))
-    c = sw_rc_full*sw_tp
+        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(L*b*s*(24*d*t - 24*d + 5*n_h*s*t - 5*n_h*s))
-    c = sw_rc_sel*sw_sp
+        out = out + c*(b*s*t*(L_attn*d + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d))
+    c = ac_eager*ac_keep*ac_p0*sw_router
     if c:
-        out = out + c*(5*L*b*n_h*s**2*(t - 1))
-    c = sw_rc_sel*sw_tp
+        out = out + c*(4*t*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+    c = ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(5*L*b*n_h*s**2*(t - 1))
-    c = sw_sp*sw_tp
+        out = out + c*(b*s*(L_attn*d + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d))
+    c = ac_eager*ac_keep*ac_psp*sw_router
     if c:
-        out = out + c*(L*b*s*(24*d*t - 24*d + 5*n_h*s*t - 5*n_h*s))
-    c = sw_rc_full*sw_sp*sw_tp
+        out = out + c*(4*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+    c = ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(L*b*s*(-24*d*t + 24*d - 5*n_h*s*t + 5*n_h*s))
-    c = sw_rc_sel*sw_sp*sw_tp
+        out = out + c*(b*s*(L_attn*d*t + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d*t))
+    c = ac_eager*ac_keep*ac_ptp*sw_router
     if c:
-        out = out + c*(5*L*b*n_h*s**2*(1 - t))
+        out = out + c*(4*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+    c = ac_keep*ac_keep_core*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*L_attn*b*n_h*s*t)
+    c = ac_keep*ac_keep_core*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*L_attn*b*n_h*s)
+    c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*L_attn*b*n_h*s)
+    c = ac_keep*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(2*b*s*t*(L_attn*d + L_attn*d_h*n_h + L_attn*d_h*n_kv + L_ffn*d + L_ffn*d_ff))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*s*t*(L_attn*d + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d))
+    c = ac_keep*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(4*t*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+    c = ac_keep*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(2*b*s*(L_attn*d + L_attn*d_h*n_h + L_attn*d_h*n_kv + L_ffn*d + L_ffn*d_ff))
+    c = ac_keep*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*b*s*(L_attn*d*t + L_attn*d_h*n_h + L_attn*d_h*n_kv + L_ffn*d*t + L_ffn*d_ff))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*s*(L_attn*d + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d))
+    c = ac_keep*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(4*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*s*(L_attn*d*t + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d*t))
+    c = ac_keep*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(4*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2*t)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s*t)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s*t)
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(b*d*s*(L_attn + L_ffn))
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+    c = ac_drop_hidden*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+    c = ac_drop_hidden*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*s*(L_attn + L_ffn))
+    c = ac_drop_hidden*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_soft_bytes
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_soft_bytes
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_soft_bytes
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*d_h*s*t*(n_h - n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*d_h*s*(n_h - n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*d_h*s*(n_h - n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*t*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*t*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*s*(d + 1))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*s*(d + 1))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*s*(d + 1))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*s*(d + 1))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2*t)
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*t*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_router
+    if c:
+        out = out + c*(b*s*t*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_dense*d_ff + 2*L_ffn*d_ff*k - 2*L_ffn*d_ff))
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*s*t*(d + 1))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*s*t*(d + 1))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*t*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*t*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(b*s*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_dense*d_ff + 2*L_ffn*d_ff*k - 2*L_ffn*d_ff))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(b*s*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_dense*d_ff + 2*L_ffn*d_ff*k - 2*L_ffn*d_ff))
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*s*(d + 1))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*s*(d + 1))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*s*(d + 1))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*s*(d + 1))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*s*t*(d + 1))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*s*t*(d + 1))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2*t)
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*n_h*s**2*t)
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*n_h*s**2)
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*n_h*s**2)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2*t)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*t*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(L_attn*b*s*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*s*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*s*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*s*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*s*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*t*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*s*t*(d + 2))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*s*t*(d + 2))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*s*t*(d + 2))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*s*t*(d + 2))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*s*(d + 2))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*s*(d + 2))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*s*(d + 2))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*s*(d + 2))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*s*t*(d + 2))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*s*t*(d + 2))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*s*t*(d + 2))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*s*t*(d + 2))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*t*(-L_dense*k + L_dense + L_ffn*k - L_ffn))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*t*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*(-L_dense*k + L_dense + L_ffn*k - L_ffn))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*b*d_ff*s*(-L_dense*k + L_dense + L_ffn*k - L_ffn))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     return out
 
 
@@ -4665,53 +5968,1356 @@ def single__memory_activations_bytes(v):
 
 
 def single__memory_activations_bytes__bound(v):
+    E = v["E"]
+    E_s = v["E_s"]
     L = v["L"]
+    L_attn = v["L_attn"]
+    L_dense = v["L_dense"]
+    L_ffn = v["L_ffn"]
+    ac_act_in = v["ac_act_in"]
+    ac_act_kept = v["ac_act_kept"]
+    ac_act_tanh = v["ac_act_tanh"]
+    ac_cast = v["ac_cast"]
+    ac_drop_attn = v["ac_drop_attn"]
+    ac_drop_ffn = v["ac_drop_ffn"]
+    ac_drop_hidden = v["ac_drop_hidden"]
+    ac_eager = v["ac_eager"]
+    ac_full = v["ac_full"]
+    ac_keep = v["ac_keep"]
+    ac_keep_core = v["ac_keep_core"]
+    ac_kv_rep = v["ac_kv_rep"]
+    ac_ln = v["ac_ln"]
+    ac_p0 = v["ac_p0"]
+    ac_paper = v["ac_paper"]
+    ac_prod = v["ac_prod"]
+    ac_psp = v["ac_psp"]
+    ac_ptp = v["ac_ptp"]
+    ac_rms32 = v["ac_rms32"]
+    ac_sdpa = v["ac_sdpa"]
+    ac_soft_bytes = v["ac_soft_bytes"]
+    ac_t5_16 = v["ac_t5_16"]
+    ac_width = v["ac_width"]
     b = v["b"]
     d = v["d"]
+    d_ff = v["d_ff"]
+    d_h = v["d_h"]
+    d_moe = v["d_moe"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_sh = v["d_sh"]
+    d_v = v["d_v"]
+    k = v["k"]
     n_h = v["n_h"]
+    n_kv = v["n_kv"]
     s = v["s"]
-    sw_rc_full = v["sw_rc_full"]
-    sw_rc_sel = v["sw_rc_sel"]
-    sw_sp = v["sw_sp"]
-    sw_tp = v["sw_tp"]
+    sw_gated = v["sw_gated"]
+    sw_mla = v["sw_mla"]
+    sw_moe_width = v["sw_moe_width"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
+    sw_router = v["sw_router"]
+    sw_sh_width = v["sw_sh_width"]
+    sw_shared = v["sw_shared"]
     t = v["t"]
     out = 0
-    c = 1
+    c = ac_full*ac_p0*ac_width
     if c:
-        out = out + c*(34*L*b*d*s*t + 5*L*b*n_h*s**2*t)
-    c = sw_rc_full
+        out = out + c*(L*b*d*s*t)
+    c = ac_full*ac_psp*ac_width
     if c:
-        out = out + c*(32*L*b*d*s*t + 5*L*b*n_h*s**2*t)
-    c = sw_rc_sel
+        out = out + c*(L*b*d*s)
+    c = ac_full*ac_ptp*ac_width
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t)
-    c = sw_sp
+        out = out + c*(L*b*d*s*t)
+    c = ac_drop_hidden*ac_keep*ac_p0*ac_paper
     if c:
-        out = out + c*(34*L*b*d*s*t + 34*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
-    c = sw_tp
+        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+    c = ac_drop_hidden*ac_keep*ac_paper*ac_psp
     if c:
-        out = out + c*(24*L*b*d*s*t + 24*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
-    c = sw_rc_full*sw_sp
+        out = out + c*(L_attn*b*d*s + L_ffn*b*d*s)
+    c = ac_drop_hidden*ac_keep*ac_paper*ac_ptp
     if c:
-        out = out + c*(32*L*b*d*s*t + 32*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
-    c = sw_rc_full*sw_tp
+        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(24*L*b*d*s*t + 24*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
-    c = sw_rc_sel*sw_sp
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*sw_router
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
-    c = sw_rc_sel*sw_tp
+        out = out + c*(4*E*L_dense*b*s*t + 4*E*L_dense*t + 4*E*L_ffn*b*s*t + 4*E*L_ffn*t + 40*L_dense*b*k*s*t + 4*L_dense*b*s*t + 40*L_ffn*b*k*s*t + 4*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
-    c = sw_sp*sw_tp
+        out = out + c*(L_attn*b*d*s + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*sw_router
     if c:
-        out = out + c*(24*L*b*d*s*t + 24*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
-    c = sw_rc_full*sw_sp*sw_tp
+        out = out + c*(4*E*L_dense*b*s + 4*E*L_dense + 4*E*L_ffn*b*s + 4*E*L_ffn + 40*L_dense*b*k*s + 4*L_dense*b*s + 40*L_ffn*b*k*s + 4*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(24*L*b*d*s*t + 24*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
-    c = sw_rc_sel*sw_sp*sw_tp
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*sw_router
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2)
+        out = out + c*(4*E*L_dense*b*s + 4*E*L_dense + 4*E*L_ffn*b*s + 4*E*L_ffn + 40*L_dense*b*k*s + 4*L_dense*b*s + 40*L_ffn*b*k*s + 4*L_ffn*b*s)
+    c = ac_keep*ac_keep_core*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*L_attn*b*n_h*s*t)
+    c = ac_keep*ac_keep_core*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*L_attn*b*n_h*s)
+    c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*L_attn*b*n_h*s)
+    c = ac_keep*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + 2*L_ffn*b*d*s*t + 2*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(4*E*L_dense*b*s*t + 4*E*L_dense*t + 4*E*L_ffn*b*s*t + 4*E*L_ffn*t + 40*L_dense*b*k*s*t + 4*L_dense*b*s*t + 40*L_ffn*b*k*s*t + 4*L_ffn*b*s*t)
+    c = ac_keep*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*d*s + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + 2*L_ffn*b*d*s + 2*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + 2*L_ffn*b*d*s*t + 2*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_attn*b*d*s + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(4*E*L_dense*b*s + 4*E*L_dense + 4*E*L_ffn*b*s + 4*E*L_ffn + 40*L_dense*b*k*s + 4*L_dense*b*s + 40*L_ffn*b*k*s + 4*L_ffn*b*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(4*E*L_dense*b*s + 4*E*L_dense + 4*E*L_ffn*b*s + 4*E*L_ffn + 40*L_dense*b*k*s + 4*L_dense*b*s + 40*L_ffn*b*k*s + 4*L_ffn*b*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2*t)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s*t)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s*t)
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(L_attn*b*d*s + L_ffn*b*d*s)
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+    c = ac_drop_hidden*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+    c = ac_drop_hidden*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_attn*b*d*s + L_ffn*b*d*s)
+    c = ac_drop_hidden*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_soft_bytes
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_soft_bytes
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_soft_bytes
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_attn*b*d_nope*n_h*s*t + L_attn*b*d_nope*n_kv*s*t + L_attn*b*d_rope*n_h*s*t + L_attn*b*d_rope*n_kv*s*t + L_attn*b*d_v*n_h*s*t + L_attn*b*d_v*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d*k*s*t + 2*L_dense*b*d_ff*k*s*t + 2*L_ffn*b*d*k*s*t + 2*L_ffn*b*d_ff*k*s*t)
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*d*s + 4*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*d*s + 4*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*d*s + 4*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*d*s + 4*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d*k*s + 2*L_dense*b*d_ff*k*s + 2*L_ffn*b*d*k*s + 2*L_ffn*b*d_ff*k*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d*k*s + 2*L_dense*b*d_ff*k*s + 2*L_ffn*b*d*k*s + 2*L_ffn*b*d_ff*k*s)
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2*t)
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_attn*b*d_nope*n_h*s*t + L_attn*b*d_nope*n_kv*s*t + L_attn*b*d_rope*n_h*s*t + L_attn*b*d_rope*n_kv*s*t + L_attn*b*d_v*n_h*s*t + L_attn*b*d_v*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_router
+    if c:
+        out = out + c*(E*L_dense*b*s*t + E*L_ffn*b*s*t + 2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_attn*b*d_nope*n_h*s*t + L_attn*b*d_nope*n_kv*s*t + L_attn*b*d_rope*n_h*s*t + L_attn*b*d_rope*n_kv*s*t + L_attn*b*d_v*n_h*s*t + L_attn*b*d_v*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d*k*s*t + 2*L_dense*b*d_ff*k*s*t + 2*L_ffn*b*d*k*s*t + 2*L_ffn*b*d_ff*k*s*t)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(E*L_dense*b*s + E*L_ffn*b*s + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated
+    if c:
+        out = out + c*(2*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(E*L_dense*b*s + E*L_ffn*b*s + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*d*s + 4*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*d*s + 4*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*d*s + 4*L_ffn*b*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*d*s + 4*L_ffn*b*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d*k*s + 2*L_dense*b*d_ff*k*s + 2*L_ffn*b*d*k*s + 2*L_ffn*b*d_ff*k*s)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(L_ffn*b*d_ff*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d*k*s + 2*L_dense*b*d_ff*k*s + 2*L_ffn*b*d*k*s + 2*L_ffn*b*d_ff*k*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d_ff*s*t + 3*L_ffn*b*d_ff*s*t)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d_ff*s*t + 3*L_ffn*b*d_ff*s*t)
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2*t)
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*n_h*s**2*t)
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*n_h*s**2)
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L_attn*b*n_h*s**2)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2*t)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_attn*b*n_h*s**2)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*s*t)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*s*t)
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_attn*b*d_nope*n_h*s*t + L_attn*b*d_nope*n_kv*s*t + L_attn*b*d_rope*n_h*s*t + L_attn*b*d_rope*n_kv*s*t + L_attn*b*d_v*n_h*s*t + L_attn*b*d_v*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s + 2*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s + 2*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s + 2*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s + 2*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s*t + L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*k*s*t + L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s + 2*L_attn*b*s)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s + 2*L_attn*b*s)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s + 2*L_ffn*b*s)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s + 2*L_ffn*b*s)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s*t + L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*k*s*t + L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L_attn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + L_ffn*b*d_ff*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_ffn*b*d_ff*s*t)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_ffn*b*d_ff*s*t)
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_sh*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_sh*s*t)
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_sh*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_sh*s*t)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_sh*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_sh*s*t)
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_sh*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_sh*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
+    if c:
+        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
     return out + t
 
 
@@ -8735,53 +11341,696 @@ def encoder_decoder__memory_recurrent_state_bytes__bound(v):
 def encoder_decoder__memory_activations_bytes__num(v):
     L = v["L"]
     L_dec = v["L_dec"]
+    ac_act_in = v["ac_act_in"]
+    ac_act_kept = v["ac_act_kept"]
+    ac_act_tanh = v["ac_act_tanh"]
+    ac_cast = v["ac_cast"]
+    ac_drop_attn = v["ac_drop_attn"]
+    ac_drop_ffn = v["ac_drop_ffn"]
+    ac_drop_hidden = v["ac_drop_hidden"]
+    ac_eager = v["ac_eager"]
+    ac_full = v["ac_full"]
+    ac_keep = v["ac_keep"]
+    ac_keep_core = v["ac_keep_core"]
+    ac_kv_rep = v["ac_kv_rep"]
+    ac_ln = v["ac_ln"]
+    ac_p0 = v["ac_p0"]
+    ac_paper = v["ac_paper"]
+    ac_prod = v["ac_prod"]
+    ac_psp = v["ac_psp"]
+    ac_ptp = v["ac_ptp"]
+    ac_rms32 = v["ac_rms32"]
+    ac_sdpa = v["ac_sdpa"]
+    ac_soft_bytes = v["ac_soft_bytes"]
+    ac_t5_16 = v["ac_t5_16"]
+    ac_width = v["ac_width"]
     b = v["b"]
     d = v["d"]
+    d_ff = v["d_ff"]
+    d_h = v["d_h"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
+    n_kv = v["n_kv"]
     s = v["s"]
     s_dec = v["s_dec"]
-    sw_rc_full = v["sw_rc_full"]
-    sw_rc_sel = v["sw_rc_sel"]
-    sw_sp = v["sw_sp"]
-    sw_tp = v["sw_tp"]
+    sw_gated = v["sw_gated"]
+    sw_mla = v["sw_mla"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     t = v["t"]
     out = 0
-    c = 1
+    c = ac_full*ac_p0*ac_width
     if c:
-        out = out + c*(b*t*(34*L*d*s + 5*L*n_h*s**2 + 34*L_dec*d*s_dec + 5*L_dec*n_h*s_dec**2))
-    c = sw_rc_full
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_full*ac_psp*ac_width
     if c:
-        out = out + c*(-b*t*(32*L*d*s + 5*L*n_h*s**2 + 32*L_dec*d*s_dec + 5*L_dec*n_h*s_dec**2))
-    c = sw_rc_sel
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_full*ac_ptp*ac_width
     if c:
-        out = out + c*(-5*b*n_h*t*(L*s**2 + L_dec*s_dec**2))
-    c = sw_sp
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_drop_hidden*ac_keep*ac_p0*ac_paper
     if c:
-        out = out + c*(b*(-34*L*d*s*t + 34*L*d*s - 5*L*n_h*s**2*t + 5*L*n_h*s**2 - 34*L_dec*d*s_dec*t + 34*L_dec*d*s_dec - 5*L_dec*n_h*s_dec**2*t + 5*L_dec*n_h*s_dec**2))
-    c = sw_tp
+        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+    c = ac_drop_hidden*ac_keep*ac_paper*ac_psp
     if c:
-        out = out + c*(b*(-24*L*d*s*t + 24*L*d*s - 5*L*n_h*s**2*t + 5*L*n_h*s**2 - 24*L_dec*d*s_dec*t + 24*L_dec*d*s_dec - 5*L_dec*n_h*s_dec**2*t + 5*L_dec*n_h*s_dec**2))
-    c = sw_rc_full*sw_sp
+        out = out + c*(b*d*(2*L*s + 3*L_dec*s_dec))
+    c = ac_drop_hidden*ac_keep*ac_paper*ac_ptp
     if c:
-        out = out + c*(b*(32*L*d*s*t - 32*L*d*s + 5*L*n_h*s**2*t - 5*L*n_h*s**2 + 32*L_dec*d*s_dec*t - 32*L_dec*d*s_dec + 5*L_dec*n_h*s_dec**2*t - 5*L_dec*n_h*s_dec**2))
-    c = sw_rc_full*sw_tp
+        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32
     if c:
-        out = out + c*(b*(24*L*d*s*t - 24*L*d*s + 5*L*n_h*s**2*t - 5*L*n_h*s**2 + 24*L_dec*d*s_dec*t - 24*L_dec*d*s_dec + 5*L_dec*n_h*s_dec**2*t - 5*L_dec*n_h*s_dec**2))
-    c = sw_rc_sel*sw_sp
+        out = out + c*(4*L_dec*b*s_dec*t*(d + 1))
+    c = ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(5*b*n_h*(L*s**2*t - L*s**2 + L_dec*s_dec**2*t - L_dec*s_dec**2))
-    c = sw_rc_sel*sw_tp
+        out = out + c*(b*t*(2*L*d*s + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32
     if c:
-        out = out + c*(5*b*n_h*(L*s**2*t - L*s**2 + L_dec*s_dec**2*t - L_dec*s_dec**2))
-    c = sw_sp*sw_tp
+        out = out + c*(4*L_dec*b*s_dec*(d + 1))
+    c = ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(b*(24*L*d*s*t - 24*L*d*s + 5*L*n_h*s**2*t - 5*L*n_h*s**2 + 24*L_dec*d*s_dec*t - 24*L_dec*d*s_dec + 5*L_dec*n_h*s_dec**2*t - 5*L_dec*n_h*s_dec**2))
-    c = sw_rc_full*sw_sp*sw_tp
+        out = out + c*(b*(2*L*d*s + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32
     if c:
-        out = out + c*(b*(-24*L*d*s*t + 24*L*d*s - 5*L*n_h*s**2*t + 5*L*n_h*s**2 - 24*L_dec*d*s_dec*t + 24*L_dec*d*s_dec - 5*L_dec*n_h*s_dec**2*t + 5*L_dec*n_h*s_dec**2))
-    c = sw_rc_sel*sw_sp*sw_tp
+        out = out + c*(4*L_dec*b*s_dec*t*(d + 1))
+    c = ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(5*b*n_h*(-L*s**2*t + L*s**2 - L_dec*s_dec**2*t + L_dec*s_dec**2))
+        out = out + c*(b*(2*L*d*s*t + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec*t + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
+    c = ac_keep*ac_keep_core*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*b*n_h*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_keep_core*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*b*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*b*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(2*b*t*(2*L*d*s + L*d_ff*s + L*d_h*n_h*s + L*d_h*n_kv*s + 3*L_dec*d*s_dec + L_dec*d_ff*s_dec + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t*(d + 1))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*t*(2*L*d*s + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
+    c = ac_keep*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(2*b*(2*L*d*s + L*d_ff*s + L*d_h*n_h*s + L*d_h*n_kv*s + 3*L_dec*d*s_dec + L_dec*d_ff*s_dec + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec))
+    c = ac_keep*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*b*(2*L*d*s*t + L*d_ff*s + L*d_h*n_h*s + L*d_h*n_kv*s + 3*L_dec*d*s_dec*t + L_dec*d_ff*s_dec + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*(d + 1))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*(2*L*d*s + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t*(d + 1))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*(2*L*d*s*t + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec*t + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper
+    if c:
+        out = out + c*(b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(2*b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(2*b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(b*d*(2*L*s + 3*L_dec*s_dec))
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+    c = ac_drop_hidden*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+    c = ac_drop_hidden*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*(2*L*s + 3*L_dec*s_dec))
+    c = ac_drop_hidden*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_soft_bytes
+    if c:
+        out = out + c*(b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_soft_bytes
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_soft_bytes
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width
+    if c:
+        out = out + c*(2*b*d_h*t*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width
+    if c:
+        out = out + c*(2*b*d_h*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*b*d_h*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width
+    if c:
+        out = out + c*(L_dec*b*s_dec*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width
+    if c:
+        out = out + c*(L_dec*b*s_dec*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_dec*b*s_dec*t*(d + 2))
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width
+    if c:
+        out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated
+    if c:
+        out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*s_dec*t*(d + 2))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*s_dec*(d + 2))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*s_dec*t*(d + 2))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated
+    if c:
+        out = out + c*(2*b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated
+    if c:
+        out = out + c*(2*b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated
+    if c:
+        out = out + c*(2*b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
+    if c:
+        out = out + c*(b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
+    if c:
+        out = out + c*(2*b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
+    if c:
+        out = out + c*(2*b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(-2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s + L*d_v*n_h*s - L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s - 2*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec + L_dec*d_v*n_h*s + L_dec*d_v*n_h*s_dec - L_dec*d_v*n_kv*s - L_dec*d_v*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s + L*d_v*n_h*s - L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s - 2*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec + L_dec*d_v*n_h*s + L_dec*d_v*n_h*s_dec - L_dec*d_v*n_kv*s - L_dec*d_v*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s + L*d_v*n_h*s - L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s - 2*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec + L_dec*d_v*n_h*s + L_dec*d_v*n_h*s_dec - L_dec*d_v*n_kv*s - L_dec*d_v*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
     return out
 
 
@@ -8793,53 +12042,696 @@ def encoder_decoder__memory_activations_bytes(v):
 def encoder_decoder__memory_activations_bytes__bound(v):
     L = v["L"]
     L_dec = v["L_dec"]
+    ac_act_in = v["ac_act_in"]
+    ac_act_kept = v["ac_act_kept"]
+    ac_act_tanh = v["ac_act_tanh"]
+    ac_cast = v["ac_cast"]
+    ac_drop_attn = v["ac_drop_attn"]
+    ac_drop_ffn = v["ac_drop_ffn"]
+    ac_drop_hidden = v["ac_drop_hidden"]
+    ac_eager = v["ac_eager"]
+    ac_full = v["ac_full"]
+    ac_keep = v["ac_keep"]
+    ac_keep_core = v["ac_keep_core"]
+    ac_kv_rep = v["ac_kv_rep"]
+    ac_ln = v["ac_ln"]
+    ac_p0 = v["ac_p0"]
+    ac_paper = v["ac_paper"]
+    ac_prod = v["ac_prod"]
+    ac_psp = v["ac_psp"]
+    ac_ptp = v["ac_ptp"]
+    ac_rms32 = v["ac_rms32"]
+    ac_sdpa = v["ac_sdpa"]
+    ac_soft_bytes = v["ac_soft_bytes"]
+    ac_t5_16 = v["ac_t5_16"]
+    ac_width = v["ac_width"]
     b = v["b"]
     d = v["d"]
+    d_ff = v["d_ff"]
+    d_h = v["d_h"]
+    d_nope = v["d_nope"]
+    d_rope = v["d_rope"]
+    d_v = v["d_v"]
     n_h = v["n_h"]
+    n_kv = v["n_kv"]
     s = v["s"]
     s_dec = v["s_dec"]
-    sw_rc_full = v["sw_rc_full"]
-    sw_rc_sel = v["sw_rc_sel"]
-    sw_sp = v["sw_sp"]
-    sw_tp = v["sw_tp"]
+    sw_gated = v["sw_gated"]
+    sw_mla = v["sw_mla"]
+    sw_norm_attn_in = v["sw_norm_attn_in"]
+    sw_norm_attn_out = v["sw_norm_attn_out"]
+    sw_norm_ffn_in = v["sw_norm_ffn_in"]
+    sw_norm_ffn_out = v["sw_norm_ffn_out"]
     t = v["t"]
     out = 0
-    c = 1
+    c = ac_full*ac_p0*ac_width
     if c:
-        out = out + c*(34*L*b*d*s*t + 5*L*b*n_h*s**2*t + 34*L_dec*b*d*s_dec*t + 5*L_dec*b*n_h*s_dec**2*t)
-    c = sw_rc_full
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_full*ac_psp*ac_width
     if c:
-        out = out + c*(32*L*b*d*s*t + 5*L*b*n_h*s**2*t + 32*L_dec*b*d*s_dec*t + 5*L_dec*b*n_h*s_dec**2*t)
-    c = sw_rc_sel
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_full*ac_ptp*ac_width
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t + 5*L_dec*b*n_h*s_dec**2*t)
-    c = sw_sp
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_drop_hidden*ac_keep*ac_p0*ac_paper
     if c:
-        out = out + c*(34*L*b*d*s*t + 34*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 + 34*L_dec*b*d*s_dec*t + 34*L_dec*b*d*s_dec + 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
-    c = sw_tp
+        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+    c = ac_drop_hidden*ac_keep*ac_paper*ac_psp
     if c:
-        out = out + c*(24*L*b*d*s*t + 24*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 + 24*L_dec*b*d*s_dec*t + 24*L_dec*b*d*s_dec + 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
-    c = sw_rc_full*sw_sp
+        out = out + c*(2*L*b*d*s + 3*L_dec*b*d*s_dec)
+    c = ac_drop_hidden*ac_keep*ac_paper*ac_ptp
     if c:
-        out = out + c*(32*L*b*d*s*t + 32*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 + 32*L_dec*b*d*s_dec*t + 32*L_dec*b*d*s_dec + 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
-    c = sw_rc_full*sw_tp
+        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32
     if c:
-        out = out + c*(24*L*b*d*s*t + 24*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 + 24*L_dec*b*d*s_dec*t + 24*L_dec*b*d*s_dec + 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
-    c = sw_rc_sel*sw_sp
+        out = out + c*(4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 + 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
-    c = sw_rc_sel*sw_tp
+        out = out + c*(2*L*b*d*s*t + 2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 3*L_dec*b*d*s_dec*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 + 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
-    c = sw_sp*sw_tp
+        out = out + c*(4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(24*L*b*d*s*t + 24*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 + 24*L_dec*b*d*s_dec*t + 24*L_dec*b*d*s_dec + 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
-    c = sw_rc_full*sw_sp*sw_tp
+        out = out + c*(2*L*b*d*s + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 3*L_dec*b*d*s_dec + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32
     if c:
-        out = out + c*(24*L*b*d*s*t + 24*L*b*d*s + 5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 + 24*L_dec*b*d*s_dec*t + 24*L_dec*b*d*s_dec + 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
-    c = sw_rc_sel*sw_sp*sw_tp
+        out = out + c*(4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(5*L*b*n_h*s**2*t + 5*L*b*n_h*s**2 + 5*L_dec*b*n_h*s_dec**2*t + 5*L_dec*b*n_h*s_dec**2)
+        out = out + c*(2*L*b*d*s*t + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 3*L_dec*b*d*s_dec*t + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_keep_core*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*n_h*s*t + 8*L_dec*b*n_h*s_dec*t)
+    c = ac_keep*ac_keep_core*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*n_h*s + 8*L_dec*b*n_h*s_dec)
+    c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*n_h*s + 8*L_dec*b*n_h*s_dec)
+    c = ac_keep*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(4*L*b*d*s*t + 2*L*b*d_ff*s*t + 2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 6*L_dec*b*d*s_dec*t + 2*L_dec*b*d_ff*s_dec*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L*b*d*s*t + 2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 3*L_dec*b*d*s_dec*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(4*L*b*d*s + 2*L*b*d_ff*s + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 6*L_dec*b*d*s_dec + 2*L_dec*b*d_ff*s_dec + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(4*L*b*d*s*t + 2*L*b*d_ff*s + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 6*L_dec*b*d*s_dec*t + 2*L_dec*b*d_ff*s_dec + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L*b*d*s + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 3*L_dec*b*d*s_dec + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L*b*d*s*t + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 3*L_dec*b*d*s_dec*t + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
+    c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
+    c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
+    c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
+    c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L*b*d_ff*s*t + 3*L_dec*b*d_ff*s_dec*t)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L*b*d_ff*s + 3*L_dec*b*d_ff*s_dec)
+    c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L*b*d_ff*s + 3*L_dec*b*d_ff*s_dec)
+    c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L*b*d_ff*s*t + 3*L_dec*b*d_ff*s_dec*t)
+    c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L*b*d_ff*s + 3*L_dec*b*d_ff*s_dec)
+    c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L*b*d_ff*s + 3*L_dec*b*d_ff*s_dec)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper
+    if c:
+        out = out + c*(L*b*n_h*s**2*t + L_dec*b*n_h*s*s_dec*t + L_dec*b*n_h*s_dec**2*t)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(2*L*b*d_ff*s*t + 2*L_dec*b*d_ff*s_dec*t)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec)
+    c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec)
+    c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L*b*d_ff*s*t + 2*L_dec*b*d_ff*s_dec*t)
+    c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec)
+    c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec)
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L*b*d*s + 3*L_dec*b*d*s_dec)
+    c = ac_drop_hidden*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+    c = ac_drop_hidden*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+    c = ac_drop_hidden*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L*b*d*s + 3*L_dec*b*d*s_dec)
+    c = ac_drop_hidden*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_soft_bytes
+    if c:
+        out = out + c*(L*b*n_h*s**2*t + L_dec*b*n_h*s*s_dec*t + L_dec*b*n_h*s_dec**2*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_soft_bytes
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_soft_bytes
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated
+    if c:
+        out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_h*s*t + L*b*d_v*n_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_h*s_dec*t + L_dec*b*d_v*n_kv*s*t + L_dec*b*d_v*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2*t + L_dec*b*n_h*s*s_dec*t + L_dec*b*n_h*s_dec**2*t)
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated
+    if c:
+        out = out + c*(2*L*b*d_ff*s*t + 2*L_dec*b*d_ff*s_dec*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_h*s*t + L*b*d_v*n_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_h*s_dec*t + L_dec*b*d_v*n_kv*s*t + L_dec*b*d_v*n_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_h*s*t + L*b*d_v*n_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_h*s_dec*t + L_dec*b*d_v*n_kv*s*t + L_dec*b*d_v*n_kv*s_dec*t)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated
+    if c:
+        out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated
+    if c:
+        out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+    c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated
+    if c:
+        out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2*t + L_dec*b*n_h*s*s_dec*t + L_dec*b*n_h*s_dec**2*t)
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
+    if c:
+        out = out + c*(2*L*b*n_h*s**2*t + 2*L_dec*b*n_h*s*s_dec*t + 2*L_dec*b*n_h*s_dec**2*t)
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L*b*n_h*s**2 + 2*L_dec*b*n_h*s*s_dec + 2*L_dec*b*n_h*s_dec**2)
+    c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L*b*n_h*s**2 + 2*L_dec*b*n_h*s*s_dec + 2*L_dec*b*n_h*s_dec**2)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2*t + L_dec*b*n_h*s*s_dec*t + L_dec*b*n_h*s_dec**2*t)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_h*s*t + L*b*d_v*n_kv*s*t + 2*L_dec*b*d_h*n_h*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t + L_dec*b*d_nope*n_h*s*t + L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + L_dec*b*d_rope*n_h*s*t + L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t + L_dec*b*d_v*n_h*s*t + L_dec*b*d_v*n_h*s_dec*t + L_dec*b*d_v*n_kv*s*t + L_dec*b*d_v*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 2*L_dec*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + L_dec*b*d_v*n_h*s + L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 2*L_dec*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + L_dec*b*d_v*n_h*s + L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
     return out + t
 
 

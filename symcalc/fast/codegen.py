@@ -29,7 +29,9 @@ from pathlib import Path
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from ..algebra import accounting, flops, memory
+from ..algebra import accounting, activations, flops, memory
+from ..algebra.activation_profiles import FACT_MEANINGS
+from ..algebra.activations import CHOICE_MEANINGS
 from ..algebra.quantities import QUANTITIES
 from ..algebra.symbols import SIZES, SWITCHES, s
 
@@ -56,6 +58,8 @@ OPTION_MEANINGS = {
     "sw_tp": "tensor parallelism (t > 1)",
     "sw_sp": "sequence parallelism",
     "sw_decoder": "the single stack is a decoder (keeps a KV cache)",
+    **CHOICE_MEANINGS,
+    **FACT_MEANINGS,
 }
 OPTIONS = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in OPTION_MEANINGS}
 CONSTANTS = {i.symbol for i in SWITCHES.values()} | set(OPTIONS.values())
@@ -102,18 +106,10 @@ def _recurrent_state(shape: str) -> sympy.Expr:
 
 
 def _activations(shape: str) -> sympy.Expr:
-    family = "encoder-decoder" if shape == "encoder-decoder" else "decoder"
-    sel, full, tp, sp = _o("sw_rc_sel"), _o("sw_rc_full"), _o("sw_tp"), _o("sw_sp")
-    rc = {"none": 1 - sel - full, "selective": sel, "full": full}
-    total = sympy.Integer(0)
-    for recompute, on in rc.items():
-        for tensor in (False, True):
-            for seq in (False, True):
-                ind = on * (tp if tensor else 1 - tp) * (sp if seq else 1 - sp)
-                total += ind * memory.activations_bytes(family, recompute=recompute,
-                                                        tensor_parallel=tensor,
-                                                        sequence_parallel=seq)
-    return total
+    """Every activation model, recomputation and parallelism choice by one-hot weights; the
+    implementation facts (``ac_*``) as symbols."""
+    return activations.weighted_bytes({n: _o(n) for n in FACT_MEANINGS}, shape,
+                                      {n: _o(n) for n in CHOICE_MEANINGS})
 
 
 def _training_bytes(shape: str) -> sympy.Expr:

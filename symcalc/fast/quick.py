@@ -13,6 +13,8 @@ from . import _generated as gen
 from ..algebra.breakdown import Breakdown, Leaf
 from ..errors import SymcalcError
 from ..algebra.options import Options, convention_switches, dtype_fraction, seq_len_of, workload_values
+from ..algebra.activation_profiles import choices as activation_choices
+from ..algebra.activation_profiles import facts as activation_facts
 from ..algebra.spec import Spec, layer_views, size_values, switch_values
 
 QUANTITIES = gen.QUANTITIES
@@ -53,13 +55,29 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
                 + ", ".join(_state_parts(spec))
                 + f"; state at {opts.state_dtype}, conv windows at {opts.kv_dtype}"}
                if spec.hybrid else {}),
-            "activations_bytes": "Korthikanti et al. 2022 per-layer bytes x layers (16-bit, "
-                                 + (f"tensor parallel t={opts.tp}, " if opts.tp > 1 else "no parallelism, ")
-                                 + ("sequence parallel, " if opts.sequence_parallel else "")
-                                 + f"recompute {opts.recompute})",
+            "activations_bytes": _activations_text(spec, opts),
             "training_bytes": f"{opts.optimizer}, ZeRO stage {opts.zero} over N_d={opts.dp} ranks, per rank",
         },
     }
+
+
+ACTIVATION_TEXT = {
+    "paper": "paper: Korthikanti et al. 2022 term by term with this model's d_ff, gate, n_kv "
+             "and dropouts (1-byte masks)",
+    "eager": "eager: what transformers' eager attention keeps on CPU (float32 norm/softmax "
+             "upcasts, masks at the activation dtype)",
+    "sdpa": "sdpa: a fused attention kernel (no s^2 scores; float32 log-sum-exp)",
+}
+
+
+def _activations_text(spec: Spec, opts: Options) -> str:
+    """The activation model used (default paper), its width and the choices applied."""
+    width = 4 if opts.dtype.strip().lower() in ("fp32", "float32") else 2
+    return (f"--activations {ACTIVATION_TEXT[opts.activations]}; every layer, {width}-byte "
+            "activations, "
+            + (f"tensor parallel t={opts.tp}, " if opts.tp > 1 else "no parallelism, ")
+            + ("sequence parallel, " if opts.sequence_parallel else "")
+            + f"recompute {opts.recompute}")
 
 
 def _state_parts(spec: Spec) -> list[str]:
@@ -110,6 +128,8 @@ def option_values(spec: Spec, opts: Options) -> dict[str, int]:
         "sw_rc_sel": int(opts.recompute == "selective"), "sw_rc_full": int(opts.recompute == "full"),
         "sw_tp": int(opts.tp > 1), "sw_sp": int(opts.sequence_parallel),
         "sw_decoder": int(spec.family != "encoder"),
+        **activation_choices(opts),
+        **activation_facts(spec, opts.dtype, opts.batch),
     }
 
 
