@@ -295,9 +295,46 @@ def clear_cache() -> None:
     _META_MODELS.clear()
 
 
+# Gemma 3n checkpoints (model_type gemma3n): symcalc counts the language model and the head,
+# not the vision tower, the audio encoder or their embedders into the text width. The wrapper
+# is built with its timm vision tower (timm is not a test dependency) replaced by a module
+# without parameters, and the parameters under these modules (of Gemma3nModel, which
+# Gemma3nForConditionalGeneration holds as ``model``) are left out of the count.
+GEMMA3N_LEFT_OUT = ("vision_tower.", "audio_tower.", "embed_vision.", "embed_audio.")
+
+
+def _gemma3n_text_side_params(config: dict) -> int:
+    from unittest import mock
+    from transformers.models.gemma3n import modeling_gemma3n as g3n
+
+    build = g3n.AutoModel.from_config
+
+    def no_timm(cfg, *args, **kwargs):
+        if cfg.model_type == "gemma3n_vision":
+            return torch.nn.Module()
+        return build(cfg, *args, **kwargs)
+
+    with mock.patch.object(g3n.AutoModel, "from_config", no_timm):
+        model = build_model(config, "meta")
+    return sum(p.numel() for name, p in model.named_parameters()  # tied weights once
+               if not name.removeprefix("model.").startswith(GEMMA3N_LEFT_OUT))
+
+
+def _gemma3n_language_model(config: dict) -> dict:
+    """A text-only forward of a gemma3n wrapper is its language model on text_config (plus the
+    embedders' projections, left out: GEMMA3N_LEFT_OUT)."""
+    text = dict(config.get("text_config") or {})
+    bare = model_class_name(config) == "Gemma3nModel"
+    return {**text, "model_type": "gemma3n_text",
+            "architectures": ["Gemma3nTextModel" if bare else "Gemma3nForCausalLM"]}
+
+
 def reference_params(config: dict) -> int:
-    """``model.num_parameters()`` (tied weights de-duplicated) of the model built on meta."""
+    """``model.num_parameters()`` (tied weights de-duplicated) of the model built on meta
+    (of a gemma3n wrapper, the parameters outside GEMMA3N_LEFT_OUT)."""
     key = _key(config)
+    if config.get("model_type") == "gemma3n" and key not in _PARAMS_CACHE:
+        _PARAMS_CACHE[key] = _gemma3n_text_side_params(config)
     if key not in _PARAMS_CACHE:
         _PARAMS_CACHE[key] = int(_meta_model(config).num_parameters())
     return _PARAMS_CACHE[key]
@@ -388,6 +425,8 @@ def reference_forward_matmul_flops(config: dict, batch: int, seq_len: int) -> in
         # language_model, Llama4ForCausalLM on the text_config, so that is what is counted.
         text = dict(config.get("text_config") or {})
         config = {**text, "model_type": "llama4_text", "architectures": ["Llama4ForCausalLM"]}
+    if config.get("model_type") == "gemma3n":
+        config = _gemma3n_language_model(config)
     key = (_key(config), int(batch), int(seq_len))
     if key not in _FLOPS_CACHE:
         class_name = model_class_name(config)
