@@ -17,9 +17,11 @@ needs_tex = pytest.mark.skipif(not (shutil.which("pdflatex") and shutil.which("p
 
 
 def compile_tex(tex: Path) -> str:
-    """pdflatex (shell escape off) in the file's folder; the PDF's text."""
+    """pdflatex (shell escape off) in the file's folder, or xelatex for a document whose
+    text is not ASCII (its preamble loads fontspec); the PDF's text."""
+    engine = "xelatex" if "\\usepackage{fontspec}" in tex.read_text(encoding="utf-8") else "pdflatex"
     for _ in range(1):
-        done = subprocess.run(["pdflatex", "-no-shell-escape", "-interaction=nonstopmode",
+        done = subprocess.run([engine, "-no-shell-escape", "-interaction=nonstopmode",
                                "-halt-on-error", tex.name], cwd=tex.parent, capture_output=True,
                               text=True, errors="replace", timeout=120)
         assert done.returncode == 0, done.stdout[-3000:]
