@@ -236,3 +236,49 @@ def test_moe_stack_closed_form_reads_by_layer_kind():
     L, L_dense = sym("L"), sym("L_dense")
     factors = {a for term in sympy.Add.make_args(expr) for a in sympy.Mul.make_args(term)}
     assert L - L_dense in factors and L_dense in factors
+
+
+def test_rules_of_the_gemma3n_fields():
+    """Each Gemma 3n field refused with its own rule, in one line naming it."""
+    for extra, field, says in [
+            (dict(d_ple=4), "V_ple", "is required with per-layer inputs"),
+            (dict(V_ple=50), "V_ple", "applies only with per-layer inputs"),
+            (dict(L_kv_shared=4), "L_kv_shared", "must leave at least one attention layer"),
+            (dict(L_kv_shared_local=1), "L_kv_shared_local", "needs KV-sharing layers"),
+            (dict(L_kv_shared=2, L_kv_shared_local=1), "L_kv_shared_local", "needs a sliding window"),
+            (dict(L_kv_shared=2, L_kv_shared_local=3, W=8, L_local=3), "L_kv_shared_local",
+             "must not exceed L_kv_shared"),
+            (dict(L_kv_shared=2, L_kv_shared_local=2, W=8, L_local=1), "L_kv_shared_local",
+             "must not exceed the sliding layers"),
+            (dict(L_kv_shared=3, W=8, L_local=3), "L_kv_shared_local", "more global sharing layers"),
+            (dict(d_ff_sum=513), "d_ff_sum", "must be between"),
+            (dict(d_ff_sum=130), "d_ff_sum", "must be between"),
+            (dict(d_ff_sum=300, E=4, k=2), "d_ff_sum", "dense-FFN stacks")]:
+        try:
+            _llama_like(**extra)
+        except SymcalcError as err:
+            assert err.field == field and says in str(err) and "\n" not in str(err), (extra, err)
+        else:
+            raise AssertionError(f"{extra} was accepted")
+    assert _llama_like(d_ff_sum=4 * 128).d_ff_sum is None  # uniform widths: the closed form keeps L d_ff
+
+
+def test_kv_sharing_layers_hold_no_cache_and_no_key_value_projections():
+    """L_kv_shared of the L layers reuse earlier keys and values: they keep no cache and have
+    no k/v projections or k norm; L_kv_shared_local of them slide."""
+    spec = _llama_like(n_kv=2, W=16, L_local=2, L_kv_shared=2, L_kv_shared_local=1,
+                       qk_norm="head")
+    kv = q.expression("memory.kv_cache_bytes", spec, Options(kv_dtype="int8"))
+    L, L_local, s, W, b = (sym(n) for n in ("L", "L_local", "s", "W", "b"))
+    n_kv, d_h, d = sym("n_kv"), sym("d_h"), sym("d")
+    L_s, L_sl = sym("L_kv_shared"), sym("L_kv_shared_local")
+    expected = 2 * n_kv * d_h * b * ((L - L_s - (L_local - L_sl)) * s + (L_local - L_sl) * sympy.Min(s, W))
+    assert sympy.expand(kv - expected) == 0
+    bd = q.accounting.params(spec)
+    assert sympy.expand(bd.value("layer/attention/k") - (L - L_s) * d * n_kv * d_h) == 0
+    assert sympy.expand(bd.value("layer/attention/k_head_norm") - (L - L_s) * d_h) == 0
+    assert sympy.expand(bd.value("layer/attention/q_head_norm") - L * d_h) == 0
+    # 4 layers, 2 sliding and 2 full, the last two (one of each) sharing: one full and one
+    # sliding layer cache, 2 n_kv d_h = 32 int8 bytes per token each
+    rep = quick_report(spec, Options(batch=1, seq_len=20, kv_dtype="int8"))
+    assert rep["memory"]["kv_cache_bytes"] == 2 * 2 * 8 * (20 + 16)
