@@ -188,6 +188,16 @@ def _points(np, spec: Spec, opts: Options, cols: dict[str, Any]) -> dict[str, An
             raise SymcalcError("d", "must be divisible by n_h unless d_h is given ("
                                + _first_bad(np, bad, {"d": v["d"], "n_h": v["n_h"]}) + ")")
         v["d_h"] = v["d"] // v["n_h"]
+    if "L" in cols:  # the layer groups of a stack that is not hybrid follow L
+        for count, given in (("L_attn", spec.L_attn), ("L_ffn", spec.L_ffn)):
+            if given is None and spec.shape == "single":
+                v[count] = v["L"]
+        for count in ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn", "L_local", "L_dense"):
+            if getattr(spec, count, None) is not None and count not in cols:
+                bad = v["L"] < getattr(spec, count)
+                if np.any(bad):
+                    raise SymcalcError("L", f"must be at least {count} = {getattr(spec, count)} "
+                                            "(" + _first_bad(np, bad, {"L": v["L"]}) + ")")
     if "d" in cols and "d_ff" not in cols and spec.d_ff == 4 * spec.d:
         v["d_ff"] = 4 * v["d"]
     if "n_h" in cols and "n_kv" not in cols and spec.n_kv == spec.n_h:
