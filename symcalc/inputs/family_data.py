@@ -83,7 +83,9 @@ def _sparse_layers(L: Any, step: Any, mlp_only_layers: Any) -> int:
     """Qwen2-MoE / Qwen3-MoE: layers ``i`` with an MoE block (transformers:
     ``i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0``)."""
     L, step = _int_arg(L), _int_arg(step)
-    skip = set(mlp_only_layers or [])
+    if mlp_only_layers is not None:
+        _need_list("sparse_layers", mlp_only_layers)
+    skip = set(x for x in mlp_only_layers or [] if not isinstance(x, (list, dict)))
     return sum(1 for i in range(L) if i not in skip and (i + 1) % step == 0)
 
 
