@@ -1,7 +1,7 @@
 """Fonts for a handout whose text is not plain ASCII: xelatex with fontspec, a main font that
 has every Latin, Cyrillic or Greek character of the document, and (for Chinese, Japanese or
 Korean characters) xeCJK with a CJK font, chosen among the Debian fonts installed
-(fonts-dejavu, fonts-noto-cjk, fonts-arphic-*), as fontconfig (``fc-list``) reports them.
+(fonts-liberation, fonts-dejavu, fonts-noto-cjk, fonts-arphic-*), as fontconfig (``fc-list``) reports them.
 
 A character no candidate font has is refused before LaTeX runs, naming the character.
 """
@@ -15,7 +15,8 @@ from functools import lru_cache
 from ..errors import SymcalcError
 
 # preferred first; every one is a Debian package's font
-MAIN_FONTS = ("Latin Modern Roman", "DejaVu Serif", "Noto Serif", "Liberation Serif",
+# (Liberation Serif before DejaVu Serif: Times-wide, so Russian lines and equation tags fit)
+MAIN_FONTS = ("Latin Modern Roman", "Liberation Serif", "DejaVu Serif", "Noto Serif",
               "FreeSerif", "DejaVu Sans")
 CJK_FONTS = ("Noto Serif CJK SC", "Noto Sans CJK SC", "AR PL UMing CN", "AR PL SungtiL GB",
              "AR PL UKai CN", "WenQuanYi Zen Hei", "Droid Sans Fallback")
