@@ -193,3 +193,22 @@ def test_builders_do_not_format(module):
             assert node.attr not in ("latex",), f"{module} calls .{node.attr}"
         if isinstance(node, ast.Name):
             assert node.id not in ("latex",), module
+
+
+@pytest.mark.parametrize("name", ["qwen3-next-80b-a3b", "jamba-1.5-mini", "nemotron-h-8b",
+                                  "lfm2-1.2b", "kimi-linear-48b-a3b", "falcon-h1-7b"])
+@pytest.mark.parametrize("quantity", ["flops.forward_matmul", "flops.forward",
+                                      "flops.decode_per_token", "memory.kv_cache_bytes",
+                                      "memory.recurrent_state_bytes", "memory.activations_bytes",
+                                      "params.active"])
+def test_hybrid_quantities_equal_report(name, quantity):
+    """Every quantity of a hybrid stack derives to the report's figure (the FLOPs sections by
+    kind of layer, the recurrent state with its two dtypes named)."""
+    sp = spec(name)
+    opts = Options(batch=2, seq_len=100)
+    d = derive(sp, quantity, opts)
+    check_chains(d)
+    kind, key = quantity.split(".")
+    assert d.result.value == report(sp, opts)[kind][key]
+    if quantity == "memory.recurrent_state_bytes":
+        assert any("fp32" in c and "K_conv" in c for c in d.conventions)

@@ -239,8 +239,11 @@ def _hybrid_stack(prefix: str, leaves, letter: str, subs: dict, values: dict, fo
         name, title = HYBRID_CLASSES.get(str(count), (None, None))
         if count == L:
             name, title = "every_layer", "the parts of every layer"
-        elif name is None:
+        elif name is None and any(p[len(prefix) + 1:].startswith("moe/") for p, _, _ in members):
             name, title = "moe_layer", "one MoE FFN"
+        elif name is None:  # e.g. Gemma 3n's k/v projections, absent where layers share K/V
+            name = f"group{len(terms) + 1}_layer"
+            title = f"the parts held by {count} layers"
         renamed = [(name + p[len(prefix):], l, c) for p, l, c in members]
         more, _ = _layer_steps(name, renamed, letter, subs, values, formulas, title, cited=cited)
         steps += more
@@ -278,7 +281,8 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict, total_path: s
             for l in bd if l.path.startswith(prefix + "/")]
         if not leaves:
             continue
-        if hybrid and spec.hybrid:
+        counts = {x[2] for x in leaves}
+        if hybrid and (spec.hybrid or (len(counts) > 1 and not spec.moe)):
             steps = _hybrid_stack(prefix, leaves, letter, subs, values, formulas, cited)
             sections.append(Section("Layers by kind", tuple(steps)))
             continue
@@ -497,7 +501,15 @@ def _bytes_text(dtype: str) -> str:
 
 
 SINGLE_SOURCES = {"flops.decode_per_token": "pope2022", "memory.kv_cache_bytes": "pope2022",
-                  "memory.activations_bytes": "korthikanti2022"}
+                  "memory.activations_bytes": "korthikanti2022",
+                  "memory.recurrent_state_bytes": "transformers_cache"}
+
+
+def activation_conventions(spec: Spec, opts: Options) -> str:
+    """The activation model in words, as the report states it."""
+    from ..fast.quick import conventions
+
+    return conventions(spec, opts)["memory"]["activations_bytes"]
 
 
 def _single_source(spec: Spec, quantity: str) -> str:
@@ -514,7 +526,9 @@ def _single_source(spec: Spec, quantity: str) -> str:
 
 def korthikanti_misfit(spec: Spec) -> str:
     """'' when Korthikanti et al.'s per-layer activation count was derived for this kind of
-    layer (GPT-3's: multi-head attention, a plain 4d FFN), else what differs."""
+    layer (GPT-3's: multi-head attention, a plain 4d FFN), else what differs (the ``paper``
+    activation model takes these into account term by term, except the mixers of hybrid
+    stacks)."""
     differs = []
     if spec.ffn == "gated":
         differs.append("a gated (SwiGLU-type) FFN keeps a third d_ff-wide input")
@@ -530,8 +544,10 @@ def korthikanti_misfit(spec: Spec) -> str:
     if not differs:
         return ""
     return ("Korthikanti et al.'s 34 s b d + 5 n_h s^2 b per layer was derived for GPT-3's "
-            "layers (multi-head attention, a plain 4d FFN); applied here unchanged, it is an "
-            "estimate: " + "; ".join(differs))
+            "layers (multi-head attention, a plain 4d FFN); here it is applied term by term "
+            "to this model's layers, where " + "; ".join(differs)
+            + ("; the linear-attention and SSM mixers' own tensors are not counted"
+               if spec.hybrid else ""))
 
 
 def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> Derivation:
@@ -560,8 +576,13 @@ def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> De
             "memory.kv_cache_bytes": (
                 "per cached token and layer: 2 tensors (keys and values) of n_kv d_h values each, "
                 f"at {opts.kv_dtype} ({_bytes_text(opts.kv_dtype)} per value)",),
-            "memory.activations_bytes": ("16-bit activations, 1-byte dropout masks",)}[quantity]
-    if quantity == "memory.activations_bytes" and korthikanti_misfit(spec):
+            "memory.recurrent_state_bytes": (
+                f"per sequence: the recurrent state at {opts.state_dtype} (what transformers "
+                f"keeps), the last K_conv convolution inputs at {opts.kv_dtype}; it does not "
+                "grow with the sequence",),
+            "memory.activations_bytes": (activation_conventions(spec, opts),)}[quantity]
+    if quantity == "memory.activations_bytes" and opts.activations == "paper" \
+            and korthikanti_misfit(spec):
         conv += (korthikanti_misfit(spec),)
     if spec.mla and quantity in ("memory.kv_cache_bytes", "flops.decode_per_token"):
         conv += ("MLA cache: " + ("up-projected keys and values (--mla-cache expanded)"
