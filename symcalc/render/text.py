@@ -54,9 +54,10 @@ def report_table(rep: dict[str, Any]) -> str:
                  "linear_mixer": _("linear-attention mixer"), "ssm_mixer": _("Mamba mixer"),
                  "conv_mixer": _("short-conv mixer")}.get(stack, f"{stack} layer")
         rows.append((label, grouped(per[f"{pre}total"])))
-        for part in ("attention", "cross_attention", "ffn", "moe", "norm"):
-            if f"{pre}{part}" in per:
-                rows.append((f"  {tr(part.replace('_', '-'))}", grouped(per[f"{pre}{part}"])))
+        parts = [k[len(pre):] for k in per if k.startswith(pre) and k != f"{pre}total"
+                 and "/" not in k[len(pre):]]  # every group of the layer (AltUp, LAuReL ...)
+        for part in parts:
+            rows.append((f"  {tr(part.replace('_', '-'))}", grouped(per[f"{pre}{part}"])))
     rows.append((_("head dimension"), str(p["head_dim"])))
     w16 = 2 * p["total"]
     rows.append((_("weights at 16 bits"), bytes_both(w16)))
@@ -92,7 +93,9 @@ def report_table(rep: dict[str, Any]) -> str:
     ]) + [
         (_("activations"), f"{grouped(m['activations_bytes'])} B = {bytes_both(m['activations_bytes'])}  [{tr(mc['activations_bytes'])}]"),
         (_("training state"), f"{grouped(m['training_bytes'])} B = {bytes_both(m['training_bytes'])}  [{tr(mc['training_bytes'])}]"),
-    ])
+    ] + ([] if "training_peak_bytes" not in m else [
+        (_("training peak"), f"{grouped(m['training_peak_bytes'])} B = {bytes_both(m['training_peak_bytes'])}  [{tr(mc['training_peak_bytes'])}]"),
+    ]))
     if "fits" in rep:
         lines += fits_table(rep["fits"])
     return "\n".join(lines) + "\n"
