@@ -10,7 +10,11 @@ const core = require(path.join(root, "core.js"));
 const input = JSON.parse(fs.readFileSync(0, "utf-8"));
 core.init(core.parseJSON(fs.readFileSync(input.meta, "utf-8")));
 function spec(job) {
-  let s = job.preset ? core.presetSpec(job.preset) : job.config !== undefined ? core.readConfigText(job.config, job.name) : core.makeSpec(job.fields);
+  let s;
+  job.outside = [];
+  if (job.preset) s = core.presetSpec(job.preset);
+  else if (job.config !== undefined) [s, job.outside] = core.readConfigModel(job.config, job.name);
+  else s = core.makeSpec(job.fields);
   if (job.sets) {
     const o = {};
     for (const [k, t] of Object.entries(job.sets)) o[k] = core.coerceText(k, t);
@@ -21,7 +25,27 @@ function spec(job) {
 const out = input.jobs.map((job) => {
   try {
     if (job.kind === "spec") return {ok: spec(job)};
-    if (job.kind === "report") return {ok: core.report(spec(job), job.options || {})};
+    if (job.kind === "report") {
+      const s = spec(job), r = core.report(s, job.options || {});
+      return {ok: job.outside.length ? core.withParts(r, job.outside, job.part || "text") : r};
+    }
+    if (job.kind === "derive") {  // every figure's derivation: its result and the report's figure
+      const s = spec(job), part = job.part || "text";
+      let r = core.report(s, job.options || {});
+      if (job.outside.length) r = core.withParts(r, job.outside, part);
+      const figure = {"params.total": r.params.total, "params.active": r.params.active,
+        "params.embedding": r.params.embedding, "params.non_embedding": r.params.non_embedding,
+        "flops.forward_matmul": r.flops.forward_matmul, "flops.forward": r.flops.forward,
+        "flops.training": r.flops.training, "flops.decode_per_token": r.flops.decode_per_token};
+      for (const k of ["weights_bytes", "kv_cache_bytes", "recurrent_state_bytes", "activations_bytes", "training_bytes"])
+        if (r.memory[k] !== undefined) figure[`memory.${k}`] = r.memory[k];
+      return {ok: Object.fromEntries(Object.entries(figure).map(([q, x]) => {
+        const d = core.derivation(s, job.options || {}, q, job.outside, part);
+        return [q, {figure: x, result: d.result, terms: d.terms.length + d.extra.length,
+                    formula: d.terms.every(t => t.ml.includes("<m")) && d.extra.every(t => t.ml.includes("<m")),
+                    substituted: [...d.terms, ...d.extra].every(t => t.names.every(n => typeof d.symbols[n] === "bigint"))}];
+      }))};
+    }
     if (job.kind === "int") return {ok: core.parseInt(job.field, job.text, !!job.zero)};
     throw new Error("unknown job " + job.kind);
   } catch (e) {

@@ -23,6 +23,7 @@ import pytest
 
 from symcalc.algebra.options import Options
 from symcalc.algebra.spec import coerce_text, make_spec, parse_int, with_overrides
+from symcalc.commands.report import with_parts
 from symcalc.errors import SymcalcError
 from symcalc.fast import jscodegen
 from symcalc.fast.quick import quick_report
@@ -151,17 +152,91 @@ def test_core_equals_quick_report_on_drawn_overrides_and_options(meta_file):
 CONFIGS = sorted(glob.glob(str(ROOT / "tests" / "families" / "*" / "*.json")))
 
 
+def _cli_report(text, part="text"):
+    """`symcalc report cfg --part PART --json` of a config.json's text (without --gpu)."""
+    spec, outside = read_model(json.loads(text), name="cfg")
+    rep = quick_report(spec)
+    return with_parts(rep, outside, part) if outside else rep
+
+
 @needs_node
 def test_core_reads_every_family_config_as_the_cli_does(meta_file):
     jobs, want = [], []
     for path in CONFIGS:
         text = Path(path).read_text(encoding="utf-8")
         jobs.append({"kind": "report", "config": text, "name": "cfg"})
-        want.append(python(lambda: quick_report(read_model(json.loads(text), name="cfg")[0])))
+        want.append(python(lambda: _cli_report(text)))
     got = node(meta_file, jobs)
     for path, w, g in zip(CONFIGS, want, got):
         assert g == w, path
     assert len(CONFIGS) > 100
+    # Gemma 3n (AltUp, LAuReL, per-layer inputs, KV sharing, per-layer FFN widths) is read too
+    gemma3n = [(p, g) for p, g in zip(CONFIGS, got) if "/gemma3n" in p]
+    assert len(gemma3n) >= 6 and all("ok" in g for _, g in gemma3n), gemma3n
+
+
+MULTIMODAL = [p for p in CONFIGS if Path(p).parent.name in ("gemma3", "mistral3", "llama4", "qwen3_5")]
+
+
+@needs_node
+@pytest.mark.parametrize("part", ["text", "all"])
+def test_multimodal_configs_say_what_is_left_out_and_count_it_with_part_all(meta_file, part):
+    jobs = [{"kind": "report", "config": Path(p).read_text(encoding="utf-8"), "name": "cfg",
+             "part": part} for p in MULTIMODAL]
+    want = [python(lambda: _cli_report(j["config"], part)) for j in jobs]
+    got = node(meta_file, jobs)
+    assert len(MULTIMODAL) >= 12
+    for path, w, g in zip(MULTIMODAL, want, got):
+        assert g == w, path
+        roles = [r for r in g["ok"]["parts"] if r != "text"]  # Qwen3.5's merger is in its tower
+        assert roles in (["vision_tower", "projector"], ["vision_tower"]), path
+        assert g["ok"]["parts"]["vision_tower"]["params"] > 0
+        if part == "all":
+            assert g["ok"]["left_out"] == [] and g["ok"]["params"]["total"] > g["ok"]["parts"]["text"]["params"]
+        else:
+            assert g["ok"]["left_out"] == roles
+
+
+@needs_node
+def test_part_all_without_the_vision_sizes_is_refused_as_by_the_cli(meta_file):
+    cfg = json.loads((ROOT / "tests/families/gemma3/tiny-conditional.json").read_text())
+    cfg["vision_config"] = {**cfg.get("vision_config", {}), "hidden_size": "wide"}
+    text = json.dumps(cfg)
+    want = python(lambda: _cli_report(text, "all"))
+    assert "error" in want and want["error"].startswith("--part: all needs the vision tower's sizes")
+    assert node(meta_file, [{"kind": "report", "config": text, "name": "cfg", "part": "all"}]) == [want]
+
+
+def _derivations_hold(got, jobs):
+    for job, g in zip(jobs, got):
+        if "error" in g:
+            continue
+        figures = g["ok"]
+        assert len(figures) >= 12, job
+        for q, f in figures.items():
+            where = (job.get("preset") or job.get("path"), job.get("options"), q)
+            assert f["result"] == f["figure"], where
+            assert f["terms"] > 0 or f["figure"] == 0, where
+            assert f["formula"] and f["substituted"], where
+
+
+@needs_node
+def test_every_figure_has_a_derivation_whose_result_is_the_figure(meta_file):
+    jobs = []
+    for name in presets.names():
+        spec = presets.load(name).spec
+        for o in OPTION_SETS:
+            if o.get("tp", 1) > 1 and (spec.n_h % o["tp"] or spec.n_kv % o["tp"] and o["tp"] % spec.n_kv):
+                o = {**o, "tp": 1, "sequence_parallel": False}
+            jobs.append({"kind": "derive", "preset": name, "options": o})
+    for path in CONFIGS:
+        jobs.append({"kind": "derive", "config": Path(path).read_text(encoding="utf-8"),
+                     "name": "cfg", "path": path, "part": "all" if path in MULTIMODAL else "text"})
+    got = node(meta_file, jobs)
+    assert sum("ok" in g for g in got) > 0.9 * len(jobs)
+    _derivations_hold(got, jobs)
+    hybrid = [g for j, g in zip(jobs, got) if "ok" in g and "memory.recurrent_state_bytes" in g["ok"]]
+    assert hybrid  # the recurrent state's derivation is among them
 
 
 BAD_CONFIGS = [
@@ -189,6 +264,22 @@ BAD_SPECS = [
     dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, position="learned"),
     dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, mla=True, r_kv=4),
     dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=True, V=9),
+    # Gemma 3n's rules
+    dict(name="x", family="encoder", L=2, d=12, n_h=4, d_ff=5, V=9, n_alt=4),
+    dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, d_ple=4),
+    dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, V_ple=4),
+    dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, L_kv_shared=2),
+    dict(name="x", family="decoder", L=4, d=12, n_h=4, d_ff=5, V=9, L_kv_shared=2,
+         L_kv_shared_local=1),
+    dict(name="x", family="decoder", L=4, d=12, n_h=4, d_ff=5, V=9, L_kv_shared=2,
+         L_kv_shared_local=3, W=8, L_local=3),
+    dict(name="x", family="decoder", L=4, d=12, n_h=4, d_ff=5, V=9, L_kv_shared=2,
+         L_kv_shared_local=1, W=8),
+    dict(name="x", family="decoder", L=4, d=12, n_h=4, d_ff=5, V=9, L_kv_shared=3,
+         L_kv_shared_local=0, W=8, L_local=3),
+    dict(name="x", family="decoder", L=4, d=12, n_h=4, d_ff=5, V=9, d_ff_sum=30),
+    dict(name="x", family="decoder", L=4, d=12, n_h=4, d_ff=5, V=9, d_ff_sum=7),
+    dict(name="x", family="decoder", L=4, d=12, n_h=4, d_ff=5, V=9, d_ff_sum=12, E=4, k=2),
 ]
 INT_TEXTS = ["3200", "3_200", "3,200", "3,2", "32_00", "0", "-1", "1e3", "", "１２", "10**16",
              "1000000000000000", "1000000000000001", "9" * 5000]
@@ -437,3 +528,67 @@ def test_phone_width_has_no_sideways_scroll(page):
         assert over <= 0
     finally:
         page.set_window_size(1300, 1000)
+
+
+def open_every_derivation(d, pane=0):
+    """Click every figure's derive button; [(quantity, figure shown, result shown, MathML
+    steps)] from the derivation panels."""
+    d.execute_script(f"""  // each click draws the results again: find each button afresh
+        const host = document.getElementById('results-{pane}');
+        for (const q of [...host.querySelectorAll('button[data-derive]')].map(b => b.dataset.derive)) {{
+          const b = host.querySelector(`button[data-derive="${{q}}"]`);
+          if (b.getAttribute('aria-expanded') !== 'true') b.click();
+        }}""")
+    return d.execute_script(f"""
+        const host = document.getElementById('results-{pane}');
+        return [...host.querySelectorAll('td[data-q]')].map(td => {{
+          const box = document.getElementById('d{pane}-' + td.dataset.q.replace('.', '-'));
+          return [td.dataset.q, td.textContent, box ? box.querySelector('[data-step=result]').textContent : null,
+                  box ? [...box.querySelectorAll('math[data-step]')].map(m => m.dataset.step + ':' + m.querySelectorAll('mi, mn').length) : []];
+        }});""")
+
+
+@needs_browser
+@pytest.mark.parametrize("preset", ["mistral-7b", "qwen3-next-80b-a3b", "gemma-3n-e4b", "t5-small"])
+def test_every_figure_opens_formula_substitution_and_result(page, preset):
+    page.get(page.page_path.as_uri())
+    select_preset(page, preset)
+    rows = open_every_derivation(page)
+    want = shown(quick_report(presets.load(preset).spec))
+    assert {q for q, *_ in rows} == set(want)
+    for q, figure, result, steps in rows:
+        assert figure == want[q] and result == figure, (preset, q, figure, result)
+        kinds = [s.split(":")[0] for s in steps]
+        assert kinds == ["formula", "substituted"] and all(int(s.split(":")[1]) > 0 for s in steps), (q, steps)
+    assert [e for e in page.get_log("browser") if e["level"] == "SEVERE"] == []
+    page.get(page.page_path.as_uri())
+
+
+@needs_browser
+@pytest.mark.parametrize("path", ["gemma3/hub-gemma-3-27b.json", "mistral3/tiny-conditional.json",
+                                  "llama4/tiny-conditional.json", "qwen3_5/tiny-conditional-tied.json"])
+def test_pasted_multimodal_config_shows_what_is_left_out_and_part_all(page, path):
+    cfg = ROOT / "tests" / "families" / path
+    page.get(page.page_path.as_uri())
+    page.execute_script("document.getElementById('config-0').value = arguments[0];"
+                        "document.getElementById('read-0').click();", cfg.read_text())
+    text_rep = json.loads(subprocess.run(
+        [sys.executable, "-m", "symcalc.cli", "report", str(cfg), "--json"], capture_output=True,
+        text=True, cwd=ROOT, check=True).stdout)
+    assert figures(page) == shown(text_rep)
+    left = page.execute_script("return document.getElementById('left-out').textContent")
+    assert "Left out of the figures: vision tower" in left, left
+    page.execute_script("const s = document.getElementById('part-0'); s.value = 'all';"
+                        "s.dispatchEvent(new Event('change'));")
+    all_rep = json.loads(subprocess.run(
+        [sys.executable, "-m", "symcalc.cli", "report", str(cfg), "--part", "all", "--json"],
+        capture_output=True, text=True, cwd=ROOT, check=True).stdout)
+    all_rep.pop("fits", None)
+    got = report_of(page)
+    assert {k: got[k] for k in ("params", "part", "parts", "left_out")} == \
+        {k: all_rep[k] for k in ("params", "part", "parts", "left_out")}
+    assert figures(page) == shown(all_rep)
+    assert "--part all" in page.execute_script("return document.getElementById('cli-0').textContent")
+    for q, figure, result, steps in open_every_derivation(page):
+        assert result == figure and len(steps) == 2, (path, q)
+    page.get(page.page_path.as_uri())

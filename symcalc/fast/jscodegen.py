@@ -28,9 +28,8 @@ from ..algebra.quantities import QUANTITIES
 from ..algebra.symbols import ALL
 
 TARGET = Path(__file__).resolve().parent.parent / "page" / "_generated.js"
-# quantities whose derivation the page shows as a formula (the others: value only)
-FORMULAS = ("params.total", "params.active", "flops.forward_matmul", "flops.decode_per_token",
-            "memory.weights_bytes", "memory.kv_cache_bytes", "memory.recurrent_state_bytes")
+# quantities whose derivation the page shows as a formula: every figure it shows
+FORMULAS = tuple(QUANTITIES)
 
 
 def js(expr: sympy.Expr) -> str:
@@ -100,24 +99,37 @@ def _reads(exprs, shape: str) -> list[str]:
 
 
 def quantity_js(fname: str, expr: sympy.Expr, shape: str, formula: bool) -> tuple[str, str]:
-    """The functions ``fname__num`` and ``fname``, and the quantity's table entry (the
-    groups' switch products and MathML when ``formula``)."""
+    """The functions ``fname__num`` and ``fname``, and the quantity's table entry:
+    ``[value, denominator MathML, groups, numerator, denominator]``. With ``formula`` each
+    group is ``[switch product, polynomial, its MathML, its symbols]`` (both functions of the
+    values) and the numerator is their sum, so that a derivation shows what the figure adds."""
     num, den = codegen.split_fraction(expr)
-    lines = [f"function {fname}__num(v) {{", *_reads([num], shape), "  let out = 0n, c;"]
-    groups = []
+    groups, entries = [], []
     for const, poly in codegen.groups(num):
-        poly = sympy.factor_terms(poly)
-        lines.append(f"  c = {js(const)}; if (c) out += c*({js(poly)});")
-        if formula:
+        groups.append((const, sympy.factor_terms(poly)))
+    if formula:
+        for k, (const, poly) in enumerate(groups):
             names = sorted(str(x) for x in poly.free_symbols)
-            groups.append(f"[(v) => {{{_reads([const], shape)[0][2:] if const.free_symbols else ''} "
-                          f"return {js(const)}; }}, {json.dumps(mathml(poly))}, {json.dumps(names)}]")
-    lines += ["  return out;", "}", f"function {fname}(v) {{"]
+            creads = _reads([const], shape)
+            preads = _reads([poly], shape)
+            entries.append(
+                f"[(v) => {{{' '.join(r.strip() for r in creads)} return {js(const)}; }}, "
+                f"(v) => {{{' '.join(r.strip() for r in preads)} return {js(poly)}; }}, "
+                f"{json.dumps(mathml(poly))}, {json.dumps(names)}]")
+        lines = [f"const {fname}__groups = [\n  " + ",\n  ".join(entries) + "];",
+                 f"function {fname}__num(v) {{", "  let out = 0n;",
+                 f"  for (const g of {fname}__groups) {{ const c = g[0](v); if (c) out += c*g[1](v); }}"]
+    else:
+        lines = [f"function {fname}__num(v) {{", *_reads([num], shape), "  let out = 0n, c;"]
+        for const, poly in groups:
+            lines.append(f"  c = {js(const)}; if (c) out += c*({js(poly)});")
+    lines += ["  return out;", "}", f"function {fname}__den(v) {{",
+              *_reads([den], shape), f"  return {js(den)};", "}", f"function {fname}(v) {{"]
     lines += ([f"  return {fname}__num(v);"] if den == 1 else
-              [*_reads([den], shape), f"  return _cd({fname}__num(v), {js(den)});"])
+              [f"  return _cd({fname}__num(v), {fname}__den(v));"])
     lines.append("}")
-    entry = f"[{fname}, {json.dumps(mathml(den))}" + (
-        ", [\n    " + ",\n    ".join(groups) + "]" if formula else "") + "]"
+    entry = (f"[{fname}, {json.dumps(mathml(den))}, " + (f"{fname}__groups" if formula else "null")
+             + f", {fname}__num, {fname}__den]")
     return "\n".join(lines) + "\n", entry
 
 
@@ -129,6 +141,29 @@ def leaves_js(fname: str, items) -> str:
     body = _reads([e for _, e in items], "")
     return "\n".join([f"function {fname}(v) {{", *body, "  return [",
                       *[f"    {x}," for x in values], "  ];", "}"]) + "\n"
+
+
+def vision_js() -> str:
+    """The parts a multimodal checkpoint holds around its language model
+    (:mod:`symcalc.algebra.vision`): per role and kind, each breakdown path as a BigInt
+    function of the ``v_*`` sizes, and the part's total in MathML with its symbols."""
+    from ..algebra import vision as vis
+
+    rows = []
+    for role, table in (("vision_tower", vis.TOWERS), ("projector", vis.PROJECTORS)):
+        for kind, make in table.items():
+            part = make()
+            terms = []
+            for path, e in part.terms.items():
+                e = sympy.expand(e)
+                names = sorted(str(x) for x in e.free_symbols)
+                reads = f"const {{{', '.join(names)}}} = v; " if names else ""
+                terms.append(f"[{json.dumps(path)}, (v) => {{ {reads}return {js(e)}; }}]")
+            total = sympy.factor_terms(sympy.expand(part.total))
+            rows.append(f"  [{json.dumps(role)}, {json.dumps(kind)}, {json.dumps(part.description)}, "
+                        f"{json.dumps(part.source)}, {json.dumps(sorted(part.symbols))}, "
+                        f"{json.dumps(mathml(total))}, [\n    " + ",\n    ".join(terms) + "]],\n")
+    return "const VISION = [\n" + "".join(rows) + "];\n"
 
 
 HEADER = """// GENERATED by `python -m symcalc.fast.jscodegen` from the sympy expressions; do not edit.
@@ -162,7 +197,8 @@ def generate() -> str:
     out.append("const EVALUATORS = [\n" + "".join(table_q) + "];\n")
     out.append("const LEAVES = [\n" + "".join(table_l) + "];\n")
     out.append("const SYMBOLS = " + json.dumps(symbols, indent=0) + ";\n")
-    out.append("return {QUANTITIES, EVALUATORS, LEAVES, SYMBOLS, _min, _cd};\n})();\n"
+    out.append(vision_js())
+    out.append("return {QUANTITIES, EVALUATORS, LEAVES, SYMBOLS, VISION, _min, _cd};\n})();\n"
                "if (typeof module !== 'undefined') module.exports = SYMCALC_GEN;\n")
     return "".join(out)
 

@@ -84,8 +84,10 @@ def meta() -> dict[str, Any]:
         gpus[acc.name] = {"name": acc.name, "description": acc.description, "memory": acc.memory,
                           "memory_bytes": acc.memory_bytes, "bf16": acc.bf16,
                           "bf16_flops": acc.bf16_flops, "source": acc.source}
+    from ..commands.report import PARTS_NOTE
+
     return {"spec": spec, "options": options, "activations": activations,
-            "families": families, "presets": preset_data, "gpus": gpus}
+            "families": families, "presets": preset_data, "gpus": gpus, "parts_note": PARTS_NOTE}
 
 
 def _json(data: Any) -> str:

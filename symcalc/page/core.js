@@ -607,6 +607,41 @@ function report(spec, options) {  // quick.quick_report
   memory.conventions = conv.memory;
   return {model: spec.name, family: spec.family, params: paramsReport(spec, sh, v), flops, memory};
 }
+// ---- derivations: formula, numbers substituted, result (for every figure the page shows) -----
+// The groups of a quantity's general numerator whose switch product is not 0 for this model and
+// these options, each as its coefficient (the product's value), its polynomial in MathML and
+// that polynomial's value; the numerator is their sum, the figure that over the denominator
+// rounded up. With --part all the parameter figures add the vision tower and projector.
+const LET_QUANTITY = {params_total: "params.total", forward_num: "flops.forward"};
+function derivation(spec, options, q, outside = [], part = "text") {
+  const o = checkedOptions({...defaultOptions(), ...options});
+  const sh = shape(spec), entry = tables().q[`${sh}|${q}`];
+  const plain = values(spec, o);
+  let v = big(plain);
+  if (q === "flops.decode_per_token") v = {...v, s: BigInt(o.context || plain.s)};
+  if (q === "flops.forward_matmul") v = {...v, sw_causal: 0n, sw_causal_exact: 0n};
+  const [, denML, groups, , denFn] = entry;
+  const terms = [];
+  for (const [c, p, ml, names] of groups) {
+    const k = c(v);
+    if (k !== 0n) terms.push({coefficient: k, value: p(v), ml, names});
+  }
+  const symbols = {};
+  for (const t of terms) for (const n of t.names) symbols[n] = n in LET_QUANTITY ? tables().q[`${sh}|${LET_QUANTITY[n]}`][3](v) : v[n];
+  const numerator = terms.reduce((a, t) => a + t.coefficient * t.value, 0n);
+  const den = denFn(v);
+  let result = _cdiv(numerator, den);
+  const extra = [];
+  if (part === "all" && ["params.total", "params.active", "params.non_embedding"].includes(q))
+    for (const x of outside) {
+      extra.push({role: x.role, description: x.description, source: x.source, ml: x.ml, names: x.symbols, value: x.params});
+      for (const n of x.symbols) symbols[n] = x.sizes[n];
+      result += x.params;
+    }
+  return {quantity: q, den: denML, den_value: den, terms, extra, symbols, numerator, result};
+}
+function _cdiv(n, d) { let r = n / d; if (r * d !== n && ((n > 0n) === (d > 0n))) r += 1n; return r; }
+
 const BUDGETS = [["weights", ["weights_bytes"]], ["inference", ["weights_bytes", "kv_cache_bytes"]],
                  ["training", ["training_bytes", "activations_bytes"]]];
 function fits(memory, gpu) {  // commands.fits.fits for one accelerator
@@ -926,7 +961,8 @@ function makeWithKeys(fields, keys) {
     throw new SymcalcError(`${read.join(", ")} (${e.field})`, e.rule);
   }
 }
-function specFromConfig(data, name = "config.json") {  // hf.read_model (the language model)
+function specFromConfig(data, name = "config.json") { return readModel(data, name)[0]; }
+function readModel(data, name = "config.json") {  // hf.read_model: [the language model's spec, the parts outside it]
   const known = Object.keys(families()).sort();
   const modelType = data.model_type;
   if (typeof modelType !== "string" || !known.includes(modelType))
@@ -942,7 +978,7 @@ function specFromConfig(data, name = "config.json") {  // hf.read_model (the lan
     if (!("name" in fields)) fields.name = name;
     fields.source = `Hugging Face config (${modelType}, ${cls})`;
     Object.assign(fields, configFields(modelType, {...(fam.defaults || {}), ...data}));
-    return makeWithKeys(fields, keys);
+    return [makeWithKeys(fields, keys), []];
   }
   const w = fam.wrapper, key = w.text_config;
   const nested = (k, absent) => {
@@ -969,14 +1005,75 @@ function specFromConfig(data, name = "config.json") {  // hf.read_model (the lan
   Object.assign(fields, more); Object.assign(keys, moreKeys);
   if (!("name" in fields)) fields.name = name;
   fields.source = `Hugging Face config (${fam.model_type}, ${cls}; language model ${textType} under ${key})`;
-  return makeWithKeys(fields, keys);
+  const spec = makeWithKeys(fields, keys);
+  return [spec, outsideParts(fam, view)];
 }
-function readConfigText(text, name = "config.json") {
+function outsideParts(fam, view) {  // hf._outside: the vision tower and projector, counted where the sizes allow
+  const w = fam.wrapper, label = `families/${fam.model_type}.toml`;
+  const sizes = {}, problems = {};
+  const scope = makeScope(view, fam.defaults || {});
+  for (const [sym, text] of Object.entries(w.sizes || {})) {
+    let value, read;
+    try { [value, read] = evaluate(text, scope, `${label}: wrapper.sizes.${sym}`); } catch (e) {
+      if (!(e instanceof SymcalcError)) throw e;
+      problems[sym] = e.message; continue;
+    }
+    if (typeof value === "boolean" && VISION_SWITCHES.includes(sym)) value = +value;
+    if (typeof value === "boolean" || !isInt(value) || value < 0) {
+      problems[sym] = `${read.join(", ") || sym}: must be a whole number (got ${repr(value)})`; continue;
+    }
+    sizes[sym] = BigInt(value);
+  }
+  const out = [];
+  for (const [role, kind] of [["vision_tower", w.vision], ["projector", w.projector]]) {
+    if (!kind) continue;
+    const part = SYMCALC_GEN.VISION.find(p => p[0] === role && p[1] === kind);
+    const [, , description, source, symbols, ml, terms] = part;
+    const missing = symbols.filter(x => !(x in sizes)).sort();
+    if (missing.length) {
+      const why = missing.map(x => problems[x] || `${x}: not given by the family file`).join("; ");
+      out.push({role, kind, description, source, params: null, breakdown: {}, why, ml, symbols, sizes: {}});
+      continue;
+    }
+    const breakdown = {};
+    let total = 0n;
+    for (const [path, fn] of terms) { const x = fn(sizes); total += x; if (x) breakdown[path] = x; }
+    out.push({role, kind, description, source, params: total, breakdown, why: "", ml, symbols,
+              sizes: Object.fromEntries(symbols.map(x => [x, sizes[x]]))});
+  }
+  return out;
+}
+const VISION_SWITCHES = ["v_head", "v_pb"];
+function withParts(rep, outside, part) {  // commands.report.with_parts (--part text | all)
+  const params = rep.params;
+  const parts = {text: {description: "language model", params: params.total, included: true}};
+  for (const o of outside) {
+    parts[o.role] = {kind: o.kind, description: o.description, source: o.source, params: o.params};
+    if (o.params === null) parts[o.role].why = o.why;
+    parts[o.role].included = part === "all";
+  }
+  if (part === "all") {
+    const unknown = outside.filter(o => o.params === null);
+    if (unknown.length) throw new SymcalcError("--part", `all needs the ${unknown[0].role.replace(/_/g, " ")}'s sizes (${unknown[0].why})`);
+    const extra = outside.reduce((a, o) => a + o.params, 0n);
+    for (const key of ["total", "non_embedding", "active"]) params[key] += extra;
+    for (const o of outside) Object.assign(params.breakdown, o.breakdown);
+  }
+  rep.part = part; rep.parts = parts;
+  rep.left_out = part === "all" ? [] : outside.map(o => o.role);
+  rep.parts_note = META.parts_note;
+  return rep;
+}
+function readConfigModel(text, name = "config.json") {  // [spec, outside] of a config.json's text
+  return readModel(parseConfig(text, name), name);
+}
+function readConfigText(text, name = "config.json") { return specFromConfig(parseConfig(text, name), name); }
+function parseConfig(text, name) {
   let data;
   try { data = parseJSON(text); } catch (e) { throw new SymcalcError(name, `is not JSON (${e.message})`); }
   if (data === null || typeof data !== "object" || Array.isArray(data) || isFloat(data))
     throw new SymcalcError(name, `must be a JSON object, not ${data === null ? "NoneType" : Array.isArray(data) ? "list" : typeof data === "string" ? "str" : isFloat(data) ? "float" : typeof data === "boolean" ? "bool" : "int"}`);
-  return specFromConfig(data, name);
+  return data;
 }
 function presetSpec(name) {
   const p = META.presets[name];
@@ -984,7 +1081,7 @@ function presetSpec(name) {
 }
 
 return {init, meta: () => META, tables, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
-        values, report, fits, toJSON, parseExpression, evaluate, makeScope, specFromConfig, readConfigText,
+        values, report, fits, toJSON, derivation, withParts, readConfigModel, readModel, parseExpression, evaluate, makeScope, specFromConfig, readConfigText,
         presetSpec, checkedOptions, defaultOptions, shape, hybrid, moe, seqLenOf, big, number, checkDtype};
 })();
 if (typeof module !== "undefined") module.exports = SYMCALC_CORE;

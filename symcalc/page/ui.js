@@ -53,13 +53,13 @@ function specText(spec, name) {
 }
 
 // ---- panes -----------------------------------------------------------------------------------
-function newPane(source) { return {source, sets: {}, base: null, spec: null, error: "", report: null, v: null, open: new Set(), derive: new Set()}; }
+function newPane(source) { return {source, sets: {}, base: null, outside: [], part: "text", spec: null, error: "", report: null, v: null, open: new Set(), derive: new Set()}; }
 
 function loadBase(pane) {
-  pane.base = null; pane.error = "";
+  pane.base = null; pane.error = ""; pane.outside = [];
   try {
     if (pane.source.preset) pane.base = C.presetSpec(pane.source.preset);
-    else pane.base = C.readConfigText(pane.source.config, pane.source.name || "config.json");
+    else [pane.base, pane.outside] = C.readConfigModel(pane.source.config, pane.source.name || "config.json");
   } catch (e) { pane.error = message(e); }
 }
 function message(e) { return e instanceof C.SymcalcError ? e.message : `internal error: ${e && e.message || e}`; }
@@ -91,6 +91,7 @@ function paneHTML(i) {
     <label for="config-${i}" class="muted">config.json text (read with symcalc's family files, in this page)</label>
     <textarea id="config-${i}" spellcheck="false"></textarea>
     <div class="row"><button type="button" id="read-${i}">Read config</button></div></details>
+  ${state.panes[i].outside.length ? `<div class="row"><label for="part-${i}" title="--part: what of a multimodal checkpoint the parameter figures count">Part</label><select id="part-${i}"><option value="text">text: the language model (--part text)</option><option value="all">all: with the vision tower and projector (--part all)</option></select></div>` : ""}
   <div class="pane-error" id="error-${i}" role="alert"></div>
   <div class="pane-body">
   <div class="pane-fields"><details open id="fields-${i}"><summary>Sizes and switches</summary><p class="muted">Changes apply as <code>--set</code> would; an empty size is absent.</p><div class="grid">${fields}</div>
@@ -120,6 +121,8 @@ function wirePane(pane, i) {
     pane.source = {config: $(`config-${i}`).value, name: "config.json"}; pane.sets = {};
     loadBase(pane); renderPanes(); updateAll();
   }));
+  const part = $(`part-${i}`);
+  if (part) { part.value = pane.part; part.addEventListener("change", () => guard(() => { pane.part = part.value; update(pane, i, false); })); }
   const rm = $(`remove-${i}`);
   if (rm) rm.addEventListener("click", () => guard(() => { state.panes.splice(i, 1); renderPanes(); updateAll(); }));
   for (const el of $(`pane-${i}`).querySelectorAll("[data-key]")) {
@@ -211,7 +214,8 @@ function update(pane, i, reload, fromAll = false) {
   if (pane.spec && state.opts) {
     try {
       const t0 = performance.now();
-      pane.report = C.report(pane.spec, state.opts);
+      const r = C.report(pane.spec, state.opts);
+      pane.report = pane.outside.length ? C.withParts(r, pane.outside, pane.part) : r;
       pane.ms = performance.now() - t0;
     } catch (e) {
       if (!(e instanceof C.SymcalcError) || !setOptionError(e.field, message(e))) $(`error-${i}`).textContent = message(e);
@@ -282,6 +286,7 @@ function renderResults(pane, i) {
   for (const [, q, label, f] of rows) if (pane.derive.has(q))
     html += `<section class="derivation" id="d${i}-${q.replace(".", "-")}" aria-label="Derivation of ${esc(label)}"><h3>${esc(label)}</h3>${derivation(pane, q, f(r))}</section>`;
   if (r.memory.decode_state) html += `<p class="muted">Decode state: ${group3(r.memory.decode_state.total_bytes)} bytes in all; ${group3(r.memory.decode_state.per_sequence_bytes)} per sequence; ${group3(r.memory.decode_state.per_token_bytes)} per cached token.</p>`;
+  if (r.parts) html += partsHTML(r);
   html += fitsHTML(r);
   html += barsHTML("Parameters by part", topLevel(r.params.breakdown), null);
   html += breakdownHTML(pane, "params", "Parameter breakdown", r.params.breakdown);
@@ -294,6 +299,12 @@ function renderResults(pane, i) {
   host.innerHTML = html;
 }
 
+function partsHTML(r) {  // a multimodal config: what the checkpoint holds besides its language model
+  const rows = Object.entries(r.parts).map(([role, p]) => `<tr><th scope="row">${esc(role.replace(/_/g, " "))}</th><td>${esc(p.description)}${p.kind ? ` <span class="muted">(${esc(p.kind)}; source ${esc(p.source)})</span>` : ""}</td>`
+    + `<td class="num" data-part="${esc(role)}">${p.params === null ? "unknown" : group3(p.params)}</td><td>${p.included ? "counted" : "left out"}${p.why ? `: ${esc(p.why)}` : ""}</td></tr>`).join("");
+  const left = r.left_out.length ? `Left out of the figures: ${r.left_out.map(x => esc(x.replace(/_/g, " "))).join(", ")} (choose Part: all to count their parameters). ` : "";
+  return `<h3>Parts of this checkpoint</h3><div class="scroll"><table class="parts"><tbody>${rows}</tbody></table></div><p class="muted" id="left-out">${left}${esc(r.parts_note)}.</p>`;
+}
 function topLevel(bd) { return Object.entries(bd).filter(([p]) => !p.includes("/")); }
 function barsHTML(title, items, limit) {
   const max = items.reduce((a, [, x]) => (x > a ? x : a), limit || 0n);
@@ -328,31 +339,26 @@ function symbolMarkup(name) {
   return k < 0 ? `<mi>${name}</mi>` : `<msub><mi>${name.slice(0, k)}</mi><mi>${name.slice(k + 1).replace(/_/g, " ")}</mi></msub>`;
 }
 function derivation(pane, q, value) {
-  const sh = C.shape(pane.spec);
-  const entry = C.tables().q[`${sh}|${q}`];
-  let v = C.big(C.values(pane.spec, state.opts));
-  if (q === "flops.decode_per_token") v = {...v, s: BigInt(state.opts.context || Number(v.s))};
-  if (q === "flops.forward_matmul") v = {...v, sw_causal: 0n, sw_causal_exact: 0n};
-  const groups = entry && entry[2];
-  if (!groups) return `<p>${esc(q)} = <strong>${group3(value)}</strong>. Its conventions are listed under Conventions; the command line below gives the same figure, and <code>symcalc derive</code> its worked derivation.</p>`;
-  const lets = {params_total: C.number(sh, "params.total", v)};
-  const on = groups.map(([c, ml, names]) => [c(v), ml, names]).filter(([c]) => c !== 0n);
-  const used = [...new Set(on.flatMap(([, , names]) => names))].sort();
-  const vals = Object.fromEntries(used.map(n => [n, n in lets ? lets[n] : v[n]]));
-  const term = (c, ml) => (c === 1n ? "" : `<mn>${group3(c)}</mn><mo>&#xB7;</mo>`) + `<mrow><mo>(</mo>${ml}<mo>)</mo></mrow>`;
-  const sum = (sub) => on.map(([c, ml], k) => (k ? "<mo>+</mo>" : "") + term(c, sub(ml))).join("") || "<mn>0</mn>";
-  const substitute = (ml) => {
-    for (const n of [...used].sort((a, b) => b.length - a.length)) ml = ml.split(symbolMarkup(n)).join(`<mn>${group3(vals[n])}</mn>`);
+  const d = C.derivation(pane.spec, state.opts, q, pane.outside, pane.part);
+  const substitute = (ml, names) => {
+    for (const n of [...names].sort((a, b) => b.length - a.length)) ml = ml.split(symbolMarkup(n)).join(`<mn>${group3(d.symbols[n])}</mn>`);
     return ml.replace(/&InvisibleTimes;/g, "&#xD7;");
   };
-  const den = entry[1];
-  const wrap = (body, d) => (den === "<mn>1</mn>" ? body : `<mfrac><mrow>${body}</mrow>${d}</mfrac>`);
+  const term = (c, ml) => (c === 1n ? "" : `<mn>${group3(c)}</mn><mo>&#xB7;</mo>`) + `<mrow><mo>(</mo>${ml}<mo>)</mo></mrow>`;
+  const sum = (sub) => d.terms.map((t, k) => (k ? "<mo>+</mo>" : "") + term(t.coefficient, sub(t.ml, t.names))).join("") || "<mn>0</mn>";
+  const whole = d.den === "<mn>1</mn>";
+  const wrap = (body, den) => (whole ? body : `<mfrac><mrow>${body}</mrow>${den}</mfrac>`);
+  const extra = (sub) => d.extra.map(x => `<mo>+</mo><mrow><mo>(</mo>${sub(x.ml, x.names)}<mo>)</mo></mrow>`).join("");
   const name = `<mtext>${esc(q)}</mtext>`;
-  let html = `<p class="muted">Formula (the terms of symcalc's general expression whose switches are on for this model and these options):</p>`;
-  html += `<math display="block"><mrow>${name}<mo>=</mo>${wrap(sum(x => x), den)}</mrow></math>`;
-  html += `<p class="muted">Numbers substituted:</p><math display="block"><mrow><mo>=</mo>${wrap(sum(substitute), substitute(den))}</mrow></math>`;
-  html += `<p>Result: <strong>${group3(value)}</strong>${den === "<mn>1</mn>" ? "" : " (rounded up to a whole number)"}</p>`;
-  html += `<details><summary>Symbols</summary><table><tbody>${used.map(n => `<tr><th scope="row">${esc(n)}</th><td class="num">${group3(vals[n])}</td><td>${esc((G.SYMBOLS[n] || {}).meaning || (n === "params_total" ? "the parameter total" : ""))}</td></tr>`).join("")}</tbody></table></details>`;
+  const used = [...new Set([...d.terms, ...d.extra].flatMap(t => t.names))].sort();
+  const meaning = (n) => (G.SYMBOLS[n] || {}).meaning || {params_total: "the parameter total (params.total)",
+    forward_num: `the numerator of the forward FLOPs (flops.forward = forward_num / ${C.tables().q[`${C.shape(pane.spec)}|flops.forward`][4](C.big(C.values(pane.spec, state.opts)))} before rounding)`}[n]
+    || (n.startsWith("v_") ? "a size of the vision tower or projector (symcalc.algebra.vision)" : "");
+  let html = `<p class="muted">Formula (the terms of symcalc's general expression whose switches are on for this model and these options${d.extra.length ? `, plus the ${d.extra.map(x => esc(x.description)).join(" and ")} (--part all)` : ""}):</p>`;
+  html += `<math display="block" data-step="formula"><mrow>${name}<mo>=</mo>${wrap(sum((ml) => ml), d.den)}${extra((ml) => ml)}</mrow></math>`;
+  html += `<p class="muted">Numbers substituted:</p><math display="block" data-step="substituted"><mrow><mo>=</mo>${wrap(sum(substitute), whole ? d.den : `<mn>${group3(d.den_value)}</mn>`)}${extra(substitute)}</mrow></math>`;
+  html += `<p>Result: <strong data-step="result">${group3(d.result)}</strong>${whole ? "" : " (rounded up to a whole number)"}</p>`;
+  html += `<details><summary>Symbols</summary><table><tbody>${used.map(n => `<tr><th scope="row">${esc(n)}</th><td class="num">${group3(d.symbols[n])}</td><td>${esc(meaning(n))}</td></tr>`).join("")}</tbody></table></details>`;
   return html;
 }
 
@@ -361,6 +367,7 @@ function shellQuote(s) { return /^[A-Za-z0-9_.,:=\/+-]+$/.test(s) ? s : `'${s.re
 function cliCommand(pane) {
   const parts = ["symcalc", "report", shellQuote(pane.source.preset || "config.json")];
   for (const [k, t] of Object.entries(pane.sets)) if (t !== "") parts.push("--set", shellQuote(`${k}=${t}`));
+  if (pane.outside.length && pane.part === "all") parts.push("--part", "all");
   for (const [key, , kind, flag] of OPTIONS) {
     if (!(key in state.options)) continue;
     const t = state.options[key];
@@ -381,7 +388,7 @@ function copy(text) {
   try { if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, fallback); else fallback(); } catch (e) { fallback(); }
 }
 function encodeState() {
-  const s = {o: state.options, g: state.gpu, m: state.panes.map(p => ({s: p.source, e: p.sets}))};
+  const s = {o: state.options, g: state.gpu, m: state.panes.map(p => ({s: p.source, e: p.sets, p: p.part}))};
   const bytes = new TextEncoder().encode(JSON.stringify(s));
   let bin = ""; for (const b of bytes) bin += String.fromCharCode(b);
   return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
@@ -410,7 +417,7 @@ function start() {
   META = C.meta();
   let restored = null;
   try { if (location.hash.startsWith("#s=")) restored = decodeState(location.hash.slice(3)); } catch (e) { restored = null; }
-  const initial = restored ? restored.m.map(m => Object.assign(newPane(m.s), {sets: m.e || {}}))
+  const initial = restored ? restored.m.map(m => Object.assign(newPane(m.s), {sets: m.e || {}, part: m.p === "all" ? "all" : "text"}))
     : (META.initial.length ? META.initial : [{preset: "mistral-7b"}]).map(m => newPane(m.preset ? {preset: m.preset} : {config: m.config, name: m.name}));
   state.panes = initial.slice(0, 2);
   if (restored) { state.options = restored.o || {}; state.gpu = restored.g === undefined ? "H100" : restored.g; }
