@@ -17,6 +17,7 @@ from .algebra.spec import Spec
 class Model:
     spec: Spec
     options: Options = Options()
+    lang: str = "en"  # the language of its display and derivations (en, ru, zh)
 
     @property
     def name(self) -> str:
@@ -33,13 +34,13 @@ class Model:
         from .derivations.derive import derive
         from .render.display import shown
 
-        return shown(derive(self.spec, quantity, self.options))
+        return shown(derive(self.spec, quantity, self.options), self.lang)
 
     def closed_form(self, assume: str = "kaplan"):
         from .derivations.derive_forms import derive_closed_form
         from .render.display import shown
 
-        return shown(derive_closed_form(self.spec, assume, "params.total", self.options))
+        return shown(derive_closed_form(self.spec, assume, "params.total", self.options), self.lang)
 
     def _repr_markdown_(self) -> str:
         from .render.model import model_markdown
@@ -52,9 +53,11 @@ class Model:
         return model_latex(self)
 
 
-def model(name: str, sets: Iterable[str] = (), **options) -> Model:
+def model(name: str, sets: Iterable[str] = (), lang: str | None = None, **options) -> Model:
     """A preset name, config.json or spec file, with ``--set``-style overrides
-    (``sets=["L=48"]``) and workload options (``batch=8, seq_len=4096``)."""
+    (``sets=["L=48"]``), the language it is shown in (``lang="ru"``) and workload options
+    (``batch=8, seq_len=4096``)."""
+    from .i18n import check_lang
     from .inputs.resolver import resolve
 
-    return Model(resolve(name, sets), Options(**options).checked())
+    return Model(resolve(name, sets), Options(**options).checked(), check_lang(lang, "lang"))

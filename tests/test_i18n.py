@@ -176,3 +176,126 @@ def test_cjk_title_in_english_tex_uses_xelatex_preamble(cli, tmp_path):
     assert res.returncode == 0, res.stderr
     tex = out.read_text(encoding="utf-8")
     assert "\\usepackage{xeCJK}" in tex and "参数 \\& \\textbackslash{}input\\{x\\}" in tex
+
+
+def data_messages() -> dict[str, list[str]]:
+    """The English texts of the data modules a document can show: component meanings, layer
+    groups, hybrid layer classes, quantity titles (and the titles built from them), symbol
+    meanings of the size tables, handout sections and the parts of a multimodal checkpoint."""
+    from symcalc.algebra import vision
+    from symcalc.algebra.symbols import ALL
+    from symcalc.derivations import derive
+    from symcalc.derivations.handout_data import SECTION_MEANINGS
+
+    return {
+        "MEANINGS": list(derive.MEANINGS.values()),
+        "GROUPS": list(derive.GROUPS.values()),
+        "HYBRID_CLASSES": [title for _key, title in derive.HYBRID_CLASSES.values()],
+        "QUANTITY_TITLES": list(derive.QUANTITY_TITLES.values())
+        + [derive.title_of(q, resolve("gpt2", [])) for q in derive.QUANTITY_TITLES],
+        "symbols": [info.meaning for info in ALL.values()],
+        "sections": list(SECTION_MEANINGS.values()),
+        "vision": [make().description for make in (*vision.TOWERS.values(),
+                                                   *vision.PROJECTORS.values())],
+    }
+
+
+def untranslated(texts, lang: str) -> list[str]:
+    out = []
+    with i18n.using(lang):
+        for text in texts:
+            i18n.missing.pop(lang, None)
+            i18n.tr(text)
+            if i18n.missing.get(lang):
+                out.append(text)
+    return out
+
+
+@pytest.mark.parametrize("lang", ["ru", "zh"])
+def test_every_data_table_entry_is_translated(lang):
+    tables = data_messages()
+    assert len(tables["MEANINGS"]) > 60 and len(tables["symbols"]) > 80
+    for name, texts in tables.items():
+        left = untranslated(texts, lang)
+        assert not left, f"{name}: no {lang} translation for {left[:5]}"
+    with i18n.using(lang):
+        assert i18n.tr("Mamba-2 heads") != "Mamba-2 heads"
+        assert i18n.tr("Training FLOPs of gpt2") in ("FLOPs обучения gpt2", "gpt2 的训练 FLOPs")
+
+
+def test_a_new_meaning_without_translation_is_found(monkeypatch):
+    from symcalc.derivations import derive
+
+    monkeypatch.setitem(derive.MEANINGS, "ssm/new_thing", "a component nobody translated")
+    with pytest.raises(AssertionError, match="a component nobody translated"):
+        test_every_data_table_entry_is_translated("ru")
+
+
+def convention_notes() -> set[str]:
+    """Every convention note of the report table over the presets and the options that
+    change the notes."""
+    from symcalc.fast.quick import conventions
+
+    opts = [Options(causal=c, macs=m, nonmatmul=n, recompute=r) for c in ("full", "half", "exact")
+            for m in (False, True) for n in (False, True) for r in ("none", "full", "selective")]
+    opts += [Options(activations=a, tp=tp, sequence_parallel=sp) for a in ("paper", "eager", "sdpa")
+             for tp in (1, 2) for sp in (False, True)]
+    opts += [Options(mla_cache="expanded")]
+    notes = set()
+    for path in sorted((REPO / "symcalc" / "inputs" / "presets").glob("*.toml")):
+        spec = resolve(path.stem, [])
+        for o in opts:
+            for group in conventions(spec, o).values():
+                notes.update(group.values())
+    return notes
+
+
+# words a translated note may keep: option values, names, units and formula letters
+KEPT = {"none", "full", "selective", "paper", "eager", "sdpa", "expanded", "latent", "FLOPs",
+        "MACs", "float", "Korthikanti", "dropout", "adam-mixed", "ZeRO", "transformers", "torch",
+        "FlopCounterMode", "softmax", "log-sum-exp", "mamba", "conv", "rope", "nope", "attn",
+        "top-k", "prefill", "matmul"}
+
+
+@pytest.mark.parametrize("lang", ["ru", "zh"])
+def test_every_convention_note_is_translated(lang):
+    """The bracketed notes of `report` (symcalc.fast.quick.conventions): each one has an entry
+    or matches a pattern, and no English field is carried through untranslated."""
+    notes = convention_notes()
+    assert len(notes) > 40
+    assert not untranslated(notes, lang), untranslated(notes, lang)[:3]
+    with i18n.using(lang):
+        for note in notes:
+            text = i18n.tr(note)
+            left = [w for w in re.findall(r"[A-Za-z][A-Za-z-]{2,}[A-Za-z]", re.sub(r"--[a-z-]+", "", text))
+                    if w not in KEPT]
+            assert not left, (lang, note, text, left)
+
+
+def test_report_of_a_hybrid_and_a_multimodal_config_in_chinese(cli):
+    res = cli("report", "jamba-1.5-mini", "--lang", "zh", "--gpu", "h100")
+    assert res.returncode == 0, res.stderr
+    assert "[每个序列，与长度无关：28 个 mamba 层 x（状态 d_in N_s + 卷积输入 K_conv d_in）" in res.stdout
+    assert "解码状态" in res.stdout and "无法容纳" in res.stdout and "per sequence" not in res.stdout
+    res = cli("report", REPO / "tests" / "families" / "gemma3" / "hub-gemma-3-27b.json",
+              "--lang", "ru")
+    assert res.returncode == 0, res.stderr
+    assert "не учтено: визуальная башня, визуальный трансформер SigLIP" in res.stdout
+
+
+def test_model_summary_in_jupyter_speaks_its_language():
+    from symcalc.model import model
+
+    i18n.missing.pop("ru", None)
+    ru = model("gpt2", lang="ru")
+    md = ru._repr_markdown_()
+    assert "| обозначение | смысл | значение |" in md and "| величина | точно | |" in md
+    assert f"| параметры | 124{NBSP}439{NBSP}808 |" in md and "скрытая размерность" in md
+    assert "веса в bf16 (байт)" in md and "FLOPs прямого прохода (matmul, батч 1" in md
+    assert "\\text{размер словаря}" in ru._repr_latex_()
+    assert "Размеры" in ru.derive()._repr_markdown_()
+    assert not i18n.missing.get("ru"), sorted(i18n.missing["ru"])[:5]
+    en = model("gpt2")._repr_markdown_()  # English as before
+    assert "| symbol | meaning | value |" in en and "| parameters | 124,439,808 | 124.44 M |" in en
+    with pytest.raises(i18n.SymcalcError, match="lang: 'de'"):
+        model("gpt2", lang="de")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..algebra.symbols import SIZES
+from ..i18n import _, tr, using
 from .escape import markdown_text
 from .numbers import bytes_both, grouped, short, si
 from .view import number_tex
@@ -10,33 +11,38 @@ from .view import number_tex
 def _rows(m) -> list[tuple[str, str, str]]:
     rep = m.report()
     p = rep["params"]
-    rows = [(SIZES[n].latex, SIZES[n].meaning, v) for n, v in m.spec.sizes().items()]
+    rows = [(SIZES[n].latex, tr(SIZES[n].meaning), v) for n, v in m.spec.sizes().items()]
     return rows, [
-        ("parameters", p["total"], short(p["total"])),
-        ("non-embedding parameters", p["non_embedding"], short(p["non_embedding"])),
-        ("forward FLOPs (matmul, batch {b}, seq_len {s})".format(b=rep["flops"]["batch"],
-                                                                 s=rep["flops"]["seq_len"]),
+        (_("parameters"), p["total"], short(p["total"])),
+        (_("non-embedding parameters"), p["non_embedding"], short(p["non_embedding"])),
+        (_("forward FLOPs (matmul, batch {b}, seq_len {s})", b=rep["flops"]["batch"],
+           s=rep["flops"]["seq_len"]),
          rep["flops"]["forward_matmul"], si(rep["flops"]["forward_matmul"])),
-        (f"weights at {rep['memory']['dtype']} (bytes)", rep["memory"]["weights_bytes"],
-         bytes_both(rep["memory"]["weights_bytes"])),
+        (_("weights at {dtype} (bytes)", dtype=rep["memory"]["dtype"]),
+         rep["memory"]["weights_bytes"], bytes_both(rep["memory"]["weights_bytes"])),
     ]
 
 
 def model_markdown(m) -> str:
-    sizes, totals = _rows(m)
-    lines = [f"**{markdown_text(m.name)}**", "", "| symbol | meaning | value |", "|---|---|---:|"]
-    lines += [f"| ${sym}$ | {markdown_text(meaning)} | {grouped(v)} |" for sym, meaning, v in sizes]
-    lines += ["", "| quantity | exact | |", "|---|---:|---|"]
-    lines += [f"| {label} | {grouped(v)} | {extra} |" for label, v, extra in totals]
+    """The summary table in Markdown, its words in the model's language (``m.lang``)."""
+    with using(getattr(m, "lang", "en")):
+        sizes, totals = _rows(m)
+        lines = [f"**{markdown_text(m.name)}**", "",
+                 f"| {_('symbol')} | {_('meaning')} | {_('value')} |", "|---|---|---:|"]
+        lines += [f"| ${sym}$ | {markdown_text(meaning)} | {grouped(v)} |"
+                  for sym, meaning, v in sizes]
+        lines += ["", f"| {_('quantity')} | {_('exact')} | |", "|---|---:|---|"]
+        lines += [f"| {label} | {grouped(v)} | {extra} |" for label, v, extra in totals]
     return "\n".join(lines) + "\n"
 
 
 def model_latex(m) -> str:
-    """MathJax-friendly: one array, text in \\text{}."""
-    sizes, totals = _rows(m)
-    esc = lambda t: t.replace("_", r"\_").replace("%", r"\%").replace("$", r"\$")  # noqa: E731
-    rows = [f"{sym} & \\text{{{esc(meaning)}}} & {number_tex(v)}" for sym, meaning, v in sizes]
-    rows += [f"\\text{{{esc(label)}}} & & {number_tex(v)}" for label, v, _ in totals]
+    """MathJax-friendly: one array, text in \\text{}; its words in the model's language."""
+    with using(getattr(m, "lang", "en")):
+        sizes, totals = _rows(m)
+        esc = lambda t: t.replace("_", r"\_").replace("%", r"\%").replace("$", r"\$")  # noqa: E731
+        rows = [f"{sym} & \\text{{{esc(meaning)}}} & {number_tex(v)}" for sym, meaning, v in sizes]
+        rows += [f"\\text{{{esc(label)}}} & & {number_tex(v)}" for label, v, _extra in totals]
     name = "".join(ch for ch in m.name if ch.isalnum() or ch in "-. ")
     return ("$$\\begin{array}{llr}\n\\textbf{" + name + "} & & \\\\\n"
             + " \\\\\n".join(rows) + "\n\\end{array}$$")

@@ -18,19 +18,21 @@ def _part_lines(rep: dict[str, Any]) -> list[str]:
     if "part" not in rep:
         return []
     parts = rep["parts"]
-    out = [f"part: {rep['part']}  (" + ("the language model of a multimodal checkpoint"
-           if rep["part"] == "text" else "language model + vision tower + projector") + ")"]
+    out = [_("part: {part}  (the language model of a multimodal checkpoint)", part=rep["part"])
+           if rep["part"] == "text" else
+           _("part: {part}  (language model + vision tower + projector)", part=rep["part"])]
     for role, p in parts.items():
         if role == "text":
             continue
-        count = grouped(p["params"]) + " params" if p["params"] is not None else \
-            f"params not computable ({p['why']})"
-        state = "included" if p["included"] else "left out"
-        out.append(f"  {state}: {role.replace('_', ' ')}, {p['description']} "
-                   f"({count}; source {p['source']})")
+        count = _("{n} params", n=grouped(p["params"])) if p["params"] is not None else \
+            _("params not computable ({why})", why=p["why"])
+        state = _("included") if p["included"] else _("left out")
+        out.append("  " + _("{state}: {role}, {description} ({count}; source {source})",
+                            state=state, role=tr(role.replace("_", " ")),
+                            description=tr(p["description"]), count=count, source=p["source"]))
     if rep["part"] == "text":
-        out.append("  (--part all adds them to the parameter total)")
-    out.append(f"  note: {rep['parts_note']}")
+        out.append(_("  (--part all adds them to the parameter total)"))
+    out.append("  " + _("note: {note}", note=tr(rep["parts_note"])))
     return out
 
 
@@ -83,13 +85,16 @@ def report_table(rep: dict[str, Any]) -> str:
         (f"  {name}", f"{grouped(n)} B = {bytes_both(n)}")
         for name, n in m.get("kv_cache_bytes_by_convention", {}).items()
     ] + ([] if "recurrent_state_bytes" not in m else [
-        ("recurrent state", f"{grouped(m['recurrent_state_bytes'])} B = "
-                            f"{bytes_both(m['recurrent_state_bytes'])}  [{mc['recurrent_state_bytes']}]"),
-        ("  decode state", f"{grouped(m['decode_state']['total_bytes'])} B = "
-                           f"{bytes_both(m['decode_state']['total_bytes'])}  (KV cache + recurrent state)"),
-        ("  per sequence", f"{grouped(m['decode_state']['per_sequence_bytes'])} B at seq_len, of which "
-                           f"{grouped(m['decode_state']['per_sequence_recurrent_bytes'])} B do not grow"),
-        ("  per token", f"{grouped(m['decode_state']['per_token_bytes'])} B more for each cached token"),
+        (_("recurrent state"), f"{grouped(m['recurrent_state_bytes'])} B = "
+                               f"{bytes_both(m['recurrent_state_bytes'])}  [{tr(mc['recurrent_state_bytes'])}]"),
+        ("  " + _("decode state"), f"{grouped(m['decode_state']['total_bytes'])} B = "
+                                   f"{bytes_both(m['decode_state']['total_bytes'])}  "
+                                   + _("(KV cache + recurrent state)")),
+        ("  " + _("per sequence"), _("{n} B at seq_len, of which {m} B do not grow",
+                                     n=grouped(m['decode_state']['per_sequence_bytes']),
+                                     m=grouped(m['decode_state']['per_sequence_recurrent_bytes']))),
+        ("  " + _("per token"), _("{n} B more for each cached token",
+                                  n=grouped(m['decode_state']['per_token_bytes']))),
     ]) + [
         (_("activations"), f"{grouped(m['activations_bytes'])} B = {bytes_both(m['activations_bytes'])}  [{tr(mc['activations_bytes'])}]"),
         (_("training state"), f"{grouped(m['training_bytes'])} B = {bytes_both(m['training_bytes'])}  [{tr(mc['training_bytes'])}]"),
@@ -109,13 +114,15 @@ def fits_table(data: dict[str, Any]) -> list[str]:
     """The fits / does-not-fit columns: one per accelerator, one row per budget."""
     gpus = data["gpus"]
     heads = [f"{one_line(g['name'])} ({one_line(g['memory'])})" for g in gpus]
-    width = max(len(v) for v in FIT_LABELS.values())
-    cells = [max(len(h), len("does not fit")) for h in heads]
-    lines = ["", "fits on one device".ljust(width + 28)
+    labels = {k: _(v) for k, v in FIT_LABELS.items()}
+    width = max(len(v) for v in labels.values())
+    yes, no = _("fits"), _("does not fit")
+    cells = [max(len(h), len(no)) for h in heads]
+    lines = ["", _("fits on one device").ljust(width + 28)
              + "  ".join(h.ljust(c) for h, c in zip(heads, cells)).rstrip()]
     for budget, n in data["budgets"].items():
-        marks = ["fits" if g["fits"][budget] else "does not fit" for g in gpus]
-        lines.append(f"  {FIT_LABELS[budget].ljust(width)}  {bytes_both(n):>22}  "
+        marks = [yes if g["fits"][budget] else no for g in gpus]
+        lines.append(f"  {labels[budget].ljust(width)}  {bytes_both(n):>22}  "
                      + "  ".join(m.ljust(c) for m, c in zip(marks, cells)).rstrip())
     return lines
 
