@@ -561,6 +561,11 @@ def test_every_figure_opens_formula_substitution_and_result(page, preset):
         kinds = [s.split(":")[0] for s in steps]
         assert kinds == ["formula", "substituted"] and all(int(s.split(":")[1]) > 0 for s in steps), (q, steps)
     assert [e for e in page.get_log("browser") if e["level"] == "SEVERE"] == []
+    # the bar charts draw (memory against the GPU's line, parameters against their largest part)
+    widths = page.execute_script(
+        "return [...document.querySelectorAll('#results-0 .bars')].map(b => Math.max(...[...b.querySelectorAll('.fill')]"
+        ".map(f => f.getBoundingClientRect().width / f.parentElement.getBoundingClientRect().width)))")
+    assert len(widths) == 2 and widths[0] > 0.01 and widths[1] > 0.99, widths
     page.get(page.page_path.as_uri())
 
 
@@ -589,6 +594,10 @@ def test_pasted_multimodal_config_shows_what_is_left_out_and_part_all(page, path
         {k: all_rep[k] for k in ("params", "part", "parts", "left_out")}
     assert figures(page) == shown(all_rep)
     assert "--part all" in page.execute_script("return document.getElementById('cli-0').textContent")
+    url = page.execute_script("return location.href")  # the permalink keeps the part
+    page.get("about:blank")
+    page.get(url)
+    assert figures(page) == shown(all_rep)
     for q, figure, result, steps in open_every_derivation(page):
         assert result == figure and len(steps) == 2, (path, q)
     page.get(page.page_path.as_uri())

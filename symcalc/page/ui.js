@@ -357,7 +357,8 @@ function derivation(pane, q, value) {
   let html = `<p class="muted">Formula (the terms of symcalc's general expression whose switches are on for this model and these options${d.extra.length ? `, plus the ${d.extra.map(x => esc(x.description)).join(" and ")} (--part all)` : ""}):</p>`;
   html += `<math display="block" data-step="formula"><mrow>${name}<mo>=</mo>${wrap(sum((ml) => ml), d.den)}${extra((ml) => ml)}</mrow></math>`;
   html += `<p class="muted">Numbers substituted:</p><math display="block" data-step="substituted"><mrow><mo>=</mo>${wrap(sum(substitute), whole ? d.den : `<mn>${group3(d.den_value)}</mn>`)}${extra(substitute)}</mrow></math>`;
-  html += `<p>Result: <strong data-step="result">${group3(d.result)}</strong>${whole ? "" : " (rounded up to a whole number)"}</p>`;
+  const exact = d.numerator % d.den_value === 0n;
+  html += `<p>Result: <strong data-step="result">${group3(d.result)}</strong>${exact ? "" : " (rounded up to a whole number)"}${d.extra.length ? " (the language model's figure plus the parts above)" : ""}</p>`;
   html += `<details><summary>Symbols</summary><table><tbody>${used.map(n => `<tr><th scope="row">${esc(n)}</th><td class="num">${group3(d.symbols[n])}</td><td>${esc(meaning(n))}</td></tr>`).join("")}</tbody></table></details>`;
   return html;
 }
