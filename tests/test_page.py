@@ -251,6 +251,17 @@ BAD_CONFIGS = [
     '{"model_type": "llama", "num_key_value_heads": 5}',
     '{"model_type": "llama", "vocab_size": 1e5}',
     '{"model_type": "llama", "vocab_size": 10000000000000000}',
+    # Gemma 3n: layer_sum and count_from in the family file, the KV-sharing check
+    '{"model_type": "gemma3n_text", "num_hidden_layers": 3, "num_kv_shared_layers": 0, '
+    '"intermediate_size": [32, 32]}',
+    '{"model_type": "gemma3n_text", "num_hidden_layers": 3, "num_kv_shared_layers": 0, '
+    '"intermediate_size": [32, "x", 32]}',
+    '{"model_type": "gemma3n_text", "num_hidden_layers": 4, "num_kv_shared_layers": 2, '
+    '"layer_types": ["sliding_attention", "sliding_attention", "full_attention", "full_attention"]}',
+    '{"model_type": "gemma3n_text", "num_hidden_layers": 4, "num_kv_shared_layers": 1, '
+    '"layer_types": "sliding_attention"}',
+    '{"model_type": "gemma3n_text", "num_hidden_layers": 3, "num_kv_shared_layers": 0, '
+    '"laurel_rank": 0}',
 ]
 BAD_SPECS = [
     dict(name="x", family="decoder", L=2, d=10, n_h=3, d_ff=5, V=9),
