@@ -299,3 +299,25 @@ def test_model_summary_in_jupyter_speaks_its_language():
     assert "| symbol | meaning | value |" in en and "| parameters | 124,439,808 | 124.44 M |" in en
     with pytest.raises(i18n.SymcalcError, match="lang: 'de'"):
         model("gpt2", lang="de")
+
+
+@pytest.mark.parametrize("lang,model", [("ru", "falcon-h1-7b"), ("zh", "deepseek-v2-lite"),
+                                        ("ru", "t5-base"), ("zh", "qwen3-next-80b-a3b")])
+def test_derivations_beyond_the_handouts_are_fully_translated(lang, model):
+    """Hybrid, MLA/MoE and encoder-decoder derivations: every section title, meaning and
+    convention note (clause lists such as Korthikanti's 'where ...; ...' included) in lang."""
+    from symcalc.derivations.derive import QUANTITY_TITLES, derive
+    from symcalc.render.markdown import derivation_markdown
+
+    spec = resolve(model, [])
+    i18n.missing.pop(lang, None)
+    shown = 0
+    for quantity in QUANTITY_TITLES:
+        try:
+            d = derive(spec, quantity, Options())
+        except i18n.SymcalcError:
+            continue  # a quantity this model does not have (recurrent state of a plain stack)
+        derivation_markdown(d, lang=lang)
+        shown += 1
+    assert shown >= 11
+    assert not i18n.missing.get(lang), sorted(i18n.missing[lang])[:5]

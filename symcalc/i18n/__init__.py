@@ -156,6 +156,10 @@ def _number(text: str, lang: str) -> str:
     return format_decimal(float(plain) if digits else int(plain), format=pattern, locale=lang)
 
 
+# how a list of clauses (joined by "; " in English) is joined in each language
+LIST_SEPARATORS = {"ru": "; ", "zh": "；"}
+
+
 def _find(text: str, cat: dict, lang: str) -> str | None:
     found = cat.get(text)
     if found:
@@ -163,10 +167,22 @@ def _find(text: str, cat: dict, lang: str) -> str | None:
     for pattern, msgid in _patterns(lang):
         m = pattern.match(text)
         if m:
-            fields = {k: (_find(v, cat, lang) or _number(v, lang))
+            fields = {k: (_find(v, cat, lang) or _clauses(v, cat, lang) or _number(v, lang))
                       for k, v in m.groupdict().items()}
             return cat[msgid].format(**fields)
-    return None
+    return _clauses(text, cat, lang)
+
+
+def _clauses(text: str, cat: dict, lang: str) -> str | None:
+    """A list of clauses joined by "; " (what differs, why a form does not fit), each
+    clause translated on its own; None unless every clause has a translation."""
+    pieces = text.split("; ")
+    if len(pieces) < 2:
+        return None
+    done = [_find(piece, cat, lang) for piece in pieces]
+    if not all(done):
+        return None
+    return LIST_SEPARATORS.get(lang, "; ").join(done)
 
 
 def tr(text: object) -> str:
