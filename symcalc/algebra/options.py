@@ -7,6 +7,7 @@ from typing import Optional
 
 from ..errors import SymcalcError
 from .activation_profiles import ACTIVATION_MODELS
+from . import quantized
 from .spec import check_limit
 
 CAUSAL = ("full", "half", "exact")
@@ -57,7 +58,10 @@ class Options:
             if getattr(self, name) not in allowed:
                 raise SymcalcError(name.replace("_", "-"), f"must be one of {', '.join(allowed)} "
                                          f"(got {getattr(self, name)!r})")
-        for name in ("dtype", "kv_dtype", "state_dtype"):
+        if quantized.parse(self.dtype) is None:  # a quantized weight format, or a dtype
+            check_dtype("dtype", self.dtype)
+        for name in ("kv_dtype", "state_dtype"):
+            quantized.check(getattr(self, name), name.replace("_", "-"))
             check_dtype(name.replace("_", "-"), getattr(self, name))
         if self.zero not in (0, 1, 2, 3):
             raise SymcalcError("zero", f"stage must be 0, 1, 2 or 3 (got {self.zero})")

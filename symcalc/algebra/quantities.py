@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import sympy
 
-from . import accounting, activations, flops, memory
+from . import accounting, activations, flops, memory, quantized
 from .breakdown import Breakdown
 from ..errors import SymcalcError
 from .options import Options, convention_switches
@@ -104,6 +104,9 @@ def _cached(name: str, spec: Spec, opts: Options) -> sympy.Expr:
         context = SIZES["s"].symbol
         return _fix(flops.decode_matmul_per_token(spec.shape, context), spec, opts)
     if name == "memory.weights_bytes":
+        fmt = quantized.parse(opts.dtype)
+        if fmt is not None:  # quantized tensors, their scales, the rest at 16 bits
+            return sympy.expand(quantized.total_bytes(weight_leaves(spec), spec, fmt))
         return sympy.expand(params.total * memory.dtype_bytes(opts.dtype))
     if name == "memory.kv_cache_bytes":
         return _fix(memory.kv_cache_bytes(spec.family, memory.dtype_bytes(opts.kv_dtype, "kv-dtype")),
@@ -121,6 +124,11 @@ def _cached(name: str, spec: Spec, opts: Options) -> sympy.Expr:
         return sympy.expand(memory.training_bytes(params.total, memory.optimizer(opts.optimizer),
                                                   opts.zero))
     raise AssertionError(name)
+
+
+def weight_leaves(spec: Spec) -> dict[str, sympy.Expr]:
+    """Parameters of each breakdown leaf (what a quantized format sorts into groups)."""
+    return {leaf.path: leaf.value for leaf in accounting.params(spec)}
 
 
 def value(expr: sympy.Expr, values: dict[str, int]) -> sympy.Rational:

@@ -27,7 +27,9 @@ def add_workload(p: argparse.ArgumentParser) -> None:
                    help="tokens per sequence (default: position table, capped at 2048, else 2048)")
     g.add_argument("--dec-seq-len", type=str, default=None,
                    help="decoder tokens of an encoder-decoder model (default: seq-len)")
-    g.add_argument("--dtype", default="bf16", help="weights dtype: fp32 fp16 bf16 fp8 int8 int4 or bitsN")
+    g.add_argument("--dtype", default="bf16", help="weights dtype: fp32 fp16 bf16 fp8 int8 int4 or bitsN, or a "
+                        "quantized format with its scales: int8-gG int4-gG [-zp], fp8-tensor, "
+                        "fp8-blockN, mxfp4, nvfp4 (docs/cli.md)")
     g.add_argument("--kv-dtype", default="bf16", help="KV cache dtype (default bf16)")
     g.add_argument("--state-dtype", default="fp32",
                    help="recurrent state of linear-attention and SSM layers (default fp32, "

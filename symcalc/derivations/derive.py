@@ -12,7 +12,7 @@ from typing import Iterable
 
 import sympy
 
-from ..algebra import accounting, memory, quantities as q
+from ..algebra import accounting, memory, quantized, quantities as q
 from ..algebra.breakdown import Breakdown, Leaf
 from ..algebra.closed_form import simplify
 from .citations import TIED_HEAD_SOURCE, component_source
@@ -474,6 +474,8 @@ def _derive_state_bytes(spec: Spec, quantity: str, opts: Options, values: dict) 
     subs = numbers(values)
     steps, n_value, n_expr = _params_line(spec, subs)
     N = part_symbol("N", "params.total")
+    if quantity == "memory.weights_bytes" and quantized.parse(opts.dtype):
+        return _derive_quantized(spec, opts, values)
     if quantity == "memory.weights_bytes":
         expr = N * memory.dtype_bytes(opts.dtype)
         conv = (f"weights stored as {opts.dtype}: {memory.dtype_bytes(opts.dtype)} bytes each",)
@@ -490,6 +492,65 @@ def _derive_state_bytes(spec: Spec, quantity: str, opts: Options, values: dict) 
                                                                   quantity_meaning(quantity, spec, opts)),)
     title = title_of(quantity, spec)
     return Derivation(spec.name, quantity, title, "M", body, conv)
+
+
+def _derive_quantized(spec: Spec, opts: Options, values: dict) -> Derivation:
+    """Weights in a quantized format: the parameters it quantizes and the rest, then the
+    bytes of each group (quantized weights, scales, zero points, per-matrix scales, 16-bit
+    tensors) and their sum."""
+    fmt = quantized.parse(opts.dtype)
+    subs = numbers(values)
+    leaves = q.weight_leaves(spec)
+    q_paths = [p for p in leaves if quantized.quantized(p, fmt, bool(spec.moe))]
+    n_q = simplify(sum((leaves[p] for p in q_paths), sympy.Integer(0)))
+    n_rest = simplify(q.expression("params.total", spec) - n_q)
+    steps: list = []
+    parts: dict = {}
+    for path, expr, what in (("params.quantized", n_q, "weight matrices the format quantizes: "
+                              + ", ".join(q_paths)),
+                             ("params.unquantized", n_rest, "every other parameter, kept at 16 bits")):
+        recipe = "openai2025" if path == "params.quantized" and fmt.experts_only and spec.moe \
+            else "hf_transformers"
+        more, val = chain(Formula(path, "N", expr, recipe, what), subs)
+        steps += more
+        parts[part_symbol("N", path)] = val
+    Nq, Nr = part_symbol("N", "params.quantized"), part_symbol("N", "params.unquantized")
+    main, scale_src = fmt.sources[0], fmt.sources[-1]
+    groups = [("weights.quantized", Nq * sympy.Rational(fmt.bits, 8),
+               f"{fmt.bits}-bit weights", main)]
+    if fmt.group is not None:
+        groups.append(("weights.scales", Nq * sympy.Rational(fmt.scale_bytes) / fmt.group,
+                       f"one {fmt.scale_bytes}-byte scale per {fmt.group} weights", scale_src))
+        if fmt.zero_bytes:
+            groups.append(("weights.zero_points", Nq * sympy.Rational(fmt.zero_bytes) / fmt.group,
+                           f"one {fmt.bits}-bit zero point per {fmt.group} weights", main))
+    if fmt.tensor_bytes:
+        count = sum(quantized.matrices(p, spec) for p in q_paths)
+        groups.append(("weights.tensor_scales", sympy.Integer(count * fmt.tensor_bytes),
+                       f"one fp32 scale ({fmt.tensor_bytes} bytes) for each of the {count} "
+                       "weight matrices", main))
+    groups.append(("weights.unquantized", 2 * Nr, "16-bit tensors", ""))
+    byte_steps: list = []
+    total = sympy.Integer(0)
+    for path, expr, what, source in groups:
+        more, val = chain(Compose(path, "M", expr, what, source), {**subs, **parts})
+        byte_steps += more
+        parts[part_symbol("M", path)] = val
+        total = total + part_symbol("M", path)
+    more, value = chain(Compose("memory.weights_bytes", "M", total, f"weights in {fmt.name}"), parts)
+    byte_steps += more
+    meaning_ = quantity_meaning("memory.weights_bytes", spec, opts)
+    body = with_sizes([Section("Parameters", tuple(steps)), Section("Bytes", tuple(byte_steps))],
+                      [n_q, n_rest], values) + (result_section("memory.weights_bytes", "M", value,
+                                                                meaning_),)
+    conv = (f"{fmt.meaning}: {fmt.bits_per_weight()} bits per quantized weight",
+            "quantized: the routed experts' weight matrices (GPT-OSS's MXFP4 recipe)"
+            if fmt.experts_only and spec.moe else
+            "quantized: the weight matrices of the layers; embeddings, head, norms, routers, "
+            "separate biases and small gating tensors stay at 16 bits",
+            "groups and blocks counted as elements / group size (rows padded to whole groups)")
+    return Derivation(spec.name, "memory.weights_bytes", title_of("memory.weights_bytes", spec),
+                      "M", body, conv)
 
 
 BYTES_PER_VALUE = sympy.Symbol("beta_kv", positive=True)

@@ -76,6 +76,20 @@ SOURCES: dict[str, Source] = {
                "shared expert scaled by a sigmoid gate (transformers modeling_qwen2_moe.py)"),
         Source("henry2020", "Henry et al. 2020, Query-Key Normalization for Transformers",
                "norms on queries and keys (per head in Qwen3/Gemma-3, over all heads in OLMo-2)"),
+        Source("ocp_mx2023", "Open Compute Project 2023, OCP Microscaling Formats (MX) Specification v1.0",
+               "Sec. 5: MXFP4 = 32 FP4 (E2M1) elements sharing one 8-bit E8M0 scale"),
+        Source("nvidia_nvfp4", "NVIDIA 2025, NVFP4 (Transformer Engine and TensorRT Model Optimizer docs; "
+               "'Introducing NVFP4 for Efficient and Accurate Low-Precision Inference')",
+               "16 FP4 (E2M1) elements per FP8 E4M3 block scale, plus one FP32 scale per tensor"),
+        Source("frantar2023", "Frantar et al. 2023, GPTQ: Accurate Post-Training Quantization for "
+               "Generative Pre-trained Transformers",
+               "Sec. 4-5: 3/4-bit weights of the layers' linear maps in groups with a scale and zero point each"),
+        Source("lin2024", "Lin et al. 2024, AWQ: Activation-aware Weight Quantization for LLM "
+               "Compression and Acceleration", "INT4 weights in groups of 128 with a scale per group"),
+        Source("micikevicius2022", "Micikevicius et al. 2022, FP8 Formats for Deep Learning",
+               "E4M3 and E5M2 encodings; a scale per tensor"),
+        Source("deepseek2024v3", "DeepSeek-AI 2024, DeepSeek-V3 Technical Report",
+               "Sec. 3.3.2: FP8 weights with one scale per 128 x 128 block"),
         Source("openai2025", "OpenAI 2025, gpt-oss-120b & gpt-oss-20b model card",
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",

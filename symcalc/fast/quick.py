@@ -15,6 +15,7 @@ from ..errors import SymcalcError
 from ..algebra.options import Options, convention_switches, dtype_fraction, seq_len_of, workload_values
 from ..algebra.activation_profiles import choices as activation_choices
 from ..algebra.activation_profiles import facts as activation_facts
+from ..algebra import quantized
 from ..algebra.spec import Spec, layer_views, size_values, switch_values
 
 QUANTITIES = gen.QUANTITIES
@@ -40,7 +41,7 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
             }[opts.recompute],
         },
         "memory": {
-            "weights_bytes": f"parameters x {opts.dtype}",
+            "weights_bytes": _weights_text(spec, opts),
             "kv_cache_bytes": "none: an encoder-only model keeps no KV cache"
                               if spec.family == "encoder" else
                               (_mla_cache_text(opts) if spec.mla else
@@ -57,6 +58,7 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
                if spec.hybrid else {}),
             "activations_bytes": _activations_text(spec, opts),
             "training_bytes": f"{opts.optimizer}, ZeRO stage {opts.zero} over N_d={opts.dp} ranks, per rank",
+            "training_peak_bytes": _peak_text(opts),
         },
     }
 
@@ -78,6 +80,24 @@ def _activations_text(spec: Spec, opts: Options) -> str:
             + (f"tensor parallel t={opts.tp}, " if opts.tp > 1 else "no parallelism, ")
             + ("sequence parallel, " if opts.sequence_parallel else "")
             + f"recompute {opts.recompute}")
+
+
+def _weights_text(spec: Spec, opts: Options) -> str:
+    fmt = quantized.parse(opts.dtype)
+    if fmt is None:
+        return f"parameters x {opts.dtype}"
+    which = ("the routed experts' weight matrices (GPT-OSS's MXFP4 recipe)"
+             if fmt.experts_only and spec.moe else "the weight matrices of the layers")
+    return (f"--dtype {fmt.name}: {fmt.meaning} ({fmt.bits_per_weight()} bits per quantized "
+            f"weight) on {which}; embeddings, head, norms, routers, biases in their own "
+            "leaf and the other small tensors at 16 bits")
+
+
+def _peak_text(opts: Options) -> str:
+    """What the training peak adds up, naming the activation model it used."""
+    return (f"per rank: weights + gradients + optimizer state ({opts.optimizer}, ZeRO stage "
+            f"{opts.zero}) + activations of --activations {opts.activations} (recompute "
+            f"{opts.recompute}); each part rounded up to whole bytes before the sum")
 
 
 def _state_parts(spec: Spec) -> list[str]:
@@ -111,7 +131,9 @@ def _window_text(spec: Spec) -> str:
 def option_values(spec: Spec, opts: Options) -> dict[str, int]:
     """Values of the option symbols of :mod:`symcalc.fast.codegen` (dtype bytes, optimizer bytes,
     one-hot ZeRO stage and recomputation, ...)."""
-    w_num, w_den = dtype_fraction(opts.dtype)
+    # a quantized format: the generated evaluator sees 16 bits; the report and evaluate()
+    # replace its weights by quantized_weights()
+    w_num, w_den = (2, 1) if quantized.parse(opts.dtype) else dtype_fraction(opts.dtype)
     kv_num, kv_den = dtype_fraction(opts.kv_dtype)
     st_num, st_den = dtype_fraction(opts.state_dtype)
     if opts.optimizer not in gen.OPTIMIZERS:
@@ -161,7 +183,28 @@ def evaluate(name: str, spec: Spec, opts: Options = Options(),
         v["s"] = opts.context
     if at:
         v.update(at)
+    if name == "memory.weights_bytes" and quantized.parse(opts.dtype):
+        return quantized_weights(spec, opts, Numbers(spec, opts), v)["bytes"]
     return evaluator(name, spec.shape)[0](v)
+
+
+def quantized_weights(spec: Spec, opts: Options, src, v: dict[str, int]) -> dict[str, Any]:
+    """Bytes of the weights in a quantized format by group (exact, each rounded up), their
+    total rounded up once, and the format's bits per quantized weight."""
+    import math
+
+    fmt = quantized.parse(opts.dtype)
+    leaves = {leaf.path: leaf.value for leaf in src.leaves("params", v)}
+    groups = quantized.weight_groups(leaves, spec, fmt)
+    return {
+        "format": fmt.name,
+        "bits_per_quantized_weight": str(fmt.bits_per_weight()),
+        "quantized_params": groups["quantized"][0],
+        "unquantized_params": groups["unquantized"][0],
+        **({"tensor_scales": groups["tensor_scales"][0]} if "tensor_scales" in groups else {}),
+        "bytes_by_group": {g: math.ceil(b) for g, (_n, b) in groups.items()},
+        "bytes": math.ceil(sum(b for _n, b in groups.values())),
+    }
 
 
 class Numbers:
@@ -231,6 +274,12 @@ def assemble(spec: Spec, opts: Options, src) -> dict[str, Any]:
         **{key: src.number(f"memory.{key}", v) for key in
            ("weights_bytes", "kv_cache_bytes", "activations_bytes", "training_bytes")},
     }
+    if quantized.parse(opts.dtype):
+        memory["weights_quantized"] = quantized_weights(spec, opts, src, v)
+        memory["weights_bytes"] = memory["weights_quantized"]["bytes"]
+    # one training step's peak per rank: the training state and the activations kept for
+    # the backward pass are held together when the backward pass starts
+    memory["training_peak_bytes"] = memory["training_bytes"] + memory["activations_bytes"]
     if spec.hybrid:  # state that replaces the KV cache of the non-attention layers
         memory["recurrent_state_bytes"] = src.number("memory.recurrent_state_bytes", v)
         memory["decode_state"] = decode_state(src, v, memory)

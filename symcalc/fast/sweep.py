@@ -311,6 +311,11 @@ def sweep(model: Union[str, Spec], grid: Optional[dict[str, Any]] = None,
     quantities = list(quantities)
     for name in quantities:
         quick.evaluator(name, spec.shape)
+    from ..algebra import quantized
+
+    if "memory.weights_bytes" in quantities and quantized.parse(opts.dtype):
+        raise SymcalcError("dtype", f"a quantized format ({opts.dtype}) is not swept: "
+                                    "report and derive give its weights")
     if (grid is None) == (table is None):
         raise SymcalcError("sweep", "give either a grid or a table of configurations")
     given = load_table(table) if isinstance(table, (str, Path)) else (grid or table)

@@ -565,6 +565,8 @@ function conventions(spec, o) {  // quick.conventions
     + (o.tp > 1 ? `tensor parallel t=${o.tp}, ` : "no parallelism, ") + (o.sequence_parallel ? "sequence parallel, " : "")
     + `recompute ${o.recompute}`;
   memory.training_bytes = `${o.optimizer}, ZeRO stage ${o.zero} over N_d=${o.dp} ranks, per rank`;
+  memory.training_peak_bytes = `per rank: weights + gradients + optimizer state (${o.optimizer}, ZeRO stage ${o.zero}) `
+    + `+ activations of --activations ${o.activations} (recompute ${o.recompute}); each part rounded up to whole bytes before the sum`;
   return {
     flops: {
       forward_matmul: "2 FLOPs per multiply-accumulate, every matmul, full s^2 scores, top-k experts per token, head over every position (torch FlopCounterMode)",
@@ -592,6 +594,7 @@ function report(spec, options) {  // quick.quick_report
   const memory = {dtype: o.dtype, kv_dtype: o.kv_dtype};
   if (hybrid(spec)) memory.state_dtype = o.state_dtype;
   for (const key of ["weights_bytes", "kv_cache_bytes", "activations_bytes", "training_bytes"]) memory[key] = number(sh, `memory.${key}`, v);
+  memory.training_peak_bytes = memory.training_bytes + memory.activations_bytes;  // quick.assemble
   if (hybrid(spec)) {
     memory.recurrent_state_bytes = number(sh, "memory.recurrent_state_bytes", v);
     const one = {...v, b: 1n};
