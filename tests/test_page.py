@@ -175,7 +175,8 @@ def test_core_reads_every_family_config_as_the_cli_does(meta_file):
     assert len(gemma3n) >= 6 and all("ok" in g for _, g in gemma3n), gemma3n
 
 
-MULTIMODAL = [p for p in CONFIGS if Path(p).parent.name in ("gemma3", "mistral3", "llama4", "qwen3_5")]
+MULTIMODAL = [p for p in CONFIGS if Path(p).parent.name in ("gemma3", "mistral3", "llama4", "qwen3_5",
+                                                            "qwen3_5_moe")]
 
 
 @needs_node
