@@ -241,6 +241,8 @@ def convention_notes() -> set[str]:
     opts += [Options(activations=a, tp=tp, sequence_parallel=sp) for a in ("paper", "eager", "sdpa")
              for tp in (1, 2) for sp in (False, True)]
     opts += [Options(mla_cache="expanded")]
+    opts += [Options(dtype=d) for d in ("int4-g128-zp", "int8-g64", "fp8-tensor", "fp8-block128",
+                                        "mxfp4", "nvfp4")]
     notes = set()
     for path in sorted((REPO / "symcalc" / "inputs" / "presets").glob("*.toml")):
         spec = resolve(path.stem, [])
@@ -254,7 +256,8 @@ def convention_notes() -> set[str]:
 KEPT = {"none", "full", "selective", "paper", "eager", "sdpa", "expanded", "latent", "FLOPs",
         "MACs", "float", "Korthikanti", "dropout", "adam-mixed", "ZeRO", "transformers", "torch",
         "FlopCounterMode", "softmax", "log-sum-exp", "mamba", "conv", "rope", "nope", "attn",
-        "top-k", "prefill", "matmul"}
+        "top-k", "prefill", "matmul",
+        "mxfp", "nvfp", "MXFP", "NVFP", "GPT-OSS", "tensor", "block"}  # the last: --dtype names
 
 
 @pytest.mark.parametrize("lang", ["ru", "zh"])
@@ -320,4 +323,18 @@ def test_derivations_beyond_the_handouts_are_fully_translated(lang, model):
         derivation_markdown(d, lang=lang)
         shown += 1
     assert shown >= 11
+    assert not i18n.missing.get(lang), sorted(i18n.missing[lang])[:5]
+
+
+@pytest.mark.parametrize("lang", ["ru", "zh"])
+def test_quantized_weight_derivations_are_translated(lang):
+    from symcalc.derivations.derive import derive
+    from symcalc.render.markdown import derivation_markdown
+
+    i18n.missing.pop(lang, None)
+    for model in ("gpt-oss-20b", "mistral-7b"):
+        for dtype in ("int4-g128-zp", "int8-g64", "fp8-tensor", "fp8-block128", "mxfp4", "nvfp4"):
+            text = derivation_markdown(derive(resolve(model, []), "memory.weights_bytes",
+                                              Options(dtype=dtype)), lang=lang)
+            assert "bits per quantized weight" not in text
     assert not i18n.missing.get(lang), sorted(i18n.missing[lang])[:5]
