@@ -62,17 +62,21 @@ EXAMPLES = (
          "forward matmul count.",
          "Its embeddings, V d + s d, are 23,834,112 (the first derivation below). Its activation "
          "memory, s d 4 bytes per layer (fp32 hidden states only), is 512 x 768 x 4 = 1,572,864 "
-         "bytes per layer and 18,874,368 for the 12 layers; symcalc's activation estimate "
-         "(Korthikanti et al.) also keeps the attention scores, the FFN inputs and the dropout "
-         "masks, and is far larger."),
+         "bytes per layer and 18,874,368 for the 12 layers (the last derivation below: it is "
+         "what symcalc keeps under full recomputation at fp32); symcalc's activation models "
+         "(Korthikanti et al., eager) also keep the attention scores, the FFN inputs and the "
+         "dropout masks, and are far larger."),
         (("seed-layer-calculator-bert-base", "--quantity", "params.embedding", "--unit", "exact"),
          ("seed-layer-calculator-bert-base", "--quantity", "params.total", "--unit", "exact"),
          ("seed-layer-calculator-bert-base", "--against", "bert-base"),
          ("seed-layer-calculator-bert-base", "--form", "seed-layer-mixed", "--seq-len", "512",
           "--flops-unit", "G"),
          ("seed-layer-calculator-bert-base", "--form", "seed-layer-flops", "--seq-len", "512",
-          "--flops-unit", "G")),
-        ("23,834,112", "108,805,632", "109,482,240", "676,608", "77.31 GFLOPs", "96.64 GFLOPs")),
+          "--flops-unit", "G"),
+         ("seed-layer-calculator-bert-base", "--form", "seed-layer-activations", "--seq-len",
+          "512")),
+        ("23,834,112", "108,805,632", "109,482,240", "676,608", "77.31 GFLOPs", "96.64 GFLOPs",
+         "18,874,368")),
     Example(
         "scratch-guide",
         "The from-scratch guide's demo GPT",

@@ -139,7 +139,8 @@ def derive_published(name: str, spec: Spec, opts: Options = Options()) -> Deriva
     form = published.form(name)
     values = model_values(spec, opts)
     subs = numbers(values)
-    letter = "N" if form.unit.startswith("parameters") else "C"
+    letter = ("N" if form.unit.startswith("parameters")
+              else "M" if form.unit.startswith("bytes") else "C")
     pub = form.published(spec)
     mine = form.symcalc(spec)
     first, pub_value = chain(Formula(name, letter, pub, form.source, "as published"), subs)

@@ -271,6 +271,19 @@ FORMS: dict[str, Form] = {f.name: f for f in (
         lambda spec: one_sequence(matmul(spec).total),
         structure={**MATMUL_SHAPE, "head": "none"}, relations={**HEAD_WIDTH, **MHA}),
     Form(
+        "seed-layer-activations", "seed_layer_calculator",
+        "layer calculator's activation memory: s d 4 bytes per layer (fp32 hidden states), "
+        "L s d 4 for one sequence",
+        "bytes, activations, one sequence",
+        ("only each layer's input hidden state is kept (what full recomputation keeps)",
+         "32-bit activations (4 bytes each)", "no attention scores, FFN inputs or dropout "
+         "masks"),
+        "memory.activations_bytes with --recompute full --dtype fp32, batch 1",
+        lambda spec: L * s * d * 4,
+        lambda spec: one_sequence(q.expression(
+            "memory.activations_bytes", spec, Options(recompute="full", dtype="fp32"))),
+        structure={**MATMUL_SHAPE, "head": "none"}, relations={**HEAD_WIDTH, **MHA}),
+    Form(
         "seed-layer-params", "seed_layer_calculator",
         "layer calculator's parameters: L (4 d^2 + 2 d d_ff + 4 d) + V d + s d",
         "parameters",
