@@ -157,3 +157,17 @@ def test_repr_latex_keeps_labels_sources_sizes_units():
     assert "\\text{[1] Vaswani et al. 2017" in tex  # the sources
     texts = re.findall(r"\\text\{([^}]*)\}", tex)
     assert texts and not any("\\" in t for t in texts)  # MathJax's \text has no escapes
+
+
+def test_closed_form_kaplan_json_compares_non_embedding(cli):
+    """--json says the same as the text: Kaplan's form is a non-embedding count, set beside
+    the exact non-embedding count (GPT-2: 121,344 left out), never called params.total."""
+    import json
+
+    out = json.loads(cli("closed-form", "gpt2", "--assume", "kaplan", "--json").stdout)
+    assert out["quantity"] == "params.non_embedding"
+    assert (out["at_model_sizes"], out["exact_non_embedding"], out["left_out"]) == \
+        (84_934_656, 85_056_000, 121_344)
+    assert out["embedding_and_head"] == 39_383_808 and out["misfit"] is None
+    moe = json.loads(cli("closed-form", "mixtral-8x7b", "--assume", "kaplan", "--json").stdout)
+    assert "mixture of experts" in moe["misfit"]

@@ -46,13 +46,23 @@ def run(args) -> int:
         return _diff(args, spec)
     cf = closed_form(spec, args.quantity, args.assume, options_from(args))
     if args.json:
-        print(json.dumps({
+        from ..derivations.derive_forms import NON_EMBEDDING_FORMS, assumption_misfit
+
+        out = {
             "model": spec.name, "quantity": cf.quantity, "assumption": cf.assumption,
             "expression": str(cf.expression), "latex": to_latex(cf.expression),
             "expanded": str(cf.expanded),
             "dominant": None if cf.dominant is None else str(cf.dominant),
             "dominant_share": None if cf.dominant_share is None else float(cf.dominant_share),
-        }, indent=1))
+        }
+        if args.assume in NON_EMBEDDING_FORMS and cf.quantity in ("params.total",
+                                                                   "params.non_embedding"):
+            # a non-embedding form (Kaplan's 12 L d^2): compared with the exact
+            # non-embedding count, never with the total
+            out.update(_non_embedding_numbers(args, spec, cf))
+            out["quantity"] = "params.non_embedding"
+            out["misfit"] = assumption_misfit(spec, args.assume) or None
+        print(json.dumps(out, indent=1))
     else:
         from ..render.escape import one_line
 
@@ -68,19 +78,29 @@ def run(args) -> int:
     return 0
 
 
-def _non_embedding(args, spec, cf, misfit: str) -> int:
-    """A form that counts non-embedding parameters (Kaplan's 12 L d^2) beside the exact
-    non-embedding count, with the embeddings and head on a line of their own."""
+def _non_embedding_numbers(args, spec, cf) -> dict[str, int]:
+    """The form at the model's sizes, the exact non-embedding count, what the form leaves
+    out, and the embeddings and head (not in the form)."""
     from ..algebra import quantities as q
     from ..algebra.options import workload_values
     from ..algebra.spec import size_values
-    from ..render.escape import one_line
 
     opts = options_from(args)
     values = {**size_values(spec), **workload_values(spec, opts)}
     approx = int(q.value(cf.expanded, values))
     exact = int(q.value(q.expression("params.non_embedding", spec, opts), values))
     emb = int(q.value(q.expression("params.embedding", spec, opts), values))
+    return {"at_model_sizes": approx, "exact_non_embedding": exact, "left_out": exact - approx,
+            "embedding_and_head": emb}
+
+
+def _non_embedding(args, spec, cf, misfit: str) -> int:
+    """A form that counts non-embedding parameters (Kaplan's 12 L d^2) beside the exact
+    non-embedding count, with the embeddings and head on a line of their own."""
+    from ..render.escape import one_line
+
+    n = _non_embedding_numbers(args, spec, cf)
+    approx, exact, emb = n["at_model_sizes"], n["exact_non_embedding"], n["embedding_and_head"]
     print(f"non-embedding parameters of {one_line(spec.name)} (assumptions: {cf.assumption})")
     print(f"  {cf.expression}")
     print(f"  at the model's sizes: {approx:,}; exact non-embedding {exact:,}; "
