@@ -70,7 +70,24 @@ MEANINGS = {
     "ssm/out_proj": "Mamba output projection",
     "short_conv/in_proj": "short-convolution input projection (B, C, x)",
     "short_conv/conv": "short causal convolution", "short_conv/out_proj":
-    "short-convolution output projection",
+    "short-convolution output projection",    "embedding/per_layer": "per-layer input embeddings (Gemma 3n)",
+    "altup/projections": "AltUp input projections (one per extra stream)",
+    "altup/unembed_projections": "AltUp output projections (one per extra stream)",
+    "altup/correct_output_scale": "AltUp output scale",
+    "altup/correction_coefs": "AltUp correction coefficients",
+    "altup/prediction_coefs": "AltUp prediction coefficients",
+    "altup/modality_router": "AltUp router",
+    "altup/router": "AltUp router",
+    "altup/router_norm": "norm before the AltUp router",
+    "altup/mix": "AltUp stream mixing",
+    "laurel/left": "LAuReL down-projection",
+    "laurel/right": "LAuReL up-projection",
+    "laurel/norm": "LAuReL norm",
+    "per_layer_input/gate": "per-layer input gate",
+    "per_layer_input/projection": "per-layer input projection",
+    "per_layer_input/norm": "per-layer input norm",
+    "per_layer_input/model_projection": "projection of the hidden state to the per-layer inputs",
+    "per_layer_input/model_norm": "norm of the per-layer inputs",
 }
 # The parts of a hybrid stack by the layers that hold them (see :func:`_hybrid_stack`).
 HYBRID_CLASSES = {"L_attn": ("attention_layer", "one attention layer's attention"),
@@ -191,7 +208,10 @@ def stacks_of(spec: Spec) -> dict[str, sympy.Symbol]:
 GROUPS = {"attention": "self-attention in one layer", "cross_attention": "cross-attention in one layer",
           "norm": "norms in one layer", "ffn": "FFN in one layer", "moe": "MoE FFN in one layer",
           "linear_attention": "linear attention in one layer", "ssm": "Mamba mixer in one layer",
-          "short_conv": "short convolution in one layer"}
+          "short_conv": "short convolution in one layer",
+          "altup": "AltUp in one layer",
+          "laurel": "LAuReL in one layer",
+          "per_layer_input": "per-layer inputs in one layer"}
 
 
 def _layer_steps(prefix: str, leaves: list[tuple[str, Leaf, object]], letter: str, subs: dict,
