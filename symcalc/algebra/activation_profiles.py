@@ -159,3 +159,23 @@ def choice_weights(model: str, recompute: str, tensor_parallel: bool,
 def choices(opts) -> dict[str, int]:
     """:func:`choice_weights` of one set of options."""
     return choice_weights(opts.activations, opts.recompute, opts.tp > 1, opts.sequence_parallel)
+
+
+# -- the activation model in words (the report's convention note; derivations say the same) --
+ACTIVATION_TEXT = {
+    "paper": "paper: Korthikanti et al. 2022 term by term with this model's d_ff, gate, n_kv "
+             "and dropouts (1-byte masks)",
+    "eager": "eager: what transformers' eager attention keeps on CPU (float32 norm/softmax "
+             "upcasts, masks at the activation dtype)",
+    "sdpa": "sdpa: a fused attention kernel (no s^2 scores; float32 log-sum-exp)",
+}
+
+
+def activations_text(opts) -> str:
+    """The activation model used (default paper), its width and the choices applied."""
+    width = 4 if opts.dtype.strip().lower() in ("fp32", "float32") else 2
+    return (f"--activations {ACTIVATION_TEXT[opts.activations]}; every layer, {width}-byte "
+            "activations, "
+            + (f"tensor parallel t={opts.tp}, " if opts.tp > 1 else "no parallelism, ")
+            + ("sequence parallel, " if opts.sequence_parallel else "")
+            + f"recompute {opts.recompute}")

@@ -588,9 +588,9 @@ SINGLE_SOURCES = {"flops.decode_per_token": "pope2022", "memory.kv_cache_bytes":
 
 def activation_conventions(spec: Spec, opts: Options) -> str:
     """The activation model in words, as the report states it."""
-    from ..fast.quick import conventions
+    from ..algebra.activation_profiles import activations_text
 
-    return conventions(spec, opts)["memory"]["activations_bytes"]
+    return activations_text(opts)
 
 
 def _single_source(spec: Spec, quantity: str) -> str:

@@ -15,6 +15,7 @@ from ..errors import SymcalcError
 from ..algebra.options import Options, convention_switches, dtype_fraction, seq_len_of, workload_values
 from ..algebra.activation_profiles import choices as activation_choices
 from ..algebra.activation_profiles import facts as activation_facts
+from ..algebra.activation_profiles import activations_text
 from ..algebra import quantized
 from ..algebra.spec import Spec, layer_views, size_values, switch_values
 
@@ -63,23 +64,8 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
     }
 
 
-ACTIVATION_TEXT = {
-    "paper": "paper: Korthikanti et al. 2022 term by term with this model's d_ff, gate, n_kv "
-             "and dropouts (1-byte masks)",
-    "eager": "eager: what transformers' eager attention keeps on CPU (float32 norm/softmax "
-             "upcasts, masks at the activation dtype)",
-    "sdpa": "sdpa: a fused attention kernel (no s^2 scores; float32 log-sum-exp)",
-}
-
-
 def _activations_text(spec: Spec, opts: Options) -> str:
-    """The activation model used (default paper), its width and the choices applied."""
-    width = 4 if opts.dtype.strip().lower() in ("fp32", "float32") else 2
-    return (f"--activations {ACTIVATION_TEXT[opts.activations]}; every layer, {width}-byte "
-            "activations, "
-            + (f"tensor parallel t={opts.tp}, " if opts.tp > 1 else "no parallelism, ")
-            + ("sequence parallel, " if opts.sequence_parallel else "")
-            + f"recompute {opts.recompute}")
+    return activations_text(opts)
 
 
 def _weights_text(spec: Spec, opts: Options) -> str:

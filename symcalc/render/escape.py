@@ -113,16 +113,15 @@ def latex_text(text: object) -> str:
     for ch in str(text):
         if ch in LATEX_SPECIALS:
             out.append(LATEX_SPECIALS[ch])
+        elif ch == "-" and out and out[-1].endswith("-") and out[-1] in ("-", "{}-"):
+            out.append("{}-")  # no en/em-dash ligature: --quantity prints as two hyphens
         elif ord(ch) < 128:
             out.append(ch if ch.isprintable() else " ")
         elif _CONTROL.match(ch):
             out.append(" ")
         else:
             out.append((latex_char(ch) if spell else None) or ch)
-    text = "".join(out)
-    while "--" in text:  # no en/em-dash ligature: --quantity prints as two hyphens
-        text = text.replace("--", "-{}-")
-    return text
+    return "".join(out)
 
 
 def check_text(field: str, text: object, latex: bool = False, limit: int = TEXT_LIMIT) -> str:
