@@ -41,7 +41,8 @@ def test_kaplan_cli(name, cli):
     out = cli("closed-form", name, "--assume", "kaplan", "--json").json()
     assert out["expression"] == "12*L*d**2"
     assert same(parse(out["expression"]), KAPLAN)
-    assert out["assumption"] == "kaplan" and out["quantity"] == "params.total"
+    # Kaplan's form counts non-embedding parameters: --json says so (issue 11)
+    assert out["assumption"] == "kaplan" and out["quantity"] == "params.non_embedding"
     assert out["latex"] == "12 \\cdot L \\cdot d^{2}"
 
 

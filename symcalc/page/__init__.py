@@ -30,7 +30,7 @@ def meta() -> dict[str, Any]:
     from ..algebra import activation_profiles as ap
     from ..algebra import options as op
     from ..algebra import spec as sp
-    from ..fast.quick import ACTIVATION_TEXT
+    from ..algebra.activation_profiles import ACTIVATION_TEXT
     from ..inputs import presets
     from ..inputs.family_data import FAMILIES_DIR, family_names
     from ..inputs.gpus import load as load_gpus
