@@ -213,11 +213,8 @@ def _times_layers(prefix: str, layer: Breakdown, layers, hybrid: bool = False) -
     """Each part of one layer times the layers of the stack that hold it (attention and the
     other mixers, dense FFN, MoE FFN: :func:`symcalc.algebra.accounting.stack_value`; the
     attention core's softmax goes with attention)."""
-    def total(path, value):
-        if hybrid and path == "softmax":
-            return L_attn * value
-        return accounting.stack_value(path, value, layers, hybrid)
-    return [Leaf(f"{prefix}/{l.path}", total(l.path, l.value), l.source) for l in layer]
+    return [Leaf(f"{prefix}/{l.path}", accounting.stack_value(l.path, l.value, layers, hybrid),
+                 l.source) for l in layer]
 
 
 @lru_cache(maxsize=None)

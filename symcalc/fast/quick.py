@@ -57,15 +57,11 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
                 + ", ".join(_state_parts(spec))
                 + f"; state at {opts.state_dtype}, conv windows at {opts.kv_dtype}"}
                if spec.hybrid else {}),
-            "activations_bytes": _activations_text(spec, opts),
+            "activations_bytes": activations_text(opts),
             "training_bytes": f"{opts.optimizer}, ZeRO stage {opts.zero} over N_d={opts.dp} ranks, per rank",
             "training_peak_bytes": _peak_text(opts),
         },
     }
-
-
-def _activations_text(spec: Spec, opts: Options) -> str:
-    return activations_text(opts)
 
 
 def _weights_text(spec: Spec, opts: Options) -> str:
