@@ -1,0 +1,124 @@
+"""Activations against measurement, family by family (issue 12 item 3).
+
+For every family with tiny configs in tests/families: hypothesis redraws one of its configs
+(family_draw.drawn_config: sizes, heads, experts, switches), builds it at two layer counts and
+runs one training-mode forward pass of each under autograd's saved-tensor hooks
+(tests/saved_tensors.py). The measured difference of the saved bytes (embeddings, head, loss
+and masks cancel) must equal the difference of symcalc's ``memory.activations_bytes`` for the
+two configs, exactly, with ``--activations eager`` (eager attention) in bf16 and fp32, and with
+``--activations sdpa`` where the family's attention runs PyTorch's fused CPU kernel.
+
+Families that cannot be matched exactly (the recurrent mixers of the hybrids) are in
+``NOT_EXACT`` with why; for them the measured / modelled ratio must stay inside the stated
+bounds, which docs/conventions.md repeats.
+"""
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, reject, settings
+from hypothesis import strategies as st
+
+import saved_tensors
+from family_draw import TINY, drawn_config, small_templates
+from symcalc.algebra import quantities as q
+from symcalc.algebra.options import Options, workload_values
+from symcalc.algebra.spec import size_values
+from symcalc.errors import SymcalcError
+from symcalc.inputs.hf import spec_from_config
+
+LAYER_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
+
+# Families whose text model is another family's (the wrapper's language model is measured there).
+WRAPPERS = {"gemma3": "gemma3_text", "mistral3": "ministral3", "qwen3_5": "qwen3_5_text",
+            "qwen3_5_moe": "qwen3_5_moe_text", "llama4": "llama4_text", "gemma3n": "gemma3n_text"}
+
+# model_type -> (why it is not exact, lowest and highest measured/modelled ratio seen)
+NOT_EXACT: dict[str, tuple[str, float, float]] = {}
+
+# Families whose eager attention is PyTorch's fused kernel under attn_implementation="sdpa" on
+# CPU (no dropout, no softcap, no sinks): --activations sdpa must match them exactly.
+SDPA_EXACT: set[str] = set()
+
+FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS))
+EXAMPLES = int(os.environ.get("SYMCALC_ACTIVATION_EXAMPLES", "3"))
+
+
+def layer_key(cfg: dict) -> str:
+    return next((k for k in LAYER_KEYS if isinstance(cfg.get(k), int)), "num_hidden_layers")
+
+
+def with_more_layers(cfg: dict, extra: int) -> dict:
+    """The same model with ``extra`` more layers; per-layer lists continue their pattern."""
+    out = copy.deepcopy(cfg)
+    key = layer_key(out)
+    n = out.get(key, 1)
+    out[key] = n + extra
+    for list_key in ("layer_types", "no_rope_layers", "mlp_layer_types"):
+        if isinstance(out.get(list_key), list) and out[list_key]:
+            pattern = out[list_key]
+            out[list_key] = [pattern[i % len(pattern)] for i in range(n + extra)]
+    return out
+
+
+def symcalc_bytes(cfg: dict, batch: int, seq: int, dtype: str, model: str) -> int:
+    spec = spec_from_config(copy.deepcopy(cfg))
+    opts = Options(batch=batch, seq_len=seq, dtype=dtype, activations=model)
+    expr = q.expression("memory.activations_bytes", spec, opts)
+    return int(q.value(expr, {**size_values(spec), **workload_values(spec, opts)}))
+
+
+def compare(cfg: dict, batch: int, seq: int, dtype: str, model: str = "eager") -> tuple[int, int]:
+    """(measured, symcalc) bytes of the layers the second config adds."""
+    more = with_more_layers(cfg, 2)
+    attn = "sdpa" if model == "sdpa" else "eager"
+    measured = (saved_tensors.saved_bytes(more, batch, seq, dtype, attn).total
+                - saved_tensors.saved_bytes(cfg, batch, seq, dtype, attn).total)
+    mine = symcalc_bytes(more, batch, seq, dtype, model) - symcalc_bytes(cfg, batch, seq, dtype, model)
+    return measured, mine
+
+
+def _check(cfg, batch, seq, dtype, model, model_type):
+    try:
+        spec_from_config(copy.deepcopy(cfg))
+        measured, mine = compare(cfg, batch, seq, dtype, model)
+    except SymcalcError:
+        reject()
+    except Exception:  # noqa: BLE001 - a drawn combination transformers does not build or run
+        reject()
+    if model_type in NOT_EXACT and model == "eager":
+        _, lo, hi = NOT_EXACT[model_type]
+        assert lo <= measured / mine <= hi, (measured, mine, cfg)
+    else:
+        assert mine == measured, (measured, mine, dtype, batch, seq, cfg)
+
+
+def _run(model_type: str, model: str) -> None:
+    if not small_templates(model_type):
+        pytest.skip(f"{model_type}: no tiny config small enough to redraw")
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, phases=(Phase.generate,),
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(cfg=drawn_config(model_type), batch=st.integers(1, 2), seq=st.integers(2, 9),
+           dtype=st.sampled_from(["bf16", "fp32"]))
+    def check(cfg, batch, seq, dtype):
+        _check(cfg, batch, seq, dtype, model, model_type)
+
+    check()
+
+
+@pytest.mark.parametrize("model_type", FAMILIES)
+def test_eager_equals_measured(model_type):
+    _run(model_type, "eager")
+
+
+@pytest.mark.parametrize("model_type", sorted(SDPA_EXACT))
+def test_sdpa_equals_measured(model_type):
+    _run(model_type, "sdpa")
+
+
+def test_wrappers_are_measured_through_their_language_model():
+    assert {cfg["model_type"] for _, cfg in TINY} >= set(WRAPPERS)
+    assert set(WRAPPERS.values()) <= set(FAMILIES)
