@@ -122,3 +122,18 @@ def test_sdpa_equals_measured(model_type):
 def test_wrappers_are_measured_through_their_language_model():
     assert {cfg["model_type"] for _, cfg in TINY} >= set(WRAPPERS)
     assert set(WRAPPERS.values()) <= set(FAMILIES)
+
+
+def test_conventions_table_is_current():
+    """docs/conventions.md's measured-versus-model table is what docs/activations_table.py
+    measures now (``python docs/activations_table.py`` rewrites it)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "activations_table.py"
+    spec = importlib.util.spec_from_file_location("activations_table", path)
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    text = table.DOCS.read_text(encoding="utf-8")
+    assert table.splice(text, table.render_table()) == text, \
+        "docs/conventions.md is stale: run python docs/activations_table.py"
