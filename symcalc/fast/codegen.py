@@ -323,16 +323,22 @@ def generate() -> str:
     return "".join(out)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    text = generate()
+def write_or_check(target: Path, text: str, command: str, argv: list[str]) -> int:
+    """Write ``text`` to ``target``, or with ``--check`` in ``argv`` report whether it is
+    already there (exit status 1 when stale, naming ``command`` that regenerates it)."""
     if "--check" in argv:
-        same = TARGET.exists() and TARGET.read_text(encoding="utf-8") == text
-        print(f"{TARGET.name} is {'up to date' if same else 'STALE: run python -m symcalc.fast.codegen'}")
+        same = target.exists() and target.read_text(encoding="utf-8") == text
+        print(f"{target.name} is {'up to date' if same else f'STALE: run python -m {command}'}")
         return 0 if same else 1
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote {TARGET}")
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    print(f"wrote {target}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return write_or_check(TARGET, generate(), "symcalc.fast.codegen",
+                          sys.argv[1:] if argv is None else argv)
 
 
 if __name__ == "__main__":

@@ -204,16 +204,8 @@ def generate() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    text = generate()
-    if "--check" in argv:
-        same = TARGET.exists() and TARGET.read_text(encoding="utf-8") == text
-        print(f"{TARGET.name} is {'up to date' if same else 'STALE: run python -m symcalc.fast.jscodegen'}")
-        return 0 if same else 1
-    TARGET.parent.mkdir(exist_ok=True)
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote {TARGET}")
-    return 0
+    return codegen.write_or_check(TARGET, generate(), "symcalc.fast.jscodegen",
+                          sys.argv[1:] if argv is None else argv)
 
 
 if __name__ == "__main__":
