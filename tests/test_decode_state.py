@@ -1,25 +1,32 @@
-"""Decoding state of the state-space and short-convolution hybrids (jamba, nemotron_h, falcon_h1,
-granitemoehybrid, lfm2): symcalc's memory.recurrent_state_bytes and memory.kv_cache_bytes against
-the cache a real forward pass leaves behind.
+"""Decoding state of the hybrids: symcalc's memory.recurrent_state_bytes and
+memory.kv_cache_bytes against the cache a real forward pass leaves behind.
 
 Each case builds a tiny config of tests/families/ on CPU with random weights, casts it to fp32 or
 bf16, runs one forward pass with ``use_cache=True`` over ``batch x seq_len`` tokens and adds up
 ``numel * element_size`` of the tensors in ``out.past_key_values``:
 
-* Mamba and short-convolution layers (``LinearAttentionLayer``): ``conv_states`` and
-  ``recurrent_states`` (LFM2's short convolution keeps no recurrent state);
-* attention layers (``DynamicLayer``): ``keys`` and ``values``;
+* linear-attention, Mamba and short-convolution layers (``LinearAttentionLayer``):
+  ``conv_states`` and ``recurrent_states`` (LFM2's short convolution keeps no recurrent state);
+* softmax / MLA attention layers (``DynamicLayer``): ``keys`` and ``values``;
 * Falcon-H1 layers (``LinearAttentionAndFullAttentionLayer``) hold both;
 * Nemotron-H's MLP and MoE blocks (``DummyLayer``) hold nothing.
 
-symcalc is asked with ``kv_dtype`` equal to the model's dtype and its default state dtype (fp32).
-What transformers 5.24 holds (checked by ``test_what_transformers_stores``): per Mamba layer a conv
-window (b, channels, K_conv) in the model dtype -- K_conv columns, not K_conv - 1, zero-padded on
-the left when the prompt is shorter -- with channels d_in (Mamba-1) or d_in + 2 G_s N_s (Mamba-2),
-and an SSM state in float32 whatever the model dtype (the torch scans compute in fp32 and the cache
-keeps that tensor's dtype): (b, d_in, N_s) for Mamba-1, (b, H_s, d_in / H_s, N_s) for Mamba-2; per
-short-convolution layer a window (b, d, K_conv); per attention layer keys and values
-(b, n_kv, s, d_h). The states do not grow with the sequence.
+symcalc is asked with ``kv_dtype`` equal to the model's dtype (the dtype transformers stores its
+keys, values and conv windows in) and its default state dtype (fp32). What transformers 5.24
+holds (checked by the ``test_what_*_stores`` tests):
+
+* per linear-attention layer (Gated DeltaNet, Kimi Delta Attention) a conv window
+  (b, channels, K_conv) in the model dtype -- K_conv columns, not K_conv - 1 -- and a recurrent
+  state (b, n_lv, d_lk, d_lv) in float32 whatever the model dtype (the chunked kernel computes in
+  fp32 and the cache keeps that tensor's dtype; Kimi even casts it explicitly);
+* per Mamba layer a conv window (b, channels, K_conv), zero-padded on the left when the prompt is
+  shorter, with channels d_in (Mamba-1) or d_in + 2 G_s N_s (Mamba-2), and an SSM state in float32:
+  (b, d_in, N_s) for Mamba-1, (b, H_s, d_in / H_s, N_s) for Mamba-2;
+* per short-convolution layer a window (b, d, K_conv);
+* per softmax layer keys and values (b, n_kv, s, d_h); per MLA layer the latent, keys
+  (b, 1, s, r_kv) and values (b, 1, s, d_rope).
+
+Neither state grows with the sequence (seq_len 70: two 64-token chunks, holds as much as 5).
 
 A stack without any attention layer (jamba/tiny-tied-no-attention, granitemoehybrid/
 tiny-bare-dense-all-mamba, lfm2/tiny-all-conv) cannot run a cached forward in transformers 5.24:
@@ -44,9 +51,20 @@ from symcalc.options import Options
 from symcalc.report import report
 
 FAMILIES = Path(__file__).parent / "families"
-# (config file, batch, seq_len): a prompt shorter than the conv window, and one spanning several
-# chunks of the Mamba-2 scan
-CONFIGS = [
+# (config file, batch, seq_len): linear-attention hybrids at a short and a two-chunk sequence
+LINEAR_CONFIGS = [
+    ("qwen3_next/causal-lm-default-interval-moe.json", 2, 5),
+    ("qwen3_next/causal-lm-layer-types-sparse-step-bias.json", 1, 70),
+    ("qwen3_next/causal-lm-interval-2-dense-tied.json", 2, 3),
+    ("qwen3_5_text/causal-lm-default-interval.json", 2, 5),
+    ("qwen3_5_text/model-interval-2.json", 1, 70),
+    ("qwen3_5_moe_text/causal-lm-layer-types-bias-tied.json", 2, 5),
+    ("kimi_linear/causal-lm-default-layers.json", 2, 5),
+    ("kimi_linear/causal-lm-layer-lists-q-lora-bias.json", 1, 70),
+]
+# state-space and short-convolution hybrids: a prompt shorter than the conv window, and one
+# spanning several chunks of the Mamba-2 scan
+SSM_CONFIGS = [
     ("jamba/tiny-moe-biases.json", 2, 5),
     ("jamba/tiny-bare-dense-auto-rank.json", 1, 2),
     ("jamba/tiny-moe-biases.json", 1, 2),
@@ -64,7 +82,7 @@ CONFIGS = [
 ]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 CASES = [pytest.param(f, b, s, dt, id=f"{f.removesuffix('.json')}-{b}x{s}-{dt}")
-         for f, b, s in CONFIGS for dt in DTYPES]
+         for f, b, s in LINEAR_CONFIGS + SSM_CONFIGS for dt in DTYPES]
 
 _HELD: dict[tuple, dict] = {}
 
@@ -118,7 +136,23 @@ def test_kv_cache_bytes_count_only_attention_layers(name, batch, seq_len, dtype)
     assert symcalc_memory(name, batch, seq_len, dtype)["kv_cache_bytes"] == held["kv"]
 
 
-def test_what_transformers_stores():
+def test_what_linear_attention_layers_store():
+    """The shapes and dtypes the docstring states, on one config of each layout."""
+    # Qwen3-Next tiny: 3 linear layers (n_lk 2 x d_lk 8, n_lv 6 x d_lv 10, kernel 3), 1 softmax
+    # layer (n_kv 2 x d_h 12); bf16 model
+    held = transformers_cache("qwen3_next/causal-lm-default-interval-moe.json", 2, 5, "bf16")
+    assert held["conv"] == [((2, 2 * 2 * 8 + 6 * 10, 3), torch.bfloat16)] * 3
+    assert held["recurrent"] == [((2, 6, 8, 10), torch.float32)] * 3
+    assert held["keys"] == held["values"] == [((2, 2, 5, 12), torch.bfloat16)]
+    # Kimi tiny: 4 KDA layers (3 heads x 8, kernel 3), 1 MLA layer (r_kv 16, d_rope 4)
+    held = transformers_cache("kimi_linear/causal-lm-default-layers.json", 2, 5, "bf16")
+    assert held["conv"] == [((2, 3 * 3 * 8, 3), torch.bfloat16)] * 4
+    assert held["recurrent"] == [((2, 3, 8, 8), torch.float32)] * 4
+    assert held["keys"] == [((2, 1, 5, 16), torch.bfloat16)]
+    assert held["values"] == [((2, 1, 5, 4), torch.bfloat16)]
+
+
+def test_what_ssm_and_conv_layers_store():
     """The shapes and dtypes the docstring states, on one config of each layout (bf16 models)."""
     bf16, fp32 = torch.bfloat16, torch.float32
     # Jamba tiny: layers mamba, mamba, attention, mamba; d_in 64, N_s 8, K_conv 4; n_kv 2 x d_h 8.
@@ -145,7 +179,17 @@ def test_what_transformers_stores():
     assert held["keys"] == held["values"] == [((2, 2, 5, 8), bf16)]
 
 
-def test_state_does_not_grow_with_the_sequence():
+def test_linear_state_does_not_grow_with_the_sequence():
+    name = "qwen3_5_text/model-interval-2.json"
+    short, long = (transformers_cache(name, 1, s, "fp32") for s in (5, 70))
+    assert short["state"] == long["state"] > 0
+    assert long["kv"] == 14 * short["kv"] > 0
+    mem = {s: symcalc_memory(name, 1, s, "fp32") for s in (5, 70)}
+    assert mem[5]["recurrent_state_bytes"] == mem[70]["recurrent_state_bytes"]
+    assert mem[70]["kv_cache_bytes"] == 14 * mem[5]["kv_cache_bytes"]
+
+
+def test_ssm_state_does_not_grow_with_the_sequence():
     name = "granitemoehybrid/tiny-moe-biases-rope.json"
     short, long = (transformers_cache(name, 1, s, "fp32") for s in (2, 20))
     assert short["state"] == long["state"] > 0
