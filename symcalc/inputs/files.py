@@ -112,16 +112,21 @@ def check_depth(data: Any, label: str) -> Any:
     return data
 
 
+def _parse(loads, text: str, label: str, kind: str) -> Any:
+    """``loads(text)`` with its errors as one line naming ``label``; nesting checked."""
+    try:
+        data = loads(text)
+    except RecursionError:
+        raise _too_deep(label) from None
+    except ValueError as err:  # JSONDecodeError / TOMLDecodeError, and integers over the digit limit
+        raise SymcalcError(label, f"is not valid {kind} ({err})") from None
+    return check_depth(data, label)
+
+
 def parse_json(text: str, label: str) -> Any:
     import json
 
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise _too_deep(label) from None
-    except ValueError as err:  # JSONDecodeError, and integers over Python's digit limit
-        raise SymcalcError(label, f"is not valid JSON ({err})") from None
-    return check_depth(data, label)
+    return _parse(json.loads, text, label, "JSON")
 
 
 def parse_toml(text: str, label: str) -> dict[str, Any]:
@@ -129,13 +134,7 @@ def parse_toml(text: str, label: str) -> dict[str, Any]:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        data = tomllib.loads(text)
-    except RecursionError:
-        raise _too_deep(label) from None
-    except ValueError as err:  # TOMLDecodeError, and integers over Python's digit limit
-        raise SymcalcError(label, f"is not valid TOML ({err})") from None
-    return check_depth(data, label)
+    return _parse(tomllib.loads, text, label, "TOML")
 
 
 def read_json(path: Any, label: str | None = None) -> Any:
