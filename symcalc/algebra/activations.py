@@ -29,8 +29,9 @@ from . import activation_profiles as profiles
 from .activation_profiles import ACTIVATION_MODELS
 from .components import sw
 from .saved import Saved, norm_terms
-from .saved_attention import attention_terms
+from .saved_attention import attention_terms, layer_kind_terms, rope_table_terms
 from .saved_ffn import ffn_terms, moe_terms
+from .saved_mixers import mixer_terms
 from .symbols import L, L_attn, L_dec, L_ffn, b, d, d_ff, s, s_dec, t
 
 RECOMPUTE = ("none", "selective", "full")
@@ -50,9 +51,13 @@ def layer_terms(model: str, facts: dict, A, q_len=s, kv_len=None, cross: bool = 
     norms: list[Saved] = []
     if not paper:  # the paper counts each LayerNorm's input as 2 s b d, nothing else
         n_attn = sw("norm_attn_in") + sw("norm_attn_out")
-        n_ffn = sw("norm_ffn_in") + sw("norm_ffn_out")
+        # Nemotron-H's FFN and MoE blocks have a norm of their own (ac_block_norm)
+        n_ffn = sw("norm_ffn_in") + sw("norm_ffn_out") + f["ac_block_norm"]
         norms += [x.times(n_attn * attention) for x in norm_terms(f, A, tokens, "norm/attention")]
-        norms += [x.times(n_ffn * (dense + moe)) for x in norm_terms(f, A, tokens, "norm/ffn")]
+        # a parallel block's two norms read the same block input: kept once (ac_parallel_norms)
+        norms += [x.times(n_ffn * (dense + moe)
+                          * (1 - f["ac_parallel_norms"] if x.name.endswith("/input") else 1))
+                  for x in norm_terms(f, A, tokens, "norm/ffn")]
         if cross:
             norms += norm_terms(f, A, tokens, "norm/cross_attention")
     else:
@@ -81,7 +86,8 @@ def facts_of(spec, dtype: str, batch: int = 2) -> dict:
 
 def stack_terms(model: str, facts: dict, shape: str) -> list[tuple[str, list[Saved]]]:
     """(stack, terms) with each term already multiplied by the layers that hold it: a single
-    stack of L layers (attention in L_attn, FFN in L_ffn: dense or MoE), or T5's encoder (L
+    stack of L layers (attention in L_attn, FFN in L_ffn: dense or MoE, the other mixers in
+    L_lin, L_conv, L_ssm: :func:`saved_mixers.mixer_terms`), or T5's encoder (L
     layers over s tokens) and decoder (L_dec layers over s_dec tokens with cross-attention)."""
     from .accounting import dense_count, moe_count
 
@@ -91,7 +97,9 @@ def stack_terms(model: str, facts: dict, shape: str) -> list[tuple[str, list[Sav
                 ("decoder", [x.times(L_dec)
                              for x in layer_terms(model, facts, A, s_dec, s, cross=True)])]
     return [("layers", layer_terms(model, facts, A, s, attention=L_attn,
-                                   dense=dense_count(L_ffn), moe=moe_count(L_ffn)))]
+                                   dense=dense_count(L_ffn), moe=moe_count(L_ffn))
+             + mixer_terms(model, facts, A, s) + rope_table_terms(model, facts, A)
+             + layer_kind_terms(model, facts, A))]
 
 
 def choice_weights(model: str, recompute: str, tensor_parallel: bool,
