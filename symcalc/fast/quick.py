@@ -47,7 +47,9 @@ def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
                               if spec.family == "encoder" else
                               (_mla_cache_text(opts) if spec.mla else
                                "2 L_attn n_kv d_h (attention layers only)"
-                               if spec.L_attn is not None else "2 L n_kv d_h")
+                               if spec.L_attn is not None else
+                               "2 (L - L_kv_shared) n_kv d_h (layers that reuse an earlier "
+                               "layer's cache keep none)" if spec.L_kv_shared else "2 L n_kv d_h")
                               + f" x tokens x {opts.kv_dtype}"
                               + (_window_text(spec) if spec.W else "")
                               + (" (decoder self- and cross-attention)"

@@ -555,7 +555,9 @@ function conventions(spec, o) {  // quick.conventions
   const memory = {
     weights_bytes: `parameters x ${o.dtype}`,
     kv_cache_bytes: spec.family === "encoder" ? "none: an encoder-only model keeps no KV cache"
-      : (spec.mla ? mla : spec.L_attn !== null ? "2 L_attn n_kv d_h (attention layers only)" : "2 L n_kv d_h")
+      : (spec.mla ? mla : spec.L_attn !== null ? "2 L_attn n_kv d_h (attention layers only)"
+        : spec.L_kv_shared ? "2 (L - L_kv_shared) n_kv d_h (layers that reuse an earlier layer's cache keep none)"
+        : "2 L n_kv d_h")
         + ` x tokens x ${o.kv_dtype}` + (spec.W ? windowText(spec) : "")
         + (spec.family === "encoder-decoder" ? " (decoder self- and cross-attention)" : ""),
   };
