@@ -59,6 +59,10 @@ PROB_DROPOUT_ONLY_WITH_ALIBI = frozenset({"falcon"})
 # K: four tables of s x rotary_dim, position ids of batch 1)
 QK_FP32 = frozenset({"gptj"})
 ROTARY_TABLES_PER_LAYER = frozenset({"gptj"})
+# GLM-4 rebuilds cos and sin in every layer too (repeat_interleave of their first half), one
+# pair for Q and K, each 2 ceil(rotary_dim / 2) wide: counted as GPT-J's four tables of half
+# that width (rotary_dim = head_dim x partial_rotary_factor, default 0.5)
+ROTARY_PAIR_PER_LAYER = {"glm4": 0.5}
 # q/k norms over all heads that normalize each head apart (StableLM: one LayerNorm per head)
 QK_NORM_PER_HEAD = frozenset({"stablelm"})
 # Hybrids whose Mamba-2 runs beside attention on the same normed input (Falcon-H1: one norm
@@ -84,7 +88,8 @@ GROUP_ROUTERS = {"deepseek_v3": (2, 8, 4, True), "glm4_moe": (2, 1, 1, True),
 # Routers that renormalise by a clamped sum (ERNIE 4.5: the sum and its clamp are both kept)
 ROUTER_CLAMPED_SUM = frozenset({"ernie4_5_moe"})
 # Routers whose top-k weights reach the experts in the model's dtype (else float32)
-ROUTING_WEIGHTS_IN_MODEL_DTYPE = frozenset({"hunyuan_v1_moe", "ernie4_5_moe", "qwen2_moe",
+ROUTING_WEIGHTS_IN_MODEL_DTYPE = frozenset({"hunyuan_v1_moe", "ernie4_5_moe", "qwen3_next",
+                                            "qwen3_5_moe_text", "qwen2_moe",
                                             "qwen3_moe", "olmoe", "granitemoe", "phimoe",
                                             "gpt_oss", "dbrx", "llama4_text"})
 # Routers that renormalise their top-k weights only under the config's norm_topk_prob:
@@ -201,16 +206,28 @@ def _dotted(data: dict[str, Any], key: str) -> Any:
 
 def layout_fields(model_type: str, data: dict[str, Any]) -> dict[str, Any]:
     """Layout details that change what a layer keeps and that the parameter fields do not
-    carry: ``kv_gather`` (Falcon takes K and V from its fused projection with index lists
-    under multi_query or new_decoder_architecture, keeping two int64 indices per layer),
+    carry: ``fused_qkv`` (Falcon's layout of its fused projection: "grouped" under
+    new_decoder_architecture, "mqa" under multi_query, else "mha"),
     ``rotary_tables`` (GPT-J rebuilds its sin/cos tables in every layer, rotary_dim wide)
     and ``clip_qkv`` (MPT clamps its fused q/k/v output when attn_config.clip_qkv is set)."""
     out: dict[str, Any] = {}
     if model_type == "falcon":
-        out["kv_gather"] = bool(data.get("new_decoder_architecture") or data.get("multi_query"))
+        out["fused_qkv"] = ("grouped" if data.get("new_decoder_architecture")
+                            else "mqa" if data.get("multi_query") else "mha")
     if model_type in ROTARY_TABLES_PER_LAYER:
         width = data.get("rotary_dim") or data.get("hidden_size") or data.get("n_embd")
         out["rotary_tables"] = width if isinstance(width, int) and not isinstance(width, bool) else 0
+    if model_type in ROTARY_PAIR_PER_LAYER:
+        rope = data.get("rope_parameters") if isinstance(data.get("rope_parameters"), dict) else {}
+        factor = rope.get("partial_rotary_factor", data.get("partial_rotary_factor"))
+        factor = ROTARY_PAIR_PER_LAYER[model_type] if factor is None else factor
+        heads = data.get("num_attention_heads")
+        head_dim = data.get("head_dim") or (data.get("hidden_size") // heads
+                                            if isinstance(heads, int) and heads > 0 else 0)
+        try:
+            out["rotary_tables"] = (int(int(head_dim) * float(factor)) + 1) // 2
+        except (TypeError, ValueError):
+            out["rotary_tables"] = 0
     if model_type == "mpt":
         out["clip_qkv"] = bool(_dotted(data, "attn_config.clip_qkv"))
     return out
@@ -328,8 +345,10 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
         # a parallel block with two norms: both norms read the block's input (kept once)
         "ac_parallel_norms": int(spec.parallel and spec.norm_ffn_in),
         "ac_qk32": int(impl in QK_FP32),
-        "ac_rot_tables": spec.rotary_tables if impl in ROTARY_TABLES_PER_LAYER else 0,
-        "ac_kv_gather": 2 * int(bool(spec.kv_gather)),
+        "ac_rot_tables": (spec.rotary_tables if impl in ROTARY_TABLES_PER_LAYER
+                          or impl in ROTARY_PAIR_PER_LAYER else 0),
+        "ac_kv_gather": 2 * int(spec.fused_qkv in ("mqa", "grouped")),
+        **fused_qkv_facts(spec, batch),
         "ac_drop_attn_out": int(drop_out),
         "ac_soft_bytes": 4 if soft32 else width,
         "ac_cast": int(soft32 and not f32 and not drop_probs),
@@ -354,6 +373,23 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
                             and spec.n_lk == spec.n_lv),
         **router_facts(spec, f32, width),
     }
+
+
+def fused_qkv_facts(spec, batch: int) -> dict[str, int]:
+    """Falcon's views of its fused q/k/v projection (``spec.fused_qkv``). The score and value
+    products fold batch and heads into one dimension; at batch 1 or with one head that needs
+    no copy, so a tensor that is still a view of the projection keeps all of it: V under
+    rotary positions in the "mha" layout, Q under ALiBi in the "mqa" layout and in the
+    "grouped" one when its heads need no copy (one key/value head, or one query per group).
+    In the "grouped" layout the rotary positions turn K, broadcast to the query heads, into
+    a full n_h heads even where repeating it costs nothing (one key/value head at batch 1)."""
+    layout, rotary = spec.fused_qkv, spec.position == "rotary"
+    fold = batch == 1 or spec.n_h == 1
+    n_kv = spec.n_kv or spec.n_h
+    q_view = (layout == "mqa" or layout == "grouped" and (n_kv == 1 or n_kv == spec.n_h))
+    view = fold and (layout == "mha" and rotary or q_view and not rotary)
+    return {"ac_fused_view": int(view),
+            "ac_k_bcast": int(layout == "grouped" and rotary and n_kv == 1 and batch == 1)}
 
 
 def router_facts(spec, f32: bool, width: int) -> dict[str, int]:
@@ -408,6 +444,11 @@ FACT_MEANINGS = {
     "ac_kv_gather": "int64 indices kept per layer by taking K and V out of the fused "
                     "projection with index lists (Falcon: 2 under multi_query or the new "
                     "decoder architecture)",
+    "ac_fused_view": "Q (ALiBi) or V (rotary) reaches the score or value product as a view of "
+                     "the fused q/k/v projection, which it keeps whole: 2 n_kv b s d_h more "
+                     "(Falcon at batch 1 or with one head)",
+    "ac_k_bcast": "K is kept at n_h heads though one key/value head at batch 1 needs no "
+                  "repeat (Falcon's new decoder architecture rotates the broadcast K)",
     "ac_drop_attn_out": "dropout on attention's output (the hidden dropout; Falcon: the "
                         "attention dropout, sequential blocks only; StableLM: none)",
     "ac_soft_bytes": "bytes of the kept softmax output (4 where upcast to float32)",

@@ -61,7 +61,9 @@ def layer_terms(model: str, facts: dict, A, q_len=s, kv_len=None, cross: bool = 
         if cross:
             norms += norm_terms(f, A, tokens, "norm/cross_attention")
     else:
-        n = attention + dense + moe + (1 if cross else 0)
+        # as many norms as the layer has (Gemma 2's four, Cohere's one parallel norm)
+        n = ((sw("norm_attn_in") + sw("norm_attn_out")) * attention
+             + (sw("norm_ffn_in") + sw("norm_ffn_out")) * (dense + moe) + (1 if cross else 0))
         norms.append(Saved("norm/input", n * tokens * d, A, "korthikanti2022",
                            "each LayerNorm keeps its input", split=False))
     out = list(norms)
