@@ -256,7 +256,7 @@ def convention_notes() -> set[str]:
 KEPT = {"none", "full", "selective", "paper", "eager", "sdpa", "expanded", "latent", "FLOPs",
         "MACs", "float", "Korthikanti", "dropout", "adam-mixed", "ZeRO", "transformers", "torch",
         "FlopCounterMode", "softmax", "log-sum-exp", "mamba", "conv", "rope", "nope", "attn",
-        "top-k", "prefill", "matmul",
+        "top-k", "prefill", "matmul", "shared",  # "shared": the symbol L_kv_shared
         "mxfp", "nvfp", "MXFP", "NVFP", "GPT-OSS", "tensor", "block"}  # the last: --dtype names
 
 
