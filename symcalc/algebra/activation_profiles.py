@@ -63,6 +63,9 @@ ROTARY_TABLES_PER_LAYER = frozenset({"gptj"})
 # pair for Q and K, each 2 ceil(rotary_dim / 2) wide: counted as GPT-J's four tables of half
 # that width (rotary_dim = head_dim x partial_rotary_factor, default 0.5)
 ROTARY_PAIR_PER_LAYER = {"glm4": 0.5}
+# Queries multiplied in every layer by a scale per position, 1 + beta log(1 + floor(pos / n))
+# (Ministral 3's llama_4_scaling_beta, applied whatever beta is): the product keeps the scale
+QUERY_POSITION_SCALE = frozenset({"ministral3"})
 # q/k norms over all heads that normalize each head apart (StableLM: one LayerNorm per head)
 QK_NORM_PER_HEAD = frozenset({"stablelm"})
 # Hybrids whose Mamba-2 runs beside attention on the same normed input (Falcon-H1: one norm
@@ -91,13 +94,14 @@ ROUTER_CLAMPED_SUM = frozenset({"ernie4_5_moe"})
 ROUTING_WEIGHTS_IN_MODEL_DTYPE = frozenset({"hunyuan_v1_moe", "ernie4_5_moe", "qwen3_next",
                                             "qwen3_5_moe_text", "qwen2_moe",
                                             "qwen3_moe", "olmoe", "granitemoe", "phimoe",
-                                            "gpt_oss", "dbrx", "llama4_text"})
+                                            "gpt_oss", "dbrx", "llama4_text",
+                                            "granitemoehybrid"})
 # Routers that renormalise their top-k weights only under the config's norm_topk_prob:
 # model_type -> its class default
 NORM_TOPK_DEFAULTS = {"qwen2_moe": False, "qwen3_moe": False, "olmoe": False}
 # Routers that take the top k of the logits and a softmax over those k (GraniteMoE): no
 # softmax over all experts is kept, the k float32 weights are (by their softmax), no sum
-ROUTER_TOPK_SOFTMAX = frozenset({"granitemoe", "gpt_oss"})
+ROUTER_TOPK_SOFTMAX = frozenset({"granitemoe", "gpt_oss", "granitemoehybrid"})
 # Routers whose probabilities (softmax over the experts or over the top k, and the
 # renormalisation's sum) are in the model's dtype, not float32 (gpt-oss, DBRX)
 ROUTER_IN_MODEL_DTYPE = frozenset({"gpt_oss", "dbrx"})
@@ -112,6 +116,10 @@ GLU_CLAMPED = frozenset({"gpt_oss"})
 # E times, each copy multiplied by its sigmoid score, zero off the top k, then batched
 # matmuls): the experts' tensors cover E b s rows, not the k b s routed pairs
 EXPERTS_ALL = frozenset({"llama4_text"})
+# One fused q/k/v projection whose V is a view of it (DBRX's Wqkv, split after the clamp):
+# where neither repeat_kv (n_kv = n_h, or one KV head at batch 1) nor the V product (batch 1
+# or one head) copies it, and in the fused kernel, the whole q/k/v output is kept
+FUSED_QKV_V_VIEW = frozenset({"dbrx"})
 # PhiMoE's sparsemixer: two picks per token (Gumbel sampling in training), each keeping a
 # boolean mask and a softmax over the experts, two int64 indices and its multiplier
 SPARSEMIXER = frozenset({"phimoe"})
@@ -345,6 +353,7 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
         # a parallel block with two norms: both norms read the block's input (kept once)
         "ac_parallel_norms": int(spec.parallel and spec.norm_ffn_in),
         "ac_qk32": int(impl in QK_FP32),
+        "ac_q_pos_scale": int(impl in QUERY_POSITION_SCALE),
         "ac_rot_tables": (spec.rotary_tables if impl in ROTARY_TABLES_PER_LAYER
                           or impl in ROTARY_PAIR_PER_LAYER else 0),
         "ac_kv_gather": 2 * int(spec.fused_qkv in ("mqa", "grouped")),
@@ -362,6 +371,11 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
         # repeat_kv of a single key/value head is a stride-0 view, and at batch 1 the score
         # and value products fold it without copying: K and V stay one head wide
         "ac_kv_rep": int(not (spec.n_kv == 1 and batch == 1)),
+        # (and the V product folds batch and heads without a copy: batch 1 or one head)
+        "ac_v_qkv": int(impl in FUSED_QKV_V_VIEW and ((spec.n_kv or spec.n_h) == spec.n_h
+                                                       or spec.n_kv == 1 and batch == 1)
+                        and (batch == 1 or spec.n_h == 1)),
+        "ac_fused_qkv": int(impl in FUSED_QKV_V_VIEW),
         # MLA's V is a slice of the key/value up-projection; at batch 1 or with one head the
         # V product folds it without a copy and keeps the whole projection (d_nope + d_v)
         "ac_mla_v_view": int(bool(spec.mla) and (batch == 1 or spec.n_h == 1)),
@@ -371,6 +385,9 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
         "ac_block_norm": int(impl in BLOCK_NORMS),
         "ac_gdn_zview": int(f32 and impl in GDN_FUSED_QKVZ and spec.n_lk is not None
                             and spec.n_lk == spec.n_lv),
+        # float32 q and k reach the chunked kernel as views of the conv's output (.to(float32)
+        # copies nothing; with n_lk < n_lv repeat_interleave copies them)
+        "ac_lin_qkview": int(f32 and spec.n_lk is not None and spec.n_lk == spec.n_lv),
         **router_facts(spec, f32, width),
     }
 
@@ -417,6 +434,8 @@ def router_facts(spec, f32: bool, width: int) -> dict[str, int]:
         "ac_glu_clamp": int(impl in GLU_CLAMPED),
         "ac_clip_qkv": int(bool(spec.clip_qkv)),
         "ac_moe_all": int(impl in EXPERTS_ALL),
+        # one expert: the score column is a view of the float32 sigmoid (nothing new kept)
+        "ac_score_col": int(not (f32 and spec.E == 1)),
         "ac_l2qk_layers": spec.qk_l2_layers,
         "ac_temp_layers": spec.temp_layers,
     }
@@ -439,8 +458,11 @@ FACT_MEANINGS = {
     "ac_parallel_norms": "parallel block with two norms: the FFN norm's input is the attention "
                          "norm's (the block's input, kept once)",
     "ac_qk32": "the score product keeps Q and K cast to float32 (GPT-J)",
+    "ac_q_pos_scale": "queries are scaled per position in every layer (Ministral 3): the scale "
+                      "vector is kept",
     "ac_rot_tables": "width of the sin/cos tables rebuilt in every layer (GPT-J's rotary_dim: "
-                     "four tables of s x width), 0 where they are built once per forward",
+                     "four tables of s x width; GLM-4's cos/sin pair as four of half its width), 0 "
+                     "where they are built once per forward",
     "ac_kv_gather": "int64 indices kept per layer by taking K and V out of the fused "
                     "projection with index lists (Falcon: 2 under multi_query or the new "
                     "decoder architecture)",
@@ -461,6 +483,9 @@ FACT_MEANINGS = {
     "ac_act_kept": "the activation output is kept (by ReLU, the gate product or the next matrix)",
     "ac_prod": "the gate product is kept by the next matrix (gated FFN, no dropout between)",
     "ac_kv_rep": "eager keeps K and V repeated to n_h heads (not for one KV head at batch 1)",
+    "ac_v_qkv": "eager's V is a view of the fused q/k/v output (DBRX, not repeated): the whole "
+                "output is kept",
+    "ac_fused_qkv": "V is a view of one fused q/k/v output (DBRX): the fused kernel keeps all of it",
     "ac_b1": "one sequence in the batch (b = 1): Mamba-2's scan reads B and C in place when "
              "the sequence fits one chunk",
     "ac_ssm_beside_attn": "the SSM mixer runs beside attention on its normed input (Falcon-H1): "
@@ -468,6 +493,8 @@ FACT_MEANINGS = {
     "ac_block_norm": "every block has its own norm, the FFN and MoE blocks too (Nemotron-H)",
     "ac_gdn_zview": "float32 Gated DeltaNet keeps its whole fused qkvz projection for the "
                     "gate's SiLU (z a view of it: Qwen3-Next with n_lk = n_lv)",
+    "ac_lin_qkview": "float32 linear attention with n_lk = n_lv: the l2 norms of q and k keep "
+                     "the conv output's whole storage (q, k and v), not copies of q and k",
     "ac_mla_v_view": "MLA at batch 1 or with one head: the eager V product keeps the whole "
                      "key/value up-projection (non-rotary keys too), not a copy of V",
     "ac_f32": "activations are float32 (1) or 16-bit (0)",
@@ -500,6 +527,7 @@ FACT_MEANINGS = {
                   "input and the score column kept, no sort or scatter",
     "ac_l2qk_layers": "layers with Llama 4's weightless L2 q/k norm (float32 copies of q and k, "
                       "reciprocal roots per head)",
+    "ac_score_col": "Llama 4's score column is a new tensor (not with one expert in float32)",
     "ac_temp_layers": "layers whose queries Llama 4's attention temperature tuning scales (a "
                       "float32 scale per position kept)",
 }
