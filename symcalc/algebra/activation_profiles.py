@@ -24,7 +24,10 @@ SOFTMAX_IN_MODEL_DTYPE = frozenset({"gpt2", "bert", "t5", "roberta", "distilbert
 T5_NORM = frozenset({"t5", "mt5"})
 # RMSNorms that multiply their weight in float32 before casting back ((w * x).to(dtype)), so
 # the normalized values the weight multiplies stay float32 (OLMo-2, OLMo-3)
-NORM_WEIGHT_FP32 = frozenset({"olmo2", "olmo3", "gpt_oss"})
+NORM_WEIGHT_FP32 = frozenset({"olmo2", "olmo3", "gpt_oss", "nemotron_h"})
+# RMSNorms that cast their weight to float32 first ((w.to(float32) * x).to(dtype): Nemotron-H):
+# a 16-bit model keeps that float32 copy of the weight, one per call
+NORM_WEIGHT_CAST32 = frozenset({"nemotron_h"})
 # Gemma's RMSNorm computes x_hat (1 + w) in float32: the normalized values stay float32 and
 # each call keeps 1 + w, a float32 vector of the norm's width
 GEMMA_NORM = frozenset({"gemma", "gemma2", "gemma3_text",
@@ -214,14 +217,17 @@ def _dotted(data: dict[str, Any], key: str) -> Any:
 
 def layout_fields(model_type: str, data: dict[str, Any]) -> dict[str, Any]:
     """Layout details that change what a layer keeps and that the parameter fields do not
-    carry: ``fused_qkv`` (Falcon's layout of its fused projection: "grouped" under
-    new_decoder_architecture, "mqa" under multi_query, else "mha"),
+    carry: ``fused_qkv`` (the layout of a fused q/k/v projection the heads are views of:
+    Falcon's "grouped" under new_decoder_architecture, "mqa" under multi_query, else "mha",
+    as GPT-NeoX's),
     ``rotary_tables`` (GPT-J rebuilds its sin/cos tables in every layer, rotary_dim wide)
     and ``clip_qkv`` (MPT clamps its fused q/k/v output when attn_config.clip_qkv is set)."""
     out: dict[str, Any] = {}
     if model_type == "falcon":
         out["fused_qkv"] = ("grouped" if data.get("new_decoder_architecture")
                             else "mqa" if data.get("multi_query") else "mha")
+    if model_type == "gpt_neox":
+        out["fused_qkv"] = "mha"
     if model_type in ROTARY_TABLES_PER_LAYER:
         width = data.get("rotary_dim") or data.get("hidden_size") or data.get("n_embd")
         out["rotary_tables"] = width if isinstance(width, int) and not isinstance(width, bool) else 0
@@ -344,7 +350,8 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
         "ac_rms32": int(rms),
         "ac_t5_16": int(rms and impl in T5_NORM and not f32),
         "ac_norm_w32": int(rms and impl in NORM_WEIGHT_FP32 | GEMMA_NORM or ln32),
-        "ac_norm_wcopy": int(rms and impl in GEMMA_NORM or ln32 and not f32),
+        "ac_norm_wcopy": int(rms and impl in GEMMA_NORM
+                             or (ln32 or rms and impl in NORM_WEIGHT_CAST32) and not f32),
         "ac_qk_head_stats": int(ln32 or impl in QK_NORM_PER_HEAD),
         "ac_softcap": int(bool(spec.softcap)),
         "ac_rope_local": int(impl in ROPE_LOCAL_TABLE and spec.position == "rotary"),
@@ -393,7 +400,7 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
 
 
 def fused_qkv_facts(spec, batch: int) -> dict[str, int]:
-    """Falcon's views of its fused q/k/v projection (``spec.fused_qkv``). The score and value
+    """Views of a fused q/k/v projection (Falcon, GPT-NeoX) (``spec.fused_qkv``). The score and value
     products fold batch and heads into one dimension; at batch 1 or with one head that needs
     no copy, so a tensor that is still a view of the projection keeps all of it: V under
     rotary positions in the "mha" layout, Q under ALiBi in the "mqa" layout and in the

@@ -34,22 +34,35 @@ class Saved:
         return replace(self, elements=factor * self.elements)
 
 
-def norm_terms(f, A, tokens, tag: str, width=d) -> list[Saved]:
+def norm_terms(f, A, tokens, tag: str, width=d, count=None, weight=None) -> list[Saved]:
     """One norm over ``tokens`` rows of ``width`` (its output is the next consumer's input,
-    counted there)."""
+    counted there); ``count`` is its element count when not written ``tokens * width``,
+    ``weight`` its weight's (default ``width``)."""
     rows = tokens
+    elements = rows * width if count is None else count
+    weight = width if weight is None else weight
+    ln32 = f["ac_ln32"]
+    # OLMo-2's RMSNorm multiplies its weight in float32: the normalized values stay float32
+    normalized = A + f["ac_norm_w32"] * (4 - A)
     return [
-        Saved(f"{tag}/input", f["ac_ln"] * rows * width, A, "ba2016", "LayerNorm keeps its input",
+        Saved(f"{tag}/input", f["ac_ln"] * elements, A, "ba2016", "LayerNorm keeps its input",
               split=False),
         Saved(f"{tag}/stats", f["ac_ln"] * 2 * rows, A, "torch_autograd",
               "LayerNorm mean and reciprocal std (CPU: activation dtype)", split=False),
-        Saved(f"{tag}/input_fp32", f["ac_rms32"] * rows * width, 4,
+        Saved(f"{tag}/input_fp32", f["ac_rms32"] * elements, 4,
               "torch_autograd", "RMSNorm squares a float32 copy of its input", split=False),
-        Saved(f"{tag}/input_16bit", f["ac_t5_16"] * rows * width, A,
+        Saved(f"{tag}/input_16bit", f["ac_t5_16"] * elements, A,
               "torch_autograd", "T5's RMSNorm multiplies its 16-bit input by the float32 root",
               split=False),
-        Saved(f"{tag}/rsqrt", f["ac_rms32"] * rows, 4, "torch_autograd",
+        Saved(f"{tag}/centered", ln32 * 2 * elements, 4, "torch_autograd",
+              "LayerNorm written out in float32 (Cohere): x - mean, computed twice, kept by "
+              "the square and by the product with the reciprocal root", split=False),
+        Saved(f"{tag}/rsqrt", (f["ac_rms32"] + ln32) * rows, 4, "torch_autograd",
               "RMSNorm reciprocal root, float32", split=False),
-        Saved(f"{tag}/normalized", f["ac_rms32"] * rows * width, A,
-              "torch_autograd", "normalized values that the weight multiplies", split=False),
+        Saved(f"{tag}/weight_fp32", f["ac_norm_wcopy"] * weight, 4, "torch_autograd",
+              "float32 weight the normalized values multiply (Gemma's 1 + w; Cohere's cast "
+              "at 16 bits), one per call", split=False),
+        Saved(f"{tag}/normalized", (f["ac_rms32"] + ln32) * elements, normalized,
+              "torch_autograd", "normalized values that the weight multiplies (float32 where "
+              "the weight multiplies in float32)", split=False),
     ]

@@ -33,8 +33,13 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
             Saved(f"{tag}/qk_norm_input", qk_norms * (q_tokens * n_h + kv_tokens * n_kv) * d_h, A,
                   "korthikanti2022", "the q and k norms keep their inputs (as each LayerNorm)"),
             Saved(f"{tag}/q", q_tokens * n_h * qk, A, "korthikanti2022", "QK^T keeps Q"),
+            Saved(f"{tag}/query_scale", f["ac_q_pos_scale"] * q_len, A, "korthikanti2022",
+                  "query scale per position (Ministral 3), kept by its product with Q",
+                  split=False),
             Saved(f"{tag}/k", kv_tokens * n_kv * qk, A, "korthikanti2022",
                   "QK^T keeps K (n_kv heads)"),
+            Saved(f"{tag}/softcap_tanh", f["ac_softcap"] * heads, A, "gemma2024",
+                  "soft-capped scores (the tanh output)", core=True),
             Saved(f"{tag}/softmax", heads, A, "korthikanti2022", "softmax output", core=True),
             Saved(f"{tag}/softmax_sinks", sw("sinks") * n_h * q_tokens, A, "korthikanti2022",
                   "softmax output's sink column (one sink logit per head)", core=True),
@@ -61,14 +66,21 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
         Saved(f"{tag}/rotary_tables", 4 * q_len * f["ac_rot_tables"], A, "torch_autograd",
               "sin and cos rebuilt for Q and for K in every layer (GPT-J: repeat_interleave "
               "of rotary_dim wide tables, position ids of batch 1)", split=False),
+        Saved(f"{tag}/query_scale", f["ac_q_pos_scale"] * q_len, A, "torch_autograd",
+              "query scale per position (Ministral 3's Llama-4 scaling, position ids of "
+              "batch 1), kept by the product with Q", split=False),
         Saved(f"{tag}/kv_index", f["ac_kv_gather"], 8, "torch_autograd",
               "int64 index lists that take K and V out of the fused projection (Falcon)",
               split=False),
+        Saved(f"{tag}/fused_view", f["ac_fused_view"] * 2 * n_kv * q_tokens * d_h, A,
+              "torch_autograd", "Q or V kept as a view of the fused q/k/v projection: the "
+              "projection's other 2 n_kv heads stay allocated (Falcon)"),
     ]
     if model == "eager":
         kv_heads = n_kv + f["ac_kv_rep"] * (n_h - n_kv)
+        k_heads = kv_heads + f["ac_k_bcast"] * (n_h - n_kv)
         out += [
-            Saved(f"{tag}/k", kv_tokens * kv_heads * qk, qk_bytes, "torch_autograd",
+            Saved(f"{tag}/k", kv_tokens * k_heads * qk, qk_bytes, "torch_autograd",
                   "the score product keeps K, repeated to n_h heads (repeat_kv)"),
             Saved(f"{tag}/softcap_tanh", f["ac_softcap"] * heads, A, "gemma2024",
                   "soft-capped scores: the tanh output c tanh(scores / c) keeps", core=True),
@@ -88,6 +100,9 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
                   "dropped probabilities for the V product", core=True),
             Saved(f"{tag}/v", kv_tokens * kv_heads * vw, A, "torch_autograd",
                   "the V product keeps V, repeated to n_h heads"),
+            Saved(f"{tag}/v_view_qkv", f["ac_v_qkv"] * q_tokens * (n_h + n_kv) * qk, A,
+                  "torch_autograd", "V not repeated is a view of the fused q/k/v output (DBRX): "
+                  "its q and k part stays allocated"),
             Saved(f"{tag}/v_view_keys", sw("mla") * f["ac_mla_v_view"] * kv_tokens * n_h * d_nope,
                   A, "torch_autograd", "MLA, batch 1 or one head: V stays a view of the key/value "
                   "up-projection, whose non-rotary keys are kept with it"),
@@ -98,6 +113,9 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
         out += [
             Saved(f"{tag}/k", kv_tokens * n_kv * qk, A, "dao2022", "K at n_kv heads (GQA in-kernel)"),
             Saved(f"{tag}/v", kv_tokens * n_kv * vw, A, "dao2022", "V at n_kv heads"),
+            Saved(f"{tag}/v_view_qkv", f["ac_fused_qkv"] * q_tokens * (n_h + n_kv) * qk, A,
+                  "torch_autograd", "V is a view of the fused q/k/v output (DBRX): its q and k "
+                  "part stays allocated"),
             Saved(f"{tag}/logsumexp", n_h * q_tokens, 4, "dao2022",
                   "float32 log-sum-exp per query and head", core=True),
             Saved(f"{tag}/output", q_tokens * n_h * vw, A, "dao2022",

@@ -36,7 +36,12 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
-               "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "dropout_attn", "dropout_hidden")
+               "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "dropout_attn", "dropout_hidden",
+               "router_norm", "softcap", "moe_jitter", "clip_qkv")
+# whole numbers, zero or more, that are not sizes (no symbol): the router's groups, the width
+# of GPT-J's per-layer rotary tables
+ROUTER_COUNTS = ("router_groups", "router_topk_groups", "rotary_tables", "qk_l2_layers",
+                 "temp_layers")
 # Every size, count and workload number is at most this: far above any real model (10^15
 # tokens, widths or layers), low enough that every quantity (a product of a few sizes) stays
 # far below float's 1.8e308 and json's 4,300-digit limit when rendered.
@@ -144,6 +149,34 @@ class Spec:
     act: str = ""
     dropout_attn: bool = True
     dropout_hidden: bool = True
+    # attention logits soft-capped, c tanh(scores / c), before the softmax (Gemma 2's
+    # attn_logit_softcapping): eager keeps the tanh output too
+    softcap: bool = False
+    # the MoE router's selection (what it keeps for backward): group-limited routing over
+    # router_groups expert groups keeping router_topk_groups of them (DeepSeek's n_group,
+    # topk_group; 0 = no groups), and whether the top-k weights are renormalised
+    # (norm_topk_prob)
+    router_groups: int = 0
+    router_topk_groups: int = 0
+    router_norm: bool = True
+    # the MoE block multiplies its input in place by uniform noise in training (Mixtral's
+    # router_jitter_noise, PhiMoE's input_jitter_noise): the noise is kept
+    moe_jitter: bool = False
+    # the fused q/k/v projection's output is clamped to [-c, c] (DBRX's clip_qkv): the clamp
+    # keeps its input
+    clip_qkv: bool = False
+    # how the eager code splits a fused q/k/v projection where that changes what it keeps
+    # (Falcon, GPT-NeoX: "mha" q, k, v per head; Falcon's "mqa" n_h queries then one key and
+    # one value, and "grouped" per key/value group, the new decoder architecture; "" elsewhere)
+    fused_qkv: str = ""
+    # width of the sin/cos tables the eager code rebuilds in every layer (GPT-J's rotary_dim;
+    # 0 where the tables are built once per forward)
+    rotary_tables: int = 0
+    # Llama 4's layers by what their attention keeps: those with the weightless L2 q/k norm
+    # (the rotary layers under use_qk_norm) and those whose queries attention temperature
+    # tuning scales (the NoPE layers under attn_temperature_tuning)
+    qk_l2_layers: int = 0
+    temp_layers: int = 0
     source: str = ""
 
     # -- derived views -------------------------------------------------------------------
@@ -435,9 +468,12 @@ def make_spec(**values: Any) -> Spec:
     for f in SIZE_FIELDS:
         if v.get(f) is not None:
             v[f] = _positive_int(f, v[f])
-    for f in COUNT_FIELDS:
+    for f in COUNT_FIELDS + ROUTER_COUNTS:
         if v.get(f) is not None:
             v[f] = _count(f, v[f])
+    if v.get("router_topk_groups", 0) > v.get("router_groups", 0):
+        raise SymcalcError("router_topk_groups", "must not exceed router_groups "
+                                                 f"({v['router_topk_groups']} > {v.get('router_groups', 0)})")
     _choice("family", v["family"], FAMILIES)
     _choice("ffn", v.get("ffn", "plain"), FFN_KINDS)
     _choice("norm", v.get("norm", "layernorm"), NORMS)
@@ -524,7 +560,7 @@ def coerce_text(key: str, text: str) -> Any:
     """Turn the text of ``--set key=value`` into the field's type: sizes and counts are
     integers (:func:`parse_int`), switches true/false (also yes/no, on/off, 1/0), and every
     other field -- a name, a source, a choice -- is the text as typed, whatever it looks like."""
-    if key in SIZE_FIELDS or key in COUNT_FIELDS:
+    if key in SIZE_FIELDS or key in COUNT_FIELDS or key in ROUTER_COUNTS:
         return parse_int(f"--set {key}", text, zero=True)  # make_spec refuses 0 for a size
     if key in FLAG_FIELDS:
         lowered = text.strip().lower()
