@@ -80,7 +80,8 @@ BLOCK_NORMS = frozenset({"nemotron_h"})
 
 # MoE routers (transformers 5.24). Routers that cast their input and weight to float32 for
 # the router matmul (in a 16-bit model both copies are kept):
-ROUTER_FP32 = frozenset({"deepseek_v2", "deepseek_v3", "glm4_moe", "dots1", "ernie4_5_moe"})
+ROUTER_FP32 = frozenset({"deepseek_v2", "deepseek_v3", "glm4_moe", "dots1", "ernie4_5_moe",
+                         "nemotron_h"})
 # MoE blocks that always run their shared MLP, zero wide when the config has no shared expert
 # (its input projection still keeps the block's input)
 SHARED_MLP_ALWAYS = frozenset({"deepseek_v2", "deepseek_v3", "glm4_moe", "dots1"})
@@ -90,7 +91,8 @@ SHARED_MLP_ALWAYS = frozenset({"deepseek_v2", "deepseek_v3", "glm4_moe", "dots1"
 # group_limited_greedy by its best expert (max keeps 1); both keep topk_group group indices
 # and the boolean expert mask. DeepSeek-V2 never renormalises its top-k weights.
 GROUP_ROUTERS = {"deepseek_v3": (2, 8, 4, True), "glm4_moe": (2, 1, 1, True),
-                 "dots1": (2, 1, 1, False), "deepseek_v2": (1, None, None, False)}
+                 "dots1": (2, 1, 1, False), "deepseek_v2": (1, None, None, False),
+                 "nemotron_h": (2, 1, 1, True)}
 # Routers that renormalise by a clamped sum (ERNIE 4.5: the sum and its clamp are both kept)
 ROUTER_CLAMPED_SUM = frozenset({"ernie4_5_moe"})
 # Routers whose top-k weights reach the experts in the model's dtype (else float32)
@@ -203,6 +205,7 @@ def config_fields(model_type: str, data: dict[str, Any]) -> dict[str, Any]:
         "dropout_attn": _positive(p_attn, attn_default),
         "dropout_hidden": _positive(p_hidden, hidden_default) if model_type in DROPOUT_DEFAULTS else False,
         "softcap": _positive(data.get("attn_logit_softcapping", SOFTCAP_DEFAULTS.get(model_type)), 0.0),
+        "bidirectional": data.get("use_bidirectional_attention") is True,
         **router_fields(model_type, data),
         **layout_fields(model_type, data),
     }
@@ -354,6 +357,10 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
                              or (ln32 or rms and impl in NORM_WEIGHT_CAST32) and not f32),
         "ac_qk_head_stats": int(ln32 or impl in QK_NORM_PER_HEAD),
         "ac_softcap": int(bool(spec.softcap)),
+        # sdpa: a layer with a mask (sliding with s >= W, every layer when bidirectional) gets
+        # repeat_kv's keys and values, a copy unless one KV head expands as a view
+        "ac_bidir": int(bool(spec.bidirectional)),
+        "ac_sdpa_kv_copy": int(spec.n_kv != 1),
         "ac_rope_local": int(impl in ROPE_LOCAL_TABLE and spec.position == "rotary"),
         # a parallel block with one norm: the FFN reads the very tensor attention reads
         "ac_parallel_in": int(spec.parallel and not spec.norm_ffn_in),
@@ -440,6 +447,7 @@ def router_facts(spec, f32: bool, width: int) -> dict[str, int]:
         "ac_moe_loop": int(impl in EXPERTS_LOOP),
         "ac_glu_clamp": int(impl in GLU_CLAMPED),
         "ac_clip_qkv": int(bool(spec.clip_qkv)),
+        "ac_sinks": int(bool(spec.sinks)),
         "ac_moe_all": int(impl in EXPERTS_ALL),
         # one expert: the score column is a view of the float32 sigmoid (nothing new kept)
         "ac_score_col": int(not (f32 and spec.E == 1)),
@@ -460,6 +468,8 @@ FACT_MEANINGS = {
                      "weight cast at 16 bits)",
     "ac_qk_head_stats": "q/k norms over all heads' weights normalize each head (Cohere)",
     "ac_softcap": "attention logits soft-capped: the tanh output is kept too",
+    "ac_bidir": "attention is bidirectional (EmbeddingGemma): sdpa masks every layer",
+    "ac_sdpa_kv_copy": "sdpa with a mask repeats K and V by a copy (more than one KV head)",
     "ac_rope_local": "sliding layers rotate by a second cos/sin table (Gemma 3), kept once",
     "ac_parallel_in": "parallel block with one norm: the FFN input is attention's input",
     "ac_parallel_norms": "parallel block with two norms: the FFN norm's input is the attention "
@@ -530,6 +540,8 @@ FACT_MEANINGS = {
     "ac_glu_clamp": "gpt-oss's clamped SwiGLU keeps three more expert-wide tensors (sigmoid, "
                     "clamped gate, up + 1)",
     "ac_clip_qkv": "the fused q/k/v projection's output is clamped (DBRX clip_qkv) and kept",
+    "ac_sinks": "attention-sink logits (gpt-oss): the softmax keeps a sink column and max() "
+                "its int64 row-maximum indices",
     "ac_moe_all": "every expert runs on every token (Llama 4): E b s expert rows, the repeated "
                   "input and the score column kept, no sort or scatter",
     "ac_l2qk_layers": "layers with Llama 4's weightless L2 q/k norm (float32 copies of q and k, "

@@ -29,7 +29,8 @@ from . import activation_profiles as profiles
 from .activation_profiles import ACTIVATION_MODELS
 from .components import sw
 from .saved import Saved, norm_terms
-from .saved_attention import attention_terms, layer_kind_terms, rope_table_terms
+from .saved_attention import (attention_terms, layer_kind_terms, rope_table_terms,
+                              sdpa_mask_terms)
 from .saved_ffn import ffn_terms, moe_terms
 from .saved_mixers import mixer_terms
 from .symbols import L, L_attn, L_dec, L_ffn, b, d, d_ff, s, s_dec, t
@@ -101,6 +102,7 @@ def stack_terms(model: str, facts: dict, shape: str) -> list[tuple[str, list[Sav
     return [("layers", layer_terms(model, facts, A, s, attention=L_attn,
                                    dense=dense_count(L_ffn), moe=moe_count(L_ffn))
              + mixer_terms(model, facts, A, s) + rope_table_terms(model, facts, A)
+             + sdpa_mask_terms(model, facts, A)
              + layer_kind_terms(model, facts, A))]
 
 

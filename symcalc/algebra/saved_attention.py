@@ -41,7 +41,7 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
             Saved(f"{tag}/softcap_tanh", f["ac_softcap"] * heads, A, "gemma2024",
                   "soft-capped scores (the tanh output)", core=True),
             Saved(f"{tag}/softmax", heads, A, "korthikanti2022", "softmax output", core=True),
-            Saved(f"{tag}/softmax_sinks", sw("sinks") * n_h * q_tokens, A, "korthikanti2022",
+            Saved(f"{tag}/softmax_sinks", f["ac_sinks"] * n_h * q_tokens, A, "korthikanti2022",
                   "softmax output's sink column (one sink logit per head)", core=True),
             Saved(f"{tag}/dropout_mask", drop_a * heads, 1, "korthikanti2022",
                   "attention dropout mask, 1 byte", core=True),
@@ -90,9 +90,9 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
                   "torch_autograd", "probabilities cast back for the V product", core=True),
             # gpt-oss: the softmax runs over the scores and one sink logit per head and query,
             # after subtracting the row maximum, whose int64 indices max() keeps
-            Saved(f"{tag}/softmax_sinks", sw("sinks") * n_h * q_tokens, soft, "torch_autograd",
+            Saved(f"{tag}/softmax_sinks", f["ac_sinks"] * n_h * q_tokens, soft, "torch_autograd",
                   "softmax output's sink column", core=True),
-            Saved(f"{tag}/max_index", sw("sinks") * n_h * q_tokens, 8, "torch_autograd",
+            Saved(f"{tag}/max_index", f["ac_sinks"] * n_h * q_tokens, 8, "torch_autograd",
                   "indices of the row maximum subtracted before the softmax (int64)", core=True),
             Saved(f"{tag}/dropout_mask", drop_a * heads, A, "torch_autograd",
                   "attention dropout mask (CPU: the input's dtype)", core=True),
@@ -227,4 +227,32 @@ def layer_kind_terms(model: str, f, A) -> list[Saved]:
               "L2 q/k norm: float32 reciprocal root per head and token"),
         Saved("attention/temperature_scales", temp * s, 4, "torch_autograd",
               "attention temperature tuning: float32 query scale per position", split=False),
+    ]
+
+
+def sdpa_mask_terms(model: str, f, A) -> list[Saved]:
+    """sdpa layers that get a mask: the sliding ones once s >= W (transformers cannot hand
+    the window to is_causal then), every layer when attention is bidirectional (``ac_bidir``).
+    Such a layer does not use the kernel's GQA: K and V are repeated to n_h heads (a copy
+    unless one KV head expands as a view: ``ac_sdpa_kv_copy``), and the CPU kernel keeps the
+    boolean mask converted to the activation dtype, b s^2."""
+    import sympy
+
+    from .components import qk_width, value_width
+    from .symbols import L_attn, L_local, W, s
+
+    if model != "sdpa":
+        return []
+    local = sw("window") * (sw("window_all") * L_attn + (1 - sw("window_all")) * L_local)
+    slides = sympy.Min(1, s - sympy.Min(s, W - 1))  # 1 when s >= W
+    bidir = f["ac_bidir"]
+    masked = bidir * L_attn + (1 - bidir) * local * slides
+    extra = f["ac_sdpa_kv_copy"] * (n_h - n_kv) * b * s
+    return [
+        Saved("attention/sdpa_mask", masked * b * s * s, A, "torch_autograd",
+              "the mask converted to the activation dtype (masked layers)", core=True),
+        Saved("attention/sdpa_k_repeated", masked * extra * qk_width(), A, "torch_autograd",
+              "masked layers: K repeated to n_h heads (repeat_kv)"),
+        Saved("attention/sdpa_v_repeated", masked * extra * value_width(), A, "torch_autograd",
+              "masked layers: V repeated to n_h heads (repeat_kv)"),
     ]

@@ -37,7 +37,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "dropout_attn", "dropout_hidden",
-               "router_norm", "softcap", "moe_jitter", "clip_qkv")
+               "router_norm", "softcap", "bidirectional", "moe_jitter", "clip_qkv")
 # whole numbers, zero or more, that are not sizes (no symbol): the router's groups, the width
 # of GPT-J's per-layer rotary tables
 ROUTER_COUNTS = ("router_groups", "router_topk_groups", "rotary_tables", "qk_l2_layers",
@@ -152,6 +152,9 @@ class Spec:
     # attention logits soft-capped, c tanh(scores / c), before the softmax (Gemma 2's
     # attn_logit_softcapping): eager keeps the tanh output too
     softcap: bool = False
+    # attention bidirectional (EmbeddingGemma's use_bidirectional_attention): under sdpa
+    # every layer gets a mask
+    bidirectional: bool = False
     # the MoE router's selection (what it keeps for backward): group-limited routing over
     # router_groups expert groups keeping router_topk_groups of them (DeepSeek's n_group,
     # topk_group; 0 = no groups), and whether the top-k weights are renormalised
