@@ -41,6 +41,7 @@ NOT_EXACT: dict[str, tuple[str, float, float]] = {}
 # Families whose eager attention is PyTorch's fused kernel under attn_implementation="sdpa" on
 # CPU (no dropout, no softcap, no sinks): --activations sdpa must match them exactly.
 SDPA_EXACT: set[str] = set()
+SDPA_EXACT |= {"gemma", "gemma3_text", "cohere", "cohere2"}  # gemma2: no sdpa in transformers
 
 FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS))
 EXAMPLES = int(os.environ.get("SYMCALC_ACTIVATION_EXAMPLES", "3"))
@@ -60,6 +61,12 @@ def with_more_layers(cfg: dict, extra: int) -> dict:
         if isinstance(out.get(list_key), list) and out[list_key]:
             pattern = out[list_key]
             out[list_key] = [pattern[i % len(pattern)] for i in range(n + extra)]
+    # blocks named by a list or a string that sets the layer count itself (Nemotron-H)
+    for own_key in ("layers_block_type", "hybrid_override_pattern"):
+        pattern = out.get(own_key)
+        if isinstance(pattern, (list, str)) and pattern:
+            more = [pattern[i % len(pattern)] for i in range(len(pattern) + extra)]
+            out[own_key] = "".join(more) if isinstance(pattern, str) else more
     return out
 
 
