@@ -44,7 +44,12 @@ LAYERNORM_FP32 = frozenset({"cohere", "cohere2"})
 # transformers 5.24 config defaults of attn_logit_softcapping where set (else None)
 SOFTCAP_DEFAULTS = {"gemma2": 50.0}
 # sliding layers rotate by their own cos/sin table (local rope_theta), the others by the global
-ROPE_LOCAL_TABLE = frozenset({"gemma3_text"})
+ROPE_LOCAL_TABLE = frozenset({"gemma3_text",
+                              # OLMo-3 builds one table per layer type present in layer_types
+                              "olmo3"})
+# rotary tables left in float32 whatever the model's dtype (OLMo-2/3's rotary embedding does not
+# cast cos and sin back; the product with them casts to Q's dtype)
+ROPE_TABLE_FP32 = frozenset({"olmo2", "olmo3"})
 # T5 applies its dropout inside the FFN too, between the activation and the output matrix
 DROPOUT_INSIDE_FFN = frozenset({"t5", "mt5"})
 # OPT's norms without elementwise affine (norm "none": no parameters) still run LayerNorm
@@ -95,15 +100,20 @@ GROUP_ROUTERS = {"deepseek_v3": (2, 8, 4, True), "glm4_moe": (2, 1, 1, True),
                  "nemotron_h": (2, 1, 1, True)}
 # Routers that renormalise by a clamped sum (ERNIE 4.5: the sum and its clamp are both kept)
 ROUTER_CLAMPED_SUM = frozenset({"ernie4_5_moe"})
+# Rotary tables an implementation rebuilds in every layer, float32, s x d_h each (ERNIE 4.5
+# interleaves cos and sin again inside apply_rotary_pos_emb; the products keep them)
+ROPE_TABLES_PER_LAYER = {"ernie4_5_moe": 2}
 # Routers whose top-k weights reach the experts in the model's dtype (else float32)
 ROUTING_WEIGHTS_IN_MODEL_DTYPE = frozenset({"hunyuan_v1_moe", "ernie4_5_moe", "qwen3_next",
                                             "qwen3_5_moe_text", "qwen2_moe",
                                             "qwen3_moe", "olmoe", "granitemoe", "phimoe",
                                             "gpt_oss", "dbrx", "llama4_text",
-                                            "granitemoehybrid"})
+                                            "granitemoehybrid", "jamba"})
 # Routers that renormalise their top-k weights only under the config's norm_topk_prob:
 # model_type -> its class default
 NORM_TOPK_DEFAULTS = {"qwen2_moe": False, "qwen3_moe": False, "olmoe": False}
+# Routers that never renormalise their top-k softmax weights, whatever the config (Jamba)
+ROUTER_NO_RENORM = frozenset({"jamba"})
 # Routers that take the top k of the logits and a softmax over those k (GraniteMoE): no
 # softmax over all experts is kept, the k float32 weights are (by their softmax), no sum
 ROUTER_TOPK_SOFTMAX = frozenset({"granitemoe", "gpt_oss", "granitemoehybrid"})
@@ -290,7 +300,7 @@ def router_fields(model_type: str, data: dict[str, Any]) -> dict[str, Any]:
     if model_type in NORM_TOPK_DEFAULTS:
         norm = data.get("norm_topk_prob")
         out["router_norm"] = bool(NORM_TOPK_DEFAULTS[model_type] if norm is None else norm)
-    if model_type in ROUTER_TOPK_SOFTMAX | SPARSEMIXER:
+    if model_type in ROUTER_TOPK_SOFTMAX | SPARSEMIXER | ROUTER_NO_RENORM:
         out["router_norm"] = False
     if model_type not in GROUP_ROUTERS:
         return out
@@ -362,6 +372,7 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
         "ac_bidir": int(bool(spec.bidirectional)),
         "ac_sdpa_kv_copy": int(spec.n_kv != 1),
         "ac_rope_local": int(impl in ROPE_LOCAL_TABLE and spec.position == "rotary"),
+        "ac_rope_bytes": 4 if impl in ROPE_TABLE_FP32 else width,
         # a parallel block with one norm: the FFN reads the very tensor attention reads
         "ac_parallel_in": int(spec.parallel and not spec.norm_ffn_in),
         # a parallel block with two norms: both norms read the block's input (kept once)
@@ -393,6 +404,7 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
         # MLA's V is a slice of the key/value up-projection; at batch 1 or with one head the
         # V product folds it without a copy and keeps the whole projection (d_nope + d_v)
         "ac_mla_v_view": int(bool(spec.mla) and (batch == 1 or spec.n_h == 1)),
+        "ac_rope_tables": ROPE_TABLES_PER_LAYER.get(impl, 0),
         # one sequence: the Mamba-2 scan's einsums read B and C in place (with one chunk)
         "ac_b1": int(batch == 1),
         "ac_ssm_beside_attn": int(impl in SSM_BESIDE_ATTENTION),
@@ -407,8 +419,8 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
 
 
 def fused_qkv_facts(spec, batch: int) -> dict[str, int]:
-    """Views of a fused q/k/v projection (Falcon, GPT-NeoX) (``spec.fused_qkv``). The score and value
-    products fold batch and heads into one dimension; at batch 1 or with one head that needs
+    """Views of a fused q/k/v projection (``spec.fused_qkv``: Falcon, GPT-NeoX). The score
+    and value products fold batch and heads into one dimension; at batch 1 or with one head that needs
     no copy, so a tensor that is still a view of the projection keeps all of it: V under
     rotary positions in the "mha" layout, Q under ALiBi in the "mqa" layout and in the
     "grouped" one when its heads need no copy (one key/value head, or one query per group).
@@ -471,6 +483,7 @@ FACT_MEANINGS = {
     "ac_bidir": "attention is bidirectional (EmbeddingGemma): sdpa masks every layer",
     "ac_sdpa_kv_copy": "sdpa with a mask repeats K and V by a copy (more than one KV head)",
     "ac_rope_local": "sliding layers rotate by a second cos/sin table (Gemma 3), kept once",
+    "ac_rope_bytes": "bytes of one rotary table element (4 where cos/sin stay float32: OLMo-2/3)",
     "ac_parallel_in": "parallel block with one norm: the FFN input is attention's input",
     "ac_parallel_norms": "parallel block with two norms: the FFN norm's input is the attention "
                          "norm's (the block's input, kept once)",
@@ -514,6 +527,8 @@ FACT_MEANINGS = {
                      "the conv output's whole storage (q, k and v), not copies of q and k",
     "ac_mla_v_view": "MLA at batch 1 or with one head: the eager V product keeps the whole "
                      "key/value up-projection (non-rotary keys too), not a copy of V",
+    "ac_rope_tables": "float32 rotary tables (s x d_h, shared by the batch) rebuilt and kept "
+                      "in every layer (ERNIE 4.5: cos and sin)",
     "ac_f32": "activations are float32 (1) or 16-bit (0)",
     "ac_router32": "the MoE router casts its input and weight to float32 (DeepSeek, GLM-4.5, "
                    "dots1, ERNIE 4.5): 16-bit models keep both copies",

@@ -58,6 +58,10 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
     out += qk_norm_terms(f, A, q_tokens, kv_tokens, tag)
     out.append(clip_term(f, A, q_tokens, tag, "torch_autograd"))
     out += mla_terms(f, A, q_tokens, tag)
+    if not cross:  # position ids shared by the batch (none passed): one table per sequence position
+        out.append(Saved(f"{tag}/rope_tables", f["ac_rope_tables"] * q_len * d_h, 4,
+                         "torch_autograd", "rotary cos and sin rebuilt in the layer (ERNIE 4.5), "
+                         "float32", split=False))
     # GPT-J's eager scores are a float32 product: Q and K are kept cast to float32
     qk_bytes = A + f["ac_qk32"] * (4 - A) if model == "eager" else A
     out += [
@@ -185,7 +189,8 @@ def rope_table_terms(model: str, f, A) -> list[Saved]:
     """Rotary tables are computed once per forward and kept once by the first layer that
     rotates with them: like the embeddings they are left out, except the second table of a
     stack whose sliding layers rotate by their own (``ac_rope_local``: Gemma 3's local and
-    global cos/sin, one (1, s, d_h) pair each, kept once both kinds of layer are there)."""
+    global cos/sin, OLMo-3's per layer type, one (1, s, d_h) pair each, kept once both kinds
+    of layer are there; float32 where ``ac_rope_bytes`` says so)."""
     import sympy
 
     from .symbols import L_attn, L_local, s
@@ -194,7 +199,8 @@ def rope_table_terms(model: str, f, A) -> list[Saved]:
         return []
     local = sw("window") * (sw("window_all") * L_attn + (1 - sw("window_all")) * L_local)
     kinds = sympy.Min(1, local) + sympy.Min(1, L_attn - local)
-    return [Saved("rotary/second_table", f["ac_rope_local"] * (kinds - 1) * 2 * s * d_h, A,
+    return [Saved("rotary/second_table", f["ac_rope_local"] * (kinds - 1) * 2 * s * d_h,
+                  f["ac_rope_bytes"],
                   "torch_autograd", "cos and sin of the second rotary table (sliding layers "
                   "rotate by their own), position batch 1", split=False)]
 
