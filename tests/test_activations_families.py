@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, reject, settings
 from hypothesis import strategies as st
 
+import hf_reference
 import saved_tensors
 from family_draw import TINY, drawn_config, small_templates
 from symcalc.algebra import quantities as q
@@ -42,6 +43,7 @@ NOT_EXACT: dict[str, tuple[str, float, float]] = {}
 # CPU (no dropout, no softcap, no sinks): --activations sdpa must match them exactly.
 SDPA_EXACT: set[str] = set()
 SDPA_EXACT |= {"gemma", "gemma3_text", "cohere", "cohere2"}  # gemma2: no sdpa in transformers
+SDPA_EXACT |= {"dbrx", "llama4_text", "minimax_m2"}  # gpt_oss: sinks, no sdpa in transformers
 
 FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS))
 EXAMPLES = int(os.environ.get("SYMCALC_ACTIVATION_EXAMPLES", "3"))
@@ -51,11 +53,23 @@ def layer_key(cfg: dict) -> str:
     return next((k for k in LAYER_KEYS if isinstance(cfg.get(k), int)), "num_hidden_layers")
 
 
+# hybrids whose config may derive layer_types (see with_more_layers)
+DERIVED_LAYER_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "kimi_linear", "lfm2"}
+
+
 def with_more_layers(cfg: dict, extra: int) -> dict:
     """The same model with ``extra`` more layers; per-layer lists continue their pattern."""
     out = copy.deepcopy(cfg)
     key = layer_key(out)
     n = out.get(key, 1)
+    if out.get("model_type") in DERIVED_LAYER_TYPES and not isinstance(out.get("layer_types"), list):
+        # the hybrids derive the pattern from full_attention_interval, LFM2's full_attn_idxs
+        # or Kimi's 1-based kda/full lists: write it out (as transformers derives it) so that
+        # it continues (a first attention layer would add the model's rotary tables)
+        hf = hf_reference.hf_config(out)
+        out["layer_types"] = list(hf.layer_types)
+        if isinstance(getattr(hf, "mlp_layer_types", None), list):
+            out["mlp_layer_types"] = list(hf.mlp_layer_types)
     out[key] = n + extra
     for list_key in ("layer_types", "no_rope_layers", "mlp_layer_types"):
         if isinstance(out.get(list_key), list) and out[list_key]:

@@ -107,6 +107,9 @@ def gated_deltanet_terms(model: str, f, A, tokens, seq) -> list[Saved]:
               "softplus input and output of the decay, float32"),
         Saved(f"{tag}/qk_l2norm", 2 * H * seq * (d_lk + 1), 4, src,
               "l2norm of q and k: float32 input and inverse norm"),
+        Saved(f"{tag}/qk_l2norm_view", f["ac_lin_qkview"] * (tokens * qkv - 2 * H * seq * d_lk),
+              4, src, "float32, n_lk = n_lv: q and k are views of the conv output, whose whole "
+              "storage (v too) the l2 norms keep"),
         Saved(f"{tag}/padded", H * S * (d_lv + 1 + 3 * d_lk), 4, src,
               "padded v, beta, k, q and k beta, float32"),
         Saved(f"{tag}/mask", Q_c**2, 1, src, "the chunk's strictly upper mask (bool)"),
@@ -121,6 +124,7 @@ def gated_deltanet_terms(model: str, f, A, tokens, seq) -> list[Saved]:
               "each chunk's corrected values and decayed keys"),
         Saved(f"{tag}/decayed_q", sympy.Min(c - 1, 1) * H * S * d_lk, 4, src,
               "decayed queries (kept once a later chunk reads a state that needs grad)"),
+    ] + aligned_fp32_terms(f, tokens, seq, tag) + [
         Saved(f"{tag}/norm_input_fp32", rows * d_lv, 4, src, "gated RMSNorm: float32 input"),
         Saved(f"{tag}/norm_rsqrt", rows, 4, src, "gated RMSNorm: reciprocal root"),
         Saved(f"{tag}/norm_normalized", 2 * rows * d_lv, A, src,
@@ -130,6 +134,29 @@ def gated_deltanet_terms(model: str, f, A, tokens, seq) -> list[Saved]:
               "the whole qkvz projection when n_lk = n_lv)"),
         Saved(f"{tag}/gate_silu", rows * d_lv, 4, src, "SiLU output, float32"),
         Saved(f"{tag}/out_input", rows * d_lv, A, src, "out_proj input"),
+    ]
+
+
+def aligned_fp32_terms(f, tokens, seq, tag: str) -> list[Saved]:
+    """Float32 chunked delta rule over a sequence that fills its chunks (s a multiple of Q_c,
+    the usual case): padding nothing, F.pad clones q and k in the strided layout they came
+    in (.to(float32) copied nothing), so the batched products copy q, k (twice) and k beta
+    into contiguous blocks: with n_lk < n_lv (q, k repeated per value head) always, with
+    n_lk = n_lv (views of the conv output) once there are two chunks or more; with n_lk <
+    n_lv each later chunk also copies its decayed queries instead of keeping them whole."""
+    c = sympy.ceiling(seq / Q_c)
+    aligned = sympy.ceiling((seq + 1) / Q_c) - c  # 1 when Q_c divides s, else 0
+    H, S = b * n_lv, c * Q_c
+    grouped = f["ac_f32"] - f["ac_lin_qkview"]  # float32 with n_lk < n_lv
+    later = sympy.Min(c - 1, 1)
+    return [
+        Saved(f"{tag}/aligned_copies", aligned * (grouped + f["ac_lin_qkview"] * later)
+              * 4 * H * S * d_lk, 4, "torch_autograd",
+              "float32, Q_c divides s: contiguous copies of q, k (twice) and k beta"),
+        Saved(f"{tag}/aligned_chunk_q", aligned * grouped * ((c - 1) * H * Q_c * d_lk
+                                                              - later * H * S * d_lk), 4,
+              "torch_autograd", "float32, Q_c divides s, n_lk < n_lv: each later chunk's "
+              "decayed queries copied (instead of the whole decayed queries kept)"),
     ]
 
 
@@ -161,9 +188,48 @@ def ssm_terms(model: str, f, A, tokens, seq) -> list[Saved]:
 
 
 def mamba1_terms(f, A, tokens, seq) -> list[Saved]:
-    """Mamba-1 as Jamba's slow torch path runs it (JambaMambaMixer with mamba_selective_scan's
-    sequential loop)."""
-    return []
+    """Mamba-1 as Jamba's slow torch path runs it (JambaMambaMixer, mamba_selective_scan's
+    loop over the s positions), measured with saved-tensor hooks: the conv and SiLU, x_proj,
+    the RMSNorms on dt, B and C (``sw_ssm_inner``), dt_proj and softplus, the float32
+    discretized A and B x (d_in x N_s per token), one state per position (b d_in N_s; its
+    cast to the activation dtype for the read-out by C at 16 bits), the D skip and the
+    SiLU(z) gate."""
+    src = "torch_autograd"
+    f32 = f["ac_f32"]
+    inner = sw("ssm_inner")
+    xbc = R_dt + 2 * N_s
+    state = b * d_in * N_s
+    return [
+        Saved("ssm/input", tokens * d, A, "gu2023", "in_proj keeps its input", split=False),
+        Saved("ssm/decay_rate", 2 * d_in * N_s, 4, src, "exp(A_log) and its negation A, float32"),
+        Saved("ssm/conv_input", tokens * ssm_in_width(), A, src,
+              "the conv keeps in_proj's whole output (x and z)"),
+        Saved("ssm/conv_output", b * (seq + K_conv - 1) * d_in, A, src,
+              "conv output over s + K_conv - 1 positions, kept by SiLU"),
+        Saved("ssm/x_proj_input", tokens * d_in, A, src, "x_proj input (a contiguous copy)"),
+        Saved("ssm/inner_norm_input", inner * tokens * xbc, 4, src,
+              "RMSNorms on dt, B, C: float32 inputs (x_proj's output)"),
+        Saved("ssm/inner_norm_rsqrt", inner * 3 * tokens, 4, src,
+              "RMSNorms on dt, B, C: reciprocal roots"),
+        Saved("ssm/inner_norm_normalized", inner * tokens * xbc, A, src,
+              "RMSNorms on dt, B, C: normalized values the weights multiply"),
+        Saved("ssm/dt_proj_input", tokens * R_dt, A, src, "dt_proj input"),
+        Saved("ssm/dt_softplus", 2 * tokens * d_in, A, src,
+              "softplus input dt + bias and its output"),
+        Saved("ssm/discrete_a", tokens * d_in * N_s, 4, src, "exp(A dt), float32"),
+        Saved("ssm/b_fp32", tokens * N_s, 4, src, "B in float32"),
+        Saved("ssm/x_fp32", tokens * d_in, 4, src, "x in float32 for B x"),
+        Saved("ssm/discrete_b", tokens * d_in * N_s, 4, src, "dt B, float32"),
+        Saved("ssm/states", state * (A + seq * A + (seq - 1) * 4 * (1 - f32)), 1, src,
+              "the zero initial state and one state per position (16-bit: float32 states "
+              "and their casts read by C)"),
+        Saved("ssm/c", tokens * N_s, A, src, "C read by each position"),
+        Saved("ssm/d_skip", (1 - f32) * (d_in * 4 + tokens * d_in * A), 1, src,
+              "16-bit: D in float32 and x for the skip x D"),
+        Saved("ssm/scan_output", tokens * d_in, 4, src, "scan output (float32) the gate multiplies"),
+        Saved("ssm/gate_silu", tokens * d_in, A, src, "SiLU(z)"),
+        Saved("ssm/out_input", tokens * d_in, A, src, "out_proj input"),
+    ]
 
 
 def mamba2_terms(f, A, tokens, seq) -> list[Saved]:
