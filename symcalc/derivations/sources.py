@@ -27,6 +27,9 @@ SOURCES: dict[str, Source] = {
                "router d x E, top-k experts per token"),
         Source("jiang2024", "Jiang et al. 2024, Mixtral of Experts",
                "8 SwiGLU experts per layer, top-2 routing, bias-free router"),
+        Source("liu2024grin", "Liu et al. 2024, GRIN: GRadient-INformed MoE (Phi-3.5-MoE)",
+               "SparseMixer-v2 routing: two sampled picks per token, each a masked softmax "
+               "and a multiplier (arXiv:2409.12136)"),
         Source("ba2016", "Ba et al. 2016, Layer Normalization", "scale and shift vectors of size d"),
         Source("zhang2019", "Zhang & Sennrich 2019, Root Mean Square Layer Normalization",
                "RMSNorm: scale vector only"),
