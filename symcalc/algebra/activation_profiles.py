@@ -24,10 +24,13 @@ SOFTMAX_IN_MODEL_DTYPE = frozenset({"gpt2", "bert", "t5", "roberta", "distilbert
 T5_NORM = frozenset({"t5", "mt5"})
 # RMSNorms that multiply their weight in float32 before casting back ((w * x).to(dtype)), so
 # the normalized values the weight multiplies stay float32 (OLMo-2, OLMo-3)
-NORM_WEIGHT_FP32 = frozenset({"olmo2", "olmo3", "gpt_oss", "nemotron_h"})
+NORM_WEIGHT_FP32 = frozenset({"olmo2", "olmo3", "gpt_oss", "nemotron_h", "gemma3n_text"})
 # RMSNorms that cast their weight to float32 first ((w.to(float32) * x).to(dtype): Nemotron-H):
 # a 16-bit model keeps that float32 copy of the weight, one per call
-NORM_WEIGHT_CAST32 = frozenset({"nemotron_h"})
+NORM_WEIGHT_CAST32 = frozenset({"nemotron_h", "gemma3n_text"})
+# Gemma 3n: its RMSNorm takes pow(mean square + eps, -0.5), keeping the mean square and the
+# root; AltUp, LAuReL and the per-layer inputs around every layer (saved_gemma3n)
+GEMMA3N = frozenset({"gemma3n_text"})
 # Gemma's RMSNorm computes x_hat (1 + w) in float32: the normalized values stay float32 and
 # each call keeps 1 + w, a float32 vector of the norm's width
 GEMMA_NORM = frozenset({"gemma", "gemma2", "gemma3_text",
@@ -44,7 +47,7 @@ LAYERNORM_FP32 = frozenset({"cohere", "cohere2"})
 # transformers 5.24 config defaults of attn_logit_softcapping where set (else None)
 SOFTCAP_DEFAULTS = {"gemma2": 50.0}
 # sliding layers rotate by their own cos/sin table (local rope_theta), the others by the global
-ROPE_LOCAL_TABLE = frozenset({"gemma3_text",
+ROPE_LOCAL_TABLE = frozenset({"gemma3_text", "gemma3n_text",
                               # OLMo-3 builds one table per layer type present in layer_types
                               "olmo3"})
 # rotary tables left in float32 whatever the model's dtype (OLMo-2/3's rotary embedding does not
@@ -74,6 +77,10 @@ ROTARY_PAIR_PER_LAYER = {"glm4": 0.5}
 # Queries multiplied in every layer by a scale per position, 1 + beta log(1 + floor(pos / n))
 # (Ministral 3's llama_4_scaling_beta, applied whatever beta is): the product keeps the scale
 QUERY_POSITION_SCALE = frozenset({"ministral3"})
+# Partial rotary positions joined by cat (GPT-NeoX, Phi, StableLM): the query is built
+# (b, n_h, s, d_h) contiguous, so is the sdpa kernel's output, and o_proj's input is a copy
+# (GPT-J transposes after its cat, Llama-style rotary keeps the projection's layout)
+ROTARY_CAT_HEADS_FIRST = frozenset({"gpt_neox", "phi", "stablelm", "glm4", "phi3"})
 # q/k norms over all heads that normalize each head apart (StableLM: one LayerNorm per head)
 QK_NORM_PER_HEAD = frozenset({"stablelm"})
 # Hybrids whose Mamba-2 runs beside attention on the same normed input (Falcon-H1: one norm
@@ -134,7 +141,7 @@ EXPERTS_ALL = frozenset({"llama4_text"})
 # One fused q/k/v projection whose V is a view of it (DBRX's Wqkv, split after the clamp):
 # where neither repeat_kv (n_kv = n_h, or one KV head at batch 1) nor the V product (batch 1
 # or one head) copies it, and in the fused kernel, the whole q/k/v output is kept
-FUSED_QKV_V_VIEW = frozenset({"dbrx"})
+FUSED_QKV_V_VIEW = frozenset({"dbrx", "phi3"})  # Phi-3: V sliced from qkv_proj's output
 # PhiMoE's sparsemixer: two picks per token (Gumbel sampling in training), each keeping a
 # boolean mask and a softmax over the experts, two int64 indices and its multiplier
 SPARSEMIXER = frozenset({"phimoe"})
@@ -367,6 +374,8 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
                              or (ln32 or rms and impl in NORM_WEIGHT_CAST32) and not f32),
         "ac_qk_head_stats": int(ln32 or impl in QK_NORM_PER_HEAD),
         "ac_softcap": int(bool(spec.softcap)),
+        "ac_rms_pow": int(rms and impl in GEMMA3N),
+        "ac_g3n": int(impl in GEMMA3N),
         # sdpa: a layer with a mask (sliding with s >= W, every layer when bidirectional) gets
         # repeat_kv's keys and values, a copy unless one KV head expands as a view
         "ac_bidir": int(bool(spec.bidirectional)),
@@ -378,6 +387,7 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
         # a parallel block with two norms: both norms read the block's input (kept once)
         "ac_parallel_norms": int(spec.parallel and spec.norm_ffn_in),
         "ac_qk32": int(impl in QK_FP32),
+        "ac_sdpa_out_copy": int(impl in ROTARY_CAT_HEADS_FIRST and spec.n_h > 1),
         "ac_q_pos_scale": int(impl in QUERY_POSITION_SCALE),
         "ac_rot_tables": (spec.rotary_tables if impl in ROTARY_TABLES_PER_LAYER
                           or impl in ROTARY_PAIR_PER_LAYER else 0),
@@ -432,6 +442,8 @@ def fused_qkv_facts(spec, batch: int) -> dict[str, int]:
     q_view = (layout == "mqa" or layout == "grouped" and (n_kv == 1 or n_kv == spec.n_h))
     view = fold and (layout == "mha" and rotary or q_view and not rotary)
     return {"ac_fused_view": int(view),
+            # sdpa reads V as it is: in the "mha" layout a view of the whole projection
+            "ac_sdpa_fused_view": int(layout == "mha"),
             "ac_k_bcast": int(layout == "grouped" and rotary and n_kv == 1 and batch == 1)}
 
 
@@ -480,6 +492,8 @@ FACT_MEANINGS = {
                      "weight cast at 16 bits)",
     "ac_qk_head_stats": "q/k norms over all heads' weights normalize each head (Cohere)",
     "ac_softcap": "attention logits soft-capped: the tanh output is kept too",
+    "ac_rms_pow": "RMSNorm keeps the mean square besides its root (Gemma 3n's pow(., -0.5))",
+    "ac_g3n": "Gemma 3n's eager layer: AltUp, LAuReL, per-layer inputs, v norm, rotary per layer",
     "ac_bidir": "attention is bidirectional (EmbeddingGemma): sdpa masks every layer",
     "ac_sdpa_kv_copy": "sdpa with a mask repeats K and V by a copy (more than one KV head)",
     "ac_rope_local": "sliding layers rotate by a second cos/sin table (Gemma 3), kept once",
@@ -499,6 +513,10 @@ FACT_MEANINGS = {
     "ac_fused_view": "Q (ALiBi) or V (rotary) reaches the score or value product as a view of "
                      "the fused q/k/v projection, which it keeps whole: 2 n_kv b s d_h more "
                      "(Falcon at batch 1 or with one head)",
+    "ac_sdpa_fused_view": "sdpa keeps V as a view of the fused q/k/v projection, all of it: "
+                          "2 n_kv b s d_h more (GPT-NeoX, Falcon's per-head layout)",
+    "ac_sdpa_out_copy": "the sdpa kernel's output is heads-first (the query came from cat, "
+                        "partial rotary), so o_proj's input is a copy (more than one head)",
     "ac_k_bcast": "K is kept at n_h heads though one key/value head at batch 1 needs no "
                   "repeat (Falcon's new decoder architecture rotates the broadcast K)",
     "ac_drop_attn_out": "dropout on attention's output (the hidden dropout; Falcon: the "
@@ -517,7 +535,7 @@ FACT_MEANINGS = {
                 "output is kept",
     "ac_fused_qkv": "V is a view of one fused q/k/v output (DBRX): the fused kernel keeps all of it",
     "ac_b1": "one sequence in the batch (b = 1): Mamba-2's scan reads B and C in place when "
-             "the sequence fits one chunk",
+             "the sequence fits one chunk, Jamba's x_proj reads the conv output in place",
     "ac_ssm_beside_attn": "the SSM mixer runs beside attention on its normed input (Falcon-H1): "
                           "no norm of its own",
     "ac_block_norm": "every block has its own norm, the FFN and MoE blocks too (Nemotron-H)",

@@ -161,8 +161,80 @@ def aligned_fp32_terms(f, tokens, seq, tag: str) -> list[Saved]:
 
 
 def kda_terms(model: str, f, A, tokens, seq) -> list[Saved]:
-    """Kimi Delta Attention (Kimi-Linear)."""
-    return []
+    """Kimi Delta Attention (Kimi-Linear: transformers' chunk_kimi_delta_attention), n_lv heads
+    of d_lk keys and d_lv values (n_lk = n_lv), a channel-wise forget gate.
+
+    paper: the projections' inputs and outputs at A bytes (input; q, k, v and the conv
+    output; the low-rank forget and output gates' middles; the decay, beta, the output gate,
+    the kernel's output and out_proj's input). eager: as Gated DeltaNet's, but the decay is
+    per channel, so the chunk's pairwise decays and the intra-chunk products are Q_c x Q_c x
+    d_lk per head, and the UT system is solved by forward substitution (rows 1 .. Q_c - 1:
+    each row and the block above it cloned, sum (i + i^2) = (Q_c^3 - Q_c) / 3 per head and
+    chunk); the forget gate's softplus is written out (exp, 1 + exp, the where's mask); the
+    gated RMSNorm multiplies by sigmoid(gate) in float32."""
+    tag = "linear_attention"
+    qkv = linear_qkv_width()
+    rows = tokens * n_lv
+    if model == "paper":
+        src = "kimi2025"
+        return [
+            Saved(f"{tag}/input", tokens * d, A, src, "the projections keep their input", split=False),
+            Saved(f"{tag}/qkv", tokens * qkv, A, src, "q, k, v (the conv's input)"),
+            Saved(f"{tag}/conv_output", tokens * qkv, A, src, "conv output, the kernel's q, k, v"),
+            Saved(f"{tag}/low_rank", tokens * (d_lk + d_lv), A, src,
+                  "the low-rank forget and output gates' middle widths", split=False),
+            Saved(f"{tag}/decay_beta", rows * (d_lk + 1), A, src, "channel-wise decay and beta"),
+            Saved(f"{tag}/gate", rows * d_lv, A, src, "output gate"),
+            Saved(f"{tag}/core_output", rows * d_lv, A, src, "the kernel's output (norm input)"),
+            Saved(f"{tag}/out_input", rows * d_lv, A, src, "out_proj input"),
+        ]
+    c = sympy.ceiling(seq / Q_c)
+    S = c * Q_c
+    H = b * n_lv
+    src = "torch_autograd"
+    return [
+        Saved(f"{tag}/input", tokens * d, A, "kimi2025", "the projections keep their input",
+              split=False),
+        Saved(f"{tag}/conv_input", tokens * qkv, A, src, "the conv keeps q, k, v"),
+        Saved(f"{tag}/conv_output", b * (seq + K_conv - 1) * qkv, A, src,
+              "conv output over s + K_conv - 1 positions, kept by SiLU"),
+        Saved(f"{tag}/low_rank", tokens * (d_lk + d_lv), A, src,
+              "f_b and g_b keep the low-rank middles (d_lk, d_lv)", split=False),
+        Saved(f"{tag}/forget_softplus", 3 * rows * d_lk, 4, src,
+              "forget gate: exp(g), 1 + exp(g) and the softplus, float32"),
+        Saved(f"{tag}/forget_mask", rows * d_lk, 1, src, "forget gate: the where's mask (bool)"),
+        Saved(f"{tag}/decay_rate", 2 * n_lv, 4, src, "exp(A_log) and its negation, float32"),
+        Saved(f"{tag}/beta", rows, A, src, "sigmoid(b), its output"),
+        Saved(f"{tag}/qk_l2norm", 2 * H * seq * (d_lk + 1), 4, src,
+              "l2norm of q and k: float32 input and norm"),
+        Saved(f"{tag}/padded", H * S * (d_lv + 1 + 2 * d_lk), 4, src,
+              "padded v, beta, k and k beta, float32"),
+        Saved(f"{tag}/masks", 3 * Q_c**2, 1, src, "the chunk's triangular masks (bool)"),
+        Saved(f"{tag}/channel_blocks", 3 * H * c * Q_c**2 * d_lk, 4, src,
+              "per-channel pairwise decays and the two products over them (k beta k, q k), "
+              "float32"),
+        Saved(f"{tag}/substitution", H * c * (Q_c**3 - Q_c) / 3, 4, src,
+              "forward substitution: each row and the block above it, cloned, float32"),
+        Saved(f"{tag}/blocks", 2 * H * c * Q_c**2, 4, src,
+              "the solved system and the masked intra-chunk attention, float32"),
+        Saved(f"{tag}/solved", H * S * (d_lv + 2 * d_lk), 4, src,
+              "v beta, exp(g) and k beta exp(g) the products read, float32"),
+        Saved(f"{tag}/chunk_terms", H * S * (4 * d_lk + d_lv) + H * c * d_lk, 4, src,
+              "per chunk: exp(g), the scaled queries, the decayed keys and their exp, the new "
+              "values, the state decay, float32"),
+        Saved(f"{tag}/states", c * H * d_lk * d_lv, 4, src, "the state read by each chunk"),
+        Saved(f"{tag}/decayed_q", (c - 1) * H * Q_c * d_lk, 4, src,
+              "decayed queries of each later chunk (its state needs grad)"),
+        Saved(f"{tag}/k_cumdecay", sympy.Min(c - 1, 1) * H * S * d_lk, 4, src,
+              "the decayed k beta the later chunks' state reads multiply (kept once a state "
+              "needs grad)"),
+        Saved(f"{tag}/norm", rows * (4 * d_lv + 1), 4, src,
+              "gated RMSNorm in float32: input, reciprocal root, normalized, sigmoid(gate) and "
+              "the weighted values"),
+        Saved(f"{tag}/norm_weight", (1 - f["ac_f32"]) * d_lv, 4, src,
+              "16-bit: the norm's weight cast to float32"),
+        Saved(f"{tag}/out_input", rows * d_lv, A, src, "out_proj input"),
+    ]
 
 
 def ssm_terms(model: str, f, A, tokens, seq) -> list[Saved]:
@@ -206,7 +278,9 @@ def mamba1_terms(f, A, tokens, seq) -> list[Saved]:
               "the conv keeps in_proj's whole output (x and z)"),
         Saved("ssm/conv_output", b * (seq + K_conv - 1) * d_in, A, src,
               "conv output over s + K_conv - 1 positions, kept by SiLU"),
-        Saved("ssm/x_proj_input", tokens * d_in, A, src, "x_proj input (a contiguous copy)"),
+        Saved("ssm/x_proj_input", (1 - f["ac_b1"]) * tokens * d_in, A, src,
+              "x_proj input, a contiguous copy of SiLU's transposed output (at one sequence "
+              "x_proj reads it in place, and that storage is kept anyway)"),
         Saved("ssm/inner_norm_input", inner * tokens * xbc, 4, src,
               "RMSNorms on dt, B, C: float32 inputs (x_proj's output)"),
         Saved("ssm/inner_norm_rsqrt", inner * 3 * tokens, 4, src,
