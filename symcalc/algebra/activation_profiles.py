@@ -80,7 +80,7 @@ QUERY_POSITION_SCALE = frozenset({"ministral3"})
 # Partial rotary positions joined by cat (GPT-NeoX, Phi, StableLM): the query is built
 # (b, n_h, s, d_h) contiguous, so is the sdpa kernel's output, and o_proj's input is a copy
 # (GPT-J transposes after its cat, Llama-style rotary keeps the projection's layout)
-ROTARY_CAT_HEADS_FIRST = frozenset({"gpt_neox", "phi", "stablelm", "glm4", "phi3"})
+ROTARY_CAT_HEADS_FIRST = frozenset({"gpt_neox", "phi", "stablelm", "glm4", "phi3", "glm4_moe"})
 # q/k norms over all heads that normalize each head apart (StableLM: one LayerNorm per head)
 QK_NORM_PER_HEAD = frozenset({"stablelm"})
 # Hybrids whose Mamba-2 runs beside attention on the same normed input (Falcon-H1: one norm
@@ -93,10 +93,10 @@ BLOCK_NORMS = frozenset({"nemotron_h"})
 # MoE routers (transformers 5.24). Routers that cast their input and weight to float32 for
 # the router matmul (in a 16-bit model both copies are kept):
 ROUTER_FP32 = frozenset({"deepseek_v2", "deepseek_v3", "glm4_moe", "dots1", "ernie4_5_moe",
-                         "nemotron_h"})
+                         "nemotron_h", "kimi_linear"})
 # MoE blocks that always run their shared MLP, zero wide when the config has no shared expert
 # (its input projection still keeps the block's input)
-SHARED_MLP_ALWAYS = frozenset({"deepseek_v2", "deepseek_v3", "glm4_moe", "dots1"})
+SHARED_MLP_ALWAYS = frozenset({"deepseek_v2", "deepseek_v3", "glm4_moe", "dots1", "kimi_linear"})
 # Group-limited routers: model_type -> (int64 indices kept per group when scoring the groups,
 # the class defaults of n_group, topk_group and norm_topk_prob). DeepSeek-V3's sigmoid router
 # scores a group by its top-2 experts (topk(2) keeps 2 indices per group); DeepSeek-V2's
@@ -104,7 +104,11 @@ SHARED_MLP_ALWAYS = frozenset({"deepseek_v2", "deepseek_v3", "glm4_moe", "dots1"
 # and the boolean expert mask. DeepSeek-V2 never renormalises its top-k weights.
 GROUP_ROUTERS = {"deepseek_v3": (2, 8, 4, True), "glm4_moe": (2, 1, 1, True),
                  "dots1": (2, 1, 1, False), "deepseek_v2": (1, None, None, False),
-                 "nemotron_h": (2, 1, 1, True)}
+                 "nemotron_h": (2, 1, 1, True), "kimi_linear": (2, 1, 1, True)}
+# config.json keys a group router's config class maps onto n_group / norm_topk_prob
+# (Kimi-Linear's hub config writes num_expert_group and moe_renormalize)
+GROUP_ROUTER_ALIASES = {"kimi_linear": {"n_group": "num_expert_group",
+                                        "norm_topk_prob": "moe_renormalize"}}
 # Routers that renormalise by a clamped sum (ERNIE 4.5: the sum and its clamp are both kept)
 ROUTER_CLAMPED_SUM = frozenset({"ernie4_5_moe"})
 # Rotary tables an implementation rebuilds in every layer, float32, s x d_h each (ERNIE 4.5
@@ -312,6 +316,8 @@ def router_fields(model_type: str, data: dict[str, Any]) -> dict[str, Any]:
     if model_type not in GROUP_ROUTERS:
         return out
     _, groups, topk_groups, norm = GROUP_ROUTERS[model_type]
+    data = {**{key: data[alias] for key, alias in GROUP_ROUTER_ALIASES.get(model_type, {}).items()
+               if alias in data}, **data}
     groups = data.get("n_group", groups)
     topk_groups = data.get("topk_group", topk_groups)
     if model_type == "deepseek_v2":  # groups only under topk_method group_limited_greedy

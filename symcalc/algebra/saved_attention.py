@@ -76,7 +76,8 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
         Saved(f"{tag}/kv_index", f["ac_kv_gather"], 8, "torch_autograd",
               "int64 index lists that take K and V out of the fused projection (Falcon)",
               split=False),
-        Saved(f"{tag}/fused_view", f["ac_fused_view"] * 2 * n_kv * q_tokens * d_h, A,
+        Saved(f"{tag}/fused_view", (1 if model == "eager" else 0) * f["ac_fused_view"]
+              * 2 * n_kv * q_tokens * d_h, A,
               "torch_autograd", "Q or V kept as a view of the fused q/k/v projection: the "
               "projection's other 2 n_kv heads stay allocated (Falcon)"),
     ]
@@ -124,6 +125,12 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
                   "float32 log-sum-exp per query and head", core=True),
             Saved(f"{tag}/output", q_tokens * n_h * vw, A, "dao2022",
                   "kernel output, also the output projection's input"),
+            Saved(f"{tag}/o_copy", f["ac_sdpa_out_copy"] * q_tokens * n_h * vw, A,
+                  "torch_autograd", "output projection's input copied from a heads-first "
+                  "kernel output (query built by cat: partial rotary)"),
+            Saved(f"{tag}/v_fused_view", f["ac_sdpa_fused_view"] * 2 * n_kv * q_tokens * d_h, A,
+                  "torch_autograd", "V is a view of the fused q/k/v projection: its q and k "
+                  "heads stay allocated (GPT-NeoX, Falcon)"),
         ]
     out += output_gate_terms(model, f, A, q_tokens, tag)
     out.append(Saved(f"{tag}/o_dropout_mask", drop_h * q_tokens * d, A, "torch_autograd",
