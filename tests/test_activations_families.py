@@ -44,13 +44,14 @@ NOT_EXACT: dict[str, tuple[str, float, float]] = {}
 SDPA_EXACT: set[str] = set()
 SDPA_EXACT |= {"gemma", "gemma3_text", "cohere", "cohere2"}  # gemma2: no sdpa in transformers
 SDPA_EXACT |= {"opt", "gptj", "gpt_neox", "phi", "stablelm"}  # mpt: no sdpa in transformers
-SDPA_EXACT |= {"dbrx", "llama4_text", "minimax_m2"}  # gpt_oss: sinks, no sdpa in transformers
+SDPA_EXACT |= {"dbrx", "llama4_text"}  # gpt_oss: sinks, no sdpa; minimax_m2: not yet exact
 # bloom: no sdpa in transformers; seed_oss: attention dropout 0.1 by default (not the fused kernel)
 SDPA_EXACT |= {"qwen3", "olmo2", "olmo3", "exaone4", "ministral3", "smollm3", "glm4", "phi3",
                "granite", "starcoder2"}
 # deepseek_v2/v3: MLA's V head differs from its Q/K head, so CPU sdpa runs the math fallback
 SDPA_EXACT |= {"glm4_moe", "dots1", "hunyuan_v1_moe", "ernie4_5_moe"}
 SDPA_EXACT |= {"jamba", "falcon_h1", "granitemoehybrid", "nemotron_h"}  # Mamba hybrids
+SDPA_EXACT |= {"qwen2_moe", "qwen3_moe", "olmoe", "granitemoe", "phimoe"}
 
 FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS))
 EXAMPLES = int(os.environ.get("SYMCALC_ACTIVATION_EXAMPLES", "3"))
