@@ -52,6 +52,9 @@ SDPA_EXACT |= {"qwen3", "olmo2", "olmo3", "exaone4", "ministral3", "smollm3", "g
 SDPA_EXACT |= {"glm4_moe", "dots1", "hunyuan_v1_moe", "ernie4_5_moe"}
 SDPA_EXACT |= {"jamba", "falcon_h1", "granitemoehybrid", "nemotron_h"}  # Mamba hybrids
 SDPA_EXACT |= {"qwen2_moe", "qwen3_moe", "olmoe", "granitemoe", "phimoe"}
+# linear-attention/short-conv hybrids (kimi_linear: MLA's V head differs from its Q/K head,
+# CPU sdpa runs the math fallback, as for DeepSeek)
+SDPA_EXACT |= {"lfm2", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}
 
 FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS))
 EXAMPLES = int(os.environ.get("SYMCALC_ACTIVATION_EXAMPLES", "3"))
