@@ -44,7 +44,7 @@ NOT_EXACT: dict[str, tuple[str, float, float]] = {}
 SDPA_EXACT: set[str] = set()
 SDPA_EXACT |= {"gemma", "gemma3_text", "cohere", "cohere2"}  # gemma2: no sdpa in transformers
 SDPA_EXACT |= {"opt", "gptj", "gpt_neox", "phi", "stablelm"}  # mpt: no sdpa in transformers
-SDPA_EXACT |= {"dbrx", "llama4_text"}  # gpt_oss: sinks, no sdpa; minimax_m2: not yet exact
+SDPA_EXACT |= {"dbrx", "llama4_text", "minimax_m2"}  # gpt_oss: sinks, no sdpa in transformers
 # bloom: no sdpa in transformers; seed_oss: attention dropout 0.1 by default (not the fused kernel)
 SDPA_EXACT |= {"qwen3", "olmo2", "olmo3", "exaone4", "ministral3", "smollm3", "glm4", "phi3",
                "granite", "starcoder2"}
