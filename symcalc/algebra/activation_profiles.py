@@ -80,7 +80,8 @@ QUERY_POSITION_SCALE = frozenset({"ministral3"})
 # Partial rotary positions joined by cat (GPT-NeoX, Phi, StableLM): the query is built
 # (b, n_h, s, d_h) contiguous, so is the sdpa kernel's output, and o_proj's input is a copy
 # (GPT-J transposes after its cat, Llama-style rotary keeps the projection's layout)
-ROTARY_CAT_HEADS_FIRST = frozenset({"gpt_neox", "phi", "stablelm", "glm4", "phi3", "glm4_moe"})
+ROTARY_CAT_HEADS_FIRST = frozenset({"gpt_neox", "phi", "stablelm", "glm4", "phi3", "glm4_moe",
+                                    "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"})
 # q/k norms over all heads that normalize each head apart (StableLM: one LayerNorm per head)
 QK_NORM_PER_HEAD = frozenset({"stablelm"})
 # Hybrids whose Mamba-2 runs beside attention on the same normed input (Falcon-H1: one norm
@@ -146,6 +147,10 @@ EXPERTS_ALL = frozenset({"llama4_text"})
 # where neither repeat_kv (n_kv = n_h, or one KV head at batch 1) nor the V product (batch 1
 # or one head) copies it, and in the fused kernel, the whole q/k/v output is kept
 FUSED_QKV_V_VIEW = frozenset({"dbrx", "phi3"})  # Phi-3: V sliced from qkv_proj's output
+# Queries left head-major contiguous before the fused kernel (MiniMax-M2's rotary ends in a
+# torch.cat): the kernel's output is head-major too, so the output projection's input is a
+# transposed copy of it, kept besides the kernel's own
+SDPA_OUTPUT_COPY = frozenset({"minimax_m2"})
 # PhiMoE's sparsemixer: two picks per token (Gumbel sampling in training), each keeping a
 # boolean mask and a softmax over the experts, two int64 indices and its multiplier
 SPARSEMIXER = frozenset({"phimoe"})
@@ -417,6 +422,7 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
                                                        or spec.n_kv == 1 and batch == 1)
                         and (batch == 1 or spec.n_h == 1)),
         "ac_fused_qkv": int(impl in FUSED_QKV_V_VIEW),
+        "ac_sdpa_o_copy": int(impl in SDPA_OUTPUT_COPY),
         # MLA's V is a slice of the key/value up-projection; at batch 1 or with one head the
         # V product folds it without a copy and keeps the whole projection (d_nope + d_v)
         "ac_mla_v_view": int(bool(spec.mla) and (batch == 1 or spec.n_h == 1)),
@@ -540,6 +546,8 @@ FACT_MEANINGS = {
     "ac_v_qkv": "eager's V is a view of the fused q/k/v output (DBRX, not repeated): the whole "
                 "output is kept",
     "ac_fused_qkv": "V is a view of one fused q/k/v output (DBRX): the fused kernel keeps all of it",
+    "ac_sdpa_o_copy": "the fused kernel's head-major output is copied for the output projection "
+                      "(MiniMax-M2), both kept",
     "ac_b1": "one sequence in the batch (b = 1): Mamba-2's scan reads B and C in place when "
              "the sequence fits one chunk, Jamba's x_proj reads the conv output in place",
     "ac_ssm_beside_attn": "the SSM mixer runs beside attention on its normed input (Falcon-H1): "

@@ -118,6 +118,9 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
         out += [
             Saved(f"{tag}/k", kv_tokens * n_kv * qk, A, "dao2022", "K at n_kv heads (GQA in-kernel)"),
             Saved(f"{tag}/v", kv_tokens * n_kv * vw, A, "dao2022", "V at n_kv heads"),
+            Saved(f"{tag}/o_input_copy", f["ac_sdpa_o_copy"] * q_tokens * n_h * vw, A,
+                  "torch_autograd", "the output projection's input, a copy of the head-major "
+                  "kernel output"),
             Saved(f"{tag}/v_view_qkv", f["ac_fused_qkv"] * q_tokens * (n_h + n_kv) * qk, A,
                   "torch_autograd", "V is a view of the fused q/k/v output (DBRX): its q and k "
                   "part stays allocated"),
