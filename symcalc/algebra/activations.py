@@ -31,8 +31,10 @@ from .components import sw
 from .saved import Saved, norm_terms
 from .saved_attention import (attention_terms, layer_kind_terms, rope_table_terms,
                               sdpa_mask_terms)
+from .saved_gemma3n import gemma3n_shared_kv_terms, gemma3n_terms
 from .saved_ffn import ffn_terms, moe_terms
 from .saved_mixers import mixer_terms
+from .symbols import L_kv_shared
 from .symbols import L, L_attn, L_dec, L_ffn, b, d, d_ff, s, s_dec, t
 
 RECOMPUTE = ("none", "selective", "full")
@@ -103,7 +105,9 @@ def stack_terms(model: str, facts: dict, shape: str) -> list[tuple[str, list[Sav
                                    dense=dense_count(L_ffn), moe=moe_count(L_ffn))
              + mixer_terms(model, facts, A, s) + rope_table_terms(model, facts, A)
              + sdpa_mask_terms(model, facts, A)
-             + layer_kind_terms(model, facts, A))]
+             + layer_kind_terms(model, facts, A)
+             + [x.times(L_attn) for x in gemma3n_terms(model, facts, A, b * s)]
+             + [x.times(L_kv_shared) for x in gemma3n_shared_kv_terms(model, facts, A, b * s)])]
 
 
 def choice_weights(model: str, recompute: str, tensor_parallel: bool,
@@ -164,3 +168,27 @@ def activations_bytes(model: str, facts: dict, shape: str, recompute: str = "non
     w = {k: sympy.Integer(v) for k, v in
          choice_weights(model, recompute, tensor_parallel, sequence_parallel).items()}
     return weighted_bytes(facts, shape, w)
+
+
+def kept_terms(model: str, facts: dict, shape: str, recompute: str = "none",
+               tensor_parallel: bool = False,
+               sequence_parallel: bool = False) -> list[tuple[str, Saved, sympy.Expr]]:
+    """(stack, term, bytes) of every term the chosen model keeps under the choices, each
+    term's bytes over all the layers holding it and divided as :func:`weighted_bytes`
+    divides it; under full recomputation the one term is each layer's input. Their sum is
+    :func:`activations_bytes` (the derivation lists them one by one)."""
+    w = choice_weights(model, recompute, tensor_parallel, sequence_parallel)
+    div_t = w["ac_p0"] + sympy.Integer(w["ac_ptp"] + w["ac_psp"]) / t
+    div_r = w["ac_p0"] + w["ac_ptp"] + sympy.Integer(w["ac_psp"]) / t
+    if w["ac_full"]:
+        inputs = L * s + (L_dec * s_dec if shape == "encoder-decoder" else 0)
+        term = Saved("layer_input", b * d * inputs, facts["ac_width"], "korthikanti2022",
+                     "full recomputation: each layer keeps only its input", split=False)
+        return [("layers", term, term.bytes * div_r)]
+    out = []
+    for stack, terms in stack_terms(model, facts, shape):
+        for term in terms:
+            if term.core and not w["ac_keep_core"]:
+                continue
+            out.append((stack, term, term.bytes * (div_t if term.split else div_r)))
+    return out

@@ -57,7 +57,7 @@ def norm_terms(f, A, tokens, tag: str, width=d, count=None, weight=None) -> list
         Saved(f"{tag}/centered", ln32 * 2 * elements, 4, "torch_autograd",
               "LayerNorm written out in float32 (Cohere): x - mean, computed twice, kept by "
               "the square and by the product with the reciprocal root", split=False),
-        Saved(f"{tag}/rsqrt", (f["ac_rms32"] + ln32) * rows, 4, "torch_autograd",
+        Saved(f"{tag}/rsqrt", (f["ac_rms32"] + ln32 + f["ac_rms_pow"]) * rows, 4, "torch_autograd",
               "RMSNorm reciprocal root, float32", split=False),
         Saved(f"{tag}/weight_fp32", f["ac_norm_wcopy"] * weight, 4, "torch_autograd",
               "float32 weight the normalized values multiply (Gemma's 1 + w; Cohere's cast "
