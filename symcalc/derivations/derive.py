@@ -12,7 +12,7 @@ from typing import Iterable
 
 import sympy
 
-from ..algebra import accounting, memory, quantized, quantities as q
+from ..algebra import accounting, activations, memory, quantized, quantities as q
 from ..algebra.breakdown import Breakdown, Leaf
 from ..algebra.closed_form import simplify
 from .citations import TIED_HEAD_SOURCE, component_source
@@ -412,6 +412,8 @@ def derive(spec: Spec, quantity: str = "params.total", opts: Options = Options()
         return _derive_flops(spec, quantity, opts, values)
     if quantity in ("memory.weights_bytes", "memory.training_bytes"):
         return _derive_state_bytes(spec, quantity, opts, values)
+    if quantity == "memory.activations_bytes":
+        return _derive_activations(spec, opts, values)
     return _derive_single(spec, quantity, opts, values)
 
 
@@ -678,3 +680,41 @@ def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> De
         result_section(quantity, letter, value, quantity_meaning(quantity, spec, opts)),)
     title = title_of(quantity, spec)
     return Derivation(spec.name, quantity, title, letter, body, conv)
+
+
+def _derive_activations(spec: Spec, opts: Options, values: dict) -> Derivation:
+    """Every tensor the chosen activation model keeps, one line each with its source and the
+    implementation choice it depends on (its bytes over all the layers holding it, after
+    recomputation and parallelism), then their sum."""
+    quantity = "memory.activations_bytes"
+    subs = numbers(values)
+    facts = activations.facts_of(spec, opts.dtype, opts.batch)
+    kept: dict[str, list] = {}  # path -> [expression, source, choice]
+    for stack, term, expr in activations.kept_terms(opts.activations, facts, spec.shape,
+                                                    opts.recompute, opts.tp > 1,
+                                                    opts.sequence_parallel):
+        expr = q._fix(expr, spec, opts)
+        if expr == 0:
+            continue
+        path = term.name if stack == "layers" else f"{stack}/{term.name}"
+        if path in kept:
+            kept[path][0] = sympy.expand(kept[path][0] + expr)
+        else:
+            kept[path] = [expr, term.source, term.choice]
+    steps, parts, formulas = [], {}, []
+    for path, (expr, source, choice) in kept.items():
+        formulas.append(expr)
+        more, parts[path] = chain(Formula(path, "M", expr, source, choice), subs)
+        steps += more
+    total = sympy.Add(*[part_symbol("M", p) for p in parts], evaluate=False)
+    more, value = chain(Compose(quantity, "M", total, "the sum of every kept tensor"),
+                        {**subs, **{part_symbol("M", p): v for p, v in parts.items()}})
+    if q.whole(value) != q.whole(q.value(q.expression(quantity, spec, opts), values)):
+        raise AssertionError("the activation derivation disagrees with memory.activations_bytes")
+    conv = (activation_conventions(spec, opts),)
+    if opts.activations == "paper" and korthikanti_misfit(spec):
+        conv += (korthikanti_misfit(spec),)
+    body = with_sizes([Section("Saved tensors", tuple(steps)), Section("Total", tuple(more))],
+                      formulas, values) + (
+        result_section(quantity, "M", value, quantity_meaning(quantity, spec, opts)),)
+    return Derivation(spec.name, quantity, title_of(quantity, spec), "M", body, conv)
