@@ -4611,2714 +4611,11076 @@ def single__memory_recurrent_state_bytes__bound(v):
 def single__memory_activations_bytes__num(v):
     E = v["E"]
     E_s = v["E_s"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
     L = v["L"]
     L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
+    L_lin = v["L_lin"]
+    L_local = v["L_local"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
+    Q_c = v["Q_c"]
+    R_dt = v["R_dt"]
+    W = v["W"]
     ac_act_in = v["ac_act_in"]
     ac_act_kept = v["ac_act_kept"]
     ac_act_tanh = v["ac_act_tanh"]
+    ac_b1 = v["ac_b1"]
+    ac_bidir = v["ac_bidir"]
+    ac_block_norm = v["ac_block_norm"]
     ac_cast = v["ac_cast"]
+    ac_clip_qkv = v["ac_clip_qkv"]
     ac_drop_attn = v["ac_drop_attn"]
+    ac_drop_attn_out = v["ac_drop_attn_out"]
     ac_drop_ffn = v["ac_drop_ffn"]
     ac_drop_hidden = v["ac_drop_hidden"]
     ac_eager = v["ac_eager"]
+    ac_f32 = v["ac_f32"]
     ac_full = v["ac_full"]
+    ac_fused_qkv = v["ac_fused_qkv"]
+    ac_fused_view = v["ac_fused_view"]
+    ac_g3n = v["ac_g3n"]
+    ac_gdn_zview = v["ac_gdn_zview"]
+    ac_glu_clamp = v["ac_glu_clamp"]
+    ac_group_idx = v["ac_group_idx"]
+    ac_group_mask = v["ac_group_mask"]
+    ac_jitter = v["ac_jitter"]
+    ac_k_bcast = v["ac_k_bcast"]
     ac_keep = v["ac_keep"]
     ac_keep_core = v["ac_keep_core"]
+    ac_kv_gather = v["ac_kv_gather"]
     ac_kv_rep = v["ac_kv_rep"]
+    ac_l2qk_layers = v["ac_l2qk_layers"]
+    ac_lin_qkview = v["ac_lin_qkview"]
     ac_ln = v["ac_ln"]
+    ac_ln32 = v["ac_ln32"]
+    ac_mla_v_view = v["ac_mla_v_view"]
+    ac_moe_all = v["ac_moe_all"]
+    ac_moe_in = v["ac_moe_in"]
+    ac_moe_loop = v["ac_moe_loop"]
+    ac_norm_w32 = v["ac_norm_w32"]
+    ac_norm_wcopy = v["ac_norm_wcopy"]
     ac_p0 = v["ac_p0"]
     ac_paper = v["ac_paper"]
+    ac_parallel_in = v["ac_parallel_in"]
+    ac_parallel_norms = v["ac_parallel_norms"]
     ac_prod = v["ac_prod"]
     ac_psp = v["ac_psp"]
     ac_ptp = v["ac_ptp"]
+    ac_q_pos_scale = v["ac_q_pos_scale"]
+    ac_qk32 = v["ac_qk32"]
+    ac_qk_head_stats = v["ac_qk_head_stats"]
     ac_rms32 = v["ac_rms32"]
+    ac_rms_pow = v["ac_rms_pow"]
+    ac_rope_bytes = v["ac_rope_bytes"]
+    ac_rope_local = v["ac_rope_local"]
+    ac_rope_tables = v["ac_rope_tables"]
+    ac_rot_tables = v["ac_rot_tables"]
+    ac_router32 = v["ac_router32"]
+    ac_router_bytes = v["ac_router_bytes"]
+    ac_router_probs = v["ac_router_probs"]
+    ac_rw_bytes = v["ac_rw_bytes"]
+    ac_score_col = v["ac_score_col"]
     ac_sdpa = v["ac_sdpa"]
+    ac_sdpa_fused_view = v["ac_sdpa_fused_view"]
+    ac_sdpa_kv_copy = v["ac_sdpa_kv_copy"]
+    ac_sdpa_o_copy = v["ac_sdpa_o_copy"]
+    ac_sdpa_out_copy = v["ac_sdpa_out_copy"]
+    ac_sinks = v["ac_sinks"]
     ac_soft_bytes = v["ac_soft_bytes"]
+    ac_softcap = v["ac_softcap"]
+    ac_sparsemixer = v["ac_sparsemixer"]
+    ac_ssm_beside_attn = v["ac_ssm_beside_attn"]
     ac_t5_16 = v["ac_t5_16"]
+    ac_temp_layers = v["ac_temp_layers"]
+    ac_topk_norm = v["ac_topk_norm"]
+    ac_topk_sums = v["ac_topk_sums"]
+    ac_v_qkv = v["ac_v_qkv"]
     ac_width = v["ac_width"]
     b = v["b"]
     d = v["d"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
     k = v["k"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
+    r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
+    r_q = v["r_q"]
     s = v["s"]
+    sw_attn_gate = v["sw_attn_gate"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_moe_width = v["sw_moe_width"]
     sw_norm_attn_in = v["sw_norm_attn_in"]
     sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_router = v["sw_router"]
     sw_sh_width = v["sw_sh_width"]
     sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_ssm_inner = v["sw_ssm_inner"]
+    sw_ssm_norm = v["sw_ssm_norm"]
+    sw_window = v["sw_window"]
+    sw_window_all = v["sw_window_all"]
     t = v["t"]
     out = 0
+    c = ac_eager*ac_keep*ac_p0
+    if c:
+        out = out + c*(t*(60*H_s*L_ssm*N_s*Q_c*b*_ceil_div(s, Q_c) + 36*H_s*L_ssm*Q_c**2*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*Q_c*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*b*s + 12*H_s*L_ssm*b*_ceil_div(s, Q_c)**2 + 24*H_s*L_ssm*b*_ceil_div(s, Q_c) + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 4*L_lin*Q_c**3*b*n_lv*_ceil_div(s, Q_c) + 36*L_lin*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 24*L_lin*Q_c**2*b*n_lv*_ceil_div(s, Q_c) + 9*L_lin*Q_c**2 + 12*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 108*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*L_lin*Q_c*b*d_lk*n_lv + 36*L_lin*Q_c*b*d_lv*n_lv*_ceil_div(s, Q_c) + 8*L_lin*Q_c*b*n_lv*_ceil_div(s, Q_c) + 12*L_lin*b*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 63*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lk*n_lv*_ceil_div(s, Q_c) + 48*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv + 24*L_lin*n_lv + 24*L_ssm*N_s*b*d_in*_ceil_div(s, Q_c) - 12*L_ssm*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) + 24*L_ssm*N_s*b*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 48*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c) + 12*L_ssm*b*d_in*s + 6*L_ssm*_ceil_div(s, Q_c)**2 + 12*L_ssm*_ceil_div(s, Q_c) + 6*L_ssm))
+    c = ac_eager*ac_keep*ac_psp
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*_ceil_div(s, Q_c) + 36*H_s*L_ssm*Q_c**2*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*Q_c*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*b*s + 12*H_s*L_ssm*b*_ceil_div(s, Q_c)**2 + 24*H_s*L_ssm*b*_ceil_div(s, Q_c) + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 4*L_lin*Q_c**3*b*n_lv*_ceil_div(s, Q_c) + 36*L_lin*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 24*L_lin*Q_c**2*b*n_lv*_ceil_div(s, Q_c) + 9*L_lin*Q_c**2 + 12*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 108*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*L_lin*Q_c*b*d_lk*n_lv + 36*L_lin*Q_c*b*d_lv*n_lv*_ceil_div(s, Q_c) + 8*L_lin*Q_c*b*n_lv*_ceil_div(s, Q_c) + 12*L_lin*b*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 63*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lk*n_lv*_ceil_div(s, Q_c) + 48*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv + 24*L_lin*n_lv + 24*L_ssm*N_s*b*d_in*_ceil_div(s, Q_c) - 12*L_ssm*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) + 24*L_ssm*N_s*b*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 48*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c) + 12*L_ssm*b*d_in*s + 6*L_ssm*_ceil_div(s, Q_c)**2 + 12*L_ssm*_ceil_div(s, Q_c) + 6*L_ssm)
+    c = ac_eager*ac_keep*ac_ptp
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*_ceil_div(s, Q_c) + 36*H_s*L_ssm*Q_c**2*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*Q_c*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*b*s + 12*H_s*L_ssm*b*_ceil_div(s, Q_c)**2 + 24*H_s*L_ssm*b*_ceil_div(s, Q_c) + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 4*L_lin*Q_c**3*b*n_lv*_ceil_div(s, Q_c) + 36*L_lin*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 24*L_lin*Q_c**2*b*n_lv*_ceil_div(s, Q_c) + 9*L_lin*Q_c**2 + 12*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 108*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*L_lin*Q_c*b*d_lk*n_lv + 36*L_lin*Q_c*b*d_lv*n_lv*_ceil_div(s, Q_c) + 8*L_lin*Q_c*b*n_lv*_ceil_div(s, Q_c) + 12*L_lin*b*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 63*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lk*n_lv*_ceil_div(s, Q_c) + 48*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv + 24*L_lin*n_lv + 24*L_ssm*N_s*b*d_in*_ceil_div(s, Q_c) - 12*L_ssm*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) + 24*L_ssm*N_s*b*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 48*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c) + 12*L_ssm*b*d_in*s + 6*L_ssm*_ceil_div(s, Q_c)**2 + 12*L_ssm*_ceil_div(s, Q_c) + 6*L_ssm)
     c = ac_full*ac_p0*ac_width
     if c:
-        out = out + c*(L*b*d*s*t)
+        out = out + c*(3*L*b*d*s*t)
     c = ac_full*ac_psp*ac_width
     if c:
-        out = out + c*(L*b*d*s)
+        out = out + c*(3*L*b*d*s)
     c = ac_full*ac_ptp*ac_width
     if c:
-        out = out + c*(L*b*d*s*t)
+        out = out + c*(3*L*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(t*(60*H_s*L_ssm*N_s*Q_c*b*_ceil_div(s, Q_c) + 36*H_s*L_ssm*Q_c**2*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*Q_c*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*b*s + 12*H_s*L_ssm*b*_ceil_div(s, Q_c)**2 + 24*H_s*L_ssm*b*_ceil_div(s, Q_c) + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 4*L_lin*Q_c**3*b*n_lv*_ceil_div(s, Q_c) + 36*L_lin*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 24*L_lin*Q_c**2*b*n_lv*_ceil_div(s, Q_c) + 9*L_lin*Q_c**2 + 12*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 108*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*L_lin*Q_c*b*d_lk*n_lv + 36*L_lin*Q_c*b*d_lv*n_lv*_ceil_div(s, Q_c) + 8*L_lin*Q_c*b*n_lv*_ceil_div(s, Q_c) + 12*L_lin*b*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 63*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lk*n_lv*_ceil_div(s, Q_c) + 48*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv + 24*L_lin*n_lv + 24*L_ssm*N_s*b*d_in*_ceil_div(s, Q_c) - 12*L_ssm*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) + 24*L_ssm*N_s*b*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 48*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c) + 12*L_ssm*b*d_in*s + 6*L_ssm*_ceil_div(s, Q_c)**2 + 12*L_ssm*_ceil_div(s, Q_c) + 6*L_ssm))
+    c = ac_keep*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*_ceil_div(s, Q_c) + 36*H_s*L_ssm*Q_c**2*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*Q_c*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*b*s + 12*H_s*L_ssm*b*_ceil_div(s, Q_c)**2 + 24*H_s*L_ssm*b*_ceil_div(s, Q_c) + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 4*L_lin*Q_c**3*b*n_lv*_ceil_div(s, Q_c) + 36*L_lin*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 24*L_lin*Q_c**2*b*n_lv*_ceil_div(s, Q_c) + 9*L_lin*Q_c**2 + 12*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 108*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*L_lin*Q_c*b*d_lk*n_lv + 36*L_lin*Q_c*b*d_lv*n_lv*_ceil_div(s, Q_c) + 8*L_lin*Q_c*b*n_lv*_ceil_div(s, Q_c) + 12*L_lin*b*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 63*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lk*n_lv*_ceil_div(s, Q_c) + 48*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv + 24*L_lin*n_lv + 24*L_ssm*N_s*b*d_in*_ceil_div(s, Q_c) - 12*L_ssm*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) + 24*L_ssm*N_s*b*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 48*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c) + 12*L_ssm*b*d_in*s + 6*L_ssm*_ceil_div(s, Q_c)**2 + 12*L_ssm*_ceil_div(s, Q_c) + 6*L_ssm)
+    c = ac_keep*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*_ceil_div(s, Q_c) + 36*H_s*L_ssm*Q_c**2*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*Q_c*b*_ceil_div(s, Q_c) + 24*H_s*L_ssm*b*s + 12*H_s*L_ssm*b*_ceil_div(s, Q_c)**2 + 24*H_s*L_ssm*b*_ceil_div(s, Q_c) + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 4*L_lin*Q_c**3*b*n_lv*_ceil_div(s, Q_c) + 36*L_lin*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 24*L_lin*Q_c**2*b*n_lv*_ceil_div(s, Q_c) + 9*L_lin*Q_c**2 + 12*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 108*L_lin*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*L_lin*Q_c*b*d_lk*n_lv + 36*L_lin*Q_c*b*d_lv*n_lv*_ceil_div(s, Q_c) + 8*L_lin*Q_c*b*n_lv*_ceil_div(s, Q_c) + 12*L_lin*b*d_lk*d_lv*n_lv*_ceil_div(s, Q_c) + 63*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lk*n_lv*_ceil_div(s, Q_c) + 48*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv + 24*L_lin*n_lv + 24*L_ssm*N_s*b*d_in*_ceil_div(s, Q_c) - 12*L_ssm*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) + 24*L_ssm*N_s*b*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 48*L_ssm*Q_c*b*d_in*_ceil_div(s, Q_c) + 12*L_ssm*b*d_in*s + 6*L_ssm*_ceil_div(s, Q_c)**2 + 12*L_ssm*_ceil_div(s, Q_c) + 6*L_ssm)
+    c = ac_b1*ac_eager*ac_keep*ac_p0
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*t*(_min(1, _ceil_div(s, Q_c) - 1) - 1)*_ceil_div(s, Q_c))
+    c = ac_b1*ac_eager*ac_keep*ac_psp
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*(_min(1, _ceil_div(s, Q_c) - 1) - 1)*_ceil_div(s, Q_c))
+    c = ac_b1*ac_eager*ac_keep*ac_ptp
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*(_min(1, _ceil_div(s, Q_c) - 1) - 1)*_ceil_div(s, Q_c))
+    c = ac_b1*ac_keep*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*t*(_min(1, _ceil_div(s, Q_c) - 1) - 1)*_ceil_div(s, Q_c))
+    c = ac_b1*ac_keep*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*(_min(1, _ceil_div(s, Q_c) - 1) - 1)*_ceil_div(s, Q_c))
+    c = ac_b1*ac_keep*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*(_min(1, _ceil_div(s, Q_c) - 1) - 1)*_ceil_div(s, Q_c))
+    c = ac_drop_attn_out*ac_keep*ac_p0*ac_paper
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_drop_attn_out*ac_keep*ac_paper*ac_psp
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_drop_attn_out*ac_keep*ac_paper*ac_ptp
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_drop_hidden*ac_keep*ac_p0*ac_paper
     if c:
-        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_drop_hidden*ac_keep*ac_paper*ac_psp
     if c:
-        out = out + c*(b*d*s*(L_attn + L_ffn))
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_drop_hidden*ac_keep*ac_paper*ac_ptp
     if c:
-        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0
+    if c:
+        out = out + c*(12*t*(2*G_s*L_ssm*N_s*b*s - H_s*L_ssm*b*s - L_lin*d_lv))
+    c = ac_eager*ac_f32*ac_keep*ac_psp
+    if c:
+        out = out + c*(12*(2*G_s*L_ssm*N_s*b*s - H_s*L_ssm*b*s - L_lin*d_lv))
+    c = ac_eager*ac_f32*ac_keep*ac_ptp
+    if c:
+        out = out + c*(12*(2*G_s*L_ssm*N_s*b*s - H_s*L_ssm*b*s - L_lin*d_lv))
+    c = ac_eager*ac_g3n*ac_keep*ac_p0
+    if c:
+        out = out + c*(12*b*s*t*(L_attn*d_h*n_kv + 2*L_attn*d_ple + 2*L_attn*n_alt + 2*L_attn*n_kv + 2*L_attn - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_psp
+    if c:
+        out = out + c*(12*b*s*(L_attn*d_h*n_kv + 2*L_attn*d_ple + 2*L_attn*n_alt + 2*L_attn*n_kv + 2*L_attn - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp
+    if c:
+        out = out + c*(12*b*s*(L_attn*d_h*n_kv + 2*L_attn*d_ple*t + 2*L_attn*n_alt*t + 2*L_attn*n_kv + 2*L_attn*t - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
+    c = ac_eager*ac_keep*ac_kv_gather*ac_p0
+    if c:
+        out = out + c*(24*L_attn*t)
+    c = ac_eager*ac_keep*ac_kv_gather*ac_psp
+    if c:
+        out = out + c*(24*L_attn)
+    c = ac_eager*ac_keep*ac_kv_gather*ac_ptp
+    if c:
+        out = out + c*(24*L_attn*t)
+    c = ac_eager*ac_keep*ac_l2qk_layers*ac_p0
+    if c:
+        out = out + c*(12*b*s*t*(d_h*n_h + d_h*n_kv + n_h + n_kv))
+    c = ac_eager*ac_keep*ac_l2qk_layers*ac_psp
+    if c:
+        out = out + c*(12*b*s*(d_h*n_h + d_h*n_kv + n_h + n_kv))
+    c = ac_eager*ac_keep*ac_l2qk_layers*ac_ptp
+    if c:
+        out = out + c*(12*b*s*(d_h*n_h + d_h*n_kv + n_h + n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_rope_tables
+    if c:
+        out = out + c*(12*L_attn*d_h*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_temp_layers
+    if c:
+        out = out + c*(12*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(b*s*t*(L_attn*d + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d))
+        out = out + c*(3*b*t*(2*G_s*K_conv*L_ssm*N_s + 4*G_s*L_ssm*N_s*s - 2*G_s*L_ssm*N_s + 3*H_s*L_ssm*s + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*s + 2*L_attn*d_h*n_h*s + 2*L_attn*d_h*n_kv*s + 7*L_conv*d*s - L_conv*d + L_ffn*d*s + L_lin*d*s + 4*L_lin*d_lk*n_lk*s - 2*L_lin*d_lk*n_lk + L_lin*d_lk*s + 3*L_lin*d_lv*n_lv*s - L_lin*d_lv*n_lv + L_lin*d_lv*s + L_lin*n_lv*s + L_ssm*d*s + 5*L_ssm*d_in*s - L_ssm*d_in))
+    c = ac_eager*ac_keep*ac_p0*sw_gdn
+    if c:
+        out = out + c*(L_lin*t*(-4*Q_c**3*b*n_lv*_ceil_div(s, Q_c) - 36*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 36*Q_c**2*b*n_lv*_ceil_div(s, Q_c) - 6*Q_c**2 - 48*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) + 12*Q_c*b*d_lk*n_lv + 40*Q_c*b*n_lv*_ceil_div(s, Q_c) - 39*b*d_lk*n_lv*s - 12*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*b*d_lv*n_lv*s + 24*b*n_lv*s + 12*b*n_lv*_ceil_div(s, Q_c) - 12*d_lv))
+    c = ac_eager*ac_keep*ac_p0*sw_mamba1
+    if c:
+        out = out + c*(6*L_ssm*t*(-10*H_s*N_s*Q_c*b*_ceil_div(s, Q_c) - 6*H_s*Q_c**2*b*_ceil_div(s, Q_c) - 4*H_s*Q_c*b*_ceil_div(s, Q_c) - 4*H_s*b*s - 2*H_s*b*_ceil_div(s, Q_c)**2 - 4*H_s*b*_ceil_div(s, Q_c) - 2*H_s*b - 4*H_s + 6*N_s*b*d_in*s - 4*N_s*b*d_in*_ceil_div(s, Q_c) + 2*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) - 6*N_s*b*d_in + 2*N_s*b*s + 4*N_s*d_in - Q_c**2 - 2*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 8*Q_c*b*d_in*_ceil_div(s, Q_c) + 2*b*d_in*s + 2*d_in - _ceil_div(s, Q_c)**2 - 2*_ceil_div(s, Q_c) - 1))
     c = ac_eager*ac_keep*ac_p0*sw_router
     if c:
-        out = out + c*(4*t*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+        out = out + c*(12*t*(-E*L_dense + E*L_ffn - 8*L_dense*b*k*s + 8*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_p0*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*s*t*(G_s + 4*d_in))
+    c = ac_eager*ac_keep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_rope_tables
+    if c:
+        out = out + c*(12*L_attn*d_h*s)
+    c = ac_eager*ac_keep*ac_psp*ac_temp_layers
+    if c:
+        out = out + c*(12*s)
     c = ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(b*s*(L_attn*d + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d))
+        out = out + c*(3*b*(2*G_s*K_conv*L_ssm*N_s + 4*G_s*L_ssm*N_s*s - 2*G_s*L_ssm*N_s + 3*H_s*L_ssm*s + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*s + 2*L_attn*d_h*n_h*s + 2*L_attn*d_h*n_kv*s + 7*L_conv*d*s - L_conv*d + L_ffn*d*s + L_lin*d*s + 4*L_lin*d_lk*n_lk*s - 2*L_lin*d_lk*n_lk + L_lin*d_lk*s + 3*L_lin*d_lv*n_lv*s - L_lin*d_lv*n_lv + L_lin*d_lv*s + L_lin*n_lv*s + L_ssm*d*s + 5*L_ssm*d_in*s - L_ssm*d_in))
+    c = ac_eager*ac_keep*ac_psp*sw_gdn
+    if c:
+        out = out + c*(L_lin*(-4*Q_c**3*b*n_lv*_ceil_div(s, Q_c) - 36*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 36*Q_c**2*b*n_lv*_ceil_div(s, Q_c) - 6*Q_c**2 - 48*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) + 12*Q_c*b*d_lk*n_lv + 40*Q_c*b*n_lv*_ceil_div(s, Q_c) - 39*b*d_lk*n_lv*s - 12*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*b*d_lv*n_lv*s + 24*b*n_lv*s + 12*b*n_lv*_ceil_div(s, Q_c) - 12*d_lv))
+    c = ac_eager*ac_keep*ac_psp*sw_mamba1
+    if c:
+        out = out + c*(6*L_ssm*(-10*H_s*N_s*Q_c*b*_ceil_div(s, Q_c) - 6*H_s*Q_c**2*b*_ceil_div(s, Q_c) - 4*H_s*Q_c*b*_ceil_div(s, Q_c) - 4*H_s*b*s - 2*H_s*b*_ceil_div(s, Q_c)**2 - 4*H_s*b*_ceil_div(s, Q_c) - 2*H_s*b - 4*H_s + 6*N_s*b*d_in*s - 4*N_s*b*d_in*_ceil_div(s, Q_c) + 2*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) - 6*N_s*b*d_in + 2*N_s*b*s + 4*N_s*d_in - Q_c**2 - 2*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 8*Q_c*b*d_in*_ceil_div(s, Q_c) + 2*b*d_in*s + 2*d_in - _ceil_div(s, Q_c)**2 - 2*_ceil_div(s, Q_c) - 1))
     c = ac_eager*ac_keep*ac_psp*sw_router
     if c:
-        out = out + c*(4*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+        out = out + c*(12*(-E*L_dense + E*L_ffn - 8*L_dense*b*k*s + 8*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_psp*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*s*(G_s + 4*d_in))
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_rope_tables
+    if c:
+        out = out + c*(12*L_attn*d_h*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_temp_layers
+    if c:
+        out = out + c*(12*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(b*s*(L_attn*d*t + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d*t))
+        out = out + c*(3*b*(2*G_s*K_conv*L_ssm*N_s + 4*G_s*L_ssm*N_s*s - 2*G_s*L_ssm*N_s + 3*H_s*L_ssm*s + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*s*t + 2*L_attn*d_h*n_h*s + 2*L_attn*d_h*n_kv*s + L_conv*d*s*t + 6*L_conv*d*s - L_conv*d + L_ffn*d*s*t + L_lin*d*s*t + 4*L_lin*d_lk*n_lk*s - 2*L_lin*d_lk*n_lk + L_lin*d_lk*s*t + 3*L_lin*d_lv*n_lv*s - L_lin*d_lv*n_lv + L_lin*d_lv*s*t + L_lin*n_lv*s + L_ssm*d*s*t + 5*L_ssm*d_in*s - L_ssm*d_in))
+    c = ac_eager*ac_keep*ac_ptp*sw_gdn
+    if c:
+        out = out + c*(L_lin*(-4*Q_c**3*b*n_lv*_ceil_div(s, Q_c) - 36*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 36*Q_c**2*b*n_lv*_ceil_div(s, Q_c) - 6*Q_c**2 - 48*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) + 12*Q_c*b*d_lk*n_lv + 40*Q_c*b*n_lv*_ceil_div(s, Q_c) - 39*b*d_lk*n_lv*s - 12*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*b*d_lv*n_lv*s + 24*b*n_lv*s + 12*b*n_lv*_ceil_div(s, Q_c) - 12*d_lv))
+    c = ac_eager*ac_keep*ac_ptp*sw_mamba1
+    if c:
+        out = out + c*(6*L_ssm*(-10*H_s*N_s*Q_c*b*_ceil_div(s, Q_c) - 6*H_s*Q_c**2*b*_ceil_div(s, Q_c) - 4*H_s*Q_c*b*_ceil_div(s, Q_c) - 4*H_s*b*s - 2*H_s*b*_ceil_div(s, Q_c)**2 - 4*H_s*b*_ceil_div(s, Q_c) - 2*H_s*b - 4*H_s + 6*N_s*b*d_in*s - 4*N_s*b*d_in*_ceil_div(s, Q_c) + 2*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) - 6*N_s*b*d_in + 2*N_s*b*s + 4*N_s*d_in - Q_c**2 - 2*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 8*Q_c*b*d_in*_ceil_div(s, Q_c) + 2*b*d_in*s + 2*d_in - _ceil_div(s, Q_c)**2 - 2*_ceil_div(s, Q_c) - 1))
     c = ac_eager*ac_keep*ac_ptp*sw_router
     if c:
-        out = out + c*(4*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+        out = out + c*(12*(-E*L_dense + E*L_ffn - 8*L_dense*b*k*s + 8*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_ptp*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*s*(G_s + 4*d_in))
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*t*(2*G_s*L_ssm*N_s*b*s - H_s*L_ssm*b*s - L_lin*d_lv))
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*(2*G_s*L_ssm*N_s*b*s - H_s*L_ssm*b*s - L_lin*d_lv))
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*(2*G_s*L_ssm*N_s*b*s - H_s*L_ssm*b*s - L_lin*d_lv))
+    c = ac_g3n*ac_keep*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(L_attn*d_h*n_kv + 2*L_attn*d_ple + 2*L_attn*n_alt + 2*L_attn*n_kv + 2*L_attn - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*(L_attn*d_h*n_kv + 2*L_attn*d_ple + 2*L_attn*n_alt + 2*L_attn*n_kv + 2*L_attn - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*(L_attn*d_h*n_kv + 2*L_attn*d_ple*t + 2*L_attn*n_alt*t + 2*L_attn*n_kv + 2*L_attn*t - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
     c = ac_keep*ac_keep_core*ac_p0*ac_sdpa
     if c:
-        out = out + c*(4*L_attn*b*n_h*s*t)
+        out = out + c*(12*L_attn*b*n_h*s*t)
     c = ac_keep*ac_keep_core*ac_psp*ac_sdpa
     if c:
-        out = out + c*(4*L_attn*b*n_h*s)
+        out = out + c*(12*L_attn*b*n_h*s)
     c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa
     if c:
-        out = out + c*(4*L_attn*b*n_h*s)
+        out = out + c*(12*L_attn*b*n_h*s)
+    c = ac_keep*ac_kv_gather*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn*t)
+    c = ac_keep*ac_kv_gather*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn)
+    c = ac_keep*ac_kv_gather*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn*t)
+    c = ac_keep*ac_l2qk_layers*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(d_h*n_h + d_h*n_kv + n_h + n_kv))
+    c = ac_keep*ac_l2qk_layers*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*(d_h*n_h + d_h*n_kv + n_h + n_kv))
+    c = ac_keep*ac_l2qk_layers*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*(d_h*n_h + d_h*n_kv + n_h + n_kv))
     c = ac_keep*ac_p0*ac_paper*ac_width
     if c:
-        out = out + c*(2*b*s*t*(L_attn*d + L_attn*d_h*n_h + L_attn*d_h*n_kv + L_ffn*d + L_ffn*d_ff))
+        out = out + c*(3*b*s*t*(4*G_s*L_ssm*N_s + H_s*L_ssm + L_attn*d + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + 7*L_conv*d + L_ffn*d + 2*L_ffn*d_ff + L_lin*d + 4*L_lin*d_lk*n_lk + L_lin*d_lk*n_lv + L_lin*d_lk + 5*L_lin*d_lv*n_lv + L_lin*d_lv + L_lin*n_lv + L_ssm*d + 5*L_ssm*d_in))
+    c = ac_keep*ac_p0*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(12*L_attn*d_h*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_temp_layers
+    if c:
+        out = out + c*(12*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(b*s*t*(L_attn*d + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d))
+        out = out + c*(3*b*t*(2*G_s*K_conv*L_ssm*N_s + 4*G_s*L_ssm*N_s*s - 2*G_s*L_ssm*N_s + 3*H_s*L_ssm*s + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*s + 2*L_attn*d_h*n_h*s + 2*L_attn*d_h*n_kv*s + 7*L_conv*d*s - L_conv*d + L_ffn*d*s + L_lin*d*s + 4*L_lin*d_lk*n_lk*s - 2*L_lin*d_lk*n_lk + L_lin*d_lk*s + 3*L_lin*d_lv*n_lv*s - L_lin*d_lv*n_lv + L_lin*d_lv*s + L_lin*n_lv*s + L_ssm*d*s + 5*L_ssm*d_in*s - L_ssm*d_in))
+    c = ac_keep*ac_p0*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(L_lin*t*(-4*Q_c**3*b*n_lv*_ceil_div(s, Q_c) - 36*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 36*Q_c**2*b*n_lv*_ceil_div(s, Q_c) - 6*Q_c**2 - 48*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) + 12*Q_c*b*d_lk*n_lv + 40*Q_c*b*n_lv*_ceil_div(s, Q_c) - 39*b*d_lk*n_lv*s - 12*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*b*d_lv*n_lv*s + 24*b*n_lv*s + 12*b*n_lv*_ceil_div(s, Q_c) - 12*d_lv))
+    c = ac_keep*ac_p0*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(6*L_ssm*t*(-10*H_s*N_s*Q_c*b*_ceil_div(s, Q_c) - 6*H_s*Q_c**2*b*_ceil_div(s, Q_c) - 4*H_s*Q_c*b*_ceil_div(s, Q_c) - 4*H_s*b*s - 2*H_s*b*_ceil_div(s, Q_c)**2 - 4*H_s*b*_ceil_div(s, Q_c) - 2*H_s*b - 4*H_s + 6*N_s*b*d_in*s - 4*N_s*b*d_in*_ceil_div(s, Q_c) + 2*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) - 6*N_s*b*d_in + 2*N_s*b*s + 4*N_s*d_in - Q_c**2 - 2*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 8*Q_c*b*d_in*_ceil_div(s, Q_c) + 2*b*d_in*s + 2*d_in - _ceil_div(s, Q_c)**2 - 2*_ceil_div(s, Q_c) - 1))
     c = ac_keep*ac_p0*ac_sdpa*sw_router
     if c:
-        out = out + c*(4*t*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+        out = out + c*(12*t*(-E*L_dense + E*L_ffn - 8*L_dense*b*k*s + 8*L_ffn*b*k*s))
+    c = ac_keep*ac_p0*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*s*t*(G_s + 4*d_in))
     c = ac_keep*ac_paper*ac_psp*ac_width
     if c:
-        out = out + c*(2*b*s*(L_attn*d + L_attn*d_h*n_h + L_attn*d_h*n_kv + L_ffn*d + L_ffn*d_ff))
+        out = out + c*(3*b*s*(4*G_s*L_ssm*N_s + H_s*L_ssm + L_attn*d + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + 7*L_conv*d + L_ffn*d + 2*L_ffn*d_ff + L_lin*d + 4*L_lin*d_lk*n_lk + L_lin*d_lk*n_lv + L_lin*d_lk + 5*L_lin*d_lv*n_lv + L_lin*d_lv + L_lin*n_lv + L_ssm*d + 5*L_ssm*d_in))
     c = ac_keep*ac_paper*ac_ptp*ac_width
     if c:
-        out = out + c*(2*b*s*(L_attn*d*t + L_attn*d_h*n_h + L_attn*d_h*n_kv + L_ffn*d*t + L_ffn*d_ff))
+        out = out + c*(3*b*s*(4*G_s*L_ssm*N_s + H_s*L_ssm + L_attn*d*t + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_conv*d*t + 6*L_conv*d + L_ffn*d*t + 2*L_ffn*d_ff + L_lin*d*t + 4*L_lin*d_lk*n_lk + L_lin*d_lk*n_lv + L_lin*d_lk*t + 5*L_lin*d_lv*n_lv + L_lin*d_lv*t + L_lin*n_lv + L_ssm*d*t + 5*L_ssm*d_in))
+    c = ac_keep*ac_psp*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(12*L_attn*d_h*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_temp_layers
+    if c:
+        out = out + c*(12*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(b*s*(L_attn*d + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d))
+        out = out + c*(3*b*(2*G_s*K_conv*L_ssm*N_s + 4*G_s*L_ssm*N_s*s - 2*G_s*L_ssm*N_s + 3*H_s*L_ssm*s + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*s + 2*L_attn*d_h*n_h*s + 2*L_attn*d_h*n_kv*s + 7*L_conv*d*s - L_conv*d + L_ffn*d*s + L_lin*d*s + 4*L_lin*d_lk*n_lk*s - 2*L_lin*d_lk*n_lk + L_lin*d_lk*s + 3*L_lin*d_lv*n_lv*s - L_lin*d_lv*n_lv + L_lin*d_lv*s + L_lin*n_lv*s + L_ssm*d*s + 5*L_ssm*d_in*s - L_ssm*d_in))
+    c = ac_keep*ac_psp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(L_lin*(-4*Q_c**3*b*n_lv*_ceil_div(s, Q_c) - 36*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 36*Q_c**2*b*n_lv*_ceil_div(s, Q_c) - 6*Q_c**2 - 48*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) + 12*Q_c*b*d_lk*n_lv + 40*Q_c*b*n_lv*_ceil_div(s, Q_c) - 39*b*d_lk*n_lv*s - 12*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*b*d_lv*n_lv*s + 24*b*n_lv*s + 12*b*n_lv*_ceil_div(s, Q_c) - 12*d_lv))
+    c = ac_keep*ac_psp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(6*L_ssm*(-10*H_s*N_s*Q_c*b*_ceil_div(s, Q_c) - 6*H_s*Q_c**2*b*_ceil_div(s, Q_c) - 4*H_s*Q_c*b*_ceil_div(s, Q_c) - 4*H_s*b*s - 2*H_s*b*_ceil_div(s, Q_c)**2 - 4*H_s*b*_ceil_div(s, Q_c) - 2*H_s*b - 4*H_s + 6*N_s*b*d_in*s - 4*N_s*b*d_in*_ceil_div(s, Q_c) + 2*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) - 6*N_s*b*d_in + 2*N_s*b*s + 4*N_s*d_in - Q_c**2 - 2*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 8*Q_c*b*d_in*_ceil_div(s, Q_c) + 2*b*d_in*s + 2*d_in - _ceil_div(s, Q_c)**2 - 2*_ceil_div(s, Q_c) - 1))
     c = ac_keep*ac_psp*ac_sdpa*sw_router
     if c:
-        out = out + c*(4*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+        out = out + c*(12*(-E*L_dense + E*L_ffn - 8*L_dense*b*k*s + 8*L_ffn*b*k*s))
+    c = ac_keep*ac_psp*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*s*(G_s + 4*d_in))
+    c = ac_keep*ac_ptp*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(12*L_attn*d_h*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_temp_layers
+    if c:
+        out = out + c*(12*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(b*s*(L_attn*d*t + 2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_ffn*d*t))
+        out = out + c*(3*b*(2*G_s*K_conv*L_ssm*N_s + 4*G_s*L_ssm*N_s*s - 2*G_s*L_ssm*N_s + 3*H_s*L_ssm*s + K_conv*L_conv*d + 2*K_conv*L_lin*d_lk*n_lk + K_conv*L_lin*d_lv*n_lv + K_conv*L_ssm*d_in + L_attn*d*s*t + 2*L_attn*d_h*n_h*s + 2*L_attn*d_h*n_kv*s + L_conv*d*s*t + 6*L_conv*d*s - L_conv*d + L_ffn*d*s*t + L_lin*d*s*t + 4*L_lin*d_lk*n_lk*s - 2*L_lin*d_lk*n_lk + L_lin*d_lk*s*t + 3*L_lin*d_lv*n_lv*s - L_lin*d_lv*n_lv + L_lin*d_lv*s*t + L_lin*n_lv*s + L_ssm*d*s*t + 5*L_ssm*d_in*s - L_ssm*d_in))
+    c = ac_keep*ac_ptp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(L_lin*(-4*Q_c**3*b*n_lv*_ceil_div(s, Q_c) - 36*Q_c**2*b*d_lk*n_lv*_ceil_div(s, Q_c) + 36*Q_c**2*b*n_lv*_ceil_div(s, Q_c) - 6*Q_c**2 - 48*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) + 12*Q_c*b*d_lk*n_lv + 40*Q_c*b*n_lv*_ceil_div(s, Q_c) - 39*b*d_lk*n_lv*s - 12*b*d_lk*n_lv*_ceil_div(s, Q_c) - 12*b*d_lv*n_lv*s + 24*b*n_lv*s + 12*b*n_lv*_ceil_div(s, Q_c) - 12*d_lv))
+    c = ac_keep*ac_ptp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(6*L_ssm*(-10*H_s*N_s*Q_c*b*_ceil_div(s, Q_c) - 6*H_s*Q_c**2*b*_ceil_div(s, Q_c) - 4*H_s*Q_c*b*_ceil_div(s, Q_c) - 4*H_s*b*s - 2*H_s*b*_ceil_div(s, Q_c)**2 - 4*H_s*b*_ceil_div(s, Q_c) - 2*H_s*b - 4*H_s + 6*N_s*b*d_in*s - 4*N_s*b*d_in*_ceil_div(s, Q_c) + 2*N_s*b*d_in*_min(1, _ceil_div(s, Q_c) - 1) - 6*N_s*b*d_in + 2*N_s*b*s + 4*N_s*d_in - Q_c**2 - 2*Q_c*b*d_in*_ceil_div(s, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 8*Q_c*b*d_in*_ceil_div(s, Q_c) + 2*b*d_in*s + 2*d_in - _ceil_div(s, Q_c)**2 - 2*_ceil_div(s, Q_c) - 1))
     c = ac_keep*ac_ptp*ac_sdpa*sw_router
     if c:
-        out = out + c*(4*(-E*L_dense*b*s - E*L_dense + E*L_ffn*b*s + E*L_ffn - 10*L_dense*b*k*s - L_dense*b*s + 10*L_ffn*b*k*s + L_ffn*b*s))
+        out = out + c*(12*(-E*L_dense + E*L_ffn - 8*L_dense*b*k*s + 8*L_ffn*b*k*s))
+    c = ac_keep*ac_ptp*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*s*(G_s + 4*d_in))
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s*t)
+        out = out + c*(9*L_ffn*b*d_ff*s*t)
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s*t)
+        out = out + c*(9*L_ffn*b*d_ff*s*t)
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_ffn*b*d_ff*s)
+    c = ac_b1*ac_eager*ac_keep*ac_p0*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*t*(1 - _min(1, _ceil_div(s, Q_c) - 1))*_ceil_div(s, Q_c))
+    c = ac_b1*ac_eager*ac_keep*ac_psp*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*(1 - _min(1, _ceil_div(s, Q_c) - 1))*_ceil_div(s, Q_c))
+    c = ac_b1*ac_eager*ac_keep*ac_ptp*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*(1 - _min(1, _ceil_div(s, Q_c) - 1))*_ceil_div(s, Q_c))
+    c = ac_b1*ac_keep*ac_p0*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*t*(1 - _min(1, _ceil_div(s, Q_c) - 1))*_ceil_div(s, Q_c))
+    c = ac_b1*ac_keep*ac_psp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*(1 - _min(1, _ceil_div(s, Q_c) - 1))*_ceil_div(s, Q_c))
+    c = ac_b1*ac_keep*ac_ptp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*(1 - _min(1, _ceil_div(s, Q_c) - 1))*_ceil_div(s, Q_c))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_p0
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_psp
+    if c:
+        out = out + c*(12*L_ffn*b*s*(2*d + 1))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_ptp
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_p0
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_psp
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_ptp
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms_pow
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*s*(d + 1))
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms_pow
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms_pow
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s*(2*d + 1))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s*(d + 1))
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + 2*n_kv))
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + 2*n_kv))
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + 2*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + 2*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + 2*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + 2*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + 2*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + 2*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + 2*n_kv))
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper
     if c:
-        out = out + c*(L_attn*b*n_h*s**2*t)
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_drop_attn_out*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_drop_attn_out*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_drop_attn_out*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*L_ffn*b*d_ff*s*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*L_ffn*b*d_ff*s*t)
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
     c = ac_drop_hidden*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_drop_hidden*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(b*d*s*(L_attn + L_ffn))
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_drop_hidden*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_drop_hidden*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_drop_hidden*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(b*d*s*(L_attn + L_ffn))
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_drop_hidden*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(b*d*s*t*(L_attn + L_ffn))
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_p0
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t*(n_alt - 1))
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_psp
+    if c:
+        out = out + c*(24*L_attn*b*d*s*(n_alt - 1))
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_ptp
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t*(n_alt - 1))
+    c = ac_eager*ac_f32*ac_keep*ac_p0*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*t*(Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2 - Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) + Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - Q_c*b*d_lk*n_lv*_ceil_div(s + 1, Q_c) + d_lv))
+    c = ac_eager*ac_f32*ac_keep*ac_p0*sw_mamba1
+    if c:
+        out = out + c*(12*L_ssm*t*(-2*G_s*N_s*b*s + H_s*b*s - N_s*b*d_in*s + N_s*b*d_in - d_in))
+    c = ac_eager*ac_f32*ac_keep*ac_p0*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*(Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2 - Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) + Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - Q_c*b*d_lk*n_lv*_ceil_div(s + 1, Q_c) + d_lv))
+    c = ac_eager*ac_f32*ac_keep*ac_psp*sw_mamba1
+    if c:
+        out = out + c*(12*L_ssm*(-2*G_s*N_s*b*s + H_s*b*s - N_s*b*d_in*s + N_s*b*d_in - d_in))
+    c = ac_eager*ac_f32*ac_keep*ac_psp*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*d_in*s)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*(Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2 - Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) + Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - Q_c*b*d_lk*n_lv*_ceil_div(s + 1, Q_c) + d_lv))
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*sw_mamba1
+    if c:
+        out = out + c*(12*L_ssm*(-2*G_s*N_s*b*s + H_s*b*s - N_s*b*d_in*s + N_s*b*d_in - d_in))
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*d_in*s)
+    c = ac_eager*ac_fused_view*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_fused_view*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_fused_view*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_p0
+    if c:
+        out = out + c*(12*b*s*t*(8*L_attn*d + 4*L_attn - 2*L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_psp
+    if c:
+        out = out + c*(12*b*s*(8*L_attn*d + 4*L_attn - 2*L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_ptp
+    if c:
+        out = out + c*(12*b*s*t*(8*L_attn*d + 4*L_attn - 2*L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_wcopy*ac_p0
+    if c:
+        out = out + c*(12*t*(4*L_attn*d - L_kv_shared*d_h))
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_wcopy*ac_psp
+    if c:
+        out = out + c*(12*(4*L_attn*d - L_kv_shared*d_h))
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_wcopy*ac_ptp
+    if c:
+        out = out + c*(12*t*(4*L_attn*d - L_kv_shared*d_h))
+    c = ac_eager*ac_g3n*ac_keep*ac_p0*ac_rms32
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d + 4*L_attn - L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_p0*ac_rms_pow
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn - L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_attn*t*(2*b*d*n_alt*s + 4*b*d*s + 4*b*d_ple*s + b*n_alt**2*s + 3*b*n_alt*s + b*r_laurel*s + n_alt**2))
+    c = ac_eager*ac_g3n*ac_keep*ac_psp*ac_rms32
+    if c:
+        out = out + c*(12*b*s*(4*L_attn*d + 4*L_attn - L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_psp*ac_rms_pow
+    if c:
+        out = out + c*(12*b*s*(4*L_attn - L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_attn*(2*b*d*n_alt*s + 4*b*d*s + 4*b*d_ple*s + b*n_alt**2*s + 3*b*n_alt*s + b*r_laurel*s + n_alt**2))
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d + 4*L_attn - L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp*ac_rms_pow
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn - L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_attn*t*(2*b*d*n_alt*s + 4*b*d*s + 4*b*d_ple*s + b*n_alt**2*s + 3*b*n_alt*s + b*r_laurel*s + n_alt**2))
+    c = ac_eager*ac_gdn_zview*ac_keep*ac_p0*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*s*t*(2*d_lk*n_lk + d_lv*n_lv))
+    c = ac_eager*ac_gdn_zview*ac_keep*ac_psp*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*s*(2*d_lk*n_lk + d_lv*n_lv))
+    c = ac_eager*ac_gdn_zview*ac_keep*ac_ptp*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*s*(2*d_lk*n_lk + d_lv*n_lv))
+    c = ac_eager*ac_group_idx*ac_keep*ac_p0*sw_router
+    if c:
+        out = out + c*(24*b*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_group_idx*ac_keep*ac_psp*sw_router
+    if c:
+        out = out + c*(24*b*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_group_idx*ac_keep*ac_ptp*sw_router
+    if c:
+        out = out + c*(24*b*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_group_mask*ac_keep*ac_p0*sw_router
+    if c:
+        out = out + c*(3*E*b*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_group_mask*ac_keep*ac_psp*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_group_mask*ac_keep*ac_ptp*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*t*(n_h - n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h - n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h - n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h - n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h - n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h - n_kv))
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_sinks
+    if c:
+        out = out + c*(24*L_attn*b*n_h*s*t)
     c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_soft_bytes
     if c:
-        out = out + c*(L_attn*b*n_h*s**2*t)
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_sinks
+    if c:
+        out = out + c*(24*L_attn*b*n_h*s)
     c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_soft_bytes
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_sinks
+    if c:
+        out = out + c*(24*L_attn*b*n_h*s)
     c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_soft_bytes
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*t*(n_h - n_kv))
     c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width
     if c:
-        out = out + c*(2*L_attn*b*d_h*s*t*(n_h - n_kv))
+        out = out + c*(6*L_attn*b*d_h*s*t*(n_h - n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h - n_kv))
     c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width
     if c:
-        out = out + c*(2*L_attn*b*d_h*s*(n_h - n_kv))
+        out = out + c*(6*L_attn*b*d_h*s*(n_h - n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h - n_kv))
     c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width
     if c:
-        out = out + c*(2*L_attn*b*d_h*s*(n_h - n_kv))
+        out = out + c*(6*L_attn*b*d_h*s*(n_h - n_kv))
+    c = ac_eager*ac_keep*ac_lin_qkview*ac_p0*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*t*(-5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2 + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) - Q_c*d_lk*n_lv*_ceil_div(s, Q_c) + Q_c*d_lk*n_lv*_ceil_div(s + 1, Q_c) + 2*d_lk*n_lk*s - 2*d_lk*n_lv*s + d_lv*n_lv*s))
+    c = ac_eager*ac_keep*ac_lin_qkview*ac_psp*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*(-5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2 + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) - Q_c*d_lk*n_lv*_ceil_div(s, Q_c) + Q_c*d_lk*n_lv*_ceil_div(s + 1, Q_c) + 2*d_lk*n_lk*s - 2*d_lk*n_lv*s + d_lv*n_lv*s))
+    c = ac_eager*ac_keep*ac_lin_qkview*ac_ptp*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*(-5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2 + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) - Q_c*d_lk*n_lv*_ceil_div(s, Q_c) + Q_c*d_lk*n_lv*_ceil_div(s + 1, Q_c) + 2*d_lk*n_lk*s - 2*d_lk*n_lv*s + d_lv*n_lv*s))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*r_kv + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*t*(2*L_attn*d + L_attn + 2*L_conv*d + L_conv + 2*L_lin*d + L_lin + 2*L_ssm*d + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s*t*(d_h*n_h + d_h*n_kv + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*d_h*n_h + 2*d_h*n_kv + n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*(2*r_kv + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*(2*L_attn*d + L_attn + 2*L_conv*d + L_conv + 2*L_lin*d + L_lin + 2*L_ssm*d + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s*(d_h*n_h + d_h*n_kv + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(2*d_h*n_h + 2*d_h*n_kv + n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*r_kv + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*t*(2*L_attn*d + L_attn + 2*L_conv*d + L_conv + 2*L_lin*d + L_lin + 2*L_ssm*d + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s*(d_h*n_h + d_h*n_kv + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(2*d_h*n_h + 2*d_h*n_kv + n_h + n_kv))
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*sw_router
+    if c:
+        out = out + c*(12*t*(E*L_dense - E*L_ffn + 6*L_dense*b*k*s - 6*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*sw_router
+    if c:
+        out = out + c*(12*(E*L_dense - E*L_ffn + 6*L_dense*b*k*s - 6*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*sw_router
+    if c:
+        out = out + c*(12*(E*L_dense - E*L_ffn + 6*L_dense*b*k*s - 6*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_moe_loop*ac_p0*sw_router
+    if c:
+        out = out + c*(12*t*(E*L_dense - E*L_ffn + 2*L_dense*b*k*s - 2*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_moe_loop*ac_psp*sw_router
+    if c:
+        out = out + c*(12*(E*L_dense - E*L_ffn + 2*L_dense*b*k*s - 2*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_moe_loop*ac_ptp*sw_router
+    if c:
+        out = out + c*(12*(E*L_dense - E*L_ffn + 2*L_dense*b*k*s - 2*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(12*d*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(12*d*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(12*d*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h)
+    c = ac_eager*ac_keep*ac_p0*ac_parallel_in*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(-d_h*n_h - d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(r_kv + 1))
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*s*t*(d + 1))
+        out = out + c*(12*b*s*t*(L_attn*d + L_attn + L_conv*d + L_conv + L_lin*d + L_lin + L_ssm*d + L_ssm))
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*s*t*(d + 1))
+        out = out + c*(12*L_attn*b*s*t*(d + 1))
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(d_h*n_h + d_h*n_kv + 2))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(d_h*n_h + d_h*n_kv + n_h + n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_rope_bytes*ac_rope_local
+    if c:
+        out = out + c*(6*d_h*s*t*(_min(1, sw_window*(L_attn*sw_window_all - L_local*sw_window_all + L_local)) + _min(1, -L_attn*sw_window*sw_window_all + L_attn + L_local*sw_window*sw_window_all - L_local*sw_window) - 1))
+    c = ac_eager*ac_keep*ac_p0*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(12*L_attn*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_router32*sw_router
+    if c:
+        out = out + c*(12*d*t*(-E*L_dense + E*L_ffn - L_dense*b*s + L_ffn*b*s))
+    c = ac_eager*ac_keep*ac_p0*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*b*k*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*b*s*t*(-E*L_dense + E*L_ffn + 4*L_dense*k - 16*L_dense - 4*L_ffn*k + 16*L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*s*t*(-d_lk + 2*d_lv*n_lv - d_lv))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*t*(-4*G_s*K_conv*N_s - 6*G_s*N_s*s + 4*G_s*N_s - 3*H_s*s + N_s*d_in*s + N_s*d_in + N_s*s + R_dt*s + 4*d_in*s))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*L_ssm*N_s*b*t*(K_conv + s - 1))
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*t*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*t*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv + r_kv))
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*t*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+        out = out + c*(3*b*s*t*(-2*L_dense*d*k + L_dense*d - 2*L_dense*d_ff*k + 2*L_ffn*d*k - L_ffn*d + 2*L_ffn*d_ff*k))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_keep*ac_p0*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_p0*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(12*L_ssm*b*s*t*(2*N_s + R_dt + 3))
+    c = ac_eager*ac_keep*ac_p0*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t*(G_s + 4*d_in))
+    c = ac_eager*ac_keep*ac_parallel_in*ac_psp*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_parallel_in*ac_ptp*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s)
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*(-d_h*n_h - d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*(r_kv + 1))
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*s*(d + 1))
+        out = out + c*(12*b*s*(L_attn*d + L_attn + L_conv*d + L_conv + L_lin*d + L_lin + L_ssm*d + L_ssm))
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*s*(d + 1))
+        out = out + c*(12*L_attn*b*s*(d + 1))
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*s*(d + 1))
+        out = out + c*(12*L_ffn*b*s*(d + 1))
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*s*(d + 1))
+        out = out + c*(12*L_ffn*b*s*(d + 1))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(d_h*n_h + d_h*n_kv + 2))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(d_h*n_h + d_h*n_kv + n_h + n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_rope_bytes*ac_rope_local
+    if c:
+        out = out + c*(6*d_h*s*(_min(1, sw_window*(L_attn*sw_window_all - L_local*sw_window_all + L_local)) + _min(1, -L_attn*sw_window*sw_window_all + L_attn + L_local*sw_window*sw_window_all - L_local*sw_window) - 1))
+    c = ac_eager*ac_keep*ac_psp*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(12*L_attn*s)
+    c = ac_eager*ac_keep*ac_psp*ac_router32*sw_router
+    if c:
+        out = out + c*(12*d*(-E*L_dense + E*L_ffn - L_dense*b*s + L_ffn*b*s))
+    c = ac_eager*ac_keep*ac_psp*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense + E*L_ffn + 4*L_dense*k - 16*L_dense - 4*L_ffn*k + 16*L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*s*(-d_lk + 2*d_lv*n_lv - d_lv))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*(-4*G_s*K_conv*N_s - 6*G_s*N_s*s + 4*G_s*N_s - 3*H_s*s + N_s*d_in*s + N_s*d_in + N_s*s + R_dt*s + 4*d_in*s))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*L_ssm*N_s*b*(K_conv + s - 1))
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv + r_kv))
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+        out = out + c*(3*b*s*(-2*L_dense*d*k + L_dense*d - 2*L_dense*d_ff*k + 2*L_ffn*d*k - L_ffn*d + 2*L_ffn*d_ff*k))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_psp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_psp*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(12*L_ssm*b*s*(2*N_s + R_dt + 3))
+    c = ac_eager*ac_keep*ac_psp*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*s*(G_s + 4*d_in))
+    c = ac_eager*ac_keep*ac_ptp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*(-d_h*n_h - d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(r_kv + 1))
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*s*t*(d + 1))
+        out = out + c*(12*b*s*t*(L_attn*d + L_attn + L_conv*d + L_conv + L_lin*d + L_lin + L_ssm*d + L_ssm))
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*s*t*(d + 1))
+        out = out + c*(12*L_attn*b*s*t*(d + 1))
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(d_h*n_h + d_h*n_kv + 2))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(d_h*n_h + d_h*n_kv + n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_rope_bytes*ac_rope_local
+    if c:
+        out = out + c*(6*d_h*s*t*(_min(1, sw_window*(L_attn*sw_window_all - L_local*sw_window_all + L_local)) + _min(1, -L_attn*sw_window*sw_window_all + L_attn + L_local*sw_window*sw_window_all - L_local*sw_window) - 1))
+    c = ac_eager*ac_keep*ac_ptp*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(12*L_attn*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_router32*sw_router
+    if c:
+        out = out + c*(12*d*t*(-E*L_dense + E*L_ffn - L_dense*b*s + L_ffn*b*s))
+    c = ac_eager*ac_keep*ac_ptp*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense + E*L_ffn + 4*L_dense*k - 16*L_dense - 4*L_ffn*k + 16*L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*s*(-d_lk*t + 2*d_lv*n_lv - d_lv*t))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*(-4*G_s*K_conv*N_s - 6*G_s*N_s*s + 4*G_s*N_s - 3*H_s*s + N_s*d_in*s + N_s*d_in + N_s*s + R_dt*s + 4*d_in*s))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*L_ssm*N_s*b*(K_conv + s - 1))
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv + r_kv*t))
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+        out = out + c*(3*b*s*(-2*L_dense*d*k + L_dense*d*t - 2*L_dense*d_ff*k + 2*L_ffn*d*k - L_ffn*d*t + 2*L_ffn*d_ff*k))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_ptp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(12*L_ssm*b*s*(2*N_s + R_dt + 3))
+    c = ac_eager*ac_keep*ac_ptp*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*s*(G_s + 4*d_in))
+    c = ac_f32*ac_g3n*ac_keep*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t*(n_alt - 1))
+    c = ac_f32*ac_g3n*ac_keep*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn*b*d*s*(n_alt - 1))
+    c = ac_f32*ac_g3n*ac_keep*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t*(n_alt - 1))
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*t*(Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2 - Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) + Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - Q_c*b*d_lk*n_lv*_ceil_div(s + 1, Q_c) + d_lv))
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(12*L_ssm*t*(-2*G_s*N_s*b*s + H_s*b*s - N_s*b*d_in*s + N_s*b*d_in - d_in))
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*d_in*s*t)
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*(Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2 - Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) + Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - Q_c*b*d_lk*n_lv*_ceil_div(s + 1, Q_c) + d_lv))
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(12*L_ssm*(-2*G_s*N_s*b*s + H_s*b*s - N_s*b*d_in*s + N_s*b*d_in - d_in))
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*d_in*s)
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*(Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)**2 - Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) + Q_c*b*d_lk*n_lv*_ceil_div(s, Q_c) - Q_c*b*d_lk*n_lv*_ceil_div(s + 1, Q_c) + d_lv))
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(12*L_ssm*(-2*G_s*N_s*b*s + H_s*b*s - N_s*b*d_in*s + N_s*b*d_in - d_in))
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*d_in*s)
+    c = ac_fused_qkv*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_fused_qkv*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_fused_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_g3n*ac_keep*ac_ln32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(8*L_attn*d + 4*L_attn - 2*L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_ln32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*(8*L_attn*d + 4*L_attn - 2*L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_ln32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(8*L_attn*d + 4*L_attn - 2*L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*t*(4*L_attn*d - L_kv_shared*d_h))
+    c = ac_g3n*ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*(4*L_attn*d - L_kv_shared*d_h))
+    c = ac_g3n*ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*t*(4*L_attn*d - L_kv_shared*d_h))
+    c = ac_g3n*ac_keep*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(5*d + 2*d_ple + r_laurel))
+    c = ac_g3n*ac_keep*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d + 4*L_attn - L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_p0*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn - L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*t*(2*b*d*n_alt*s + 4*b*d*s + 4*b*d_ple*s + b*n_alt**2*s + 3*b*n_alt*s + b*r_laurel*s + n_alt**2))
+    c = ac_g3n*ac_keep*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*s*(5*d + 2*d_ple + r_laurel))
+    c = ac_g3n*ac_keep*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(5*d + 2*d_ple + r_laurel))
+    c = ac_g3n*ac_keep*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*(4*L_attn*d + 4*L_attn - L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_psp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*(4*L_attn - L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*(2*b*d*n_alt*s + 4*b*d*s + 4*b*d_ple*s + b*n_alt**2*s + 3*b*n_alt*s + b*r_laurel*s + n_alt**2))
+    c = ac_g3n*ac_keep*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d + 4*L_attn - L_kv_shared*d_h*n_kv - L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_ptp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn - L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*t*(2*b*d*n_alt*s + 4*b*d*s + 4*b*d_ple*s + b*n_alt**2*s + 3*b*n_alt*s + b*r_laurel*s + n_alt**2))
+    c = ac_gdn_zview*ac_keep*ac_p0*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*s*t*(2*d_lk*n_lk + d_lv*n_lv))
+    c = ac_gdn_zview*ac_keep*ac_psp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*s*(2*d_lk*n_lk + d_lv*n_lv))
+    c = ac_gdn_zview*ac_keep*ac_ptp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*s*(2*d_lk*n_lk + d_lv*n_lv))
+    c = ac_group_idx*ac_keep*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(24*b*s*t*(-L_dense + L_ffn))
+    c = ac_group_idx*ac_keep*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(24*b*s*(-L_dense + L_ffn))
+    c = ac_group_idx*ac_keep*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(24*b*s*(-L_dense + L_ffn))
+    c = ac_group_mask*ac_keep*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*b*s*t*(-L_dense + L_ffn))
+    c = ac_group_mask*ac_keep*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
+    c = ac_group_mask*ac_keep*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
     c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2*t)
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
     c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
     c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_keep*ac_l2qk_layers*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(3*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_l2qk_layers*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(3*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_l2qk_layers*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_lin_qkview*ac_p0*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*t*(-5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2 + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) - Q_c*d_lk*n_lv*_ceil_div(s, Q_c) + Q_c*d_lk*n_lv*_ceil_div(s + 1, Q_c) + 2*d_lk*n_lk*s - 2*d_lk*n_lv*s + d_lv*n_lv*s))
+    c = ac_keep*ac_lin_qkview*ac_psp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*(-5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2 + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) - Q_c*d_lk*n_lv*_ceil_div(s, Q_c) + Q_c*d_lk*n_lv*_ceil_div(s + 1, Q_c) + 2*d_lk*n_lk*s - 2*d_lk*n_lv*s + d_lv*n_lv*s))
+    c = ac_keep*ac_lin_qkview*ac_ptp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*b*(-5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2*_min(1, _ceil_div(s, Q_c) - 1) + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)**2 + 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c)*_min(1, _ceil_div(s, Q_c) - 1) - 5*Q_c*d_lk*n_lv*_ceil_div(s, Q_c)*_ceil_div(s + 1, Q_c) - Q_c*d_lk*n_lv*_ceil_div(s, Q_c) + Q_c*d_lk*n_lv*_ceil_div(s + 1, Q_c) + 2*d_lk*n_lk*s - 2*d_lk*n_lv*s + d_lv*n_lv*s))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*r_kv + 1))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*t*(2*L_attn*d + L_attn + 2*L_conv*d + L_conv + 2*L_lin*d + L_lin + 2*L_ssm*d + L_ssm))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s*t*(d_h*n_h + d_h*n_kv + 1))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*d_h*n_h + 2*d_h*n_kv + n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*(2*r_kv + 1))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*(2*L_attn*d + L_attn + 2*L_conv*d + L_conv + 2*L_lin*d + L_lin + 2*L_ssm*d + L_ssm))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s*(d_h*n_h + d_h*n_kv + 1))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(2*d_h*n_h + 2*d_h*n_kv + n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*r_kv + 1))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*t*(2*L_attn*d + L_attn + 2*L_conv*d + L_conv + 2*L_lin*d + L_lin + 2*L_ssm*d + L_ssm))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s*(d_h*n_h + d_h*n_kv + 1))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(2*d_h*n_h + 2*d_h*n_kv + n_h + n_kv))
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*t*(E*L_dense - E*L_ffn + 6*L_dense*b*k*s - 6*L_ffn*b*k*s))
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*(E*L_dense - E*L_ffn + 6*L_dense*b*k*s - 6*L_ffn*b*k*s))
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*(E*L_dense - E*L_ffn + 6*L_dense*b*k*s - 6*L_ffn*b*k*s))
+    c = ac_keep*ac_moe_loop*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*t*(E*L_dense - E*L_ffn + 2*L_dense*b*k*s - 2*L_ffn*b*k*s))
+    c = ac_keep*ac_moe_loop*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*(E*L_dense - E*L_ffn + 2*L_dense*b*k*s - 2*L_ffn*b*k*s))
+    c = ac_keep*ac_moe_loop*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*(E*L_dense - E*L_ffn + 2*L_dense*b*k*s - 2*L_ffn*b*k*s))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*d*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*t*(n_h + n_kv))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h*t)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*d*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*(n_h + n_kv))
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*d*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*(n_h + n_kv))
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h)
+    c = ac_keep*ac_p0*ac_paper*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*s*t*(-d_lk*n_lv - d_lk - d_lv + n_lv))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*s*t*(-4*G_s*N_s - H_s + 2*N_s + R_dt + d_in))
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*t*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*t*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv + 2*r_kv))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_router
     if c:
-        out = out + c*(b*s*t*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_dense*d_ff + 2*L_ffn*d_ff*k - 2*L_ffn*d_ff))
+        out = out + c*(3*b*s*t*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_dense*d_ff + 2*L_ffn*d_ff*k - 2*L_ffn*d_ff))
+    c = ac_keep*ac_p0*ac_parallel_in*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(r_kv + 1))
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*s*t*(d + 1))
+        out = out + c*(12*b*s*t*(L_attn*d + L_attn + L_conv*d + L_conv + L_lin*d + L_lin + L_ssm*d + L_ssm))
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*s*t*(d + 1))
+        out = out + c*(12*L_attn*b*s*t*(d + 1))
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(d_h*n_h + d_h*n_kv + 2))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(d_h*n_h + d_h*n_kv + n_h + n_kv))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(n_h + n_kv))
+    c = ac_keep*ac_p0*ac_rope_bytes*ac_rope_local*ac_sdpa
+    if c:
+        out = out + c*(6*d_h*s*t*(_min(1, sw_window*(L_attn*sw_window_all - L_local*sw_window_all + L_local)) + _min(1, -L_attn*sw_window*sw_window_all + L_attn + L_local*sw_window*sw_window_all - L_local*sw_window) - 1))
+    c = ac_keep*ac_p0*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*s*t)
+    c = ac_keep*ac_p0*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*d*t*(-E*L_dense + E*L_ffn - L_dense*b*s + L_ffn*b*s))
+    c = ac_keep*ac_p0*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*b*k*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*b*s*t*(-E*L_dense + E*L_ffn + 4*L_dense*k - 16*L_dense - 4*L_ffn*k + 16*L_ffn))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*s*t*(-d_lk + 2*d_lv*n_lv - d_lv))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*t*(-4*G_s*K_conv*N_s - 6*G_s*N_s*s + 4*G_s*N_s - 3*H_s*s + N_s*d_in*s + N_s*d_in + N_s*s + R_dt*s + 4*d_in*s))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*L_ssm*N_s*b*t*(K_conv + s - 1))
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*t*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*t*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv + r_kv))
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*t*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+        out = out + c*(3*b*s*t*(-2*L_dense*d*k + L_dense*d - 2*L_dense*d_ff*k + 2*L_ffn*d*k - L_ffn*d + 2*L_ffn*d_ff*k))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_sdpa*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(12*L_ssm*b*s*t*(2*N_s + R_dt + 3))
+    c = ac_keep*ac_p0*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t*(G_s + 4*d_in))
+    c = ac_keep*ac_paper*ac_psp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*s*(-d_lk*n_lv - d_lk - d_lv + n_lv))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*s*(-4*G_s*N_s - H_s + 2*N_s + R_dt + d_in))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv + 2*r_kv))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(b*s*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_dense*d_ff + 2*L_ffn*d_ff*k - 2*L_ffn*d_ff))
+        out = out + c*(3*b*s*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_dense*d_ff + 2*L_ffn*d_ff*k - 2*L_ffn*d_ff))
+    c = ac_keep*ac_paper*ac_ptp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*s*(-d_lk*n_lv - d_lk*t - d_lv*t + n_lv))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*s*(-4*G_s*N_s - H_s + 2*N_s + R_dt + d_in))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv + 2*r_kv*t))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(b*s*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_dense*d_ff + 2*L_ffn*d_ff*k - 2*L_ffn*d_ff))
+        out = out + c*(3*b*s*(-E*L_dense + E*L_ffn - 2*L_dense*d_ff*k + 2*L_dense*d_ff + 2*L_ffn*d_ff*k - 2*L_ffn*d_ff))
+    c = ac_keep*ac_parallel_in*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_keep*ac_parallel_in*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*(r_kv + 1))
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*s*(d + 1))
+        out = out + c*(12*b*s*(L_attn*d + L_attn + L_conv*d + L_conv + L_lin*d + L_lin + L_ssm*d + L_ssm))
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*s*(d + 1))
+        out = out + c*(12*L_attn*b*s*(d + 1))
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*s*(d + 1))
+        out = out + c*(12*L_ffn*b*s*(d + 1))
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*s*(d + 1))
+        out = out + c*(12*L_ffn*b*s*(d + 1))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(d_h*n_h + d_h*n_kv + 2))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(d_h*n_h + d_h*n_kv + n_h + n_kv))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv))
+    c = ac_keep*ac_psp*ac_rope_bytes*ac_rope_local*ac_sdpa
+    if c:
+        out = out + c*(6*d_h*s*(_min(1, sw_window*(L_attn*sw_window_all - L_local*sw_window_all + L_local)) + _min(1, -L_attn*sw_window*sw_window_all + L_attn + L_local*sw_window*sw_window_all - L_local*sw_window) - 1))
+    c = ac_keep*ac_psp*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*s)
+    c = ac_keep*ac_psp*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*d*(-E*L_dense + E*L_ffn - L_dense*b*s + L_ffn*b*s))
+    c = ac_keep*ac_psp*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense + E*L_ffn + 4*L_dense*k - 16*L_dense - 4*L_ffn*k + 16*L_ffn))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*s*(-d_lk + 2*d_lv*n_lv - d_lv))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*(-4*G_s*K_conv*N_s - 6*G_s*N_s*s + 4*G_s*N_s - 3*H_s*s + N_s*d_in*s + N_s*d_in + N_s*s + R_dt*s + 4*d_in*s))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*L_ssm*N_s*b*(K_conv + s - 1))
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv + r_kv))
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+        out = out + c*(3*b*s*(-2*L_dense*d*k + L_dense*d - 2*L_dense*d_ff*k + 2*L_ffn*d*k - L_ffn*d + 2*L_ffn*d_ff*k))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_keep*ac_psp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_psp*ac_sdpa*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(12*L_ssm*b*s*(2*N_s + R_dt + 3))
+    c = ac_keep*ac_psp*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*s*(G_s + 4*d_in))
+    c = ac_keep*ac_ptp*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(r_kv + 1))
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*s*t*(d + 1))
+        out = out + c*(12*b*s*t*(L_attn*d + L_attn + L_conv*d + L_conv + L_lin*d + L_lin + L_ssm*d + L_ssm))
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*s*t*(d + 1))
+        out = out + c*(12*L_attn*b*s*t*(d + 1))
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*s*t*(d + 1))
+        out = out + c*(12*L_ffn*b*s*t*(d + 1))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(d_h*n_h + d_h*n_kv + 2))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(d_h*n_h + d_h*n_kv + n_h + n_kv))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv))
+    c = ac_keep*ac_ptp*ac_rope_bytes*ac_rope_local*ac_sdpa
+    if c:
+        out = out + c*(6*d_h*s*t*(_min(1, sw_window*(L_attn*sw_window_all - L_local*sw_window_all + L_local)) + _min(1, -L_attn*sw_window*sw_window_all + L_attn + L_local*sw_window*sw_window_all - L_local*sw_window) - 1))
+    c = ac_keep*ac_ptp*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*s*t)
+    c = ac_keep*ac_ptp*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*d*t*(-E*L_dense + E*L_ffn - L_dense*b*s + L_ffn*b*s))
+    c = ac_keep*ac_ptp*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense + E*L_ffn + 4*L_dense*k - 16*L_dense - 4*L_ffn*k + 16*L_ffn))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*s*(-d_lk*t + 2*d_lv*n_lv - d_lv*t))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*(-4*G_s*K_conv*N_s - 6*G_s*N_s*s + 4*G_s*N_s - 3*H_s*s + N_s*d_in*s + N_s*d_in + N_s*s + R_dt*s + 4*d_in*s))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*L_ssm*N_s*b*(K_conv + s - 1))
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*(-2*d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_h + d_v*n_kv + r_kv*t))
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(-L_dense*d - L_dense*d_ff + L_ffn*d + L_ffn*d_ff))
+        out = out + c*(3*b*s*(-2*L_dense*d*k + L_dense*d*t - 2*L_dense*d_ff*k + 2*L_ffn*d*k - L_ffn*d*t + 2*L_ffn*d_ff*k))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_keep*ac_ptp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_ptp*ac_sdpa*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(12*L_ssm*b*s*(2*N_s + R_dt + 3))
+    c = ac_keep*ac_ptp*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(-12*L_ssm*b*s*(G_s + 4*d_in))
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*t*(L_dense - L_ffn))
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*t*(L_dense - L_ffn))
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*t*(L_dense - L_ffn))
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*t*(L_dense - L_ffn))
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router
     if c:
-        out = out + c*(3*b*d_ff*s*t*(L_dense - L_ffn))
+        out = out + c*(9*b*d_ff*s*t*(L_dense - L_ffn))
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(9*b*d_ff*s*(L_dense - L_ffn))
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(9*b*d_ff*s*(L_dense - L_ffn))
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(3*b*d_ff*s*t*(L_dense - L_ffn))
+        out = out + c*(9*b*d_ff*s*t*(L_dense - L_ffn))
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(9*b*d_ff*s*(L_dense - L_ffn))
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(9*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_b1*ac_eager*ac_keep*ac_p0*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s*t)
+    c = ac_b1*ac_eager*ac_keep*ac_psp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_b1*ac_eager*ac_keep*ac_ptp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_b1*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s*t)
+    c = ac_b1*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_b1*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*s**2*t)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*s**2)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*s**2)
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*s*t*(n_h - n_kv))
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*s*(n_h - n_kv))
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*s*(n_h - n_kv))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*s*(d + 2))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
+    c = ac_block_norm*ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*s*(d + 2))
+    c = ac_block_norm*ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2*t)
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
     c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
     c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(-d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_kv))
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_kv))
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_paper*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(-d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(-d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_kv))
+    c = ac_clip_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h - 2*d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv + d_v*n_kv))
     c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
     if c:
-        out = out + c*(2*L_attn*b*n_h*s**2*t)
+        out = out + c*(6*L_attn*b*n_h*s**2*t)
     c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
     if c:
-        out = out + c*(2*L_attn*b*n_h*s**2)
+        out = out + c*(6*L_attn*b*n_h*s**2)
     c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
     if c:
-        out = out + c*(2*L_attn*b*n_h*s**2)
+        out = out + c*(6*L_attn*b*n_h*s**2)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2*t)
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router
     if c:
-        out = out + c*(2*b*d_ff*s*t*(L_dense - L_ffn))
+        out = out + c*(6*b*d_ff*s*t*(L_dense - L_ffn))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(2*b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(6*b*d_ff*s*(L_dense - L_ffn))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(2*b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(6*b*d_ff*s*(L_dense - L_ffn))
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*b*d_ff*s*t*(L_dense - L_ffn))
+        out = out + c*(6*b*d_ff*s*t*(L_dense - L_ffn))
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(6*b*d_ff*s*(L_dense - L_ffn))
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(6*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(-3*L_attn*b*n_alt*s*t*(d + 2))
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(-3*L_attn*b*n_alt*s*(d + 2))
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(-3*L_attn*b*n_alt*s*t*(d + 2))
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_router32*sw_router
+    if c:
+        out = out + c*(12*d*t*(E*L_dense - E*L_ffn + L_dense*b*s - L_ffn*b*s))
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_router32*sw_router
+    if c:
+        out = out + c*(12*d*(E*L_dense - E*L_ffn + L_dense*b*s - L_ffn*b*s))
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_router32*sw_router
+    if c:
+        out = out + c*(12*d*t*(E*L_dense - E*L_ffn + L_dense*b*s - L_ffn*b*s))
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln*ac_p0*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d + 8*L_attn - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln*ac_psp*ac_width
+    if c:
+        out = out + c*(3*b*s*(4*L_attn*d + 8*L_attn - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d + 8*L_attn - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_p0
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_psp
+    if c:
+        out = out + c*(12*b*s*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_ptp
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_p0*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_psp*ac_width
+    if c:
+        out = out + c*(3*b*s*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_p0*ac_rms32
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_psp*ac_rms32
+    if c:
+        out = out + c*(12*b*s*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_p0*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*b*s*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_psp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*b*s*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(9*b*d_ff*k*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(9*b*d_ff*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(9*b*d_ff*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_jitter*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_jitter*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_jitter*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(-n_h + n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(-d_h*n_h + d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(-d_h*n_h + d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(-n_h + n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*(-d_h*n_h + d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h + d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(-n_h + n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*(-d_h*n_h + d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h + d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv))
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(-n_h + n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(-d_h*n_h + d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv))
     c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*t*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*t*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(-n_h + n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*(-d_h*n_h + d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv))
     c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(-n_h + n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*(-d_h*n_h + d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv))
     c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width*sw_mla
     if c:
-        out = out + c*(L_attn*b*s*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+        out = out + c*(3*L_attn*b*s*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(r_kv + 2))
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*s*t*(d + 2))
+        out = out + c*(3*b*s*t*(L_attn*d + 2*L_attn + L_conv*d + 2*L_conv + L_lin*d + 2*L_lin + L_ssm*d + 2*L_ssm))
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*s*t*(d + 2))
+        out = out + c*(3*L_attn*b*s*t*(d + 2))
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*s*t*(d + 2))
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*s*t*(d + 2))
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(d_h*n_h + d_h*n_kv + 4))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(d_h*n_h + d_h*n_kv + 2*n_h + 2*n_kv))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(r_kv + 2))
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*s*(d + 2))
+        out = out + c*(3*b*s*(L_attn*d + 2*L_attn + L_conv*d + 2*L_conv + L_lin*d + 2*L_lin + L_ssm*d + 2*L_ssm))
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*s*(d + 2))
+        out = out + c*(3*L_attn*b*s*(d + 2))
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*s*(d + 2))
+        out = out + c*(3*L_ffn*b*s*(d + 2))
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*s*(d + 2))
+        out = out + c*(3*L_ffn*b*s*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h + d_h*n_kv + 4))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h + d_h*n_kv + 2*n_h + 2*n_kv))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(r_kv + 2))
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*s*t*(d + 2))
+        out = out + c*(3*b*s*t*(L_attn*d + 2*L_attn + L_conv*d + 2*L_conv + L_lin*d + 2*L_lin + L_ssm*d + 2*L_ssm))
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*s*t*(d + 2))
+        out = out + c*(3*L_attn*b*s*t*(d + 2))
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*s*t*(d + 2))
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*s*t*(d + 2))
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h + d_h*n_kv + 4))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h + d_h*n_kv + 2*n_h + 2*n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*r_q + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*(2*r_q + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*r_q + 1))
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_nope*n_h*s*t)
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_nope*n_h*s)
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_nope*n_h*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_p0*sw_router
+    if c:
+        out = out + c*(12*t*(-E*L_dense + E*L_ffn - 2*L_dense*b*k*s + 2*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_psp*sw_router
+    if c:
+        out = out + c*(12*(-E*L_dense + E*L_ffn - 2*L_dense*b*k*s + 2*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_ptp*sw_router
+    if c:
+        out = out + c*(12*(-E*L_dense + E*L_ffn - 2*L_dense*b*k*s + 2*L_ffn*b*k*s))
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*b*k*s*t*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*t*(-E*L_dense*d - E*L_dense*d_ff + E*L_ffn*d + E*L_ffn*d_ff + L_dense*d*k + L_dense*d_ff*k - L_ffn*d*k - L_ffn*d_ff*k))
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*t*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense*d - E*L_dense*d_ff + E*L_ffn*d + E*L_ffn*d_ff + L_dense*d*k + L_dense*d_ff*k - L_ffn*d*k - L_ffn*d_ff*k))
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense*d - E*L_dense*d_ff + E*L_ffn*d + E*L_ffn*d_ff + L_dense*d*k + L_dense*d_ff*k - L_ffn*d*k - L_ffn*d_ff*k))
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_moe_in*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_in*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_in*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_loop*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*k*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_loop*ac_p0*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*t*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_moe_loop*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_loop*ac_psp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_moe_loop*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_loop*ac_ptp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q*t)
+    c = ac_eager*ac_keep*ac_p0*ac_parallel_in*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(d_h*n_h + d_h*n_kv - d_nope*n_h - d_nope*n_kv - d_rope*n_h - d_rope*n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_p0*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(r_q + 1))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_router_bytes*ac_router_probs*sw_router
+    if c:
+        out = out + c*(3*E*b*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_router_bytes*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*b*k*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_router_bytes*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*b*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*t*(-E*L_dense + E*L_ffn - L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_p0*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(-d_h*n_h - d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv))
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(b*d_ff*s*t*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+        out = out + c*(3*b*d_ff*s*t*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(3*L_ssm*b*s*t*(2*N_s + R_dt))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_parallel_in*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_parallel_in*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h + d_h*n_kv - d_nope*n_h - d_nope*n_kv - d_rope*n_h - d_rope*n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_psp*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*(d + 1))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*(r_q + 1))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_router_bytes*ac_router_probs*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_router_bytes*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_router_bytes*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*b*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense + E*L_ffn - L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s)
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_psp*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h - d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv))
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+        out = out + c*(3*b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(3*L_ssm*b*s*(2*N_s + R_dt))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h + d_h*n_kv - d_nope*n_h - d_nope*n_kv - d_rope*n_h - d_rope*n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_ptp*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t*(d + 1))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(r_q + 1))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_router_bytes*ac_router_probs*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*ac_router_bytes*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*ac_router_bytes*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*b*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense + E*L_ffn - L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ptp*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h - d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv))
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+        out = out + c*(3*b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(3*L_ssm*b*s*(2*N_s + R_dt))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_f32*ac_g3n*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_attn*b*n_alt*s*t*(d + 2))
+    c = ac_f32*ac_g3n*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_attn*b*n_alt*s*(d + 2))
+    c = ac_f32*ac_g3n*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_attn*b*n_alt*s*t*(d + 2))
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s*t)
+    c = ac_f32*ac_keep*ac_p0*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*d*t*(E*L_dense - E*L_ffn + L_dense*b*s - L_ffn*b*s))
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s*t)
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s*t)
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s)
+    c = ac_f32*ac_keep*ac_psp*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*d*(E*L_dense - E*L_ffn + L_dense*b*s - L_ffn*b*s))
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s*t)
+    c = ac_f32*ac_keep*ac_ptp*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*d*t*(E*L_dense - E*L_ffn + L_dense*b*s - L_ffn*b*s))
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(-3*L_ssm*b*d_in*s)
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_fused_qkv*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(-d_h*n_h - d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv))
+    c = ac_fused_qkv*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h - d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv))
+    c = ac_fused_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-d_h*n_h - d_h*n_kv + d_nope*n_h + d_nope*n_kv + d_rope*n_h + d_rope*n_kv))
+    c = ac_g3n*ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d + 8*L_attn - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*(4*L_attn*d + 8*L_attn - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d + 8*L_attn - L_kv_shared*d_h*n_kv - 2*L_kv_shared*n_kv))
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*b*s*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(4*L_attn*d - L_kv_shared*d_h*n_kv))
+    c = ac_glu_clamp*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(9*b*d_ff*k*s*t*(-L_dense + L_ffn))
+    c = ac_glu_clamp*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(9*b*d_ff*k*s*(-L_dense + L_ffn))
+    c = ac_glu_clamp*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(9*b*d_ff*k*s*(-L_dense + L_ffn))
+    c = ac_jitter*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
+    c = ac_jitter*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*(-L_dense + L_ffn))
+    c = ac_jitter*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_sinks*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s*t)
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
+    c = ac_keep*ac_keep_core*ac_p0*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(3*L_local*b*s**2*t*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_sinks*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s)
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_sinks*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s)
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_keep*ac_keep_core*ac_psp*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(3*L_local*b*s**2*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(3*L_local*b*s**2*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(r_kv + 2))
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*s*t*(d + 2))
+        out = out + c*(3*b*s*t*(L_attn*d + 2*L_attn + L_conv*d + 2*L_conv + L_lin*d + 2*L_lin + L_ssm*d + 2*L_ssm))
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*s*t*(d + 2))
+        out = out + c*(3*L_attn*b*s*t*(d + 2))
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*s*t*(d + 2))
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*s*t*(d + 2))
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(d_h*n_h + d_h*n_kv + 4))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(d_h*n_h + d_h*n_kv + 2*n_h + 2*n_kv))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(r_kv + 2))
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*s*(d + 2))
+        out = out + c*(3*b*s*(L_attn*d + 2*L_attn + L_conv*d + 2*L_conv + L_lin*d + 2*L_lin + L_ssm*d + 2*L_ssm))
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*s*(d + 2))
+        out = out + c*(3*L_attn*b*s*(d + 2))
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*s*(d + 2))
+        out = out + c*(3*L_ffn*b*s*(d + 2))
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*s*(d + 2))
+        out = out + c*(3*L_ffn*b*s*(d + 2))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h + d_h*n_kv + 4))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h + d_h*n_kv + 2*n_h + 2*n_kv))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(r_kv + 2))
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*s*t*(d + 2))
+        out = out + c*(3*b*s*t*(L_attn*d + 2*L_attn + L_conv*d + 2*L_conv + L_lin*d + 2*L_lin + L_ssm*d + 2*L_ssm))
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*s*t*(d + 2))
+        out = out + c*(3*L_attn*b*s*t*(d + 2))
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*s*t*(d + 2))
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*s*t*(d + 2))
+        out = out + c*(3*L_ffn*b*s*t*(d + 2))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h + d_h*n_kv + 4))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h + d_h*n_kv + 2*n_h + 2*n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_p0*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(n_h + n_kv - 2))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*r_q + 1))
+    c = ac_keep*ac_ln32*ac_psp*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*(2*r_q + 1))
+    c = ac_keep*ac_ln32*ac_ptp*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(2*r_q + 1))
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*t*(-E*L_dense + E*L_ffn - 2*L_dense*b*k*s + 2*L_ffn*b*k*s))
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*(-E*L_dense + E*L_ffn - 2*L_dense*b*k*s + 2*L_ffn*b*k*s))
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*(-E*L_dense + E*L_ffn - 2*L_dense*b*k*s + 2*L_ffn*b*k*s))
+    c = ac_keep*ac_moe_all*ac_p0*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*b*k*s*t*(L_dense - L_ffn))
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*t*(-E*L_dense*d - E*L_dense*d_ff + E*L_ffn*d + E*L_ffn*d_ff + L_dense*d*k + L_dense*d_ff*k - L_ffn*d*k - L_ffn*d_ff*k))
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*t*(L_dense - L_ffn))
+    c = ac_keep*ac_moe_all*ac_psp*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(L_dense - L_ffn))
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense*d - E*L_dense*d_ff + E*L_ffn*d + E*L_ffn*d_ff + L_dense*d*k + L_dense*d_ff*k - L_ffn*d*k - L_ffn*d_ff*k))
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(L_dense - L_ffn))
+    c = ac_keep*ac_moe_all*ac_ptp*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(L_dense - L_ffn))
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense*d - E*L_dense*d_ff + E*L_ffn*d + E*L_ffn*d_ff + L_dense*d*k + L_dense*d_ff*k - L_ffn*d*k - L_ffn*d_ff*k))
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(L_dense - L_ffn))
+    c = ac_keep*ac_moe_in*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_in*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_in*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_loop*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*k*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_loop*ac_p0*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*t*(L_dense - L_ffn))
+    c = ac_keep*ac_moe_loop*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*k*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_loop*ac_psp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(L_dense - L_ffn))
+    c = ac_keep*ac_moe_loop*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*k*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_loop*ac_ptp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(L_dense - L_ffn))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q*t)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q*t)
+    c = ac_keep*ac_p0*ac_paper*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*b*d_ff*s*t*(-L_dense*k + L_dense + L_ffn*k - L_ffn))
+        out = out + c*(6*b*d_ff*s*t*(-L_dense*k + L_dense + L_ffn*k - L_ffn))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(6*L_attn*b*r_q*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_parallel_in*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*t*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*t*(L_dense - L_ffn))
+    c = ac_keep*ac_p0*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(n_h + n_kv - 2))
+    c = ac_keep*ac_p0*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(n_h + n_kv - 2))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t*(d + 1))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(r_q + 1))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_router_bytes*ac_router_probs*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*b*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_router_bytes*ac_sdpa*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*b*k*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_router_bytes*ac_sdpa*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*b*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*b*d_h*s*t*(n_h - n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s*t*(-d_h + d_v))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s*t*(-d_h + d_v))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*t*(-E*L_dense + E*L_ffn - L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*t*(n_h + n_kv))
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(b*d_ff*s*t*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+        out = out + c*(3*b*d_ff*s*t*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(3*L_ssm*b*s*t*(2*N_s + R_dt))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_paper*ac_psp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*b*d_ff*s*(-L_dense*k + L_dense + L_ffn*k - L_ffn))
+        out = out + c*(6*b*d_ff*s*(-L_dense*k + L_dense + L_ffn*k - L_ffn))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(6*L_attn*b*r_q*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_paper*ac_ptp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*b*d_ff*s*(-L_dense*k + L_dense + L_ffn*k - L_ffn))
+        out = out + c*(6*b*d_ff*s*(-L_dense*k + L_dense + L_ffn*k - L_ffn))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(6*L_attn*b*r_q*s*t)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_parallel_in*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_parallel_in*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*b*d*s*t*(-L_dense + L_ffn))
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(L_dense - L_ffn))
+        out = out + c*(3*b*d_ff*s*(L_dense - L_ffn))
+    c = ac_keep*ac_psp*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_keep*ac_psp*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*(d + 1))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*(r_q + 1))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_router_bytes*ac_router_probs*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_psp*ac_router_bytes*ac_sdpa*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_psp*ac_router_bytes*ac_sdpa*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*b*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*b*d_h*s*(n_h - n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s*(-d_h + d_v))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s*(-d_h + d_v))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense + E*L_ffn - L_dense + L_ffn))
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+        out = out + c*(3*b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(3*L_ssm*b*s*(2*N_s + R_dt))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_ptp*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_keep*ac_ptp*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t*(d + 1))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t*(r_q + 1))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_ptp*ac_router_bytes*ac_router_probs*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_ptp*ac_router_bytes*ac_sdpa*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*b*k*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_ptp*ac_router_bytes*ac_sdpa*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*b*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*b*d_h*s*(n_h - n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s*(-d_h + d_v))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s*(-d_h + d_v))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(-E*L_dense + E*L_ffn - L_dense + L_ffn))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*s*(n_h + n_kv))
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+        out = out + c*(3*b*d_ff*s*(-2*L_dense*k + L_dense + 2*L_ffn*k - L_ffn))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(3*L_ssm*b*s*(2*N_s + R_dt))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(9*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(9*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(9*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(9*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(9*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(9*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_bidir*ac_keep*ac_keep_core*ac_p0*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(-3*L_local*b*s**2*t*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_keep_core*ac_psp*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(-3*L_local*b*s**2*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_keep_core*ac_ptp*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(-3*L_local*b*s**2*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*b*d_h*s*t*(-n_h + n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*b*d_h*s*(-n_h + n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv))
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*b*d_h*s*(-n_h + n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width
+    if c:
+        out = out + c*(3*b*s*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*b*s*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(d_h*n_h - d_h*n_kv - d_nope*n_h + d_nope*n_kv - d_rope*n_h + d_rope*n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h - d_h*n_kv - d_nope*n_h + d_nope*n_kv - d_rope*n_h + d_rope*n_kv))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h - d_h*n_kv - d_nope*n_h + d_nope*n_kv - d_rope*n_h + d_rope*n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(d_h*n_h - d_h*n_kv - d_nope*n_h + d_nope*n_kv - d_rope*n_h + d_rope*n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h - d_h*n_kv - d_nope*n_h + d_nope*n_kv - d_rope*n_h + d_rope*n_kv))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*s*(d_h*n_h - d_h*n_kv - d_nope*n_h + d_nope*n_kv - d_rope*n_h + d_rope*n_kv))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*s*t*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(r_q + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*s*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*s*(r_q + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*s*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(r_q + 2))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_p0*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_psp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_ptp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_rw_bytes*ac_score_col*sw_router
+    if c:
+        out = out + c*(3*E*b*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*b*d_ff*s*t*(-E*L_dense + E*L_ffn + L_dense*k - L_ffn*k))
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*t*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_rw_bytes*ac_score_col*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*b*d_ff*s*(-E*L_dense + E*L_ffn + L_dense*k - L_ffn*k))
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_rw_bytes*ac_score_col*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*b*d_ff*s*(-E*L_dense + E*L_ffn + L_dense*k - L_ffn*k))
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*b*s*t*(-L_dense*d - L_dense + L_ffn*d + L_ffn))
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_psp*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*b*s*(-L_dense*d - L_dense + L_ffn*d + L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*b*s*t*(-L_dense*d - L_dense + L_ffn*d + L_ffn))
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t)
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t)
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*b*s*t*(-4*L_attn*d + L_kv_shared*d_h*n_kv))
+    c = ac_glu_clamp*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_glu_clamp*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_glu_clamp*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+    c = ac_keep*ac_keep_core*ac_p0*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s**2*t*(L_attn - L_local)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_keep_core*ac_psp*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s**2*(L_attn - L_local)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s**2*(L_attn - L_local)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln*ac_p0*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*s*t*(n_h + n_kv - 2))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*s*t*(d + 2))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(r_q + 2))
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln*ac_psp*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*s*(d + 2))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*s*(r_q + 2))
+    c = ac_keep*ac_ln*ac_ptp*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*s*(n_h + n_kv - 2))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*s*t*(d + 2))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*s*t*(r_q + 2))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_p0*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_psp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_ptp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*b*k*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_all*ac_p0*ac_rw_bytes*ac_score_col*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*b*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*b*d_ff*s*t*(-E*L_dense + E*L_ffn + L_dense*k - L_ffn*k))
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*t*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_keep*ac_moe_all*ac_psp*ac_rw_bytes*ac_score_col*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*b*d_ff*s*(-E*L_dense + E*L_ffn + L_dense*k - L_ffn*k))
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_keep*ac_moe_all*ac_ptp*ac_rw_bytes*ac_score_col*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*b*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*b*d_ff*s*(-E*L_dense + E*L_ffn + L_dense*k - L_ffn*k))
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*t*(n_h + n_kv))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(-12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*b*d*s*t*(L_attn + L_conv + L_lin + L_ssm))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-3*L_attn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-3*L_attn*b*d_h*s*(n_h + n_kv))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*b*s*t*(-L_dense*d - L_dense + L_ffn*d + L_ffn))
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(3*L_local*b*s*t*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*b*d_h*s*t*(L_attn*n_h - L_attn*n_kv - L_local*n_h + L_local*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_p0*ac_sdpa*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*t*(-L_dense + L_ffn))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*b*s*t*(-L_dense*d - L_dense + L_ffn*d + L_ffn))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*b*s*(-L_dense*d - L_dense + L_ffn*d + L_ffn))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(6*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*b*s*t*(-L_dense*d - L_dense + L_ffn*d + L_ffn))
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(3*L_local*b*s*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*b*d_h*s*(L_attn*n_h - L_attn*n_kv - L_local*n_h + L_local*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_psp*ac_sdpa*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*b*s*(-L_dense*d - L_dense + L_ffn*d + L_ffn))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(3*L_local*b*s*(-2*d_h*n_h + 2*d_h*n_kv + d_nope*n_h - d_nope*n_kv + d_rope*n_h - d_rope*n_kv + d_v*n_h - d_v*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*b*d_h*s*(L_attn*n_h - L_attn*n_kv - L_local*n_h + L_local*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*b*k*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*d_ff*s*(-L_dense + L_ffn))
+        out = out + c*(3*E_s*b*d_ff*s*(-L_dense + L_ffn))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*b*s*t*(-L_dense*d - L_dense + L_ffn*d + L_ffn))
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(9*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(9*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(9*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(9*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(9*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(9*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_bidir*ac_keep*ac_keep_core*ac_p0*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s**2*t*(-L_attn + L_local)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_keep_core*ac_psp*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s**2*(-L_attn + L_local)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_keep_core*ac_ptp*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s**2*(-L_attn + L_local)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(3*L_local*b*s*t*(2*d_h*n_h - 2*d_h*n_kv - d_nope*n_h + d_nope*n_kv - d_rope*n_h + d_rope*n_kv - d_v*n_h + d_v*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*b*d_h*s*t*(-L_attn*n_h + L_attn*n_kv + L_local*n_h - L_local*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(3*L_local*b*s*(2*d_h*n_h - 2*d_h*n_kv - d_nope*n_h + d_nope*n_kv - d_rope*n_h + d_rope*n_kv - d_v*n_h + d_v*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*b*d_h*s*(-L_attn*n_h + L_attn*n_kv + L_local*n_h - L_local*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(3*L_local*b*s*(2*d_h*n_h - 2*d_h*n_kv - d_nope*n_h + d_nope*n_kv - d_rope*n_h + d_rope*n_kv - d_v*n_h + d_v*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*b*d_h*s*(-L_attn*n_h + L_attn*n_kv + L_local*n_h - L_local*n_kv)*_min(1, s - _min(s, W - 1)))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*t*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*t*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*b*s*(E*L_dense*d_ff - E*L_dense*d_moe - E*L_ffn*d_ff + E*L_ffn*d_moe - L_dense*d_ff*k + L_dense*d_moe*k + L_ffn*d_ff*k - L_ffn*d_moe*k))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-3*L_attn*b*r_q*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s*t*(-2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_attn*d_nope*n_h - L_attn*d_nope*n_kv + L_attn*d_rope*n_h - L_attn*d_rope*n_kv + L_attn*d_v*n_h - L_attn*d_v*n_kv + 2*L_local*d_h*n_h - 2*L_local*d_h*n_kv - L_local*d_nope*n_h + L_local*d_nope*n_kv - L_local*d_rope*n_h + L_local*d_rope*n_kv - L_local*d_v*n_h + L_local*d_v*n_kv)*_min(1, s - _min(s, W - 1)))
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*t*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(6*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s*(-2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_attn*d_nope*n_h - L_attn*d_nope*n_kv + L_attn*d_rope*n_h - L_attn*d_rope*n_kv + L_attn*d_v*n_h - L_attn*d_v*n_kv + 2*L_local*d_h*n_h - 2*L_local*d_h*n_kv - L_local*d_nope*n_h + L_local*d_nope*n_kv - L_local*d_rope*n_h + L_local*d_rope*n_kv - L_local*d_v*n_h + L_local*d_v*n_kv)*_min(1, s - _min(s, W - 1)))
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s*(-2*L_attn*d_h*n_h + 2*L_attn*d_h*n_kv + L_attn*d_nope*n_h - L_attn*d_nope*n_kv + L_attn*d_rope*n_h - L_attn*d_rope*n_kv + L_attn*d_v*n_h - L_attn*d_v*n_kv + 2*L_local*d_h*n_h - 2*L_local*d_h*n_kv - L_local*d_nope*n_h + L_local*d_nope*n_kv - L_local*d_rope*n_h + L_local*d_rope*n_kv - L_local*d_v*n_h + L_local*d_v*n_kv)*_min(1, s - _min(s, W - 1)))
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_moe - L_ffn*d_ff + L_ffn*d_moe))
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
+        out = out + c*(3*E_s*b*s*(L_dense*d_ff - L_dense*d_sh - L_ffn*d_ff + L_ffn*d_sh))
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(9*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s*t*(2*L_attn*d_h*n_h - 2*L_attn*d_h*n_kv - L_attn*d_nope*n_h + L_attn*d_nope*n_kv - L_attn*d_rope*n_h + L_attn*d_rope*n_kv - L_attn*d_v*n_h + L_attn*d_v*n_kv - 2*L_local*d_h*n_h + 2*L_local*d_h*n_kv + L_local*d_nope*n_h - L_local*d_nope*n_kv + L_local*d_rope*n_h - L_local*d_rope*n_kv + L_local*d_v*n_h - L_local*d_v*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s*(2*L_attn*d_h*n_h - 2*L_attn*d_h*n_kv - L_attn*d_nope*n_h + L_attn*d_nope*n_kv - L_attn*d_rope*n_h + L_attn*d_rope*n_kv - L_attn*d_v*n_h + L_attn*d_v*n_kv - 2*L_local*d_h*n_h + 2*L_local*d_h*n_kv + L_local*d_nope*n_h - L_local*d_nope*n_kv + L_local*d_rope*n_h - L_local*d_rope*n_kv + L_local*d_v*n_h - L_local*d_v*n_kv)*_min(1, s - _min(s, W - 1)))
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*b*s*(2*L_attn*d_h*n_h - 2*L_attn*d_h*n_kv - L_attn*d_nope*n_h + L_attn*d_nope*n_kv - L_attn*d_rope*n_h + L_attn*d_rope*n_kv - L_attn*d_v*n_h + L_attn*d_v*n_kv - 2*L_local*d_h*n_h + 2*L_local*d_h*n_kv + L_local*d_nope*n_h - L_local*d_nope*n_kv + L_local*d_rope*n_h - L_local*d_rope*n_kv + L_local*d_v*n_h - L_local*d_v*n_kv)*_min(1, s - _min(s, W - 1)))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*t*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(6*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
+        out = out + c*(3*E_s*b*s*(-L_dense*d_ff + L_dense*d_moe + L_ffn*d_ff - L_ffn*d_moe))
     return out
 
 
 def single__memory_activations_bytes(v):
     t = v["t"]
-    return _ceil_div(single__memory_activations_bytes__num(v), t)
+    return _ceil_div(single__memory_activations_bytes__num(v), 3*t)
 
 
 def single__memory_activations_bytes__bound(v):
     E = v["E"]
     E_s = v["E_s"]
+    G_s = v["G_s"]
+    H_s = v["H_s"]
+    K_conv = v["K_conv"]
     L = v["L"]
     L_attn = v["L_attn"]
+    L_conv = v["L_conv"]
     L_dense = v["L_dense"]
     L_ffn = v["L_ffn"]
+    L_kv_shared = v["L_kv_shared"]
+    L_lin = v["L_lin"]
+    L_local = v["L_local"]
+    L_ssm = v["L_ssm"]
+    N_s = v["N_s"]
+    Q_c = v["Q_c"]
+    R_dt = v["R_dt"]
+    W = v["W"]
     ac_act_in = v["ac_act_in"]
     ac_act_kept = v["ac_act_kept"]
     ac_act_tanh = v["ac_act_tanh"]
+    ac_b1 = v["ac_b1"]
+    ac_bidir = v["ac_bidir"]
+    ac_block_norm = v["ac_block_norm"]
     ac_cast = v["ac_cast"]
+    ac_clip_qkv = v["ac_clip_qkv"]
     ac_drop_attn = v["ac_drop_attn"]
+    ac_drop_attn_out = v["ac_drop_attn_out"]
     ac_drop_ffn = v["ac_drop_ffn"]
     ac_drop_hidden = v["ac_drop_hidden"]
     ac_eager = v["ac_eager"]
+    ac_f32 = v["ac_f32"]
     ac_full = v["ac_full"]
+    ac_fused_qkv = v["ac_fused_qkv"]
+    ac_fused_view = v["ac_fused_view"]
+    ac_g3n = v["ac_g3n"]
+    ac_gdn_zview = v["ac_gdn_zview"]
+    ac_glu_clamp = v["ac_glu_clamp"]
+    ac_group_idx = v["ac_group_idx"]
+    ac_group_mask = v["ac_group_mask"]
+    ac_jitter = v["ac_jitter"]
+    ac_k_bcast = v["ac_k_bcast"]
     ac_keep = v["ac_keep"]
     ac_keep_core = v["ac_keep_core"]
+    ac_kv_gather = v["ac_kv_gather"]
     ac_kv_rep = v["ac_kv_rep"]
+    ac_l2qk_layers = v["ac_l2qk_layers"]
+    ac_lin_qkview = v["ac_lin_qkview"]
     ac_ln = v["ac_ln"]
+    ac_ln32 = v["ac_ln32"]
+    ac_mla_v_view = v["ac_mla_v_view"]
+    ac_moe_all = v["ac_moe_all"]
+    ac_moe_in = v["ac_moe_in"]
+    ac_moe_loop = v["ac_moe_loop"]
+    ac_norm_w32 = v["ac_norm_w32"]
+    ac_norm_wcopy = v["ac_norm_wcopy"]
     ac_p0 = v["ac_p0"]
     ac_paper = v["ac_paper"]
+    ac_parallel_in = v["ac_parallel_in"]
+    ac_parallel_norms = v["ac_parallel_norms"]
     ac_prod = v["ac_prod"]
     ac_psp = v["ac_psp"]
     ac_ptp = v["ac_ptp"]
+    ac_q_pos_scale = v["ac_q_pos_scale"]
+    ac_qk32 = v["ac_qk32"]
+    ac_qk_head_stats = v["ac_qk_head_stats"]
     ac_rms32 = v["ac_rms32"]
+    ac_rms_pow = v["ac_rms_pow"]
+    ac_rope_bytes = v["ac_rope_bytes"]
+    ac_rope_local = v["ac_rope_local"]
+    ac_rope_tables = v["ac_rope_tables"]
+    ac_rot_tables = v["ac_rot_tables"]
+    ac_router32 = v["ac_router32"]
+    ac_router_bytes = v["ac_router_bytes"]
+    ac_router_probs = v["ac_router_probs"]
+    ac_rw_bytes = v["ac_rw_bytes"]
+    ac_score_col = v["ac_score_col"]
     ac_sdpa = v["ac_sdpa"]
+    ac_sdpa_fused_view = v["ac_sdpa_fused_view"]
+    ac_sdpa_kv_copy = v["ac_sdpa_kv_copy"]
+    ac_sdpa_o_copy = v["ac_sdpa_o_copy"]
+    ac_sdpa_out_copy = v["ac_sdpa_out_copy"]
+    ac_sinks = v["ac_sinks"]
     ac_soft_bytes = v["ac_soft_bytes"]
+    ac_softcap = v["ac_softcap"]
+    ac_sparsemixer = v["ac_sparsemixer"]
+    ac_ssm_beside_attn = v["ac_ssm_beside_attn"]
     ac_t5_16 = v["ac_t5_16"]
+    ac_temp_layers = v["ac_temp_layers"]
+    ac_topk_norm = v["ac_topk_norm"]
+    ac_topk_sums = v["ac_topk_sums"]
+    ac_v_qkv = v["ac_v_qkv"]
     ac_width = v["ac_width"]
     b = v["b"]
     d = v["d"]
     d_ff = v["d_ff"]
     d_h = v["d_h"]
+    d_in = v["d_in"]
+    d_lk = v["d_lk"]
+    d_lv = v["d_lv"]
     d_moe = v["d_moe"]
     d_nope = v["d_nope"]
+    d_ple = v["d_ple"]
     d_rope = v["d_rope"]
     d_sh = v["d_sh"]
     d_v = v["d_v"]
     k = v["k"]
+    n_alt = v["n_alt"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    n_lk = v["n_lk"]
+    n_lv = v["n_lv"]
+    r_kv = v["r_kv"]
+    r_laurel = v["r_laurel"]
+    r_q = v["r_q"]
     s = v["s"]
+    sw_attn_gate = v["sw_attn_gate"]
+    sw_expert_bias = v["sw_expert_bias"]
     sw_gated = v["sw_gated"]
+    sw_gdn = v["sw_gdn"]
+    sw_mamba1 = v["sw_mamba1"]
     sw_mla = v["sw_mla"]
     sw_moe_width = v["sw_moe_width"]
     sw_norm_attn_in = v["sw_norm_attn_in"]
     sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     sw_router = v["sw_router"]
     sw_sh_width = v["sw_sh_width"]
     sw_shared = v["sw_shared"]
+    sw_shared_gate = v["sw_shared_gate"]
+    sw_ssm_inner = v["sw_ssm_inner"]
+    sw_ssm_norm = v["sw_ssm_norm"]
+    sw_window = v["sw_window"]
+    sw_window_all = v["sw_window_all"]
     t = v["t"]
     out = 0
+    c = ac_eager*ac_keep*ac_p0
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s*t + 36*H_s*L_ssm*Q_c**2*b*s*t + 24*H_s*L_ssm*Q_c*b*s*t + 12*H_s*L_ssm*b*s**2*t + 48*H_s*L_ssm*b*s*t + 12*H_s*L_ssm*b*t + 24*H_s*L_ssm*t + 4*L_lin*Q_c**3*b*n_lv*s*t + 36*L_lin*Q_c**2*b*d_lk*n_lv*s*t + 24*L_lin*Q_c**2*b*n_lv*s*t + 9*L_lin*Q_c**2*t + 12*L_lin*Q_c*b*d_lk*n_lv*s**2*t + 108*L_lin*Q_c*b*d_lk*n_lv*s*t + 12*L_lin*Q_c*b*d_lk*n_lv*t + 36*L_lin*Q_c*b*d_lv*n_lv*s*t + 8*L_lin*Q_c*b*n_lv*s*t + 12*L_lin*b*d_lk*d_lv*n_lv*s*t + 75*L_lin*b*d_lk*n_lv*s*t + 48*L_lin*b*d_lv*n_lv*s*t + 36*L_lin*b*n_lv*s*t + 12*L_lin*d_lv*t + 24*L_lin*n_lv*t + 12*L_ssm*N_s*b*d_in*s*t + 24*L_ssm*N_s*b*d_in*t + 6*L_ssm*Q_c**2*t + 12*L_ssm*Q_c*b*d_in*s**2*t + 48*L_ssm*Q_c*b*d_in*s*t + 12*L_ssm*b*d_in*s*t + 6*L_ssm*s**2*t + 12*L_ssm*s*t + 6*L_ssm*t)
+    c = ac_eager*ac_keep*ac_psp
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s + 36*H_s*L_ssm*Q_c**2*b*s + 24*H_s*L_ssm*Q_c*b*s + 12*H_s*L_ssm*b*s**2 + 48*H_s*L_ssm*b*s + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 4*L_lin*Q_c**3*b*n_lv*s + 36*L_lin*Q_c**2*b*d_lk*n_lv*s + 24*L_lin*Q_c**2*b*n_lv*s + 9*L_lin*Q_c**2 + 12*L_lin*Q_c*b*d_lk*n_lv*s**2 + 108*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 36*L_lin*Q_c*b*d_lv*n_lv*s + 8*L_lin*Q_c*b*n_lv*s + 12*L_lin*b*d_lk*d_lv*n_lv*s + 75*L_lin*b*d_lk*n_lv*s + 48*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv + 24*L_lin*n_lv + 12*L_ssm*N_s*b*d_in*s + 24*L_ssm*N_s*b*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*s**2 + 48*L_ssm*Q_c*b*d_in*s + 12*L_ssm*b*d_in*s + 6*L_ssm*s**2 + 12*L_ssm*s + 6*L_ssm)
+    c = ac_eager*ac_keep*ac_ptp
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s + 36*H_s*L_ssm*Q_c**2*b*s + 24*H_s*L_ssm*Q_c*b*s + 12*H_s*L_ssm*b*s**2 + 48*H_s*L_ssm*b*s + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 4*L_lin*Q_c**3*b*n_lv*s + 36*L_lin*Q_c**2*b*d_lk*n_lv*s + 24*L_lin*Q_c**2*b*n_lv*s + 9*L_lin*Q_c**2 + 12*L_lin*Q_c*b*d_lk*n_lv*s**2 + 108*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 36*L_lin*Q_c*b*d_lv*n_lv*s + 8*L_lin*Q_c*b*n_lv*s + 12*L_lin*b*d_lk*d_lv*n_lv*s + 75*L_lin*b*d_lk*n_lv*s + 48*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv + 24*L_lin*n_lv + 12*L_ssm*N_s*b*d_in*s + 24*L_ssm*N_s*b*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*s**2 + 48*L_ssm*Q_c*b*d_in*s + 12*L_ssm*b*d_in*s + 6*L_ssm*s**2 + 12*L_ssm*s + 6*L_ssm)
     c = ac_full*ac_p0*ac_width
     if c:
-        out = out + c*(L*b*d*s*t)
+        out = out + c*(3*L*b*d*s*t)
     c = ac_full*ac_psp*ac_width
     if c:
-        out = out + c*(L*b*d*s)
+        out = out + c*(3*L*b*d*s)
     c = ac_full*ac_ptp*ac_width
     if c:
-        out = out + c*(L*b*d*s*t)
+        out = out + c*(3*L*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s*t + 36*H_s*L_ssm*Q_c**2*b*s*t + 24*H_s*L_ssm*Q_c*b*s*t + 12*H_s*L_ssm*b*s**2*t + 48*H_s*L_ssm*b*s*t + 12*H_s*L_ssm*b*t + 24*H_s*L_ssm*t + 4*L_lin*Q_c**3*b*n_lv*s*t + 36*L_lin*Q_c**2*b*d_lk*n_lv*s*t + 24*L_lin*Q_c**2*b*n_lv*s*t + 9*L_lin*Q_c**2*t + 12*L_lin*Q_c*b*d_lk*n_lv*s**2*t + 108*L_lin*Q_c*b*d_lk*n_lv*s*t + 12*L_lin*Q_c*b*d_lk*n_lv*t + 36*L_lin*Q_c*b*d_lv*n_lv*s*t + 8*L_lin*Q_c*b*n_lv*s*t + 12*L_lin*b*d_lk*d_lv*n_lv*s*t + 75*L_lin*b*d_lk*n_lv*s*t + 48*L_lin*b*d_lv*n_lv*s*t + 36*L_lin*b*n_lv*s*t + 12*L_lin*d_lv*t + 24*L_lin*n_lv*t + 12*L_ssm*N_s*b*d_in*s*t + 24*L_ssm*N_s*b*d_in*t + 6*L_ssm*Q_c**2*t + 12*L_ssm*Q_c*b*d_in*s**2*t + 48*L_ssm*Q_c*b*d_in*s*t + 12*L_ssm*b*d_in*s*t + 6*L_ssm*s**2*t + 12*L_ssm*s*t + 6*L_ssm*t)
+    c = ac_keep*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s + 36*H_s*L_ssm*Q_c**2*b*s + 24*H_s*L_ssm*Q_c*b*s + 12*H_s*L_ssm*b*s**2 + 48*H_s*L_ssm*b*s + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 4*L_lin*Q_c**3*b*n_lv*s + 36*L_lin*Q_c**2*b*d_lk*n_lv*s + 24*L_lin*Q_c**2*b*n_lv*s + 9*L_lin*Q_c**2 + 12*L_lin*Q_c*b*d_lk*n_lv*s**2 + 108*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 36*L_lin*Q_c*b*d_lv*n_lv*s + 8*L_lin*Q_c*b*n_lv*s + 12*L_lin*b*d_lk*d_lv*n_lv*s + 75*L_lin*b*d_lk*n_lv*s + 48*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv + 24*L_lin*n_lv + 12*L_ssm*N_s*b*d_in*s + 24*L_ssm*N_s*b*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*s**2 + 48*L_ssm*Q_c*b*d_in*s + 12*L_ssm*b*d_in*s + 6*L_ssm*s**2 + 12*L_ssm*s + 6*L_ssm)
+    c = ac_keep*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s + 36*H_s*L_ssm*Q_c**2*b*s + 24*H_s*L_ssm*Q_c*b*s + 12*H_s*L_ssm*b*s**2 + 48*H_s*L_ssm*b*s + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 4*L_lin*Q_c**3*b*n_lv*s + 36*L_lin*Q_c**2*b*d_lk*n_lv*s + 24*L_lin*Q_c**2*b*n_lv*s + 9*L_lin*Q_c**2 + 12*L_lin*Q_c*b*d_lk*n_lv*s**2 + 108*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 36*L_lin*Q_c*b*d_lv*n_lv*s + 8*L_lin*Q_c*b*n_lv*s + 12*L_lin*b*d_lk*d_lv*n_lv*s + 75*L_lin*b*d_lk*n_lv*s + 48*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv + 24*L_lin*n_lv + 12*L_ssm*N_s*b*d_in*s + 24*L_ssm*N_s*b*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*s**2 + 48*L_ssm*Q_c*b*d_in*s + 12*L_ssm*b*d_in*s + 6*L_ssm*s**2 + 12*L_ssm*s + 6*L_ssm)
+    c = ac_b1*ac_eager*ac_keep*ac_p0
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2*t + 24*H_s*L_ssm*N_s*Q_c*b*s*t)
+    c = ac_b1*ac_eager*ac_keep*ac_psp
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2 + 24*H_s*L_ssm*N_s*Q_c*b*s)
+    c = ac_b1*ac_eager*ac_keep*ac_ptp
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2 + 24*H_s*L_ssm*N_s*Q_c*b*s)
+    c = ac_b1*ac_keep*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2*t + 24*H_s*L_ssm*N_s*Q_c*b*s*t)
+    c = ac_b1*ac_keep*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2 + 24*H_s*L_ssm*N_s*Q_c*b*s)
+    c = ac_b1*ac_keep*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2 + 24*H_s*L_ssm*N_s*Q_c*b*s)
+    c = ac_drop_attn_out*ac_keep*ac_p0*ac_paper
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_drop_attn_out*ac_keep*ac_paper*ac_psp
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_drop_attn_out*ac_keep*ac_paper*ac_ptp
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_drop_hidden*ac_keep*ac_p0*ac_paper
     if c:
-        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_drop_hidden*ac_keep*ac_paper*ac_psp
     if c:
-        out = out + c*(L_attn*b*d*s + L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_drop_hidden*ac_keep*ac_paper*ac_ptp
     if c:
-        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s*t + 12*H_s*L_ssm*b*s*t + 12*L_lin*d_lv*t)
+    c = ac_eager*ac_f32*ac_keep*ac_psp
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s + 12*H_s*L_ssm*b*s + 12*L_lin*d_lv)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s + 12*H_s*L_ssm*b*s + 12*L_lin*d_lv)
+    c = ac_eager*ac_g3n*ac_keep*ac_p0
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_kv*s*t + 24*L_attn*b*d_ple*s*t + 24*L_attn*b*n_alt*s*t + 24*L_attn*b*n_kv*s*t + 24*L_attn*b*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t + 24*L_kv_shared*b*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_psp
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_kv*s + 24*L_attn*b*d_ple*s + 24*L_attn*b*n_alt*s + 24*L_attn*b*n_kv*s + 24*L_attn*b*s + 12*L_kv_shared*b*d_h*n_kv*s + 24*L_kv_shared*b*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_kv*s + 24*L_attn*b*d_ple*s*t + 24*L_attn*b*n_alt*s*t + 24*L_attn*b*n_kv*s + 24*L_attn*b*s*t + 12*L_kv_shared*b*d_h*n_kv*s + 24*L_kv_shared*b*n_kv*s)
+    c = ac_eager*ac_keep*ac_kv_gather*ac_p0
+    if c:
+        out = out + c*(24*L_attn*t)
+    c = ac_eager*ac_keep*ac_kv_gather*ac_psp
+    if c:
+        out = out + c*(24*L_attn)
+    c = ac_eager*ac_keep*ac_kv_gather*ac_ptp
+    if c:
+        out = out + c*(24*L_attn*t)
+    c = ac_eager*ac_keep*ac_l2qk_layers*ac_p0
+    if c:
+        out = out + c*(12*b*d_h*n_h*s*t + 12*b*d_h*n_kv*s*t + 12*b*n_h*s*t + 12*b*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_l2qk_layers*ac_psp
+    if c:
+        out = out + c*(12*b*d_h*n_h*s + 12*b*d_h*n_kv*s + 12*b*n_h*s + 12*b*n_kv*s)
+    c = ac_eager*ac_keep*ac_l2qk_layers*ac_ptp
+    if c:
+        out = out + c*(12*b*d_h*n_h*s + 12*b*d_h*n_kv*s + 12*b*n_h*s + 12*b*n_kv*s)
+    c = ac_eager*ac_keep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rope_tables
+    if c:
+        out = out + c*(12*L_attn*d_h*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_temp_layers
+    if c:
+        out = out + c*(12*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_ffn*b*d*s*t)
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b*t + 12*G_s*L_ssm*N_s*b*s*t + 6*G_s*L_ssm*N_s*b*t + 9*H_s*L_ssm*b*s*t + 3*K_conv*L_conv*b*d*t + 6*K_conv*L_lin*b*d_lk*n_lk*t + 3*K_conv*L_lin*b*d_lv*n_lv*t + 3*K_conv*L_ssm*b*d_in*t + 3*L_attn*b*d*s*t + 6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 21*L_conv*b*d*s*t + 3*L_conv*b*d*t + 3*L_ffn*b*d*s*t + 3*L_lin*b*d*s*t + 12*L_lin*b*d_lk*n_lk*s*t + 6*L_lin*b*d_lk*n_lk*t + 3*L_lin*b*d_lk*s*t + 9*L_lin*b*d_lv*n_lv*s*t + 3*L_lin*b*d_lv*n_lv*t + 3*L_lin*b*d_lv*s*t + 3*L_lin*b*n_lv*s*t + 3*L_ssm*b*d*s*t + 15*L_ssm*b*d_in*s*t + 3*L_ssm*b*d_in*t)
+    c = ac_eager*ac_keep*ac_p0*sw_gdn
+    if c:
+        out = out + c*(4*L_lin*Q_c**3*b*n_lv*s*t + 36*L_lin*Q_c**2*b*d_lk*n_lv*s*t + 36*L_lin*Q_c**2*b*n_lv*s*t + 6*L_lin*Q_c**2*t + 48*L_lin*Q_c*b*d_lk*n_lv*s*t + 12*L_lin*Q_c*b*d_lk*n_lv*t + 40*L_lin*Q_c*b*n_lv*s*t + 51*L_lin*b*d_lk*n_lv*s*t + 12*L_lin*b*d_lv*n_lv*s*t + 36*L_lin*b*n_lv*s*t + 12*L_lin*d_lv*t)
+    c = ac_eager*ac_keep*ac_p0*sw_mamba1
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s*t + 36*H_s*L_ssm*Q_c**2*b*s*t + 24*H_s*L_ssm*Q_c*b*s*t + 12*H_s*L_ssm*b*s**2*t + 48*H_s*L_ssm*b*s*t + 12*H_s*L_ssm*b*t + 24*H_s*L_ssm*t + 24*L_ssm*N_s*b*d_in*s*t + 36*L_ssm*N_s*b*d_in*t + 12*L_ssm*N_s*b*s*t + 24*L_ssm*N_s*d_in*t + 6*L_ssm*Q_c**2*t + 12*L_ssm*Q_c*b*d_in*s**2*t + 48*L_ssm*Q_c*b*d_in*s*t + 12*L_ssm*b*d_in*s*t + 12*L_ssm*d_in*t + 6*L_ssm*s**2*t + 12*L_ssm*s*t + 6*L_ssm*t)
     c = ac_eager*ac_keep*ac_p0*sw_router
     if c:
-        out = out + c*(4*E*L_dense*b*s*t + 4*E*L_dense*t + 4*E*L_ffn*b*s*t + 4*E*L_ffn*t + 40*L_dense*b*k*s*t + 4*L_dense*b*s*t + 40*L_ffn*b*k*s*t + 4*L_ffn*b*s*t)
+        out = out + c*(12*E*L_dense*t + 12*E*L_ffn*t + 96*L_dense*b*k*s*t + 96*L_ffn*b*k*s*t)
+    c = ac_eager*ac_keep*ac_p0*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s*t + 48*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_keep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rope_tables
+    if c:
+        out = out + c*(12*L_attn*d_h*s)
+    c = ac_eager*ac_keep*ac_psp*ac_temp_layers
+    if c:
+        out = out + c*(12*s)
     c = ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_ffn*b*d*s)
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b + 12*G_s*L_ssm*N_s*b*s + 6*G_s*L_ssm*N_s*b + 9*H_s*L_ssm*b*s + 3*K_conv*L_conv*b*d + 6*K_conv*L_lin*b*d_lk*n_lk + 3*K_conv*L_lin*b*d_lv*n_lv + 3*K_conv*L_ssm*b*d_in + 3*L_attn*b*d*s + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 21*L_conv*b*d*s + 3*L_conv*b*d + 3*L_ffn*b*d*s + 3*L_lin*b*d*s + 12*L_lin*b*d_lk*n_lk*s + 6*L_lin*b*d_lk*n_lk + 3*L_lin*b*d_lk*s + 9*L_lin*b*d_lv*n_lv*s + 3*L_lin*b*d_lv*n_lv + 3*L_lin*b*d_lv*s + 3*L_lin*b*n_lv*s + 3*L_ssm*b*d*s + 15*L_ssm*b*d_in*s + 3*L_ssm*b*d_in)
+    c = ac_eager*ac_keep*ac_psp*sw_gdn
+    if c:
+        out = out + c*(4*L_lin*Q_c**3*b*n_lv*s + 36*L_lin*Q_c**2*b*d_lk*n_lv*s + 36*L_lin*Q_c**2*b*n_lv*s + 6*L_lin*Q_c**2 + 48*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 40*L_lin*Q_c*b*n_lv*s + 51*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv)
+    c = ac_eager*ac_keep*ac_psp*sw_mamba1
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s + 36*H_s*L_ssm*Q_c**2*b*s + 24*H_s*L_ssm*Q_c*b*s + 12*H_s*L_ssm*b*s**2 + 48*H_s*L_ssm*b*s + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 24*L_ssm*N_s*b*d_in*s + 36*L_ssm*N_s*b*d_in + 12*L_ssm*N_s*b*s + 24*L_ssm*N_s*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*s**2 + 48*L_ssm*Q_c*b*d_in*s + 12*L_ssm*b*d_in*s + 12*L_ssm*d_in + 6*L_ssm*s**2 + 12*L_ssm*s + 6*L_ssm)
     c = ac_eager*ac_keep*ac_psp*sw_router
     if c:
-        out = out + c*(4*E*L_dense*b*s + 4*E*L_dense + 4*E*L_ffn*b*s + 4*E*L_ffn + 40*L_dense*b*k*s + 4*L_dense*b*s + 40*L_ffn*b*k*s + 4*L_ffn*b*s)
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 96*L_dense*b*k*s + 96*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_psp*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s + 48*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rope_tables
+    if c:
+        out = out + c*(12*L_attn*d_h*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_temp_layers
+    if c:
+        out = out + c*(12*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_ffn*b*d*s*t)
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b + 12*G_s*L_ssm*N_s*b*s + 6*G_s*L_ssm*N_s*b + 9*H_s*L_ssm*b*s + 3*K_conv*L_conv*b*d + 6*K_conv*L_lin*b*d_lk*n_lk + 3*K_conv*L_lin*b*d_lv*n_lv + 3*K_conv*L_ssm*b*d_in + 3*L_attn*b*d*s*t + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_conv*b*d*s*t + 18*L_conv*b*d*s + 3*L_conv*b*d + 3*L_ffn*b*d*s*t + 3*L_lin*b*d*s*t + 12*L_lin*b*d_lk*n_lk*s + 6*L_lin*b*d_lk*n_lk + 3*L_lin*b*d_lk*s*t + 9*L_lin*b*d_lv*n_lv*s + 3*L_lin*b*d_lv*n_lv + 3*L_lin*b*d_lv*s*t + 3*L_lin*b*n_lv*s + 3*L_ssm*b*d*s*t + 15*L_ssm*b*d_in*s + 3*L_ssm*b*d_in)
+    c = ac_eager*ac_keep*ac_ptp*sw_gdn
+    if c:
+        out = out + c*(4*L_lin*Q_c**3*b*n_lv*s + 36*L_lin*Q_c**2*b*d_lk*n_lv*s + 36*L_lin*Q_c**2*b*n_lv*s + 6*L_lin*Q_c**2 + 48*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 40*L_lin*Q_c*b*n_lv*s + 51*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv)
+    c = ac_eager*ac_keep*ac_ptp*sw_mamba1
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s + 36*H_s*L_ssm*Q_c**2*b*s + 24*H_s*L_ssm*Q_c*b*s + 12*H_s*L_ssm*b*s**2 + 48*H_s*L_ssm*b*s + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 24*L_ssm*N_s*b*d_in*s + 36*L_ssm*N_s*b*d_in + 12*L_ssm*N_s*b*s + 24*L_ssm*N_s*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*s**2 + 48*L_ssm*Q_c*b*d_in*s + 12*L_ssm*b*d_in*s + 12*L_ssm*d_in + 6*L_ssm*s**2 + 12*L_ssm*s + 6*L_ssm)
     c = ac_eager*ac_keep*ac_ptp*sw_router
     if c:
-        out = out + c*(4*E*L_dense*b*s + 4*E*L_dense + 4*E*L_ffn*b*s + 4*E*L_ffn + 40*L_dense*b*k*s + 4*L_dense*b*s + 40*L_ffn*b*k*s + 4*L_ffn*b*s)
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 96*L_dense*b*k*s + 96*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_ptp*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s + 48*L_ssm*b*d_in*s)
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s*t + 12*H_s*L_ssm*b*s*t + 12*L_lin*d_lv*t)
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s + 12*H_s*L_ssm*b*s + 12*L_lin*d_lv)
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s + 12*H_s*L_ssm*b*s + 12*L_lin*d_lv)
+    c = ac_g3n*ac_keep*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_kv*s*t + 24*L_attn*b*d_ple*s*t + 24*L_attn*b*n_alt*s*t + 24*L_attn*b*n_kv*s*t + 24*L_attn*b*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t + 24*L_kv_shared*b*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_kv*s + 24*L_attn*b*d_ple*s + 24*L_attn*b*n_alt*s + 24*L_attn*b*n_kv*s + 24*L_attn*b*s + 12*L_kv_shared*b*d_h*n_kv*s + 24*L_kv_shared*b*n_kv*s)
+    c = ac_g3n*ac_keep*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_kv*s + 24*L_attn*b*d_ple*s*t + 24*L_attn*b*n_alt*s*t + 24*L_attn*b*n_kv*s + 24*L_attn*b*s*t + 12*L_kv_shared*b*d_h*n_kv*s + 24*L_kv_shared*b*n_kv*s)
     c = ac_keep*ac_keep_core*ac_p0*ac_sdpa
     if c:
-        out = out + c*(4*L_attn*b*n_h*s*t)
+        out = out + c*(12*L_attn*b*n_h*s*t)
     c = ac_keep*ac_keep_core*ac_psp*ac_sdpa
     if c:
-        out = out + c*(4*L_attn*b*n_h*s)
+        out = out + c*(12*L_attn*b*n_h*s)
     c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa
     if c:
-        out = out + c*(4*L_attn*b*n_h*s)
+        out = out + c*(12*L_attn*b*n_h*s)
+    c = ac_keep*ac_kv_gather*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn*t)
+    c = ac_keep*ac_kv_gather*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn)
+    c = ac_keep*ac_kv_gather*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn*t)
+    c = ac_keep*ac_l2qk_layers*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*b*d_h*n_h*s*t + 12*b*d_h*n_kv*s*t + 12*b*n_h*s*t + 12*b*n_kv*s*t)
+    c = ac_keep*ac_l2qk_layers*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*b*d_h*n_h*s + 12*b*d_h*n_kv*s + 12*b*n_h*s + 12*b*n_kv*s)
+    c = ac_keep*ac_l2qk_layers*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*b*d_h*n_h*s + 12*b*d_h*n_kv*s + 12*b*n_h*s + 12*b*n_kv*s)
     c = ac_keep*ac_p0*ac_paper*ac_width
     if c:
-        out = out + c*(2*L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + 2*L_ffn*b*d*s*t + 2*L_ffn*b*d_ff*s*t)
+        out = out + c*(12*G_s*L_ssm*N_s*b*s*t + 3*H_s*L_ssm*b*s*t + 3*L_attn*b*d*s*t + 6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 21*L_conv*b*d*s*t + 3*L_ffn*b*d*s*t + 6*L_ffn*b*d_ff*s*t + 3*L_lin*b*d*s*t + 12*L_lin*b*d_lk*n_lk*s*t + 3*L_lin*b*d_lk*n_lv*s*t + 3*L_lin*b*d_lk*s*t + 15*L_lin*b*d_lv*n_lv*s*t + 3*L_lin*b*d_lv*s*t + 3*L_lin*b*n_lv*s*t + 3*L_ssm*b*d*s*t + 15*L_ssm*b*d_in*s*t)
+    c = ac_keep*ac_p0*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(12*L_attn*d_h*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_temp_layers
+    if c:
+        out = out + c*(12*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_ffn*b*d*s*t)
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b*t + 12*G_s*L_ssm*N_s*b*s*t + 6*G_s*L_ssm*N_s*b*t + 9*H_s*L_ssm*b*s*t + 3*K_conv*L_conv*b*d*t + 6*K_conv*L_lin*b*d_lk*n_lk*t + 3*K_conv*L_lin*b*d_lv*n_lv*t + 3*K_conv*L_ssm*b*d_in*t + 3*L_attn*b*d*s*t + 6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 21*L_conv*b*d*s*t + 3*L_conv*b*d*t + 3*L_ffn*b*d*s*t + 3*L_lin*b*d*s*t + 12*L_lin*b*d_lk*n_lk*s*t + 6*L_lin*b*d_lk*n_lk*t + 3*L_lin*b*d_lk*s*t + 9*L_lin*b*d_lv*n_lv*s*t + 3*L_lin*b*d_lv*n_lv*t + 3*L_lin*b*d_lv*s*t + 3*L_lin*b*n_lv*s*t + 3*L_ssm*b*d*s*t + 15*L_ssm*b*d_in*s*t + 3*L_ssm*b*d_in*t)
+    c = ac_keep*ac_p0*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(4*L_lin*Q_c**3*b*n_lv*s*t + 36*L_lin*Q_c**2*b*d_lk*n_lv*s*t + 36*L_lin*Q_c**2*b*n_lv*s*t + 6*L_lin*Q_c**2*t + 48*L_lin*Q_c*b*d_lk*n_lv*s*t + 12*L_lin*Q_c*b*d_lk*n_lv*t + 40*L_lin*Q_c*b*n_lv*s*t + 51*L_lin*b*d_lk*n_lv*s*t + 12*L_lin*b*d_lv*n_lv*s*t + 36*L_lin*b*n_lv*s*t + 12*L_lin*d_lv*t)
+    c = ac_keep*ac_p0*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s*t + 36*H_s*L_ssm*Q_c**2*b*s*t + 24*H_s*L_ssm*Q_c*b*s*t + 12*H_s*L_ssm*b*s**2*t + 48*H_s*L_ssm*b*s*t + 12*H_s*L_ssm*b*t + 24*H_s*L_ssm*t + 24*L_ssm*N_s*b*d_in*s*t + 36*L_ssm*N_s*b*d_in*t + 12*L_ssm*N_s*b*s*t + 24*L_ssm*N_s*d_in*t + 6*L_ssm*Q_c**2*t + 12*L_ssm*Q_c*b*d_in*s**2*t + 48*L_ssm*Q_c*b*d_in*s*t + 12*L_ssm*b*d_in*s*t + 12*L_ssm*d_in*t + 6*L_ssm*s**2*t + 12*L_ssm*s*t + 6*L_ssm*t)
     c = ac_keep*ac_p0*ac_sdpa*sw_router
     if c:
-        out = out + c*(4*E*L_dense*b*s*t + 4*E*L_dense*t + 4*E*L_ffn*b*s*t + 4*E*L_ffn*t + 40*L_dense*b*k*s*t + 4*L_dense*b*s*t + 40*L_ffn*b*k*s*t + 4*L_ffn*b*s*t)
+        out = out + c*(12*E*L_dense*t + 12*E*L_ffn*t + 96*L_dense*b*k*s*t + 96*L_ffn*b*k*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s*t + 48*L_ssm*b*d_in*s*t)
     c = ac_keep*ac_paper*ac_psp*ac_width
     if c:
-        out = out + c*(2*L_attn*b*d*s + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + 2*L_ffn*b*d*s + 2*L_ffn*b*d_ff*s)
+        out = out + c*(12*G_s*L_ssm*N_s*b*s + 3*H_s*L_ssm*b*s + 3*L_attn*b*d*s + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 21*L_conv*b*d*s + 3*L_ffn*b*d*s + 6*L_ffn*b*d_ff*s + 3*L_lin*b*d*s + 12*L_lin*b*d_lk*n_lk*s + 3*L_lin*b*d_lk*n_lv*s + 3*L_lin*b*d_lk*s + 15*L_lin*b*d_lv*n_lv*s + 3*L_lin*b*d_lv*s + 3*L_lin*b*n_lv*s + 3*L_ssm*b*d*s + 15*L_ssm*b*d_in*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width
     if c:
-        out = out + c*(2*L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + 2*L_ffn*b*d*s*t + 2*L_ffn*b*d_ff*s)
+        out = out + c*(12*G_s*L_ssm*N_s*b*s + 3*H_s*L_ssm*b*s + 3*L_attn*b*d*s*t + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_conv*b*d*s*t + 18*L_conv*b*d*s + 3*L_ffn*b*d*s*t + 6*L_ffn*b*d_ff*s + 3*L_lin*b*d*s*t + 12*L_lin*b*d_lk*n_lk*s + 3*L_lin*b*d_lk*n_lv*s + 3*L_lin*b*d_lk*s*t + 15*L_lin*b*d_lv*n_lv*s + 3*L_lin*b*d_lv*s*t + 3*L_lin*b*n_lv*s + 3*L_ssm*b*d*s*t + 15*L_ssm*b*d_in*s)
+    c = ac_keep*ac_psp*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(12*L_attn*d_h*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_temp_layers
+    if c:
+        out = out + c*(12*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_ffn*b*d*s)
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b + 12*G_s*L_ssm*N_s*b*s + 6*G_s*L_ssm*N_s*b + 9*H_s*L_ssm*b*s + 3*K_conv*L_conv*b*d + 6*K_conv*L_lin*b*d_lk*n_lk + 3*K_conv*L_lin*b*d_lv*n_lv + 3*K_conv*L_ssm*b*d_in + 3*L_attn*b*d*s + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 21*L_conv*b*d*s + 3*L_conv*b*d + 3*L_ffn*b*d*s + 3*L_lin*b*d*s + 12*L_lin*b*d_lk*n_lk*s + 6*L_lin*b*d_lk*n_lk + 3*L_lin*b*d_lk*s + 9*L_lin*b*d_lv*n_lv*s + 3*L_lin*b*d_lv*n_lv + 3*L_lin*b*d_lv*s + 3*L_lin*b*n_lv*s + 3*L_ssm*b*d*s + 15*L_ssm*b*d_in*s + 3*L_ssm*b*d_in)
+    c = ac_keep*ac_psp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(4*L_lin*Q_c**3*b*n_lv*s + 36*L_lin*Q_c**2*b*d_lk*n_lv*s + 36*L_lin*Q_c**2*b*n_lv*s + 6*L_lin*Q_c**2 + 48*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 40*L_lin*Q_c*b*n_lv*s + 51*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv)
+    c = ac_keep*ac_psp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s + 36*H_s*L_ssm*Q_c**2*b*s + 24*H_s*L_ssm*Q_c*b*s + 12*H_s*L_ssm*b*s**2 + 48*H_s*L_ssm*b*s + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 24*L_ssm*N_s*b*d_in*s + 36*L_ssm*N_s*b*d_in + 12*L_ssm*N_s*b*s + 24*L_ssm*N_s*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*s**2 + 48*L_ssm*Q_c*b*d_in*s + 12*L_ssm*b*d_in*s + 12*L_ssm*d_in + 6*L_ssm*s**2 + 12*L_ssm*s + 6*L_ssm)
     c = ac_keep*ac_psp*ac_sdpa*sw_router
     if c:
-        out = out + c*(4*E*L_dense*b*s + 4*E*L_dense + 4*E*L_ffn*b*s + 4*E*L_ffn + 40*L_dense*b*k*s + 4*L_dense*b*s + 40*L_ffn*b*k*s + 4*L_ffn*b*s)
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 96*L_dense*b*k*s + 96*L_ffn*b*k*s)
+    c = ac_keep*ac_psp*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s + 48*L_ssm*b*d_in*s)
+    c = ac_keep*ac_ptp*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(12*L_attn*d_h*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_temp_layers
+    if c:
+        out = out + c*(12*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_ffn*b*d*s*t)
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b + 12*G_s*L_ssm*N_s*b*s + 6*G_s*L_ssm*N_s*b + 9*H_s*L_ssm*b*s + 3*K_conv*L_conv*b*d + 6*K_conv*L_lin*b*d_lk*n_lk + 3*K_conv*L_lin*b*d_lv*n_lv + 3*K_conv*L_ssm*b*d_in + 3*L_attn*b*d*s*t + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_conv*b*d*s*t + 18*L_conv*b*d*s + 3*L_conv*b*d + 3*L_ffn*b*d*s*t + 3*L_lin*b*d*s*t + 12*L_lin*b*d_lk*n_lk*s + 6*L_lin*b*d_lk*n_lk + 3*L_lin*b*d_lk*s*t + 9*L_lin*b*d_lv*n_lv*s + 3*L_lin*b*d_lv*n_lv + 3*L_lin*b*d_lv*s*t + 3*L_lin*b*n_lv*s + 3*L_ssm*b*d*s*t + 15*L_ssm*b*d_in*s + 3*L_ssm*b*d_in)
+    c = ac_keep*ac_ptp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(4*L_lin*Q_c**3*b*n_lv*s + 36*L_lin*Q_c**2*b*d_lk*n_lv*s + 36*L_lin*Q_c**2*b*n_lv*s + 6*L_lin*Q_c**2 + 48*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 40*L_lin*Q_c*b*n_lv*s + 51*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lv*n_lv*s + 36*L_lin*b*n_lv*s + 12*L_lin*d_lv)
+    c = ac_keep*ac_ptp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(60*H_s*L_ssm*N_s*Q_c*b*s + 36*H_s*L_ssm*Q_c**2*b*s + 24*H_s*L_ssm*Q_c*b*s + 12*H_s*L_ssm*b*s**2 + 48*H_s*L_ssm*b*s + 12*H_s*L_ssm*b + 24*H_s*L_ssm + 24*L_ssm*N_s*b*d_in*s + 36*L_ssm*N_s*b*d_in + 12*L_ssm*N_s*b*s + 24*L_ssm*N_s*d_in + 6*L_ssm*Q_c**2 + 12*L_ssm*Q_c*b*d_in*s**2 + 48*L_ssm*Q_c*b*d_in*s + 12*L_ssm*b*d_in*s + 12*L_ssm*d_in + 6*L_ssm*s**2 + 12*L_ssm*s + 6*L_ssm)
     c = ac_keep*ac_ptp*ac_sdpa*sw_router
     if c:
-        out = out + c*(4*E*L_dense*b*s + 4*E*L_dense + 4*E*L_ffn*b*s + 4*E*L_ffn + 40*L_dense*b*k*s + 4*L_dense*b*s + 40*L_ffn*b*k*s + 4*L_ffn*b*s)
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 96*L_dense*b*k*s + 96*L_ffn*b*k*s)
+    c = ac_keep*ac_ptp*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s + 48*L_ssm*b*d_in*s)
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s*t)
+        out = out + c*(9*L_ffn*b*d_ff*s*t)
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s*t)
+        out = out + c*(9*L_ffn*b*d_ff*s*t)
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_ffn*b*d_ff*s)
+    c = ac_b1*ac_eager*ac_keep*ac_p0*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2*t + 24*H_s*L_ssm*N_s*Q_c*b*s*t)
+    c = ac_b1*ac_eager*ac_keep*ac_psp*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2 + 24*H_s*L_ssm*N_s*Q_c*b*s)
+    c = ac_b1*ac_eager*ac_keep*ac_ptp*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2 + 24*H_s*L_ssm*N_s*Q_c*b*s)
+    c = ac_b1*ac_keep*ac_p0*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2*t + 24*H_s*L_ssm*N_s*Q_c*b*s*t)
+    c = ac_b1*ac_keep*ac_psp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2 + 24*H_s*L_ssm*N_s*Q_c*b*s)
+    c = ac_b1*ac_keep*ac_ptp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(24*H_s*L_ssm*N_s*Q_c*b*s**2 + 24*H_s*L_ssm*N_s*Q_c*b*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_p0
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_psp
+    if c:
+        out = out + c*(24*L_ffn*b*d*s + 12*L_ffn*b*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_ptp
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_p0
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_psp
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_ptp
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms_pow
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*d*s + 12*L_ffn*b*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms_pow
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms_pow
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(24*L_ffn*b*d*s + 12*L_ffn*b*s)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s + 12*L_ffn*b*s)
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s)
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t)
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t)
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s)
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s)
+    c = ac_clip_qkv*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s)
+    c = ac_clip_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper
     if c:
-        out = out + c*(L_attn*b*n_h*s**2*t)
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_drop_attn_out*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_drop_attn_out*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_drop_attn_out*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*L_ffn*b*d_ff*s*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*L_ffn*b*d_ff*s*t)
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
     c = ac_drop_hidden*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_drop_hidden*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s + L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_drop_hidden*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_drop_hidden*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_drop_hidden*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s + L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_drop_hidden*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_attn*b*d*s*t + L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_p0
+    if c:
+        out = out + c*(24*L_attn*b*d*n_alt*s*t + 24*L_attn*b*d*s*t)
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_psp
+    if c:
+        out = out + c*(24*L_attn*b*d*n_alt*s + 24*L_attn*b*d*s)
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_ptp
+    if c:
+        out = out + c*(24*L_attn*b*d*n_alt*s*t + 24*L_attn*b*d*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*Q_c*b*d_lk*n_lv*s**2*t + 60*L_lin*Q_c*b*d_lk*n_lv*s*t + 12*L_lin*Q_c*b*d_lk*n_lv*t + 12*L_lin*d_lv*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*sw_mamba1
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s*t + 12*H_s*L_ssm*b*s*t + 12*L_ssm*N_s*b*d_in*s*t + 12*L_ssm*N_s*b*d_in*t + 12*L_ssm*d_in*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*Q_c*b*d_lk*n_lv*s**2 + 60*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 12*L_lin*d_lv)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*sw_mamba1
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s + 12*H_s*L_ssm*b*s + 12*L_ssm*N_s*b*d_in*s + 12*L_ssm*N_s*b*d_in + 12*L_ssm*d_in)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*Q_c*b*d_lk*n_lv*s**2 + 60*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 12*L_lin*d_lv)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*sw_mamba1
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s + 12*H_s*L_ssm*b*s + 12*L_ssm*N_s*b*d_in*s + 12*L_ssm*N_s*b*d_in + 12*L_ssm*d_in)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_eager*ac_fused_view*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_fused_view*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_fused_view*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_p0
+    if c:
+        out = out + c*(96*L_attn*b*d*s*t + 48*L_attn*b*s*t + 24*L_kv_shared*b*d_h*n_kv*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_psp
+    if c:
+        out = out + c*(96*L_attn*b*d*s + 48*L_attn*b*s + 24*L_kv_shared*b*d_h*n_kv*s + 12*L_kv_shared*b*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_ptp
+    if c:
+        out = out + c*(96*L_attn*b*d*s*t + 48*L_attn*b*s*t + 24*L_kv_shared*b*d_h*n_kv*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_wcopy*ac_p0
+    if c:
+        out = out + c*(48*L_attn*d*t + 12*L_kv_shared*d_h*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_wcopy*ac_psp
+    if c:
+        out = out + c*(48*L_attn*d + 12*L_kv_shared*d_h)
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_wcopy*ac_ptp
+    if c:
+        out = out + c*(48*L_attn*d*t + 12*L_kv_shared*d_h*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_p0*ac_rms32
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 48*L_attn*b*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_p0*ac_rms_pow
+    if c:
+        out = out + c*(48*L_attn*b*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d*n_alt*s*t + 12*L_attn*b*d*s*t + 12*L_attn*b*d_ple*s*t + 3*L_attn*b*n_alt**2*s*t + 9*L_attn*b*n_alt*s*t + 3*L_attn*b*r_laurel*s*t + 3*L_attn*n_alt**2*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_psp*ac_rms32
+    if c:
+        out = out + c*(48*L_attn*b*d*s + 48*L_attn*b*s + 12*L_kv_shared*b*d_h*n_kv*s + 12*L_kv_shared*b*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_psp*ac_rms_pow
+    if c:
+        out = out + c*(48*L_attn*b*s + 12*L_kv_shared*b*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d*n_alt*s + 12*L_attn*b*d*s + 12*L_attn*b*d_ple*s + 3*L_attn*b*n_alt**2*s + 9*L_attn*b*n_alt*s + 3*L_attn*b*r_laurel*s + 3*L_attn*n_alt**2)
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 48*L_attn*b*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp*ac_rms_pow
+    if c:
+        out = out + c*(48*L_attn*b*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d*n_alt*s*t + 12*L_attn*b*d*s*t + 12*L_attn*b*d_ple*s*t + 3*L_attn*b*n_alt**2*s*t + 9*L_attn*b*n_alt*s*t + 3*L_attn*b*r_laurel*s*t + 3*L_attn*n_alt**2*t)
+    c = ac_eager*ac_gdn_zview*ac_keep*ac_p0*sw_gdn
+    if c:
+        out = out + c*(24*L_lin*b*d_lk*n_lk*s*t + 12*L_lin*b*d_lv*n_lv*s*t)
+    c = ac_eager*ac_gdn_zview*ac_keep*ac_psp*sw_gdn
+    if c:
+        out = out + c*(24*L_lin*b*d_lk*n_lk*s + 12*L_lin*b*d_lv*n_lv*s)
+    c = ac_eager*ac_gdn_zview*ac_keep*ac_ptp*sw_gdn
+    if c:
+        out = out + c*(24*L_lin*b*d_lk*n_lk*s + 12*L_lin*b*d_lv*n_lv*s)
+    c = ac_eager*ac_group_idx*ac_keep*ac_p0*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*s*t + 24*L_ffn*b*s*t)
+    c = ac_eager*ac_group_idx*ac_keep*ac_psp*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*s + 24*L_ffn*b*s)
+    c = ac_eager*ac_group_idx*ac_keep*ac_ptp*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*s + 24*L_ffn*b*s)
+    c = ac_eager*ac_group_mask*ac_keep*ac_p0*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s*t + 3*E*L_ffn*b*s*t)
+    c = ac_eager*ac_group_mask*ac_keep*ac_psp*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
+    c = ac_eager*ac_group_mask*ac_keep*ac_ptp*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_sinks
+    if c:
+        out = out + c*(24*L_attn*b*n_h*s*t)
     c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_soft_bytes
     if c:
-        out = out + c*(L_attn*b*n_h*s**2*t)
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_sinks
+    if c:
+        out = out + c*(24*L_attn*b*n_h*s)
     c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_soft_bytes
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_sinks
+    if c:
+        out = out + c*(24*L_attn*b*n_h*s)
     c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_soft_bytes
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t)
     c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t)
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
     c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s)
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
     c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s)
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_lin_qkview*ac_p0*sw_gdn
+    if c:
+        out = out + c*(60*L_lin*Q_c*b*d_lk*n_lv*s**2*t + 60*L_lin*Q_c*b*d_lk*n_lv*s*t + 12*L_lin*Q_c*b*d_lk*n_lv*t + 24*L_lin*b*d_lk*n_lk*s*t + 24*L_lin*b*d_lk*n_lv*s*t + 12*L_lin*b*d_lv*n_lv*s*t)
+    c = ac_eager*ac_keep*ac_lin_qkview*ac_psp*sw_gdn
+    if c:
+        out = out + c*(60*L_lin*Q_c*b*d_lk*n_lv*s**2 + 60*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 24*L_lin*b*d_lk*n_lk*s + 24*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lv*n_lv*s)
+    c = ac_eager*ac_keep*ac_lin_qkview*ac_ptp*sw_gdn
+    if c:
+        out = out + c*(60*L_lin*Q_c*b*d_lk*n_lv*s**2 + 60*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 24*L_lin*b*d_lk*n_lk*s + 24*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lv*n_lv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_mla
+    if c:
+        out = out + c*(24*L_attn*b*r_kv*s*t + 12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t + 12*L_attn*b*s*t + 24*L_conv*b*d*s*t + 12*L_conv*b*s*t + 24*L_lin*b*d*s*t + 12*L_lin*b*s*t + 24*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t + 12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s*t + 24*L_attn*b*d_h*n_kv*s*t + 24*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s*t + 24*L_attn*b*d_h*n_kv*s*t + 12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_mla
+    if c:
+        out = out + c*(24*L_attn*b*r_kv*s + 12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_attn*b*d*s + 12*L_attn*b*s + 24*L_conv*b*d*s + 12*L_conv*b*s + 24*L_lin*b*d*s + 12*L_lin*b*s + 24*L_ssm*b*d*s + 12*L_ssm*b*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(24*L_attn*b*d*s + 12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(24*L_ffn*b*d*s + 12*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(24*L_ffn*b*d*s + 12*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s + 24*L_attn*b*d_h*n_kv*s + 24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s + 24*L_attn*b*d_h*n_kv*s + 12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_mla
+    if c:
+        out = out + c*(24*L_attn*b*r_kv*s*t + 12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t + 12*L_attn*b*s*t + 24*L_conv*b*d*s*t + 12*L_conv*b*s*t + 24*L_lin*b*d*s*t + 12*L_lin*b*s*t + 24*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t + 12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s + 24*L_attn*b*d_h*n_kv*s + 24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s + 24*L_attn*b*d_h*n_kv*s + 12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*t + 12*E*L_ffn*t + 72*L_dense*b*k*s*t + 72*L_ffn*b*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 72*L_dense*b*k*s + 72*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 72*L_dense*b*k*s + 72*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_loop*ac_p0*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*t + 12*E*L_ffn*t + 24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_loop*ac_psp*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_loop*ac_ptp*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*d*t + 12*L_conv*d*t + 12*L_lin*d*t + 12*L_ssm*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*n_h*t + 12*L_attn*d_h*n_kv*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*d + 12*L_conv*d + 12*L_lin*d + 12*L_ssm*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*n_h + 12*L_attn*d_h*n_kv)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*d*t + 12*L_conv*d*t + 12*L_lin*d*t + 12*L_ssm*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*n_h + 12*L_attn*d_h*n_kv)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h)
+    c = ac_eager*ac_keep*ac_p0*ac_parallel_in*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t + 12*L_attn*b*d_nope*n_h*s*t + 12*L_attn*b*d_nope*n_kv*s*t + 12*L_attn*b*d_rope*n_h*s*t + 12*L_attn*b*d_rope*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t + 12*L_attn*b*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_attn*b*s*t + 12*L_conv*b*d*s*t + 12*L_conv*b*s*t + 12*L_lin*b*d*s*t + 12*L_lin*b*s*t + 12*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_attn*b*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t + 24*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t + 12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*s*t + 12*L_conv*b*s*t + 12*L_lin*b*s*t + 12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rope_bytes*ac_rope_local
+    if c:
+        out = out + c*(6*L_attn*d_h*s*t + 6*d_h*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(12*L_attn*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_router32*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d*t + 12*E*L_ffn*d*t + 12*L_dense*b*d*s*t + 12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s*t + 3*L_ffn*b*k*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s*t + 6*E*L_ffn*b*s*t + 24*L_dense*b*k*s*t + 96*L_dense*b*s*t + 24*L_ffn*b*k*s*t + 96*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*d_lk*s*t + 6*L_lin*b*d_lv*n_lv*s*t + 3*L_lin*b*d_lv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mamba1
+    if c:
+        out = out + c*(12*G_s*K_conv*L_ssm*N_s*b*t + 18*G_s*L_ssm*N_s*b*s*t + 12*G_s*L_ssm*N_s*b*t + 9*H_s*L_ssm*b*s*t + 3*L_ssm*N_s*b*d_in*s*t + 3*L_ssm*N_s*b*d_in*t + 3*L_ssm*N_s*b*s*t + 3*L_ssm*R_dt*b*s*t + 12*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b*t + 6*G_s*L_ssm*N_s*b*s*t + 6*G_s*L_ssm*N_s*b*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_attn*b*d_nope*n_h*s*t + L_attn*b*d_nope*n_kv*s*t + L_attn*b*d_rope*n_h*s*t + L_attn*b*d_rope*n_kv*s*t + L_attn*b*d_v*n_h*s*t + L_attn*b*d_v*n_kv*s*t)
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t + 3*L_attn*b*d_v*n_h*s*t + 3*L_attn*b*d_v*n_kv*s*t + 3*L_attn*b*r_kv*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d*k*s*t + 2*L_dense*b*d_ff*k*s*t + 2*L_ffn*b*d*k*s*t + 2*L_ffn*b*d_ff*k*s*t)
+        out = out + c*(6*L_dense*b*d*k*s*t + 3*L_dense*b*d*s*t + 6*L_dense*b*d_ff*k*s*t + 6*L_ffn*b*d*k*s*t + 3*L_ffn*b*d*s*t + 6*L_ffn*b*d_ff*k*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_keep*ac_p0*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_eager*ac_keep*ac_p0*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(24*L_ssm*N_s*b*s*t + 12*L_ssm*R_dt*b*s*t + 36*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s*t + 48*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_keep*ac_parallel_in*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_parallel_in*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s)
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 12*L_attn*b*d_nope*n_h*s + 12*L_attn*b*d_nope*n_kv*s + 12*L_attn*b*d_rope*n_h*s + 12*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s + 12*L_attn*b*s)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*d*s + 4*L_attn*b*s)
+        out = out + c*(12*L_attn*b*d*s + 12*L_attn*b*s + 12*L_conv*b*d*s + 12*L_conv*b*s + 12*L_lin*b*d*s + 12*L_lin*b*s + 12*L_ssm*b*d*s + 12*L_ssm*b*s)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*d*s + 4*L_attn*b*s)
+        out = out + c*(12*L_attn*b*d*s + 12*L_attn*b*s)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*d*s + 4*L_ffn*b*s)
+        out = out + c*(12*L_ffn*b*d*s + 12*L_ffn*b*s)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*d*s + 4*L_ffn*b*s)
+        out = out + c*(12*L_ffn*b*d*s + 12*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*s + 12*L_conv*b*s + 12*L_lin*b*s + 12*L_ssm*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rope_bytes*ac_rope_local
+    if c:
+        out = out + c*(6*L_attn*d_h*s + 6*d_h*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(12*L_attn*s)
+    c = ac_eager*ac_keep*ac_psp*ac_router32*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d + 12*E*L_ffn*d + 12*L_dense*b*d*s + 12*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_psp*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s + 6*E*L_ffn*b*s + 24*L_dense*b*k*s + 96*L_dense*b*s + 24*L_ffn*b*k*s + 96*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*d_lk*s + 6*L_lin*b*d_lv*n_lv*s + 3*L_lin*b*d_lv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(12*G_s*K_conv*L_ssm*N_s*b + 18*G_s*L_ssm*N_s*b*s + 12*G_s*L_ssm*N_s*b + 9*H_s*L_ssm*b*s + 3*L_ssm*N_s*b*d_in*s + 3*L_ssm*N_s*b*d_in + 3*L_ssm*N_s*b*s + 3*L_ssm*R_dt*b*s + 12*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b + 6*G_s*L_ssm*N_s*b*s + 6*G_s*L_ssm*N_s*b)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s + 3*L_attn*b*r_kv*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d*k*s + 2*L_dense*b*d_ff*k*s + 2*L_ffn*b*d*k*s + 2*L_ffn*b*d_ff*k*s)
+        out = out + c*(6*L_dense*b*d*k*s + 3*L_dense*b*d*s + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d*k*s + 3*L_ffn*b*d*s + 6*L_ffn*b*d_ff*k*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_psp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_psp*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(24*L_ssm*N_s*b*s + 12*L_ssm*R_dt*b*s + 36*L_ssm*b*s)
+    c = ac_eager*ac_keep*ac_psp*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s + 48*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 12*L_attn*b*d_nope*n_h*s + 12*L_attn*b*d_nope*n_kv*s + 12*L_attn*b*d_rope*n_h*s + 12*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t + 12*L_attn*b*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_attn*b*s*t + 12*L_conv*b*d*s*t + 12*L_conv*b*s*t + 12*L_lin*b*d*s*t + 12*L_lin*b*s*t + 12*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_attn*b*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*s*t + 12*L_conv*b*s*t + 12*L_lin*b*s*t + 12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rope_bytes*ac_rope_local
+    if c:
+        out = out + c*(6*L_attn*d_h*s*t + 6*d_h*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(12*L_attn*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_router32*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d*t + 12*E*L_ffn*d*t + 12*L_dense*b*d*s*t + 12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s + 6*E*L_ffn*b*s + 24*L_dense*b*k*s + 96*L_dense*b*s + 24*L_ffn*b*k*s + 96*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*d_lk*s*t + 6*L_lin*b*d_lv*n_lv*s + 3*L_lin*b*d_lv*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(12*G_s*K_conv*L_ssm*N_s*b + 18*G_s*L_ssm*N_s*b*s + 12*G_s*L_ssm*N_s*b + 9*H_s*L_ssm*b*s + 3*L_ssm*N_s*b*d_in*s + 3*L_ssm*N_s*b*d_in + 3*L_ssm*N_s*b*s + 3*L_ssm*R_dt*b*s + 12*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b + 6*G_s*L_ssm*N_s*b*s + 6*G_s*L_ssm*N_s*b)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s + 3*L_attn*b*r_kv*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d*k*s + 2*L_dense*b*d_ff*k*s + 2*L_ffn*b*d*k*s + 2*L_ffn*b*d_ff*k*s)
+        out = out + c*(6*L_dense*b*d*k*s + 3*L_dense*b*d*s*t + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d*k*s + 3*L_ffn*b*d*s*t + 6*L_ffn*b*d_ff*k*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_ptp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_ptp*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(24*L_ssm*N_s*b*s + 12*L_ssm*R_dt*b*s + 36*L_ssm*b*s)
+    c = ac_eager*ac_keep*ac_ptp*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s + 48*L_ssm*b*d_in*s)
+    c = ac_f32*ac_g3n*ac_keep*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn*b*d*n_alt*s*t + 24*L_attn*b*d*s*t)
+    c = ac_f32*ac_g3n*ac_keep*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn*b*d*n_alt*s + 24*L_attn*b*d*s)
+    c = ac_f32*ac_g3n*ac_keep*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(24*L_attn*b*d*n_alt*s*t + 24*L_attn*b*d*s*t)
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*Q_c*b*d_lk*n_lv*s**2*t + 60*L_lin*Q_c*b*d_lk*n_lv*s*t + 12*L_lin*Q_c*b*d_lk*n_lv*t + 12*L_lin*d_lv*t)
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s*t + 12*H_s*L_ssm*b*s*t + 12*L_ssm*N_s*b*d_in*s*t + 12*L_ssm*N_s*b*d_in*t + 12*L_ssm*d_in*t)
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s*t)
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*Q_c*b*d_lk*n_lv*s**2 + 60*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 12*L_lin*d_lv)
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s + 12*H_s*L_ssm*b*s + 12*L_ssm*N_s*b*d_in*s + 12*L_ssm*N_s*b*d_in + 12*L_ssm*d_in)
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(12*L_lin*Q_c*b*d_lk*n_lv*s**2 + 60*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 12*L_lin*d_lv)
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa*sw_mamba1
+    if c:
+        out = out + c*(24*G_s*L_ssm*N_s*b*s + 12*H_s*L_ssm*b*s + 12*L_ssm*N_s*b*d_in*s + 12*L_ssm*N_s*b*d_in + 12*L_ssm*d_in)
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_fused_qkv*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_fused_qkv*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_fused_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_g3n*ac_keep*ac_ln32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(96*L_attn*b*d*s*t + 48*L_attn*b*s*t + 24*L_kv_shared*b*d_h*n_kv*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_ln32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(96*L_attn*b*d*s + 48*L_attn*b*s + 24*L_kv_shared*b*d_h*n_kv*s + 12*L_kv_shared*b*n_kv*s)
+    c = ac_g3n*ac_keep*ac_ln32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(96*L_attn*b*d*s*t + 48*L_attn*b*s*t + 24*L_kv_shared*b*d_h*n_kv*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*d*t + 12*L_kv_shared*d_h*t)
+    c = ac_g3n*ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*d + 12*L_kv_shared*d_h)
+    c = ac_g3n*ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*d*t + 12*L_kv_shared*d_h*t)
+    c = ac_g3n*ac_keep*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(15*L_attn*b*d*s*t + 6*L_attn*b*d_ple*s*t + 3*L_attn*b*r_laurel*s*t)
+    c = ac_g3n*ac_keep*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 48*L_attn*b*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_p0*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d*n_alt*s*t + 12*L_attn*b*d*s*t + 12*L_attn*b*d_ple*s*t + 3*L_attn*b*n_alt**2*s*t + 9*L_attn*b*n_alt*s*t + 3*L_attn*b*r_laurel*s*t + 3*L_attn*n_alt**2*t)
+    c = ac_g3n*ac_keep*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(15*L_attn*b*d*s + 6*L_attn*b*d_ple*s + 3*L_attn*b*r_laurel*s)
+    c = ac_g3n*ac_keep*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(15*L_attn*b*d*s*t + 6*L_attn*b*d_ple*s*t + 3*L_attn*b*r_laurel*s*t)
+    c = ac_g3n*ac_keep*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*d*s + 48*L_attn*b*s + 12*L_kv_shared*b*d_h*n_kv*s + 12*L_kv_shared*b*n_kv*s)
+    c = ac_g3n*ac_keep*ac_psp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*s + 12*L_kv_shared*b*n_kv*s)
+    c = ac_g3n*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d*n_alt*s + 12*L_attn*b*d*s + 12*L_attn*b*d_ple*s + 3*L_attn*b*n_alt**2*s + 9*L_attn*b*n_alt*s + 3*L_attn*b*r_laurel*s + 3*L_attn*n_alt**2)
+    c = ac_g3n*ac_keep*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 48*L_attn*b*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_ptp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*s*t + 12*L_kv_shared*b*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d*n_alt*s*t + 12*L_attn*b*d*s*t + 12*L_attn*b*d_ple*s*t + 3*L_attn*b*n_alt**2*s*t + 9*L_attn*b*n_alt*s*t + 3*L_attn*b*r_laurel*s*t + 3*L_attn*n_alt**2*t)
+    c = ac_gdn_zview*ac_keep*ac_p0*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(24*L_lin*b*d_lk*n_lk*s*t + 12*L_lin*b*d_lv*n_lv*s*t)
+    c = ac_gdn_zview*ac_keep*ac_psp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(24*L_lin*b*d_lk*n_lk*s + 12*L_lin*b*d_lv*n_lv*s)
+    c = ac_gdn_zview*ac_keep*ac_ptp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(24*L_lin*b*d_lk*n_lk*s + 12*L_lin*b*d_lv*n_lv*s)
+    c = ac_group_idx*ac_keep*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*s*t + 24*L_ffn*b*s*t)
+    c = ac_group_idx*ac_keep*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*s + 24*L_ffn*b*s)
+    c = ac_group_idx*ac_keep*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*s + 24*L_ffn*b*s)
+    c = ac_group_mask*ac_keep*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s*t + 3*E*L_ffn*b*s*t)
+    c = ac_group_mask*ac_keep*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
+    c = ac_group_mask*ac_keep*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
     c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2*t)
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
     c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
     c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_keep*ac_l2qk_layers*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(3*b*d_h*n_h*s*t + 3*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_l2qk_layers*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(3*b*d_h*n_h*s + 3*b*d_h*n_kv*s)
+    c = ac_keep*ac_l2qk_layers*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*b*d_h*n_h*s + 3*b*d_h*n_kv*s)
+    c = ac_keep*ac_lin_qkview*ac_p0*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(60*L_lin*Q_c*b*d_lk*n_lv*s**2*t + 60*L_lin*Q_c*b*d_lk*n_lv*s*t + 12*L_lin*Q_c*b*d_lk*n_lv*t + 24*L_lin*b*d_lk*n_lk*s*t + 24*L_lin*b*d_lk*n_lv*s*t + 12*L_lin*b*d_lv*n_lv*s*t)
+    c = ac_keep*ac_lin_qkview*ac_psp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(60*L_lin*Q_c*b*d_lk*n_lv*s**2 + 60*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 24*L_lin*b*d_lk*n_lk*s + 24*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lv*n_lv*s)
+    c = ac_keep*ac_lin_qkview*ac_ptp*ac_sdpa*sw_gdn
+    if c:
+        out = out + c*(60*L_lin*Q_c*b*d_lk*n_lv*s**2 + 60*L_lin*Q_c*b*d_lk*n_lv*s + 12*L_lin*Q_c*b*d_lk*n_lv + 24*L_lin*b*d_lk*n_lk*s + 24*L_lin*b*d_lk*n_lv*s + 12*L_lin*b*d_lv*n_lv*s)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(24*L_attn*b*r_kv*s*t + 12*L_attn*b*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t + 12*L_attn*b*s*t + 24*L_conv*b*d*s*t + 12*L_conv*b*s*t + 24*L_lin*b*d*s*t + 12*L_lin*b*s*t + 24*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t + 12*L_attn*b*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s*t + 24*L_attn*b*d_h*n_kv*s*t + 24*L_attn*b*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s*t + 24*L_attn*b*d_h*n_kv*s*t + 12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(24*L_attn*b*r_kv*s + 12*L_attn*b*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_attn*b*d*s + 12*L_attn*b*s + 24*L_conv*b*d*s + 12*L_conv*b*s + 24*L_lin*b*d*s + 12*L_lin*b*s + 24*L_ssm*b*d*s + 12*L_ssm*b*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(24*L_attn*b*d*s + 12*L_attn*b*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(24*L_ffn*b*d*s + 12*L_ffn*b*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(24*L_ffn*b*d*s + 12*L_ffn*b*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s + 24*L_attn*b*d_h*n_kv*s + 24*L_attn*b*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s + 24*L_attn*b*d_h*n_kv*s + 12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(24*L_attn*b*r_kv*s*t + 12*L_attn*b*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t + 12*L_attn*b*s*t + 24*L_conv*b*d*s*t + 12*L_conv*b*s*t + 24*L_lin*b*d*s*t + 12*L_lin*b*s*t + 24*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(24*L_attn*b*d*s*t + 12*L_attn*b*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(24*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s + 24*L_attn*b*d_h*n_kv*s + 24*L_attn*b*s)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*b*d_h*n_h*s + 24*L_attn*b*d_h*n_kv*s + 12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*t + 12*E*L_ffn*t + 72*L_dense*b*k*s*t + 72*L_ffn*b*k*s*t)
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 72*L_dense*b*k*s + 72*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 72*L_dense*b*k*s + 72*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_loop*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*t + 12*E*L_ffn*t + 24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_keep*ac_moe_loop*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_loop*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*d*t + 12*L_conv*d*t + 12*L_lin*d*t + 12*L_ssm*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*n_h*t + 12*L_attn*d_h*n_kv*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h*t)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*d + 12*L_conv*d + 12*L_lin*d + 12*L_ssm*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*n_h + 12*L_attn*d_h*n_kv)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*r_kv*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*d*t + 12*L_conv*d*t + 12*L_lin*d*t + 12*L_ssm*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*d_h*n_h + 12*L_attn*d_h*n_kv)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(24*L_attn*d_h)
+    c = ac_keep*ac_p0*ac_paper*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*d_lk*n_lv*s*t + 3*L_lin*b*d_lk*s*t + 3*L_lin*b*d_lv*s*t + 3*L_lin*b*n_lv*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_mamba1
+    if c:
+        out = out + c*(12*G_s*L_ssm*N_s*b*s*t + 3*H_s*L_ssm*b*s*t + 6*L_ssm*N_s*b*s*t + 3*L_ssm*R_dt*b*s*t + 3*L_ssm*b*d_in*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_attn*b*d_nope*n_h*s*t + L_attn*b*d_nope*n_kv*s*t + L_attn*b*d_rope*n_h*s*t + L_attn*b*d_rope*n_kv*s*t + L_attn*b*d_v*n_h*s*t + L_attn*b*d_v*n_kv*s*t)
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t + 3*L_attn*b*d_v*n_h*s*t + 3*L_attn*b*d_v*n_kv*s*t + 6*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_router
     if c:
-        out = out + c*(E*L_dense*b*s*t + E*L_ffn*b*s*t + 2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_ff*s*t)
+        out = out + c*(3*E*L_dense*b*s*t + 3*E*L_ffn*b*s*t + 6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_ff*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_parallel_in*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t + 12*L_attn*b*s*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_attn*b*s*t + 12*L_conv*b*d*s*t + 12*L_conv*b*s*t + 12*L_lin*b*d*s*t + 12*L_lin*b*s*t + 12*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_attn*b*s*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t + 24*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t + 12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*s*t + 12*L_conv*b*s*t + 12*L_lin*b*s*t + 12*L_ssm*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_rope_bytes*ac_rope_local*ac_sdpa
+    if c:
+        out = out + c*(6*L_attn*d_h*s*t + 6*d_h*s*t)
+    c = ac_keep*ac_p0*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*s*t)
+    c = ac_keep*ac_p0*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d*t + 12*E*L_ffn*d*t + 12*L_dense*b*d*s*t + 12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s*t + 3*L_ffn*b*k*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s*t + 6*E*L_ffn*b*s*t + 24*L_dense*b*k*s*t + 96*L_dense*b*s*t + 24*L_ffn*b*k*s*t + 96*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*d_lk*s*t + 6*L_lin*b*d_lv*n_lv*s*t + 3*L_lin*b*d_lv*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(12*G_s*K_conv*L_ssm*N_s*b*t + 18*G_s*L_ssm*N_s*b*s*t + 12*G_s*L_ssm*N_s*b*t + 9*H_s*L_ssm*b*s*t + 3*L_ssm*N_s*b*d_in*s*t + 3*L_ssm*N_s*b*d_in*t + 3*L_ssm*N_s*b*s*t + 3*L_ssm*R_dt*b*s*t + 12*L_ssm*b*d_in*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b*t + 6*G_s*L_ssm*N_s*b*s*t + 6*G_s*L_ssm*N_s*b*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_attn*b*d_nope*n_h*s*t + L_attn*b*d_nope*n_kv*s*t + L_attn*b*d_rope*n_h*s*t + L_attn*b*d_rope*n_kv*s*t + L_attn*b*d_v*n_h*s*t + L_attn*b*d_v*n_kv*s*t)
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t + 3*L_attn*b*d_v*n_h*s*t + 3*L_attn*b*d_v*n_kv*s*t + 3*L_attn*b*r_kv*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d*k*s*t + 2*L_dense*b*d_ff*k*s*t + 2*L_ffn*b*d*k*s*t + 2*L_ffn*b*d_ff*k*s*t)
+        out = out + c*(6*L_dense*b*d*k*s*t + 3*L_dense*b*d*s*t + 6*L_dense*b*d_ff*k*s*t + 6*L_ffn*b*d*k*s*t + 3*L_ffn*b*d*s*t + 6*L_ffn*b*d_ff*k*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(24*L_ssm*N_s*b*s*t + 12*L_ssm*R_dt*b*s*t + 36*L_ssm*b*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s*t + 48*L_ssm*b*d_in*s*t)
+    c = ac_keep*ac_paper*ac_psp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*d_lk*n_lv*s + 3*L_lin*b*d_lk*s + 3*L_lin*b*d_lv*s + 3*L_lin*b*n_lv*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(12*G_s*L_ssm*N_s*b*s + 3*H_s*L_ssm*b*s + 6*L_ssm*N_s*b*s + 3*L_ssm*R_dt*b*s + 3*L_ssm*b*d_in*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s + 6*L_attn*b*r_kv*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s + 3*L_conv*b*d*s + 3*L_lin*b*d*s + 3*L_ssm*b*d*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(E*L_dense*b*s + E*L_ffn*b*s + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_ff*s)
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s + 6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated
     if c:
-        out = out + c*(2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*d_lk*n_lv*s + 3*L_lin*b*d_lk*s*t + 3*L_lin*b*d_lv*s*t + 3*L_lin*b*n_lv*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(12*G_s*L_ssm*N_s*b*s + 3*H_s*L_ssm*b*s + 6*L_ssm*N_s*b*s + 3*L_ssm*R_dt*b*s + 3*L_ssm*b*d_in*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s + 6*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(E*L_dense*b*s + E*L_ffn*b*s + 2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_ff*s)
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s + 6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_parallel_in*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_parallel_in*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s + 12*L_attn*b*s)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*d*s + 4*L_attn*b*s)
+        out = out + c*(12*L_attn*b*d*s + 12*L_attn*b*s + 12*L_conv*b*d*s + 12*L_conv*b*s + 12*L_lin*b*d*s + 12*L_lin*b*s + 12*L_ssm*b*d*s + 12*L_ssm*b*s)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*d*s + 4*L_attn*b*s)
+        out = out + c*(12*L_attn*b*d*s + 12*L_attn*b*s)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*d*s + 4*L_ffn*b*s)
+        out = out + c*(12*L_ffn*b*d*s + 12*L_ffn*b*s)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*d*s + 4*L_ffn*b*s)
+        out = out + c*(12*L_ffn*b*d*s + 12*L_ffn*b*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 24*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*s + 12*L_conv*b*s + 12*L_lin*b*s + 12*L_ssm*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_keep*ac_psp*ac_rope_bytes*ac_rope_local*ac_sdpa
+    if c:
+        out = out + c*(6*L_attn*d_h*s + 6*d_h*s)
+    c = ac_keep*ac_psp*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*s)
+    c = ac_keep*ac_psp*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d + 12*E*L_ffn*d + 12*L_dense*b*d*s + 12*L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s + 6*E*L_ffn*b*s + 24*L_dense*b*k*s + 96*L_dense*b*s + 24*L_ffn*b*k*s + 96*L_ffn*b*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*d_lk*s + 6*L_lin*b*d_lv*n_lv*s + 3*L_lin*b*d_lv*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(12*G_s*K_conv*L_ssm*N_s*b + 18*G_s*L_ssm*N_s*b*s + 12*G_s*L_ssm*N_s*b + 9*H_s*L_ssm*b*s + 3*L_ssm*N_s*b*d_in*s + 3*L_ssm*N_s*b*d_in + 3*L_ssm*N_s*b*s + 3*L_ssm*R_dt*b*s + 12*L_ssm*b*d_in*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b + 6*G_s*L_ssm*N_s*b*s + 6*G_s*L_ssm*N_s*b)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s + 3*L_attn*b*r_kv*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d*k*s + 2*L_dense*b*d_ff*k*s + 2*L_ffn*b*d*k*s + 2*L_ffn*b*d_ff*k*s)
+        out = out + c*(6*L_dense*b*d*k*s + 3*L_dense*b*d*s + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d*k*s + 3*L_ffn*b*d*s + 6*L_ffn*b*d_ff*k*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_keep*ac_psp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_psp*ac_sdpa*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(24*L_ssm*N_s*b*s + 12*L_ssm*R_dt*b*s + 36*L_ssm*b*s)
+    c = ac_keep*ac_psp*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s + 48*L_ssm*b*d_in*s)
+    c = ac_keep*ac_ptp*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t + 12*L_attn*b*s*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
-        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_attn*b*s*t + 12*L_conv*b*d*s*t + 12*L_conv*b*s*t + 12*L_lin*b*d*s*t + 12*L_lin*b*s*t + 12*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_out
     if c:
-        out = out + c*(4*L_attn*b*d*s*t + 4*L_attn*b*s*t)
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_attn*b*s*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_in
     if c:
-        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
-        out = out + c*(4*L_ffn*b*d*s*t + 4*L_ffn*b*s*t)
+        out = out + c*(12*L_ffn*b*d*s*t + 12*L_ffn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 24*L_attn*b*s)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*s*t + 12*L_conv*b*s*t + 12*L_lin*b*s*t + 12*L_ssm*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(24*L_attn*b*s)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s)
+    c = ac_keep*ac_ptp*ac_rope_bytes*ac_rope_local*ac_sdpa
+    if c:
+        out = out + c*(6*L_attn*d_h*s*t + 6*d_h*s*t)
+    c = ac_keep*ac_ptp*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*s*t)
+    c = ac_keep*ac_ptp*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d*t + 12*E*L_ffn*d*t + 12*L_dense*b*d*s*t + 12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sparsemixer*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s + 6*E*L_ffn*b*s + 24*L_dense*b*k*s + 96*L_dense*b*s + 24*L_ffn*b*k*s + 96*L_ffn*b*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated
     if c:
-        out = out + c*(L_ffn*b*d_ff*s)
+        out = out + c*(3*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gdn
+    if c:
+        out = out + c*(3*L_lin*b*d_lk*s*t + 6*L_lin*b*d_lv*n_lv*s + 3*L_lin*b*d_lv*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(12*G_s*K_conv*L_ssm*N_s*b + 18*G_s*L_ssm*N_s*b*s + 12*G_s*L_ssm*N_s*b + 9*H_s*L_ssm*b*s + 3*L_ssm*N_s*b*d_in*s + 3*L_ssm*N_s*b*d_in + 3*L_ssm*N_s*b*s + 3*L_ssm*R_dt*b*s + 12*L_ssm*b*d_in*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1**2
+    if c:
+        out = out + c*(6*G_s*K_conv*L_ssm*N_s*b + 6*G_s*L_ssm*N_s*b*s + 6*G_s*L_ssm*N_s*b)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s + 3*L_attn*b*r_kv*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d*k*s + 2*L_dense*b*d_ff*k*s + 2*L_ffn*b*d*k*s + 2*L_ffn*b*d_ff*k*s)
+        out = out + c*(6*L_dense*b*d*k*s + 3*L_dense*b*d*s*t + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d*k*s + 3*L_ffn*b*d*s*t + 6*L_ffn*b*d_ff*k*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_keep*ac_ptp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_ptp*ac_sdpa*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(24*L_ssm*N_s*b*s + 12*L_ssm*R_dt*b*s + 36*L_ssm*b*s)
+    c = ac_keep*ac_ptp*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*G_s*L_ssm*b*s + 48*L_ssm*b*d_in*s)
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_dense*b*d_ff*s*t + 3*L_ffn*b*d_ff*s*t)
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_dense*b*d_ff*s*t + 3*L_ffn*b*d_ff*s*t)
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_dense*b*d_ff*s*t + 3*L_ffn*b*d_ff*s*t)
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_dense*b*d_ff*s*t + 3*L_ffn*b*d_ff*s*t)
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router
     if c:
-        out = out + c*(3*L_dense*b*d_ff*s*t + 3*L_ffn*b*d_ff*s*t)
+        out = out + c*(9*L_dense*b*d_ff*s*t + 9*L_ffn*b*d_ff*s*t)
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_dense*b*d_ff*s + 9*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_dense*b*d_ff*s + 9*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(3*L_dense*b*d_ff*s*t + 3*L_ffn*b*d_ff*s*t)
+        out = out + c*(9*L_dense*b*d_ff*s*t + 9*L_ffn*b*d_ff*s*t)
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_dense*b*d_ff*s + 9*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
+        out = out + c*(9*L_dense*b*d_ff*s + 9*L_ffn*b*d_ff*s)
+    c = ac_b1*ac_eager*ac_keep*ac_p0*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s*t)
+    c = ac_b1*ac_eager*ac_keep*ac_psp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_b1*ac_eager*ac_keep*ac_ptp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_b1*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s*t)
+    c = ac_b1*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_b1*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*s**2*t)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*s**2)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*s**2)
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t)
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s)
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s + 6*L_ffn*b*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
+    c = ac_block_norm*ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s + 6*L_ffn*b*s)
+    c = ac_block_norm*ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2*t)
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
     c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
     c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t + 3*L_attn*b*d_v*n_kv*s*t)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_kv*s)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_kv*s)
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_paper*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t + 3*L_attn*b*d_v*n_kv*s*t)
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t + 3*L_attn*b*d_v*n_kv*s*t)
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_kv*s)
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_kv*s)
+    c = ac_clip_qkv*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_kv*s)
+    c = ac_clip_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_kv*s)
     c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
     if c:
-        out = out + c*(2*L_attn*b*n_h*s**2*t)
+        out = out + c*(6*L_attn*b*n_h*s**2*t)
     c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_psp*ac_width
     if c:
-        out = out + c*(2*L_attn*b*n_h*s**2)
+        out = out + c*(6*L_attn*b*n_h*s**2)
     c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
     if c:
-        out = out + c*(2*L_attn*b*n_h*s**2)
+        out = out + c*(6*L_attn*b*n_h*s**2)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2*t)
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_psp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
     if c:
-        out = out + c*(L_attn*b*n_h*s**2)
+        out = out + c*(3*L_attn*b*n_h*s**2)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*L_dense*b*d_ff*s*t + 6*L_ffn*b*d_ff*s*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*L_dense*b*d_ff*s*t + 6*L_ffn*b*d_ff*s*t)
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*n_alt*s*t + 6*L_attn*b*n_alt*s*t)
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*n_alt*s + 6*L_attn*b*n_alt*s)
+    c = ac_eager*ac_f32*ac_g3n*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*n_alt*s*t + 6*L_attn*b*n_alt*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_router32*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d*t + 12*E*L_ffn*d*t + 12*L_dense*b*d*s*t + 12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_router32*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d + 12*E*L_ffn*d + 12*L_dense*b*d*s + 12*L_ffn*b*d*s)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_router32*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d*t + 12*E*L_ffn*d*t + 12*L_dense*b*d*s*t + 12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln*ac_p0*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 24*L_attn*b*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t + 6*L_kv_shared*b*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln*ac_psp*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 24*L_attn*b*s + 3*L_kv_shared*b*d_h*n_kv*s + 6*L_kv_shared*b*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln*ac_ptp*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 24*L_attn*b*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t + 6*L_kv_shared*b*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_p0
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_psp
+    if c:
+        out = out + c*(48*L_attn*b*d*s + 12*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_ptp
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_p0*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_psp*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 3*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_ptp*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_p0*ac_rms32
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_psp*ac_rms32
+    if c:
+        out = out + c*(48*L_attn*b*d*s + 12*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_p0*ac_t5_16*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 3*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_psp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 3*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_ptp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s*t + 9*L_ffn*b*d_ff*k*s*t)
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s + 9*L_ffn*b*d_ff*k*s)
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s + 9*L_ffn*b*d_ff*k*s)
+    c = ac_eager*ac_jitter*ac_keep*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_jitter*ac_keep*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s + 3*L_ffn*b*d*s)
+    c = ac_eager*ac_jitter*ac_keep*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t + 12*L_attn*b*d_nope*n_h*s*t + 12*L_attn*b*d_nope*n_kv*s*t + 12*L_attn*b*d_rope*n_h*s*t + 12*L_attn*b*d_rope*n_kv*s*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 12*L_attn*b*d_nope*n_h*s + 12*L_attn*b*d_nope*n_kv*s + 12*L_attn*b*d_rope*n_h*s + 12*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 12*L_attn*b*d_nope*n_h*s + 12*L_attn*b*d_nope*n_kv*s + 12*L_attn*b*d_rope*n_h*s + 12*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t + 12*L_attn*b*d_nope*n_h*s*t + 12*L_attn*b*d_nope*n_kv*s*t + 12*L_attn*b*d_rope*n_h*s*t + 12*L_attn*b*d_rope*n_kv*s*t)
     c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s*t + 2*L_attn*b*d_h*n_kv*s*t + L_attn*b*d_nope*n_h*s*t + L_attn*b*d_nope*n_kv*s*t + L_attn*b*d_rope*n_h*s*t + L_attn*b*d_rope*n_kv*s*t + L_attn*b*d_v*n_h*s*t + L_attn*b*d_v*n_kv*s*t)
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t + 3*L_attn*b*d_v*n_h*s*t + 3*L_attn*b*d_v*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 12*L_attn*b*d_nope*n_h*s + 12*L_attn*b*d_nope*n_kv*s + 12*L_attn*b*d_rope*n_h*s + 12*L_attn*b*d_rope*n_kv*s)
     c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s + 12*L_attn*b*d_nope*n_h*s + 12*L_attn*b*d_nope*n_kv*s + 12*L_attn*b*d_rope*n_h*s + 12*L_attn*b*d_rope*n_kv*s)
     c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width*sw_mla
     if c:
-        out = out + c*(2*L_attn*b*d_h*n_h*s + 2*L_attn*b*d_h*n_kv*s + L_attn*b*d_nope*n_h*s + L_attn*b*d_nope*n_kv*s + L_attn*b*d_rope*n_h*s + L_attn*b*d_rope*n_kv*s + L_attn*b*d_v*n_h*s + L_attn*b*d_v*n_kv*s)
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t + 6*L_attn*b*s*t)
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 6*L_attn*b*s*t + 3*L_conv*b*d*s*t + 6*L_conv*b*s*t + 3*L_lin*b*d*s*t + 6*L_lin*b*s*t + 3*L_ssm*b*d*s*t + 6*L_ssm*b*s*t)
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 6*L_attn*b*s*t)
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t + 12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t + 6*L_attn*b*n_h*s*t + 6*L_attn*b*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s + 6*L_attn*b*s)
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s + 2*L_attn*b*s)
+        out = out + c*(3*L_attn*b*d*s + 6*L_attn*b*s + 3*L_conv*b*d*s + 6*L_conv*b*s + 3*L_lin*b*d*s + 6*L_lin*b*s + 3*L_ssm*b*d*s + 6*L_ssm*b*s)
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s + 2*L_attn*b*s)
+        out = out + c*(3*L_attn*b*d*s + 6*L_attn*b*s)
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s + 2*L_ffn*b*s)
+        out = out + c*(3*L_ffn*b*d*s + 6*L_ffn*b*s)
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s + 2*L_ffn*b*s)
+        out = out + c*(3*L_ffn*b*d*s + 6*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 6*L_attn*b*n_h*s + 6*L_attn*b*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t + 6*L_attn*b*s*t)
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 6*L_attn*b*s*t + 3*L_conv*b*d*s*t + 6*L_conv*b*s*t + 3*L_lin*b*d*s*t + 6*L_lin*b*s*t + 3*L_ssm*b*d*s*t + 6*L_ssm*b*s*t)
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 6*L_attn*b*s*t)
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 6*L_attn*b*n_h*s + 6*L_attn*b*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_conv*b*d*s*t + 12*L_lin*b*d*s*t + 12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 12*L_conv*b*d*s + 12*L_lin*b*d*s + 12*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_conv*b*d*s*t + 12*L_lin*b*d*s*t + 12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t + 24*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(24*L_attn*b*r_q*s*t + 12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_ssm*b*d*s + 12*L_ssm*b*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s + 3*L_conv*b*d*s + 3*L_lin*b*d*s + 3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(24*L_attn*b*r_q*s + 12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(24*L_attn*b*r_q*s*t + 12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_nope*n_h*s*t)
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_nope*n_h*s)
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_nope*n_h*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_p0*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*t + 12*E*L_ffn*t + 24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_psp*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_ptp*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s*t + 3*L_ffn*b*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d*s*t + 6*E*L_dense*b*d_ff*s*t + 6*E*L_ffn*b*d*s*t + 6*E*L_ffn*b*d_ff*s*t + 6*L_dense*b*d*k*s*t + 6*L_dense*b*d_ff*k*s*t + 6*L_ffn*b*d*k*s*t + 6*L_ffn*b*d_ff*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d*s + 6*E*L_dense*b*d_ff*s + 6*E*L_ffn*b*d*s + 6*E*L_ffn*b*d_ff*s + 6*L_dense*b*d*k*s + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d*k*s + 6*L_ffn*b*d_ff*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_rw_bytes*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d*s + 6*E*L_dense*b*d_ff*s + 6*E*L_ffn*b*d*s + 6*E*L_ffn*b*d_ff*s + 6*L_dense*b*d*k*s + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d*k*s + 6*L_ffn*b*d_ff*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_in*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_moe_in*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s + 3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_moe_in*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_moe_loop*ac_p0*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*k*s*t + 3*L_ffn*b*d*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_loop*ac_p0*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_loop*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*k*s + 3*L_ffn*b*d*k*s)
+    c = ac_eager*ac_keep*ac_moe_loop*ac_psp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_loop*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*k*s + 3*L_ffn*b*d*k*s)
+    c = ac_eager*ac_keep*ac_moe_loop*ac_ptp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_conv*b*d*s*t + 12*L_lin*b*d*s*t + 12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 12*L_conv*b*d*s + 12*L_lin*b*d*s + 12*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_conv*b*d*s*t + 12*L_lin*b*d*s*t + 12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q*t)
+    c = ac_eager*ac_keep*ac_p0*ac_parallel_in*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_dense*b*d_ff*s*t + 3*L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t + 24*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t + 24*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t + 12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_router_bytes*ac_router_probs*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s*t + 3*E*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_router_bytes*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s*t + 3*L_ffn*b*k*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_router_bytes*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*s*t + 3*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s*t + 6*E*L_ffn*b*s*t + 6*L_dense*b*s*t + 6*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s*t + L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*k*s*t + L_ffn*b*d_ff*s*t)
+        out = out + c*(6*L_dense*b*d_ff*k*s*t + 3*L_dense*b*d_ff*s*t + 6*L_ffn*b*d_ff*k*s*t + 3*L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(6*L_ssm*N_s*b*s*t + 3*L_ssm*R_dt*b*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+        out = out + c*(6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_moe*k*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_moe*k*s*t)
+    c = ac_eager*ac_keep*ac_parallel_in*ac_psp*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s + 3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_parallel_in*ac_ptp*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s + 12*L_ssm*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s + 3*L_conv*b*d*s + 3*L_lin*b*d*s + 3*L_ssm*b*d*s)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s + 12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_router_bytes*ac_router_probs*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_router_bytes*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_psp*ac_router_bytes*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*s + 3*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s + 6*E*L_ffn*b*s + 6*L_dense*b*s + 6*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s + 3*L_conv*b*d*s + 3*L_lin*b*d*s + 3*L_ssm*b*d*s)
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s)
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_psp*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + L_ffn*b*d_ff*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 3*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*k*s + 3*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(6*L_ssm*N_s*b*s + 3*L_ssm*R_dt*b*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t + 12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_router_bytes*ac_router_probs*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_router_bytes*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_router_bytes*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*s + 3*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s + 6*E*L_ffn*b*s + 6*L_dense*b*s + 6*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + L_ffn*b*d_ff*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 3*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*k*s + 3*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(6*L_ssm*N_s*b*s + 3*L_ssm*R_dt*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
+    c = ac_f32*ac_g3n*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*n_alt*s*t + 6*L_attn*b*n_alt*s*t)
+    c = ac_f32*ac_g3n*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*n_alt*s + 6*L_attn*b*n_alt*s)
+    c = ac_f32*ac_g3n*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*d*n_alt*s*t + 6*L_attn*b*n_alt*s*t)
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s*t)
+    c = ac_f32*ac_keep*ac_p0*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d*t + 12*E*L_ffn*d*t + 12*L_dense*b*d*s*t + 12*L_ffn*b*d*s*t)
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s*t)
+    c = ac_f32*ac_keep*ac_p0*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s*t)
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s)
+    c = ac_f32*ac_keep*ac_psp*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d + 12*E*L_ffn*d + 12*L_dense*b*d*s + 12*L_ffn*b*d*s)
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_f32*ac_keep*ac_psp*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*d_rope*s*t)
+    c = ac_f32*ac_keep*ac_ptp*ac_router32*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*d*t + 12*E*L_ffn*d*t + 12*L_dense*b*d*s*t + 12*L_ffn*b*d*s*t)
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_f32*ac_keep*ac_ptp*ac_sdpa*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(12*L_ssm*b*d_in*s)
+    c = ac_fused_qkv*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t)
+    c = ac_fused_qkv*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
+    c = ac_fused_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
+    c = ac_g3n*ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 24*L_attn*b*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t + 6*L_kv_shared*b*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 24*L_attn*b*s + 3*L_kv_shared*b*d_h*n_kv*s + 6*L_kv_shared*b*n_kv*s)
+    c = ac_g3n*ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 24*L_attn*b*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t + 6*L_kv_shared*b*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*d*s + 12*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 3*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_g3n*ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*d*s + 12*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(48*L_attn*b*d*s*t + 12*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 3*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_g3n*ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 3*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_g3n*ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_glu_clamp*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s*t + 9*L_ffn*b*d_ff*k*s*t)
+    c = ac_glu_clamp*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s + 9*L_ffn*b*d_ff*k*s)
+    c = ac_glu_clamp*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s + 9*L_ffn*b*d_ff*k*s)
+    c = ac_jitter*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
+    c = ac_jitter*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s + 3*L_ffn*b*d*s)
+    c = ac_jitter*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_sinks*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s*t)
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2*t)
+    c = ac_keep*ac_keep_core*ac_p0*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(3*L_local*W*b*s**2*t + 3*L_local*b*s**2*t)
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_sinks*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s)
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_sinks*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s)
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_softcap*ac_width
+    if c:
+        out = out + c*(3*L_attn*b*n_h*s**2)
+    c = ac_keep*ac_keep_core*ac_psp*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(3*L_local*W*b*s**2 + 3*L_local*b*s**2)
+    c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(3*L_local*W*b*s**2 + 3*L_local*b*s**2)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t + 6*L_attn*b*s*t)
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 6*L_attn*b*s*t + 3*L_conv*b*d*s*t + 6*L_conv*b*s*t + 3*L_lin*b*d*s*t + 6*L_lin*b*s*t + 3*L_ssm*b*d*s*t + 6*L_ssm*b*s*t)
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 6*L_attn*b*s*t)
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t + 12*L_attn*b*s*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t + 6*L_attn*b*n_h*s*t + 6*L_attn*b*n_kv*s*t)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s + 6*L_attn*b*s)
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s + 2*L_attn*b*s)
+        out = out + c*(3*L_attn*b*d*s + 6*L_attn*b*s + 3*L_conv*b*d*s + 6*L_conv*b*s + 3*L_lin*b*d*s + 6*L_lin*b*s + 3*L_ssm*b*d*s + 6*L_ssm*b*s)
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s + 2*L_attn*b*s)
+        out = out + c*(3*L_attn*b*d*s + 6*L_attn*b*s)
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s + 2*L_ffn*b*s)
+        out = out + c*(3*L_ffn*b*d*s + 6*L_ffn*b*s)
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s + 2*L_ffn*b*s)
+        out = out + c*(3*L_ffn*b*d*s + 6*L_ffn*b*s)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 12*L_attn*b*s)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 6*L_attn*b*n_h*s + 6*L_attn*b*n_kv*s)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t + 6*L_attn*b*s*t)
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 6*L_attn*b*s*t + 3*L_conv*b*d*s*t + 6*L_conv*b*s*t + 3*L_lin*b*d*s*t + 6*L_lin*b*s*t + 3*L_ssm*b*d*s*t + 6*L_ssm*b*s*t)
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t + 2*L_attn*b*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 6*L_attn*b*s*t)
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t + 2*L_ffn*b*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t + 6*L_ffn*b*s*t)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 12*L_attn*b*s)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 6*L_attn*b*n_h*s + 6*L_attn*b*n_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_conv*b*d*s*t + 12*L_lin*b*d*s*t + 12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 12*L_conv*b*d*s + 12*L_lin*b*d*s + 12*L_ssm*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_conv*b*d*s*t + 12*L_lin*b*d*s*t + 12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_p0*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t + 24*L_attn*b*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(24*L_attn*b*r_q*s*t + 12*L_attn*b*s*t)
+    c = ac_keep*ac_ln32*ac_psp*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_ssm*b*d*s + 12*L_ssm*b*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s + 3*L_conv*b*d*s + 3*L_lin*b*d*s + 3*L_ssm*b*d*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(24*L_attn*b*r_q*s + 12*L_attn*b*s)
+    c = ac_keep*ac_ln32*ac_ptp*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(24*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(24*L_attn*b*r_q*s*t + 12*L_attn*b*s*t)
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_p0*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense*t + 12*E*L_ffn*t + 24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_psp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_ptp*ac_sdpa*sw_router
+    if c:
+        out = out + c*(12*E*L_dense + 12*E*L_ffn + 24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_all*ac_p0*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s*t + 3*L_ffn*b*k*s*t)
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d*s*t + 6*E*L_dense*b*d_ff*s*t + 6*E*L_ffn*b*d*s*t + 6*E*L_ffn*b*d_ff*s*t + 6*L_dense*b*d*k*s*t + 6*L_dense*b*d_ff*k*s*t + 6*L_ffn*b*d*k*s*t + 6*L_ffn*b*d_ff*k*s*t)
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_keep*ac_moe_all*ac_psp*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d*s + 6*E*L_dense*b*d_ff*s + 6*E*L_ffn*b*d*s + 6*E*L_ffn*b*d_ff*s + 6*L_dense*b*d*k*s + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d*k*s + 6*L_ffn*b*d_ff*k*s)
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_all*ac_ptp*ac_rw_bytes*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d*s + 6*E*L_dense*b*d_ff*s + 6*E*L_ffn*b*d*s + 6*E*L_ffn*b*d_ff*s + 6*L_dense*b*d*k*s + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d*k*s + 6*L_ffn*b*d_ff*k*s)
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_in*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_moe_in*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s + 3*L_ffn*b*d*s)
+    c = ac_keep*ac_moe_in*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_moe_loop*ac_p0*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*k*s*t + 3*L_ffn*b*d*k*s*t)
+    c = ac_keep*ac_moe_loop*ac_p0*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_keep*ac_moe_loop*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*k*s + 3*L_ffn*b*d*k*s)
+    c = ac_keep*ac_moe_loop*ac_psp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_loop*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*k*s + 3*L_ffn*b*d*k*s)
+    c = ac_keep*ac_moe_loop*ac_ptp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_conv*b*d*s*t + 12*L_lin*b*d*s*t + 12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t + 12*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 12*L_conv*b*d*s + 12*L_lin*b*d*s + 12*L_ssm*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(12*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 12*L_conv*b*d*s*t + 12*L_lin*b*d*s*t + 12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(12*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s + 12*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q*t)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*r_q*t)
+    c = ac_keep*ac_p0*ac_paper*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_ff*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(6*L_attn*b*r_q*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+        out = out + c*(6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_moe*k*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_moe*k*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_parallel_in*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s*t + L_ffn*b*d_ff*s*t)
+        out = out + c*(3*L_dense*b*d_ff*s*t + 3*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t + 24*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s*t + 12*L_attn*b*n_kv*s*t + 24*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t + 12*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*s*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_p0*ac_router_bytes*ac_router_probs*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s*t + 3*E*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_router_bytes*ac_sdpa*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s*t + 3*L_ffn*b*k*s*t)
+    c = ac_keep*ac_p0*ac_router_bytes*ac_sdpa*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*s*t + 3*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s*t + 6*L_local*W*b*d_h*n_kv*s*t + 6*L_local*b*d_h*n_h*s*t + 6*L_local*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_v*n_h*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_v*n_h*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s*t + 6*E*L_ffn*b*s*t + 6*L_dense*b*s*t + 6*L_ffn*b*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s*t + L_dense*b*d_ff*s*t + 2*L_ffn*b*d_ff*k*s*t + L_ffn*b*d_ff*s*t)
+        out = out + c*(6*L_dense*b*d_ff*k*s*t + 3*L_dense*b*d_ff*s*t + 6*L_ffn*b*d_ff*k*s*t + 3*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(6*L_ssm*N_s*b*s*t + 3*L_ssm*R_dt*b*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+        out = out + c*(6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_moe*k*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_moe*k*s*t)
+    c = ac_keep*ac_paper*ac_psp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(6*L_attn*b*r_q*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_ff*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(6*L_attn*b*r_q*s*t)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_parallel_in*ac_psp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s + 3*L_ffn*b*d*s)
+    c = ac_keep*ac_parallel_in*ac_ptp*ac_sdpa*ac_width*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_ffn*b*d*s*t)
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router
     if c:
-        out = out + c*(L_dense*b*d_ff*s + L_ffn*b*d_ff*s)
+        out = out + c*(3*L_dense*b*d_ff*s + 3*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s + 12*L_ssm*b*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s + 3*L_conv*b*d*s + 3*L_lin*b*d*s + 3*L_ssm*b*d*s)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s + 12*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*s)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s)
+    c = ac_keep*ac_psp*ac_router_bytes*ac_router_probs*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
+    c = ac_keep*ac_psp*ac_router_bytes*ac_sdpa*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_keep*ac_psp*ac_router_bytes*ac_sdpa*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*s + 3*L_ffn*b*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_v*n_h*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_v*n_h*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s + 6*E*L_ffn*b*s + 6*L_dense*b*s + 6*L_ffn*b*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s + 3*L_conv*b*d*s + 3*L_lin*b*d*s + 3*L_ssm*b*d*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s)
+        out = out + c*(3*L_attn*b*d*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s)
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + L_ffn*b*d_ff*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 3*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*k*s + 3*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(6*L_ssm*N_s*b*s + 3*L_ssm*R_dt*b*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_ptp*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_keep*ac_ptp*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*n_h*s + 12*L_attn*b*n_kv*s + 24*L_attn*b*s)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t + 12*L_ssm*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t + 12*L_attn*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*s*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*s*t)
+    c = ac_keep*ac_ptp*ac_router_bytes*ac_router_probs*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
+    c = ac_keep*ac_ptp*ac_router_bytes*ac_sdpa*ac_topk_norm*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*k*s + 3*L_ffn*b*k*s)
+    c = ac_keep*ac_ptp*ac_router_bytes*ac_sdpa*ac_topk_sums*sw_router
+    if c:
+        out = out + c*(3*L_dense*b*s + 3*L_ffn*b*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_v*n_h*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_v*n_h*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sparsemixer*ac_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*s + 6*E*L_ffn*b*s + 6*L_dense*b*s + 6*L_ffn*b*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_out
     if c:
-        out = out + c*(L_attn*b*d*s*t)
+        out = out + c*(3*L_attn*b*d*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_in
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
-        out = out + c*(L_ffn*b*d*s*t)
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + L_dense*b*d_ff*s + 2*L_ffn*b*d_ff*k*s + L_ffn*b*d_ff*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 3*L_dense*b*d_ff*s + 6*L_ffn*b*d_ff*k*s + 3*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1*sw_ssm_inner
+    if c:
+        out = out + c*(6*L_ssm*N_s*b*s + 3*L_ssm*R_dt*b*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mamba1*sw_ssm_norm
+    if c:
+        out = out + c*(3*L_ssm*b*d_in*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s*t + 9*E_s*L_ffn*b*d_ff*s*t)
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s*t + 9*E_s*L_ffn*b*d_ff*s*t)
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_ffn*b*d_ff*s)
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_ffn*b*d_ff*s)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_p0*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(3*L_local*W*b*s**2*t + 3*L_local*b*s**2*t)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_psp*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(3*L_local*W*b*s**2 + 3*L_local*b*s**2)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_ptp*ac_sdpa*ac_width*sw_window
+    if c:
+        out = out + c*(3*L_local*W*b*s**2 + 3*L_local*b*s**2)
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t + 3*L_attn*b*d_v*n_h*s*t + 3*L_attn*b*d_v*n_kv*s*t)
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s*t + 6*L_local*W*b*d_h*n_kv*s*t + 6*L_local*b*d_h*n_h*s*t + 6*L_local*b*d_h*n_kv*s*t)
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s)
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s)
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s)
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_ffn*b*d_ff*s*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_ffn*b*d_ff*s*t)
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_ffn*b*d_ff*s)
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 3*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 3*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_eager*ac_g3n*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s*t + 9*L_dense*b*d_moe*k*s*t + 9*L_ffn*b*d_ff*k*s*t + 9*L_ffn*b*d_moe*k*s*t)
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s + 9*L_dense*b*d_moe*k*s + 9*L_ffn*b*d_ff*k*s + 9*L_ffn*b*d_moe*k*s)
+    c = ac_eager*ac_glu_clamp*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s + 9*L_dense*b*d_moe*k*s + 9*L_ffn*b*d_ff*k*s + 9*L_ffn*b*d_moe*k*s)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*n_h*s*t + 6*L_attn*b*n_kv*s*t + 12*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t + 6*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t + 6*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*n_h*s + 6*L_attn*b*n_kv*s + 12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s + 6*L_ssm*b*s)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s + 6*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*n_h*s + 6*L_attn*b*n_kv*s + 12*L_attn*b*s)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t + 6*L_ssm*b*s*t)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t + 6*L_attn*b*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s + 3*L_conv*b*d*s + 3*L_lin*b*d*s + 3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_p0*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_psp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_moe_loop*ac_ptp*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_rw_bytes*ac_score_col*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s*t + 3*E*L_ffn*b*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s*t + 6*E*L_ffn*b*d_ff*s*t + 6*L_dense*b*d_ff*k*s*t + 6*L_ffn*b*d_ff*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s*t + 6*E*L_dense*b*d_moe*s*t + 6*E*L_ffn*b*d_ff*s*t + 6*E*L_ffn*b*d_moe*s*t + 6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_moe*k*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_moe*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_rw_bytes*ac_score_col*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_ffn*b*d_ff*s + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d_ff*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_dense*b*d_moe*s + 6*E*L_ffn*b*d_ff*s + 6*E*L_ffn*b*d_moe*s + 6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_rw_bytes*ac_score_col*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_ffn*b*d_ff*s + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d_ff*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_dense*b*d_moe*s + 6*E*L_ffn*b*d_ff*s + 6*E*L_ffn*b*d_moe*s + 6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s + 3*L_conv*b*d*s + 3*L_lin*b*d*s + 3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+        out = out + c*(6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_moe*k*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_moe*k*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_dense*b*s*t + 3*L_ffn*b*d*s*t + 3*L_ffn*b*s*t)
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_psp*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*L_dense*b*d*s + 3*L_dense*b*s + 3*L_ffn*b*d*s + 3*L_ffn*b*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_dense*b*s*t + 3*L_ffn*b*d*s*t + 3*L_ffn*b*s*t)
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t)
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s*t)
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(12*L_attn*b*d_h*n_h*s)
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 3*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_g3n*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s + 3*L_kv_shared*b*d_h*n_kv*s)
+    c = ac_g3n*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(12*L_attn*b*d*s*t + 3*L_kv_shared*b*d_h*n_kv*s*t)
+    c = ac_glu_clamp*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s*t + 9*L_dense*b*d_moe*k*s*t + 9*L_ffn*b*d_ff*k*s*t + 9*L_ffn*b*d_moe*k*s*t)
+    c = ac_glu_clamp*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s + 9*L_dense*b*d_moe*k*s + 9*L_ffn*b*d_ff*k*s + 9*L_ffn*b*d_moe*k*s)
+    c = ac_glu_clamp*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(9*L_dense*b*d_ff*k*s + 9*L_dense*b*d_moe*k*s + 9*L_ffn*b*d_ff*k*s + 9*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_keep_core*ac_p0*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*L_attn*W*b*s**2*t + 3*L_attn*b*s**2*t + 3*L_local*W*b*s**2*t + 3*L_local*b*s**2*t)
+    c = ac_keep*ac_keep_core*ac_psp*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*L_attn*W*b*s**2 + 3*L_attn*b*s**2 + 3*L_local*W*b*s**2 + 3*L_local*b*s**2)
+    c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*L_attn*W*b*s**2 + 3*L_attn*b*s**2 + 3*L_local*W*b*s**2 + 3*L_local*b*s**2)
+    c = ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln*ac_p0*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*n_h*s*t + 6*L_attn*b*n_kv*s*t + 12*L_attn*b*s*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t + 6*L_ssm*b*s*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t + 6*L_attn*b*s*t)
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln*ac_psp*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*n_h*s + 6*L_attn*b*n_kv*s + 12*L_attn*b*s)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s + 6*L_ssm*b*s)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s + 6*L_attn*b*s)
+    c = ac_keep*ac_ln*ac_ptp*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(6*L_attn*b*n_h*s + 6*L_attn*b*n_kv*s + 12*L_attn*b*s)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t + 6*L_ssm*b*s*t)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t + 6*L_attn*b*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s + 3*L_conv*b*d*s + 3*L_lin*b*d*s + 3*L_ssm*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_p0*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s*t + 24*L_ffn*b*k*s*t)
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_psp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_all*ac_moe_loop*ac_ptp*ac_sdpa*sw_expert_bias*sw_router
+    if c:
+        out = out + c*(24*L_dense*b*k*s + 24*L_ffn*b*k*s)
+    c = ac_keep*ac_moe_all*ac_p0*ac_rw_bytes*ac_score_col*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s*t + 3*E*L_ffn*b*s*t)
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s*t + 6*E*L_ffn*b*d_ff*s*t + 6*L_dense*b*d_ff*k*s*t + 6*L_ffn*b*d_ff*k*s*t)
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s*t + 6*E*L_dense*b*d_moe*s*t + 6*E*L_ffn*b*d_ff*s*t + 6*E*L_ffn*b*d_moe*s*t + 6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_moe*k*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_moe*k*s*t)
+    c = ac_keep*ac_moe_all*ac_psp*ac_rw_bytes*ac_score_col*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_ffn*b*d_ff*s + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d_ff*k*s)
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_dense*b*d_moe*s + 6*E*L_ffn*b*d_ff*s + 6*E*L_ffn*b*d_moe*s + 6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_moe_all*ac_ptp*ac_rw_bytes*ac_score_col*ac_sdpa*sw_router
+    if c:
+        out = out + c*(3*E*L_dense*b*s + 3*E*L_ffn*b*s)
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_ffn*b*d_ff*s + 6*L_dense*b*d_ff*k*s + 6*L_ffn*b*d_ff*k*s)
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_dense*b*d_moe*s + 6*E*L_ffn*b*d_ff*s + 6*E*L_ffn*b*d_moe*s + 6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s*t + 3*L_attn*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s + 3*L_conv*b*d*s + 3*L_lin*b*d*s + 3*L_ssm*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*sw_norm_attn_in
+    if c:
+        out = out + c*(12*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(3*L_attn*b*r_kv*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t + 3*L_conv*b*d*s*t + 3*L_lin*b*d*s*t + 3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(3*L_attn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(3*L_ffn*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(3*L_attn*b*d_h*n_h*s + 3*L_attn*b*d_h*n_kv*s)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(12*L_attn*b*r_q*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+        out = out + c*(6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_moe*k*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_moe*k*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_ffn*b*d_ff*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_moe*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_moe*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_sh*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_sh*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_sh*s*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_dense*b*s*t + 3*L_ffn*b*d*s*t + 3*L_ffn*b*s*t)
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s*t + 6*L_local*W*b*d_h*n_kv*s*t + 3*L_local*W*b*d_nope*n_h*s*t + 3*L_local*W*b*d_nope*n_kv*s*t + 3*L_local*W*b*d_rope*n_h*s*t + 3*L_local*W*b*d_rope*n_kv*s*t + 3*L_local*W*b*d_v*n_h*s*t + 3*L_local*W*b*d_v*n_kv*s*t + 6*L_local*b*d_h*n_h*s*t + 6*L_local*b*d_h*n_kv*s*t + 3*L_local*b*d_nope*n_h*s*t + 3*L_local*b*d_nope*n_kv*s*t + 3*L_local*b*d_rope*n_h*s*t + 3*L_local*b*d_rope*n_kv*s*t + 3*L_local*b*d_v*n_h*s*t + 3*L_local*b*d_v*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s*t + 6*L_attn*W*b*d_h*n_kv*s*t + 6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 6*L_local*W*b*d_h*n_h*s*t + 6*L_local*W*b*d_h*n_kv*s*t + 6*L_local*b*d_h*n_h*s*t + 6*L_local*b*d_h*n_kv*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s*t + 2*L_dense*b*d_moe*k*s*t + 2*L_ffn*b*d_ff*k*s*t + 2*L_ffn*b*d_moe*k*s*t)
+        out = out + c*(6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_moe*k*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_moe*k*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_ffn*b*d_ff*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_ffn*b*d_ff*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_dense*b*s*t + 3*L_ffn*b*d*s*t + 3*L_ffn*b*s*t)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_ffn*b*d_ff*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_sh*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*L_dense*b*d*s + 3*L_dense*b*s + 3*L_ffn*b*d*s + 3*L_ffn*b*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_ffn*b*d_ff*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_ffn*b*d_ff*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_sh*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_dense*b*s*t + 3*L_ffn*b*d*s*t + 3*L_ffn*b*s*t)
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 3*L_local*W*b*d_nope*n_h*s + 3*L_local*W*b*d_nope*n_kv*s + 3*L_local*W*b*d_rope*n_h*s + 3*L_local*W*b*d_rope*n_kv*s + 3*L_local*W*b*d_v*n_h*s + 3*L_local*W*b*d_v*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s + 3*L_local*b*d_nope*n_h*s + 3*L_local*b*d_nope*n_kv*s + 3*L_local*b*d_rope*n_h*s + 3*L_local*b*d_rope*n_kv*s + 3*L_local*b*d_v*n_h*s + 3*L_local*b*d_v*n_kv*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s + 6*L_attn*W*b*d_h*n_kv*s + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*L_dense*b*d*s + 3*L_dense*b*s + 3*L_ffn*b*d*s + 3*L_ffn*b*s)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 3*L_local*W*b*d_nope*n_h*s + 3*L_local*W*b*d_nope*n_kv*s + 3*L_local*W*b*d_rope*n_h*s + 3*L_local*W*b*d_rope*n_kv*s + 3*L_local*W*b*d_v*n_h*s + 3*L_local*W*b*d_v*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s + 3*L_local*b*d_nope*n_h*s + 3*L_local*b*d_nope*n_kv*s + 3*L_local*b*d_rope*n_h*s + 3*L_local*b*d_rope*n_kv*s + 3*L_local*b*d_v*n_h*s + 3*L_local*b*d_v*n_kv*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s + 6*L_attn*W*b*d_h*n_kv*s + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_ssm_beside_attn*ac_t5_16*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
     if c:
-        out = out + c*(2*L_dense*b*d_ff*k*s + 2*L_dense*b*d_moe*k*s + 2*L_ffn*b*d_ff*k*s + 2*L_ffn*b*d_moe*k*s)
+        out = out + c*(6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_ffn*b*d_ff*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_ffn*b*d_ff*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_shared*sw_shared_gate
+    if c:
+        out = out + c*(3*L_dense*b*d*s*t + 3*L_dense*b*s*t + 3*L_ffn*b*d*s*t + 3*L_ffn*b*s*t)
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s*t + 9*E_s*L_dense*b*d_moe*s*t + 9*E_s*L_ffn*b*d_ff*s*t + 9*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s*t + 9*E_s*L_dense*b*d_sh*s*t + 9*E_s*L_ffn*b*d_ff*s*t + 9*E_s*L_ffn*b*d_sh*s*t)
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_moe*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_moe*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_sh*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_sh*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_moe*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_moe*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_sh*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_sh*s)
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s*t + 9*E_s*L_dense*b*d_moe*s*t + 9*E_s*L_ffn*b*d_ff*s*t + 9*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s*t + 9*E_s*L_dense*b*d_sh*s*t + 9*E_s*L_ffn*b*d_ff*s*t + 9*E_s*L_ffn*b*d_sh*s*t)
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_moe*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_moe*s)
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_sh*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_sh*s)
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_moe*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_moe*s)
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_sh*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_sh*s)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_p0*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*L_attn*W*b*s**2*t + 3*L_attn*b*s**2*t + 3*L_local*W*b*s**2*t + 3*L_local*b*s**2*t)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_psp*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*L_attn*W*b*s**2 + 3*L_attn*b*s**2 + 3*L_local*W*b*s**2 + 3*L_local*b*s**2)
+    c = ac_bidir*ac_keep*ac_keep_core*ac_ptp*ac_sdpa*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(3*L_attn*W*b*s**2 + 3*L_attn*b*s**2 + 3*L_local*W*b*s**2 + 3*L_local*b*s**2)
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s*t + 6*L_local*W*b*d_h*n_kv*s*t + 3*L_local*W*b*d_nope*n_h*s*t + 3*L_local*W*b*d_nope*n_kv*s*t + 3*L_local*W*b*d_rope*n_h*s*t + 3*L_local*W*b*d_rope*n_kv*s*t + 3*L_local*W*b*d_v*n_h*s*t + 3*L_local*W*b*d_v*n_kv*s*t + 6*L_local*b*d_h*n_h*s*t + 6*L_local*b*d_h*n_kv*s*t + 3*L_local*b*d_nope*n_h*s*t + 3*L_local*b*d_nope*n_kv*s*t + 3*L_local*b*d_rope*n_h*s*t + 3*L_local*b*d_rope*n_kv*s*t + 3*L_local*b*d_v*n_h*s*t + 3*L_local*b*d_v*n_kv*s*t)
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s*t + 6*L_attn*W*b*d_h*n_kv*s*t + 6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 6*L_local*W*b*d_h*n_h*s*t + 6*L_local*W*b*d_h*n_kv*s*t + 6*L_local*b*d_h*n_h*s*t + 6*L_local*b*d_h*n_kv*s*t)
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 3*L_local*W*b*d_nope*n_h*s + 3*L_local*W*b*d_nope*n_kv*s + 3*L_local*W*b*d_rope*n_h*s + 3*L_local*W*b*d_rope*n_kv*s + 3*L_local*W*b*d_v*n_h*s + 3*L_local*W*b*d_v*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s + 3*L_local*b*d_nope*n_h*s + 3*L_local*b*d_nope*n_kv*s + 3*L_local*b*d_rope*n_h*s + 3*L_local*b*d_rope*n_kv*s + 3*L_local*b*d_v*n_h*s + 3*L_local*b*d_v*n_kv*s)
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s + 6*L_attn*W*b*d_h*n_kv*s + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s)
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window
+    if c:
+        out = out + c*(6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 3*L_local*W*b*d_nope*n_h*s + 3*L_local*W*b*d_nope*n_kv*s + 3*L_local*W*b*d_rope*n_h*s + 3*L_local*W*b*d_rope*n_kv*s + 3*L_local*W*b*d_v*n_h*s + 3*L_local*W*b*d_v*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s + 3*L_local*b*d_nope*n_h*s + 3*L_local*b*d_nope*n_kv*s + 3*L_local*b*d_rope*n_h*s + 3*L_local*b*d_rope*n_kv*s + 3*L_local*b*d_v*n_h*s + 3*L_local*b*d_v*n_kv*s)
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s + 6*L_attn*W*b*d_h*n_kv*s + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_moe*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_moe*s*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_sh*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_sh*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_sh*s*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_sh*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_sh*s)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_sh*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_sh*s)
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_moe*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_moe*s*t)
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_sh*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_sh*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_sh*s*t)
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_sh*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_sh*s)
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_sh*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_sh*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s*t + 6*E*L_dense*b*d_moe*s*t + 6*E*L_ffn*b*d_ff*s*t + 6*E*L_ffn*b*d_moe*s*t + 6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_moe*k*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_moe*k*s*t)
+    c = ac_eager*ac_keep*ac_moe_all*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_dense*b*d_moe*s + 6*E*L_ffn*b*d_ff*s + 6*E*L_ffn*b*d_moe*s + 6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
+    c = ac_eager*ac_keep*ac_moe_all*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_dense*b*d_moe*s + 6*E*L_ffn*b*d_ff*s + 6*E*L_ffn*b*d_moe*s + 6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_moe_all*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s*t + 6*E*L_dense*b*d_moe*s*t + 6*E*L_ffn*b*d_ff*s*t + 6*E*L_ffn*b*d_moe*s*t + 6*L_dense*b*d_ff*k*s*t + 6*L_dense*b*d_moe*k*s*t + 6*L_ffn*b*d_ff*k*s*t + 6*L_ffn*b*d_moe*k*s*t)
+    c = ac_keep*ac_moe_all*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_dense*b*d_moe*s + 6*E*L_ffn*b*d_ff*s + 6*E*L_ffn*b*d_moe*s + 6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_moe_all*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router
+    if c:
+        out = out + c*(6*E*L_dense*b*d_ff*s + 6*E*L_dense*b*d_moe*s + 6*E*L_ffn*b*d_ff*s + 6*E*L_ffn*b*d_moe*s + 6*L_dense*b*d_ff*k*s + 6*L_dense*b*d_moe*k*s + 6*L_ffn*b*d_ff*k*s + 6*L_ffn*b*d_moe*k*s)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_ssm_beside_attn*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(3*L_ssm*b*d*s*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(3*L_attn*b*r_q*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_moe*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_moe*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_sh*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_sh*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_sh*s*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_moe*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_moe*s*t)
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s*t + 6*L_attn*W*b*d_h*n_kv*s*t + 3*L_attn*W*b*d_nope*n_h*s*t + 3*L_attn*W*b*d_nope*n_kv*s*t + 3*L_attn*W*b*d_rope*n_h*s*t + 3*L_attn*W*b*d_rope*n_kv*s*t + 3*L_attn*W*b*d_v*n_h*s*t + 3*L_attn*W*b*d_v*n_kv*s*t + 6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t + 3*L_attn*b*d_v*n_h*s*t + 3*L_attn*b*d_v*n_kv*s*t + 6*L_local*W*b*d_h*n_h*s*t + 6*L_local*W*b*d_h*n_kv*s*t + 3*L_local*W*b*d_nope*n_h*s*t + 3*L_local*W*b*d_nope*n_kv*s*t + 3*L_local*W*b*d_rope*n_h*s*t + 3*L_local*W*b*d_rope*n_kv*s*t + 3*L_local*W*b*d_v*n_h*s*t + 3*L_local*W*b*d_v*n_kv*s*t + 6*L_local*b*d_h*n_h*s*t + 6*L_local*b*d_h*n_kv*s*t + 3*L_local*b*d_nope*n_h*s*t + 3*L_local*b*d_nope*n_kv*s*t + 3*L_local*b*d_rope*n_h*s*t + 3*L_local*b*d_rope*n_kv*s*t + 3*L_local*b*d_v*n_h*s*t + 3*L_local*b*d_v*n_kv*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_sh*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_sh*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_sh*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_sh*s*t)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_sh*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_sh*s)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_sh*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_sh*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_sh*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_sh*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s + 6*L_attn*W*b*d_h*n_kv*s + 3*L_attn*W*b*d_nope*n_h*s + 3*L_attn*W*b*d_nope*n_kv*s + 3*L_attn*W*b*d_rope*n_h*s + 3*L_attn*W*b*d_rope*n_kv*s + 3*L_attn*W*b*d_v*n_h*s + 3*L_attn*W*b*d_v*n_kv*s + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s + 6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 3*L_local*W*b*d_nope*n_h*s + 3*L_local*W*b*d_nope*n_kv*s + 3*L_local*W*b*d_rope*n_h*s + 3*L_local*W*b*d_rope*n_kv*s + 3*L_local*W*b*d_v*n_h*s + 3*L_local*W*b*d_v*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s + 3*L_local*b*d_nope*n_h*s + 3*L_local*b*d_nope*n_kv*s + 3*L_local*b*d_rope*n_h*s + 3*L_local*b*d_rope*n_kv*s + 3*L_local*b*d_v*n_h*s + 3*L_local*b*d_v*n_kv*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s + 6*L_attn*W*b*d_h*n_kv*s + 3*L_attn*W*b*d_nope*n_h*s + 3*L_attn*W*b*d_nope*n_kv*s + 3*L_attn*W*b*d_rope*n_h*s + 3*L_attn*W*b*d_rope*n_kv*s + 3*L_attn*W*b*d_v*n_h*s + 3*L_attn*W*b*d_v*n_kv*s + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s + 6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 3*L_local*W*b*d_nope*n_h*s + 3*L_local*W*b*d_nope*n_kv*s + 3*L_local*W*b*d_rope*n_h*s + 3*L_local*W*b*d_rope*n_kv*s + 3*L_local*W*b*d_v*n_h*s + 3*L_local*W*b*d_v*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s + 3*L_local*b*d_nope*n_h*s + 3*L_local*b*d_nope*n_kv*s + 3*L_local*b*d_rope*n_h*s + 3*L_local*b*d_rope*n_kv*s + 3*L_local*b*d_v*n_h*s + 3*L_local*b*d_v*n_kv*s)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_sh*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_sh*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_sh*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_sh*s)
     c = ac_act_in*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_in*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_in*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_in*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_in*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_in*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_kept*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_kept*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_kept*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_kept*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_kept*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s*t + 9*E_s*L_dense*b*d_moe*s*t + 9*E_s*L_ffn*b*d_ff*s*t + 9*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_tanh*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_moe*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_moe*s)
     c = ac_act_tanh*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_moe*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_moe*s)
     c = ac_act_tanh*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s*t + 9*E_s*L_dense*b*d_moe*s*t + 9*E_s*L_ffn*b*d_ff*s*t + 9*E_s*L_ffn*b*d_moe*s*t)
     c = ac_act_tanh*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_moe*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_moe*s)
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(9*E_s*L_dense*b*d_ff*s + 9*E_s*L_dense*b*d_moe*s + 9*E_s*L_ffn*b*d_ff*s + 9*E_s*L_ffn*b*d_moe*s)
+    c = ac_bidir*ac_keep*ac_p0*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s*t + 6*L_attn*W*b*d_h*n_kv*s*t + 3*L_attn*W*b*d_nope*n_h*s*t + 3*L_attn*W*b*d_nope*n_kv*s*t + 3*L_attn*W*b*d_rope*n_h*s*t + 3*L_attn*W*b*d_rope*n_kv*s*t + 3*L_attn*W*b*d_v*n_h*s*t + 3*L_attn*W*b*d_v*n_kv*s*t + 6*L_attn*b*d_h*n_h*s*t + 6*L_attn*b*d_h*n_kv*s*t + 3*L_attn*b*d_nope*n_h*s*t + 3*L_attn*b*d_nope*n_kv*s*t + 3*L_attn*b*d_rope*n_h*s*t + 3*L_attn*b*d_rope*n_kv*s*t + 3*L_attn*b*d_v*n_h*s*t + 3*L_attn*b*d_v*n_kv*s*t + 6*L_local*W*b*d_h*n_h*s*t + 6*L_local*W*b*d_h*n_kv*s*t + 3*L_local*W*b*d_nope*n_h*s*t + 3*L_local*W*b*d_nope*n_kv*s*t + 3*L_local*W*b*d_rope*n_h*s*t + 3*L_local*W*b*d_rope*n_kv*s*t + 3*L_local*W*b*d_v*n_h*s*t + 3*L_local*W*b*d_v*n_kv*s*t + 6*L_local*b*d_h*n_h*s*t + 6*L_local*b*d_h*n_kv*s*t + 3*L_local*b*d_nope*n_h*s*t + 3*L_local*b*d_nope*n_kv*s*t + 3*L_local*b*d_rope*n_h*s*t + 3*L_local*b*d_rope*n_kv*s*t + 3*L_local*b*d_v*n_h*s*t + 3*L_local*b*d_v*n_kv*s*t)
+    c = ac_bidir*ac_keep*ac_psp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s + 6*L_attn*W*b*d_h*n_kv*s + 3*L_attn*W*b*d_nope*n_h*s + 3*L_attn*W*b*d_nope*n_kv*s + 3*L_attn*W*b*d_rope*n_h*s + 3*L_attn*W*b*d_rope*n_kv*s + 3*L_attn*W*b*d_v*n_h*s + 3*L_attn*W*b*d_v*n_kv*s + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s + 6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 3*L_local*W*b*d_nope*n_h*s + 3*L_local*W*b*d_nope*n_kv*s + 3*L_local*W*b*d_rope*n_h*s + 3*L_local*W*b*d_rope*n_kv*s + 3*L_local*W*b*d_v*n_h*s + 3*L_local*W*b*d_v*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s + 3*L_local*b*d_nope*n_h*s + 3*L_local*b*d_nope*n_kv*s + 3*L_local*b*d_rope*n_h*s + 3*L_local*b*d_rope*n_kv*s + 3*L_local*b*d_v*n_h*s + 3*L_local*b*d_v*n_kv*s)
+    c = ac_bidir*ac_keep*ac_ptp*ac_sdpa*ac_sdpa_kv_copy*ac_width*sw_mla*sw_window*sw_window_all
+    if c:
+        out = out + c*(6*L_attn*W*b*d_h*n_h*s + 6*L_attn*W*b*d_h*n_kv*s + 3*L_attn*W*b*d_nope*n_h*s + 3*L_attn*W*b*d_nope*n_kv*s + 3*L_attn*W*b*d_rope*n_h*s + 3*L_attn*W*b*d_rope*n_kv*s + 3*L_attn*W*b*d_v*n_h*s + 3*L_attn*W*b*d_v*n_kv*s + 6*L_attn*b*d_h*n_h*s + 6*L_attn*b*d_h*n_kv*s + 3*L_attn*b*d_nope*n_h*s + 3*L_attn*b*d_nope*n_kv*s + 3*L_attn*b*d_rope*n_h*s + 3*L_attn*b*d_rope*n_kv*s + 3*L_attn*b*d_v*n_h*s + 3*L_attn*b*d_v*n_kv*s + 6*L_local*W*b*d_h*n_h*s + 6*L_local*W*b*d_h*n_kv*s + 3*L_local*W*b*d_nope*n_h*s + 3*L_local*W*b*d_nope*n_kv*s + 3*L_local*W*b*d_rope*n_h*s + 3*L_local*W*b*d_rope*n_kv*s + 3*L_local*W*b*d_v*n_h*s + 3*L_local*W*b*d_v*n_kv*s + 6*L_local*b*d_h*n_h*s + 6*L_local*b*d_h*n_kv*s + 3*L_local*b*d_nope*n_h*s + 3*L_local*b*d_nope*n_kv*s + 3*L_local*b*d_rope*n_h*s + 3*L_local*b*d_rope*n_kv*s + 3*L_local*b*d_v*n_h*s + 3*L_local*b*d_v*n_kv*s)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_moe*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_moe*s*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_drop_ffn*ac_keep*ac_p0*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_moe*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_moe*s*t)
     c = ac_drop_ffn*ac_keep*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_drop_ffn*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s*t + 2*E_s*L_dense*b*d_moe*s*t + 2*E_s*L_ffn*b*d_ff*s*t + 2*E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s*t + 6*E_s*L_dense*b*d_moe*s*t + 6*E_s*L_ffn*b*d_ff*s*t + 6*E_s*L_ffn*b*d_moe*s*t)
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s*t + E_s*L_dense*b*d_moe*s*t + E_s*L_ffn*b*d_ff*s*t + E_s*L_ffn*b*d_moe*s*t)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s*t + 3*E_s*L_dense*b*d_moe*s*t + 3*E_s*L_ffn*b*d_ff*s*t + 3*E_s*L_ffn*b*d_moe*s*t)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(2*E_s*L_dense*b*d_ff*s + 2*E_s*L_dense*b*d_moe*s + 2*E_s*L_ffn*b*d_ff*s + 2*E_s*L_ffn*b*d_moe*s)
+        out = out + c*(6*E_s*L_dense*b*d_ff*s + 6*E_s*L_dense*b*d_moe*s + 6*E_s*L_ffn*b*d_ff*s + 6*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated*sw_moe_width*sw_router*sw_sh_width*sw_shared
     if c:
-        out = out + c*(E_s*L_dense*b*d_ff*s + E_s*L_dense*b*d_moe*s + E_s*L_ffn*b*d_ff*s + E_s*L_ffn*b*d_moe*s)
-    return out + t
+        out = out + c*(3*E_s*L_dense*b*d_ff*s + 3*E_s*L_dense*b*d_moe*s + 3*E_s*L_ffn*b*d_ff*s + 3*E_s*L_ffn*b*d_moe*s)
+    return out + 3*t
 
 
 def single__memory_training_bytes__num(v):
@@ -11344,25 +19706,51 @@ def encoder_decoder__memory_activations_bytes__num(v):
     ac_act_in = v["ac_act_in"]
     ac_act_kept = v["ac_act_kept"]
     ac_act_tanh = v["ac_act_tanh"]
+    ac_block_norm = v["ac_block_norm"]
     ac_cast = v["ac_cast"]
+    ac_clip_qkv = v["ac_clip_qkv"]
     ac_drop_attn = v["ac_drop_attn"]
+    ac_drop_attn_out = v["ac_drop_attn_out"]
     ac_drop_ffn = v["ac_drop_ffn"]
     ac_drop_hidden = v["ac_drop_hidden"]
     ac_eager = v["ac_eager"]
+    ac_f32 = v["ac_f32"]
     ac_full = v["ac_full"]
+    ac_fused_qkv = v["ac_fused_qkv"]
+    ac_fused_view = v["ac_fused_view"]
+    ac_k_bcast = v["ac_k_bcast"]
     ac_keep = v["ac_keep"]
     ac_keep_core = v["ac_keep_core"]
+    ac_kv_gather = v["ac_kv_gather"]
     ac_kv_rep = v["ac_kv_rep"]
     ac_ln = v["ac_ln"]
+    ac_ln32 = v["ac_ln32"]
+    ac_mla_v_view = v["ac_mla_v_view"]
+    ac_norm_w32 = v["ac_norm_w32"]
+    ac_norm_wcopy = v["ac_norm_wcopy"]
     ac_p0 = v["ac_p0"]
     ac_paper = v["ac_paper"]
+    ac_parallel_in = v["ac_parallel_in"]
+    ac_parallel_norms = v["ac_parallel_norms"]
     ac_prod = v["ac_prod"]
     ac_psp = v["ac_psp"]
     ac_ptp = v["ac_ptp"]
+    ac_q_pos_scale = v["ac_q_pos_scale"]
+    ac_qk32 = v["ac_qk32"]
+    ac_qk_head_stats = v["ac_qk_head_stats"]
     ac_rms32 = v["ac_rms32"]
+    ac_rms_pow = v["ac_rms_pow"]
+    ac_rope_tables = v["ac_rope_tables"]
+    ac_rot_tables = v["ac_rot_tables"]
     ac_sdpa = v["ac_sdpa"]
+    ac_sdpa_fused_view = v["ac_sdpa_fused_view"]
+    ac_sdpa_o_copy = v["ac_sdpa_o_copy"]
+    ac_sdpa_out_copy = v["ac_sdpa_out_copy"]
+    ac_sinks = v["ac_sinks"]
     ac_soft_bytes = v["ac_soft_bytes"]
+    ac_softcap = v["ac_softcap"]
     ac_t5_16 = v["ac_t5_16"]
+    ac_v_qkv = v["ac_v_qkv"]
     ac_width = v["ac_width"]
     b = v["b"]
     d = v["d"]
@@ -11373,14 +19761,20 @@ def encoder_decoder__memory_activations_bytes__num(v):
     d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_gated = v["sw_gated"]
     sw_mla = v["sw_mla"]
     sw_norm_attn_in = v["sw_norm_attn_in"]
     sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     t = v["t"]
     out = 0
     c = ac_full*ac_p0*ac_width
@@ -11392,30 +19786,93 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_full*ac_ptp*ac_width
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_drop_attn_out*ac_keep*ac_p0*ac_paper
+    if c:
+        out = out + c*(b*d*t*(L*s + 2*L_dec*s_dec))
+    c = ac_drop_attn_out*ac_keep*ac_paper*ac_psp
+    if c:
+        out = out + c*(b*d*(L*s + 2*L_dec*s_dec))
+    c = ac_drop_attn_out*ac_keep*ac_paper*ac_ptp
+    if c:
+        out = out + c*(b*d*t*(L*s + 2*L_dec*s_dec))
     c = ac_drop_hidden*ac_keep*ac_p0*ac_paper
     if c:
-        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
     c = ac_drop_hidden*ac_keep*ac_paper*ac_psp
     if c:
-        out = out + c*(b*d*(2*L*s + 3*L_dec*s_dec))
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
     c = ac_drop_hidden*ac_keep*ac_paper*ac_ptp
     if c:
-        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_kv_gather*ac_p0
+    if c:
+        out = out + c*(8*t*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_kv_gather*ac_psp
+    if c:
+        out = out + c*(8*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_kv_gather*ac_ptp
+    if c:
+        out = out + c*(8*t*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*(2*d + 1))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t*(2*d + 1))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0
+    if c:
+        out = out + c*(4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp
+    if c:
+        out = out + c*(4*L_dec*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp
+    if c:
+        out = out + c*(4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(4*b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_p0*ac_rms32
     if c:
         out = out + c*(4*L_dec*b*s_dec*t*(d + 1))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rope_tables
+    if c:
+        out = out + c*(4*d_h*t*(L*s + L_dec*s_dec))
     c = ac_eager*ac_keep*ac_p0*ac_width
     if c:
         out = out + c*(b*t*(2*L*d*s + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_psp*ac_rms32
     if c:
         out = out + c*(4*L_dec*b*s_dec*(d + 1))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow
+    if c:
+        out = out + c*(4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rope_tables
+    if c:
+        out = out + c*(4*d_h*(L*s + L_dec*s_dec))
     c = ac_eager*ac_keep*ac_psp*ac_width
     if c:
         out = out + c*(b*(2*L*d*s + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_ptp*ac_rms32
     if c:
         out = out + c*(4*L_dec*b*s_dec*t*(d + 1))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rope_tables
+    if c:
+        out = out + c*(4*d_h*t*(L*s + L_dec*s_dec))
     c = ac_eager*ac_keep*ac_ptp*ac_width
     if c:
         out = out + c*(b*(2*L*d*s*t + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec*t + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
@@ -11428,30 +19885,75 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa
     if c:
         out = out + c*(4*b*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_kv_gather*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(8*t*(L + 2*L_dec))
+    c = ac_keep*ac_kv_gather*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(8*(L + 2*L_dec))
+    c = ac_keep*ac_kv_gather*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(8*t*(L + 2*L_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*(2*d + 1))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t*(2*d + 1))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*d)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*d*t)
     c = ac_keep*ac_p0*ac_paper*ac_width
     if c:
-        out = out + c*(2*b*t*(2*L*d*s + L*d_ff*s + L*d_h*n_h*s + L*d_h*n_kv*s + 3*L_dec*d*s_dec + L_dec*d_ff*s_dec + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec))
+        out = out + c*(2*b*t*(L*d*s + L*d_ff*s + L*d_h*n_h*s + L*d_h*n_kv*s + 2*L_dec*d*s_dec + L_dec*d_ff*s_dec + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec))
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa
     if c:
         out = out + c*(4*L_dec*b*s_dec*t*(d + 1))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(4*d_h*t*(L*s + L_dec*s_dec))
     c = ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
         out = out + c*(b*t*(2*L*d*s + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
     c = ac_keep*ac_paper*ac_psp*ac_width
     if c:
-        out = out + c*(2*b*(2*L*d*s + L*d_ff*s + L*d_h*n_h*s + L*d_h*n_kv*s + 3*L_dec*d*s_dec + L_dec*d_ff*s_dec + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec))
+        out = out + c*(2*b*(L*d*s + L*d_ff*s + L*d_h*n_h*s + L*d_h*n_kv*s + 2*L_dec*d*s_dec + L_dec*d_ff*s_dec + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec))
     c = ac_keep*ac_paper*ac_ptp*ac_width
     if c:
-        out = out + c*(2*b*(2*L*d*s*t + L*d_ff*s + L*d_h*n_h*s + L*d_h*n_kv*s + 3*L_dec*d*s_dec*t + L_dec*d_ff*s_dec + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec))
+        out = out + c*(2*b*(L*d*s*t + L*d_ff*s + L*d_h*n_h*s + L*d_h*n_kv*s + 2*L_dec*d*s_dec*t + L_dec*d_ff*s_dec + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec))
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa
     if c:
         out = out + c*(4*L_dec*b*s_dec*(d + 1))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(4*d_h*(L*s + L_dec*s_dec))
     c = ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
         out = out + c*(b*(2*L*d*s + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa
     if c:
         out = out + c*(4*L_dec*b*s_dec*t*(d + 1))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(4*d_h*t*(L*s + L_dec*s_dec))
     c = ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
         out = out + c*(b*(2*L*d*s*t + 2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 3*L_dec*d*s_dec*t + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec))
@@ -11509,6 +20011,105 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
         out = out + c*(3*b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_p0
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_psp
+    if c:
+        out = out + c*(4*b*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_ptp
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_p0
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_psp
+    if c:
+        out = out + c*(4*d*(L + L_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_ptp
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms32
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms_pow
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms32
+    if c:
+        out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms_pow
+    if c:
+        out = out + c*(4*b*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms_pow
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*b*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*d*(L + L_dec))
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*b*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + 2*L*n_kv*s + 2*L_dec*n_h*s_dec + 4*L_dec*n_kv*s_dec))
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + 2*L*n_kv*s + 2*L_dec*n_h*s_dec + 4*L_dec*n_kv*s_dec))
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + 2*L*n_kv*s + 2*L_dec*n_h*s_dec + 4*L_dec*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + 2*L*n_kv*s + 2*L_dec*n_h*s_dec + 4*L_dec*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + 2*L*n_kv*s + 2*L_dec*n_h*s_dec + 4*L_dec*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + 2*L*n_kv*s + 2*L_dec*n_h*s_dec + 4*L_dec*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + 2*L*n_kv*s + 2*L_dec*n_h*s_dec + 4*L_dec*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + 2*L*n_kv*s + 2*L_dec*n_h*s_dec + 4*L_dec*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + 2*L*n_kv*s + 2*L_dec*n_h*s_dec + 4*L_dec*n_kv*s_dec))
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper
     if c:
         out = out + c*(b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
@@ -11518,6 +20119,24 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp
     if c:
         out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + 2*L_dec*s_dec))
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(b*d*(L*s + 2*L_dec*s_dec))
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + 2*L_dec*s_dec))
+    c = ac_drop_attn_out*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + 2*L_dec*s_dec))
+    c = ac_drop_attn_out*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*(L*s + 2*L_dec*s_dec))
+    c = ac_drop_attn_out*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + 2*L_dec*s_dec))
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width
     if c:
         out = out + c*(2*b*d_ff*t*(L*s + L_dec*s_dec))
@@ -11538,37 +20157,82 @@ def encoder_decoder__memory_activations_bytes__num(v):
         out = out + c*(2*b*d_ff*(L*s + L_dec*s_dec))
     c = ac_drop_hidden*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
     c = ac_drop_hidden*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(b*d*(2*L*s + 3*L_dec*s_dec))
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
     c = ac_drop_hidden*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
     c = ac_drop_hidden*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
     c = ac_drop_hidden*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(b*d*(2*L*s + 3*L_dec*s_dec))
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
     c = ac_drop_hidden*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(b*d*t*(2*L*s + 3*L_dec*s_dec))
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_fused_view*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(2*b*d_h*n_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_fused_view*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(2*b*d_h*n_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_fused_view*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*b*d_h*n_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(4*b*d_h*t*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_sinks
+    if c:
+        out = out + c*(8*b*n_h*t*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_soft_bytes
     if c:
         out = out + c*(b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_sinks
+    if c:
+        out = out + c*(8*b*n_h*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_soft_bytes
     if c:
         out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_sinks
+    if c:
+        out = out + c*(8*b*n_h*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_soft_bytes
     if c:
         out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(4*b*d_h*t*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width
     if c:
         out = out + c*(2*b*d_h*t*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width
     if c:
         out = out + c*(2*b*d_h*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width
     if c:
         out = out + c*(2*b*d_h*(L*n_h*s - L*n_kv*s + L_dec*n_h*s + L_dec*n_h*s_dec - L_dec*n_kv*s - L_dec*n_kv*s_dec))
@@ -11581,12 +20245,180 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width
     if c:
         out = out + c*(L_dec*b*s_dec*t*(d + 2))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_mla
+    if c:
+        out = out + c*(4*b*t*(2*L*r_kv*s + L*s + 4*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 2*L*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(4*b*t*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_mla
+    if c:
+        out = out + c*(4*b*(2*L*r_kv*s + L*s + 4*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(4*b*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 2*L*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(4*b*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_mla
+    if c:
+        out = out + c*(4*b*t*(2*L*r_kv*s + L*s + 4*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(4*b*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 2*L*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(4*b*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_mla
+    if c:
+        out = out + c*(4*r_kv*t*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(4*d_h*t*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(8*d_h*t*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_mla
+    if c:
+        out = out + c*(4*r_kv*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(4*d*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(4*d*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*d*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*d*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(4*d_h*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(8*d_h*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_mla
+    if c:
+        out = out + c*(4*r_kv*t*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(4*d_h*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(8*d_h*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_parallel_in*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width
     if c:
         out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(-b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*b*t*(-L*d_h*n_h*s - L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s - 2*L_dec*d_h*n_h*s_dec - L_dec*d_h*n_kv*s - L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*b*t*(L*r_kv*s + L*s + 2*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_in
     if c:
         out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
@@ -11599,24 +20431,78 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_out
     if c:
         out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*b*t*(L*d_h*n_h*s + L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(4*b*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(2*L*s + L_dec*s + 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(4*b*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(4*t*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + 2*L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*b*d_h*n_h*t*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated
     if c:
         out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla
     if c:
-        out = out + c*(b*t*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+        out = out + c*(b*t*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s + L*r_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec + 2*L_dec*r_kv*s_dec))
+    c = ac_eager*ac_keep*ac_parallel_in*ac_psp*ac_width
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_parallel_in*ac_ptp*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width
     if c:
         out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width
     if c:
         out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(L*s + 2*L_dec*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*b*(-L*d_h*n_h*s - L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s - 2*L_dec*d_h*n_h*s_dec - L_dec*d_h*n_kv*s - L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*b*(L*r_kv*s + L*s + 2*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_in
     if c:
         out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
@@ -11629,18 +20515,66 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_out
     if c:
         out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*b*(L*d_h*n_h*s + L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(4*b*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(4*b*(2*L*s + L_dec*s + 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(4*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + 2*L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated
     if c:
         out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla
     if c:
-        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s + L*r_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec + 2*L_dec*r_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*b*(-L*d_h*n_h*s - L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s - 2*L_dec*d_h*n_h*s_dec - L_dec*d_h*n_kv*s - L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*b*t*(L*r_kv*s + L*s + 2*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_in
     if c:
         out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
@@ -11653,15 +20587,60 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_out
     if c:
         out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*b*(L*d_h*n_h*s + L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(4*b*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(4*b*(2*L*s + L_dec*s + 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(4*t*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + 2*L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated
     if c:
         out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
     if c:
-        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s + L*r_kv*s*t - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec + 2*L_dec*r_kv*s_dec*t))
+    c = ac_fused_qkv*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + 2*L_dec*n_kv*s_dec))
+    c = ac_fused_qkv*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + 2*L_dec*n_kv*s_dec))
+    c = ac_fused_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + 2*L_dec*n_kv*s_dec))
     c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
     if c:
         out = out + c*(b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
@@ -11680,18 +20659,204 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width
     if c:
         out = out + c*(L_dec*b*s_dec*t*(d + 2))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*t*(2*L*r_kv*s + L*s + 4*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 2*L*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*t*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*(2*L*r_kv*s + L*s + 4*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 2*L*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*t*(2*L*r_kv*s + L*s + 4*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(2*L*d*s + L*s + 2*L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + 2*L*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*(2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 4*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*r_kv*t*(L + 2*L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*d_h*t*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(8*d_h*t*(L + 2*L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*r_kv*(L + 2*L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*d*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*d*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*d*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*d*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*d_h*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(8*d_h*(L + 2*L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*r_kv*t*(L + 2*L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*d*t*(L + L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*d_h*(L*n_h + L*n_kv + 2*L_dec*n_h + 2*L_dec*n_kv))
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(8*d_h*(L + 2*L_dec))
+    c = ac_keep*ac_p0*ac_paper*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*b*d_h*n_h*t*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated
     if c:
         out = out + c*(2*b*d_ff*t*(L*s + L_dec*s_dec))
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla
     if c:
-        out = out + c*(b*t*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+        out = out + c*(b*t*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s + 2*L*r_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec + 4*L_dec*r_kv*s_dec))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_p0*ac_parallel_in*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width
     if c:
         out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(t*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*t*(L*r_kv*s + L*s + 2*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
         out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
@@ -11704,36 +20869,138 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
         out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*t*(L*d_h*n_h*s + L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(2*L*s + L_dec*s + 3*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_p0*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(4*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(2*b*d_h*n_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(b*d_h*n_h*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(b*d_h*n_h*t*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*b*d_h*n_h*t*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated
     if c:
         out = out + c*(b*d_ff*t*(L*s + L_dec*s_dec))
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(b*t*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+        out = out + c*(b*t*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s + L*r_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec + 2*L_dec*r_kv*s_dec))
+    c = ac_keep*ac_paper*ac_psp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(L*s + 2*L_dec*s_dec)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated
     if c:
         out = out + c*(2*b*d_ff*(L*s + L_dec*s_dec))
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla
     if c:
-        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s + 2*L*r_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec + 4*L_dec*r_kv*s_dec))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_paper*ac_ptp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated
     if c:
         out = out + c*(2*b*d_ff*(L*s + L_dec*s_dec))
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
     if c:
-        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s + 2*L*r_kv*s*t - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec + 4*L_dec*r_kv*s_dec*t))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_parallel_in*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_parallel_in*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width
     if c:
         out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width
     if c:
         out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*s + 2*L_dec*s_dec)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*(L*r_kv*s + L*s + 2*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
         out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
@@ -11746,18 +21013,66 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
         out = out + c*(4*b*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*(L*d_h*n_h*s + L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(2*L*s + L_dec*s + 3*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_psp*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(4*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(2*b*d_h*n_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(b*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(b*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated
     if c:
         out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s + L*r_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec + 2*L_dec*r_kv*s_dec))
+    c = ac_keep*ac_ptp*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(t*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*t*(L*r_kv*s + L*s + 2*L_dec*r_kv*s_dec + 2*L_dec*s_dec))
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
         out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
@@ -11770,15 +21085,165 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
         out = out + c*(4*b*t*(L*d*s + L*s + L_dec*d*s_dec + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*s + 3*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*(L*d_h*n_h*s + L*d_h*n_kv*s + L*n_h*s + L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(2*L*s + L_dec*s + 3*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ptp*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(4*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(2*b*d_h*n_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(b*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(b*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated
     if c:
         out = out + c*(b*d_ff*(L*s + L_dec*s_dec))
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec))
+        out = out + c*(b*(-2*L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_h*s + L*d_v*n_kv*s + L*r_kv*s*t - 4*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_h*s_dec + L_dec*d_v*n_kv*s + L_dec*d_v*n_kv*s_dec + 2*L_dec*r_kv*s_dec*t))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_p0*ac_width
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_psp*ac_width
+    if c:
+        out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_p0*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_psp*ac_width
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
     c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
     if c:
         out = out + c*(b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
@@ -11788,6 +21253,33 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
     if c:
         out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(-L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 4*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_kv*s_dec))
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 4*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_kv*s_dec))
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 4*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_paper*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(-L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 4*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(-L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 4*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 4*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 4*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 4*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_kv*s_dec))
+    c = ac_clip_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s - 2*L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s + L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 4*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec + 2*L_dec*d_v*n_kv*s_dec))
     c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
     if c:
         out = out + c*(2*b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
@@ -11806,15 +21298,90 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
     if c:
         out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*b*d_rope*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*b*d_rope*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*b*d_rope*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(b*d_h*t*(-L*n_h*s + L*n_kv*s - L_dec*n_h*s - L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*b*t*(-L*d_h*n_h*s + L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s - L_dec*d_h*n_h*s - L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(-L*d_h*n_h*s + L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s - L_dec*d_h*n_h*s - L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(b*d_h*(-L*n_h*s + L*n_kv*s - L_dec*n_h*s - L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*b*(-L*d_h*n_h*s + L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s - L_dec*d_h*n_h*s - L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s + L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s - L_dec*d_h*n_h*s - L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(b*d_h*(-L*n_h*s + L*n_kv*s - L_dec*n_h*s - L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*b*(-L*d_h*n_h*s + L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s - L_dec*d_h*n_h*s - L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s + L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s - L_dec*d_h*n_h*s - L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(b*n_h*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_softcap*ac_width
+    if c:
+        out = out + c*(b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(b*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_softcap*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(b*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_softcap*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(b*d_h*t*(-L*n_h*s + L*n_kv*s - L_dec*n_h*s - L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*b*t*(-L*d_h*n_h*s + L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s - L_dec*d_h*n_h*s - L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width*sw_mla
     if c:
         out = out + c*(b*t*(-2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s + L*d_v*n_h*s - L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s - 2*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec + L_dec*d_v*n_h*s + L_dec*d_v*n_h*s_dec - L_dec*d_v*n_kv*s - L_dec*d_v*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(b*d_h*(-L*n_h*s + L*n_kv*s - L_dec*n_h*s - L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*b*(-L*d_h*n_h*s + L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s - L_dec*d_h*n_h*s - L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width*sw_mla
     if c:
         out = out + c*(b*(-2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s + L*d_v*n_h*s - L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s - 2*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec + L_dec*d_v*n_h*s + L_dec*d_v*n_h*s_dec - L_dec*d_v*n_kv*s - L_dec*d_v*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(b*d_h*(-L*n_h*s + L*n_kv*s - L_dec*n_h*s - L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*b*(-L*d_h*n_h*s + L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s - L_dec*d_h*n_h*s - L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
     c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width*sw_mla
     if c:
         out = out + c*(b*(-2*L*d_h*n_h*s + 2*L*d_h*n_kv*s + L*d_nope*n_h*s - L*d_nope*n_kv*s + L*d_rope*n_h*s - L*d_rope*n_kv*s + L*d_v*n_h*s - L*d_v*n_kv*s - 2*L_dec*d_h*n_h*s - 2*L_dec*d_h*n_h*s_dec + 2*L_dec*d_h*n_kv*s + 2*L_dec*d_h*n_kv*s_dec + L_dec*d_nope*n_h*s + L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec + L_dec*d_rope*n_h*s + L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec + L_dec*d_v*n_h*s + L_dec*d_v*n_h*s_dec - L_dec*d_v*n_kv*s - L_dec*d_v*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(L*r_kv*s + 2*L*s + 2*L_dec*r_kv*s_dec + 4*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
@@ -11827,6 +21394,15 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*t*(L*d_h*n_h*s + L*d_h*n_kv*s + 4*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*s + 6*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*t*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*n_h*s + 2*L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 4*L_dec*n_h*s_dec + 2*L_dec*n_kv*s + 2*L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(L*r_kv*s + 2*L*s + 2*L_dec*r_kv*s_dec + 4*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
@@ -11839,6 +21415,15 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s + L*d_h*n_kv*s + 4*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*s + 6*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*n_h*s + 2*L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 4*L_dec*n_h*s_dec + 2*L_dec*n_kv*s + 2*L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(L*r_kv*s + 2*L*s + 2*L_dec*r_kv*s_dec + 4*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
@@ -11851,6 +21436,267 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s + L*d_h*n_kv*s + 4*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*s + 6*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*n_h*s + 2*L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 4*L_dec*n_h*s_dec + 2*L_dec*n_kv*s + 2*L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(2*L*r_q*s + L*s + 4*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*(2*L*r_q*s + L*s + 4*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(2*L*r_q*s + L*s + 4*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(b*d_nope*n_h*t*(L*s + L_dec*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*d_nope*n_h*(L*s + L_dec*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(b*d_nope*n_h*(L*s + L_dec*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*r_q*t*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*r_q*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*r_q*t*(L + 2*L_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(L*d_h*n_h*s + L*d_h*n_kv*s - L*d_nope*n_h*s - L*d_nope*n_kv*s - L*d_rope*n_h*s - L*d_rope*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec - 2*L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec - 2*L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
@@ -11863,6 +21709,21 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(L*r_q*s + L*s + 2*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
@@ -11875,6 +21736,30 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(-L*d_h*n_h*s - L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s + L*d_h*n_kv*s - L*d_nope*n_h*s - L*d_nope*n_kv*s - L*d_rope*n_h*s - L*d_rope*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec - 2*L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec - 2*L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*(L*s + L_dec*s_dec))
@@ -11887,6 +21772,21 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*(L*r_q*s + L*s + 2*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*(L*s + L_dec*s_dec))
@@ -11899,6 +21799,30 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s - L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s + L*d_h*n_kv*s - L*d_nope*n_h*s - L*d_nope*n_kv*s - L*d_rope*n_h*s - L*d_rope*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec - 2*L_dec*d_nope*n_h*s_dec - L_dec*d_nope*n_kv*s - L_dec*d_nope*n_kv*s_dec - 2*L_dec*d_rope*n_h*s_dec - L_dec*d_rope*n_kv*s - L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
@@ -11911,6 +21835,21 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(L*r_q*s + L*s + 2*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
@@ -11923,6 +21862,57 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s - L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*d_rope*t*(L*s + 2*L_dec*s_dec))
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*d_rope*(L*s + 2*L_dec*s_dec))
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*d_rope*t*(L*s + 2*L_dec*s_dec))
+    c = ac_fused_qkv*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(-L*d_h*n_h*s - L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec))
+    c = ac_fused_qkv*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s - L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec))
+    c = ac_fused_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(-L*d_h*n_h*s - L*d_h*n_kv*s + L*d_nope*n_h*s + L*d_nope*n_kv*s + L*d_rope*n_h*s + L*d_rope*n_kv*s - 2*L_dec*d_h*n_h*s_dec - 2*L_dec*d_h*n_kv*s_dec + 2*L_dec*d_nope*n_h*s_dec + 2*L_dec*d_nope*n_kv*s_dec + 2*L_dec*d_rope*n_h*s_dec + 2*L_dec*d_rope*n_kv*s_dec))
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_sinks*ac_width
+    if c:
+        out = out + c*(b*n_h*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_softcap*ac_width
+    if c:
+        out = out + c*(b*n_h*t*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_sinks*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_softcap*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_sinks*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_softcap*ac_width
+    if c:
+        out = out + c*(b*n_h*(L*s**2 + L_dec*s*s_dec + L_dec*s_dec**2))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(L*r_kv*s + 2*L*s + 2*L_dec*r_kv*s_dec + 4*L_dec*s_dec))
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
@@ -11935,6 +21925,15 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*t*(L*d_h*n_h*s + L*d_h*n_kv*s + 4*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*s + 6*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*t*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*n_h*s + 2*L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 4*L_dec*n_h*s_dec + 2*L_dec*n_kv*s + 2*L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(L*r_kv*s + 2*L*s + 2*L_dec*r_kv*s_dec + 4*L_dec*s_dec))
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
@@ -11947,6 +21946,15 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s + L*d_h*n_kv*s + 4*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*s + 6*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*n_h*s + 2*L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 4*L_dec*n_h*s_dec + 2*L_dec*n_kv*s + 2*L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(L*r_kv*s + 2*L*s + 2*L_dec*r_kv*s_dec + 4*L_dec*s_dec))
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
@@ -11959,6 +21967,258 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*t*(L*d*s + 2*L*s + L_dec*d*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s + L*d_h*n_kv*s + 4*L*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 2*L_dec*s + 6*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s + L*d_h*n_kv*s + 2*L*n_h*s + 2*L*n_kv*s + 2*L_dec*d_h*n_h*s_dec + L_dec*d_h*n_kv*s + L_dec*d_h*n_kv*s_dec + 4*L_dec*n_h*s_dec + 2*L_dec*n_kv*s + 2*L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(2*L*r_q*s + L*s + 4*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*(2*L*r_q*s + L*s + 4*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(2*L*r_q*s + L*s + 4*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*r_q*t*(L + 2*L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*r_q*(L + 2*L_dec))
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*r_q*t*(L + 2*L_dec))
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*t*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
@@ -11971,6 +22231,27 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(L*r_q*s + L*s + 2*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(b*n_h*t*(-L*d_h*s + L*d_v*s - 2*L_dec*d_h*s_dec + 2*L_dec*d_v*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(b*n_h*t*(-L*d_h*s + L*d_v*s - 2*L_dec*d_h*s_dec + 2*L_dec*d_v*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
@@ -11983,6 +22264,30 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*(L*s + L_dec*s_dec))
@@ -11995,6 +22300,27 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*(L*r_q*s + L*s + 2*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(b*n_h*(-L*d_h*s + L*d_v*s - 2*L_dec*d_h*s_dec + 2*L_dec*d_v*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(b*n_h*(-L*d_h*s + L*d_v*s - 2*L_dec*d_h*s_dec + 2*L_dec*d_v*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*(L*s + L_dec*s_dec))
@@ -12007,6 +22333,24 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
@@ -12019,6 +22363,27 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(L*r_q*s + L*s + 2*L_dec*r_q*s_dec + 2*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(b*n_h*(-L*d_h*s + L*d_v*s - 2*L_dec*d_h*s_dec + 2*L_dec*d_v*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(b*n_h*(-L*d_h*s + L*d_v*s - 2*L_dec*d_h*s_dec + 2*L_dec*d_v*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(b*r_kv*t*(L*s + 2*L_dec*s_dec))
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
@@ -12031,6 +22396,573 @@ def encoder_decoder__memory_activations_bytes__num(v):
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*n_h*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*n_h*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(L*d_h*n_h*s - L*d_h*n_kv*s - L*d_nope*n_h*s + L*d_nope*n_kv*s - L*d_rope*n_h*s + L*d_rope*n_kv*s + L_dec*d_h*n_h*s + L_dec*d_h*n_h*s_dec - L_dec*d_h*n_kv*s - L_dec*d_h*n_kv*s_dec - L_dec*d_nope*n_h*s - L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec - L_dec*d_rope*n_h*s - L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s - L*d_h*n_kv*s - L*d_nope*n_h*s + L*d_nope*n_kv*s - L*d_rope*n_h*s + L*d_rope*n_kv*s + L_dec*d_h*n_h*s + L_dec*d_h*n_h*s_dec - L_dec*d_h*n_kv*s - L_dec*d_h*n_kv*s_dec - L_dec*d_nope*n_h*s - L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec - L_dec*d_rope*n_h*s - L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s - L*d_h*n_kv*s - L*d_nope*n_h*s + L*d_nope*n_kv*s - L*d_rope*n_h*s + L*d_rope*n_kv*s + L_dec*d_h*n_h*s + L_dec*d_h*n_h*s_dec - L_dec*d_h*n_kv*s - L_dec*d_h*n_kv*s_dec - L_dec*d_nope*n_h*s - L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec - L_dec*d_rope*n_h*s - L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*t*(L*d_h*n_h*s - L*d_h*n_kv*s - L*d_nope*n_h*s + L*d_nope*n_kv*s - L*d_rope*n_h*s + L*d_rope*n_kv*s + L_dec*d_h*n_h*s + L_dec*d_h*n_h*s_dec - L_dec*d_h*n_kv*s - L_dec*d_h*n_kv*s_dec - L_dec*d_nope*n_h*s - L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec - L_dec*d_rope*n_h*s - L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s - L*d_h*n_kv*s - L*d_nope*n_h*s + L*d_nope*n_kv*s - L*d_rope*n_h*s + L*d_rope*n_kv*s + L_dec*d_h*n_h*s + L_dec*d_h*n_h*s_dec - L_dec*d_h*n_kv*s - L_dec*d_h*n_kv*s_dec - L_dec*d_nope*n_h*s - L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec - L_dec*d_rope*n_h*s - L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(b*(L*d_h*n_h*s - L*d_h*n_kv*s - L*d_nope*n_h*s + L*d_nope*n_kv*s - L*d_rope*n_h*s + L*d_rope*n_kv*s + L_dec*d_h*n_h*s + L_dec*d_h*n_h*s_dec - L_dec*d_h*n_kv*s - L_dec*d_h*n_kv*s_dec - L_dec*d_nope*n_h*s - L_dec*d_nope*n_h*s_dec + L_dec*d_nope*n_kv*s + L_dec*d_nope*n_kv*s_dec - L_dec*d_rope*n_h*s - L_dec*d_rope*n_h*s_dec + L_dec*d_rope*n_kv*s + L_dec*d_rope*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*b*t*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*t*(L*r_q*s + 2*L*s + 2*L_dec*r_q*s_dec + 4*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*(L*r_q*s + 2*L*s + 2*L_dec*r_q*s_dec + 4*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*t*(L*r_q*s + 2*L*s + 2*L_dec*r_q*s_dec + 4*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*n_h*t*(L*s + 2*L_dec*s_dec))
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*n_h*t*(L*s + 2*L_dec*s_dec))
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*b*d_h*n_h*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_p0*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*b*t*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*t*(L*r_q*s + 2*L*s + 2*L_dec*r_q*s_dec + 4*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_psp*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*(L*r_q*s + 2*L*s + 2*L_dec*r_q*s_dec + 4*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_ptp*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*b*(L*n_h*s + L*n_kv*s - 2*L*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec - L_dec*s - 3*L_dec*s_dec))
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*t*(L*r_q*s + 2*L*s + 2*L_dec*r_q*s_dec + 4*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*t*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(-b*r_kv*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(-b*d*t*(L*s + L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(-b*d_h*(L*n_h*s + L*n_kv*s + 2*L_dec*n_h*s_dec + L_dec*n_kv*s + L_dec*n_kv*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*t*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*(L*s + 2*L_dec*s_dec))
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(-b*r_q*t*(L*s + 2*L_dec*s_dec))
     return out
 
 
@@ -12045,25 +22977,51 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     ac_act_in = v["ac_act_in"]
     ac_act_kept = v["ac_act_kept"]
     ac_act_tanh = v["ac_act_tanh"]
+    ac_block_norm = v["ac_block_norm"]
     ac_cast = v["ac_cast"]
+    ac_clip_qkv = v["ac_clip_qkv"]
     ac_drop_attn = v["ac_drop_attn"]
+    ac_drop_attn_out = v["ac_drop_attn_out"]
     ac_drop_ffn = v["ac_drop_ffn"]
     ac_drop_hidden = v["ac_drop_hidden"]
     ac_eager = v["ac_eager"]
+    ac_f32 = v["ac_f32"]
     ac_full = v["ac_full"]
+    ac_fused_qkv = v["ac_fused_qkv"]
+    ac_fused_view = v["ac_fused_view"]
+    ac_k_bcast = v["ac_k_bcast"]
     ac_keep = v["ac_keep"]
     ac_keep_core = v["ac_keep_core"]
+    ac_kv_gather = v["ac_kv_gather"]
     ac_kv_rep = v["ac_kv_rep"]
     ac_ln = v["ac_ln"]
+    ac_ln32 = v["ac_ln32"]
+    ac_mla_v_view = v["ac_mla_v_view"]
+    ac_norm_w32 = v["ac_norm_w32"]
+    ac_norm_wcopy = v["ac_norm_wcopy"]
     ac_p0 = v["ac_p0"]
     ac_paper = v["ac_paper"]
+    ac_parallel_in = v["ac_parallel_in"]
+    ac_parallel_norms = v["ac_parallel_norms"]
     ac_prod = v["ac_prod"]
     ac_psp = v["ac_psp"]
     ac_ptp = v["ac_ptp"]
+    ac_q_pos_scale = v["ac_q_pos_scale"]
+    ac_qk32 = v["ac_qk32"]
+    ac_qk_head_stats = v["ac_qk_head_stats"]
     ac_rms32 = v["ac_rms32"]
+    ac_rms_pow = v["ac_rms_pow"]
+    ac_rope_tables = v["ac_rope_tables"]
+    ac_rot_tables = v["ac_rot_tables"]
     ac_sdpa = v["ac_sdpa"]
+    ac_sdpa_fused_view = v["ac_sdpa_fused_view"]
+    ac_sdpa_o_copy = v["ac_sdpa_o_copy"]
+    ac_sdpa_out_copy = v["ac_sdpa_out_copy"]
+    ac_sinks = v["ac_sinks"]
     ac_soft_bytes = v["ac_soft_bytes"]
+    ac_softcap = v["ac_softcap"]
     ac_t5_16 = v["ac_t5_16"]
+    ac_v_qkv = v["ac_v_qkv"]
     ac_width = v["ac_width"]
     b = v["b"]
     d = v["d"]
@@ -12074,14 +23032,20 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     d_v = v["d_v"]
     n_h = v["n_h"]
     n_kv = v["n_kv"]
+    r_kv = v["r_kv"]
+    r_q = v["r_q"]
     s = v["s"]
     s_dec = v["s_dec"]
+    sw_attn_gate = v["sw_attn_gate"]
     sw_gated = v["sw_gated"]
     sw_mla = v["sw_mla"]
     sw_norm_attn_in = v["sw_norm_attn_in"]
     sw_norm_attn_out = v["sw_norm_attn_out"]
     sw_norm_ffn_in = v["sw_norm_ffn_in"]
     sw_norm_ffn_out = v["sw_norm_ffn_out"]
+    sw_q_lora = v["sw_q_lora"]
+    sw_qk_all = v["sw_qk_all"]
+    sw_qk_head = v["sw_qk_head"]
     t = v["t"]
     out = 0
     c = ac_full*ac_p0*ac_width
@@ -12093,30 +23057,93 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_full*ac_ptp*ac_width
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_drop_attn_out*ac_keep*ac_p0*ac_paper
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L_dec*b*d*s_dec*t)
+    c = ac_drop_attn_out*ac_keep*ac_paper*ac_psp
+    if c:
+        out = out + c*(L*b*d*s + 2*L_dec*b*d*s_dec)
+    c = ac_drop_attn_out*ac_keep*ac_paper*ac_ptp
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L_dec*b*d*s_dec*t)
     c = ac_drop_hidden*ac_keep*ac_p0*ac_paper
     if c:
-        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
     c = ac_drop_hidden*ac_keep*ac_paper*ac_psp
     if c:
-        out = out + c*(2*L*b*d*s + 3*L_dec*b*d*s_dec)
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
     c = ac_drop_hidden*ac_keep*ac_paper*ac_ptp
     if c:
-        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_kv_gather*ac_p0
+    if c:
+        out = out + c*(8*L*t + 16*L_dec*t)
+    c = ac_eager*ac_keep*ac_kv_gather*ac_psp
+    if c:
+        out = out + c*(8*L + 16*L_dec)
+    c = ac_eager*ac_keep*ac_kv_gather*ac_ptp
+    if c:
+        out = out + c*(8*L*t + 16*L_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0
+    if c:
+        out = out + c*(8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp
+    if c:
+        out = out + c*(8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp
+    if c:
+        out = out + c*(8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0
+    if c:
+        out = out + c*(4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp
+    if c:
+        out = out + c*(4*L_dec*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp
+    if c:
+        out = out + c*(4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32
     if c:
         out = out + c*(4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rope_tables
+    if c:
+        out = out + c*(4*L*d_h*s*t + 4*L_dec*d_h*s_dec*t)
     c = ac_eager*ac_keep*ac_p0*ac_width
     if c:
         out = out + c*(2*L*b*d*s*t + 2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 3*L_dec*b*d*s_dec*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
     c = ac_eager*ac_keep*ac_psp*ac_rms32
     if c:
         out = out + c*(4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow
+    if c:
+        out = out + c*(4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rope_tables
+    if c:
+        out = out + c*(4*L*d_h*s + 4*L_dec*d_h*s_dec)
     c = ac_eager*ac_keep*ac_psp*ac_width
     if c:
         out = out + c*(2*L*b*d*s + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 3*L_dec*b*d*s_dec + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32
     if c:
         out = out + c*(4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rope_tables
+    if c:
+        out = out + c*(4*L*d_h*s*t + 4*L_dec*d_h*s_dec*t)
     c = ac_eager*ac_keep*ac_ptp*ac_width
     if c:
         out = out + c*(2*L*b*d*s*t + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 3*L_dec*b*d*s_dec*t + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
@@ -12129,30 +23156,75 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_keep_core*ac_ptp*ac_sdpa
     if c:
         out = out + c*(4*L*b*n_h*s + 8*L_dec*b*n_h*s_dec)
+    c = ac_keep*ac_kv_gather*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(8*L*t + 16*L_dec*t)
+    c = ac_keep*ac_kv_gather*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(8*L + 16*L_dec)
+    c = ac_keep*ac_kv_gather*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(8*L*t + 16*L_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*d)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*d*t)
     c = ac_keep*ac_p0*ac_paper*ac_width
     if c:
-        out = out + c*(4*L*b*d*s*t + 2*L*b*d_ff*s*t + 2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 6*L_dec*b*d*s_dec*t + 2*L_dec*b*d_ff*s_dec*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t)
+        out = out + c*(2*L*b*d*s*t + 2*L*b*d_ff*s*t + 2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 4*L_dec*b*d*s_dec*t + 2*L_dec*b*d_ff*s_dec*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa
     if c:
         out = out + c*(4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(4*L*d_h*s*t + 4*L_dec*d_h*s_dec*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
         out = out + c*(2*L*b*d*s*t + 2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 3*L_dec*b*d*s_dec*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t)
     c = ac_keep*ac_paper*ac_psp*ac_width
     if c:
-        out = out + c*(4*L*b*d*s + 2*L*b*d_ff*s + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 6*L_dec*b*d*s_dec + 2*L_dec*b*d_ff*s_dec + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+        out = out + c*(2*L*b*d*s + 2*L*b*d_ff*s + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 4*L_dec*b*d*s_dec + 2*L_dec*b*d_ff*s_dec + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
     c = ac_keep*ac_paper*ac_ptp*ac_width
     if c:
-        out = out + c*(4*L*b*d*s*t + 2*L*b*d_ff*s + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 6*L_dec*b*d*s_dec*t + 2*L_dec*b*d_ff*s_dec + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+        out = out + c*(2*L*b*d*s*t + 2*L*b*d_ff*s + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 4*L_dec*b*d*s_dec*t + 2*L_dec*b*d_ff*s_dec + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa
     if c:
         out = out + c*(4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(4*L*d_h*s + 4*L_dec*d_h*s_dec)
     c = ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
         out = out + c*(2*L*b*d*s + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 3*L_dec*b*d*s_dec + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa
     if c:
         out = out + c*(4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rope_tables*ac_sdpa
+    if c:
+        out = out + c*(4*L*d_h*s*t + 4*L_dec*d_h*s_dec*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
         out = out + c*(2*L*b*d*s*t + 2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 3*L_dec*b*d*s_dec*t + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
@@ -12210,6 +23282,105 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_act_tanh*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
         out = out + c*(3*L*b*d_ff*s + 3*L_dec*b*d_ff*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_p0
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_psp
+    if c:
+        out = out + c*(8*L*b*d*s + 4*L*b*s + 8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_ptp
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_p0
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_psp
+    if c:
+        out = out + c*(4*L*d + 4*L_dec*d)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_wcopy*ac_ptp
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms32
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms_pow
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms32
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms_pow
+    if c:
+        out = out + c*(4*L*b*s + 4*L_dec*b*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms_pow
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(8*L*b*d*s + 4*L*b*s + 8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*L*d + 4*L_dec*d)
+    c = ac_block_norm*ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*s + 4*L_dec*b*s_dec)
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms_pow*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_paper*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_clip_qkv*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_clip_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec)
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_p0*ac_paper
     if c:
         out = out + c*(L*b*n_h*s**2*t + L_dec*b*n_h*s*s_dec*t + L_dec*b*n_h*s_dec**2*t)
@@ -12219,6 +23390,24 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp
     if c:
         out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L_dec*b*d*s_dec*t)
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d*s + 2*L_dec*b*d*s_dec)
+    c = ac_drop_attn_out*ac_eager*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L_dec*b*d*s_dec*t)
+    c = ac_drop_attn_out*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L_dec*b*d*s_dec*t)
+    c = ac_drop_attn_out*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s + 2*L_dec*b*d*s_dec)
+    c = ac_drop_attn_out*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L_dec*b*d*s_dec*t)
     c = ac_drop_ffn*ac_eager*ac_keep*ac_p0*ac_width
     if c:
         out = out + c*(2*L*b*d_ff*s*t + 2*L_dec*b*d_ff*s_dec*t)
@@ -12239,37 +23428,82 @@ def encoder_decoder__memory_activations_bytes__bound(v):
         out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec)
     c = ac_drop_hidden*ac_eager*ac_keep*ac_p0*ac_width
     if c:
-        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
     c = ac_drop_hidden*ac_eager*ac_keep*ac_psp*ac_width
     if c:
-        out = out + c*(2*L*b*d*s + 3*L_dec*b*d*s_dec)
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
     c = ac_drop_hidden*ac_eager*ac_keep*ac_ptp*ac_width
     if c:
-        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
     c = ac_drop_hidden*ac_keep*ac_p0*ac_sdpa*ac_width
     if c:
-        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
     c = ac_drop_hidden*ac_keep*ac_psp*ac_sdpa*ac_width
     if c:
-        out = out + c*(2*L*b*d*s + 3*L_dec*b*d*s_dec)
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
     c = ac_drop_hidden*ac_keep*ac_ptp*ac_sdpa*ac_width
     if c:
-        out = out + c*(2*L*b*d*s*t + 3*L_dec*b*d*s_dec*t)
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_fused_view*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(2*L*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_fused_view*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(2*L*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_fused_view*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(2*L*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_h*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + L_dec*b*d_h*n_h*s*t + L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_sinks
+    if c:
+        out = out + c*(8*L*b*n_h*s*t + 16*L_dec*b*n_h*s_dec*t)
     c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_soft_bytes
     if c:
         out = out + c*(L*b*n_h*s**2*t + L_dec*b*n_h*s*s_dec*t + L_dec*b*n_h*s_dec**2*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_sinks
+    if c:
+        out = out + c*(8*L*b*n_h*s + 16*L_dec*b*n_h*s_dec)
     c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_soft_bytes
     if c:
         out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_sinks
+    if c:
+        out = out + c*(8*L*b*n_h*s + 16*L_dec*b*n_h*s_dec)
     c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_soft_bytes
     if c:
         out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_h*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
     c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width
     if c:
         out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
     c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width
     if c:
         out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
     c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width
     if c:
         out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec)
@@ -12282,12 +23516,180 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_mla
+    if c:
+        out = out + c*(8*L*b*r_kv*s*t + 4*L*b*s*t + 16*L_dec*b*r_kv*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s*t + 8*L*b*d_h*n_kv*s*t + 8*L*b*s*t + 16*L_dec*b*d_h*n_h*s_dec*t + 8*L_dec*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_kv*s_dec*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s*t + 8*L*b*d_h*n_kv*s*t + 4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 16*L_dec*b*d_h*n_h*s_dec*t + 8*L_dec*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_kv*s_dec*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_mla
+    if c:
+        out = out + c*(8*L*b*r_kv*s + 4*L*b*s + 16*L_dec*b*r_kv*s_dec + 8*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(8*L*b*d*s + 4*L*b*s + 8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(8*L*b*d*s + 4*L*b*s + 8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(8*L*b*d*s + 4*L*b*s + 8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(8*L*b*d*s + 4*L*b*s + 8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s + 8*L*b*d_h*n_kv*s + 8*L*b*s + 16*L_dec*b*d_h*n_h*s_dec + 8*L_dec*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s + 8*L*b*d_h*n_kv*s + 4*L*b*n_h*s + 4*L*b*n_kv*s + 16*L_dec*b*d_h*n_h*s_dec + 8*L_dec*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_kv*s_dec + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_mla
+    if c:
+        out = out + c*(8*L*b*r_kv*s*t + 4*L*b*s*t + 16*L_dec*b*r_kv*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s + 8*L*b*d_h*n_kv*s + 8*L*b*s + 16*L_dec*b*d_h*n_h*s_dec + 8*L_dec*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s + 8*L*b*d_h*n_kv*s + 4*L*b*n_h*s + 4*L*b*n_kv*s + 16*L_dec*b*d_h*n_h*s_dec + 8*L_dec*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_kv*s_dec + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_mla
+    if c:
+        out = out + c*(4*L*r_kv*t + 8*L_dec*r_kv*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(4*L*d_h*n_h*t + 4*L*d_h*n_kv*t + 8*L_dec*d_h*n_h*t + 8*L_dec*d_h*n_kv*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(8*L*d_h*t + 16*L_dec*d_h*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_mla
+    if c:
+        out = out + c*(4*L*r_kv + 8*L_dec*r_kv)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*d + 4*L_dec*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*d + 4*L_dec*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*d + 4*L_dec*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*d + 4*L_dec*d)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(4*L*d_h*n_h + 4*L*d_h*n_kv + 8*L_dec*d_h*n_h + 8*L_dec*d_h*n_kv)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(8*L*d_h + 16*L_dec*d_h)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_mla
+    if c:
+        out = out + c*(4*L*r_kv*t + 8*L_dec*r_kv*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(4*L*d_h*n_h + 4*L*d_h*n_kv + 8*L_dec*d_h*n_h + 8*L_dec*d_h*n_kv)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(8*L*d_h + 16*L_dec*d_h)
+    c = ac_eager*ac_keep*ac_p0*ac_parallel_in*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
     c = ac_eager*ac_keep*ac_p0*ac_prod*ac_width
     if c:
         out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(L*s*t + 2*L_dec*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 4*L*b*d_nope*n_h*s*t + 4*L*b*d_nope*n_kv*s*t + 4*L*b*d_rope*n_h*s*t + 4*L*b*d_rope*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t + 8*L_dec*b*d_nope*n_h*s_dec*t + 4*L_dec*b*d_nope*n_kv*s*t + 4*L_dec*b*d_nope*n_kv*s_dec*t + 8*L_dec*b*d_rope*n_h*s_dec*t + 4*L_dec*b*d_rope*n_kv*s*t + 4*L_dec*b*d_rope*n_kv*s_dec*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 4*L*b*s*t + 8*L_dec*b*r_kv*s_dec*t + 8*L_dec*b*s_dec*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_attn_in
     if c:
         out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
@@ -12300,24 +23702,78 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_norm_ffn_out
     if c:
         out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 8*L*b*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(4*L*b*s*t + 8*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*s*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(4*L*s*t + 8*L_dec*s_dec*t)
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s*t + 4*L_dec*b*d_h*n_h*s_dec*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_gated
     if c:
         out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
     c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_h*s*t + L*b*d_v*n_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_h*s_dec*t + L_dec*b*d_v*n_kv*s*t + L_dec*b*d_v*n_kv*s_dec*t)
+        out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_h*s*t + L*b*d_v*n_kv*s*t + L*b*r_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_h*s_dec*t + L_dec*b*d_v*n_kv*s*t + L_dec*b*d_v*n_kv*s_dec*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_parallel_in*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_parallel_in*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
     c = ac_eager*ac_keep*ac_prod*ac_psp*ac_width
     if c:
         out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
     c = ac_eager*ac_keep*ac_prod*ac_ptp*ac_width
     if c:
         out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(L*s + 2*L_dec*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L*b*d_nope*n_h*s + 4*L*b*d_nope*n_kv*s + 4*L*b*d_rope*n_h*s + 4*L*b*d_rope*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 8*L_dec*b*d_nope*n_h*s_dec + 4*L_dec*b*d_nope*n_kv*s + 4*L_dec*b*d_nope*n_kv*s_dec + 8*L_dec*b*d_rope*n_h*s_dec + 4*L_dec*b*d_rope*n_kv*s + 4*L_dec*b*d_rope*n_kv*s_dec)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s + 4*L*b*s + 8*L_dec*b*r_kv*s_dec + 8*L_dec*b*s_dec)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_attn_in
     if c:
         out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
@@ -12330,18 +23786,66 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_norm_ffn_out
     if c:
         out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L*b*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(4*L*b*s + 8*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*s + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*s + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*s + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*s + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*s + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(4*L*s + 8*L_dec*s_dec)
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_gated
     if c:
         out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
     c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + L*b*r_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec + 2*L_dec*b*r_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(L*s*t + 2*L_dec*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L*b*d_nope*n_h*s + 4*L*b*d_nope*n_kv*s + 4*L*b*d_rope*n_h*s + 4*L*b*d_rope*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 8*L_dec*b*d_nope*n_h*s_dec + 4*L_dec*b*d_nope*n_kv*s + 4*L_dec*b*d_nope*n_kv*s_dec + 8*L_dec*b*d_rope*n_h*s_dec + 4*L_dec*b*d_rope*n_kv*s + 4*L_dec*b*d_rope*n_kv*s_dec)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 4*L*b*s*t + 8*L_dec*b*r_kv*s_dec*t + 8*L_dec*b*s_dec*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_attn_in
     if c:
         out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
@@ -12354,15 +23858,60 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_norm_ffn_out
     if c:
         out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L*b*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_mla
+    if c:
+        out = out + c*(4*L*b*s*t + 8*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*s + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_rot_tables*ac_width
+    if c:
+        out = out + c*(4*L*s*t + 8*L_dec*s_dec*t)
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_v_qkv*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_gated
     if c:
         out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
     c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + L*b*r_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_fused_qkv*ac_keep*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_fused_qkv*ac_keep*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_fused_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s_dec)
     c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_width
     if c:
         out = out + c*(L*b*n_h*s**2*t + L_dec*b*n_h*s*s_dec*t + L_dec*b*n_h*s_dec**2*t)
@@ -12381,18 +23930,204 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(8*L*b*r_kv*s*t + 4*L*b*s*t + 16*L_dec*b*r_kv*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s*t + 8*L*b*d_h*n_kv*s*t + 8*L*b*s*t + 16*L_dec*b*d_h*n_h*s_dec*t + 8*L_dec*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_kv*s_dec*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s*t + 8*L*b*d_h*n_kv*s*t + 4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 16*L_dec*b*d_h*n_h*s_dec*t + 8*L_dec*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_kv*s_dec*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(8*L*b*r_kv*s + 4*L*b*s + 16*L_dec*b*r_kv*s_dec + 8*L_dec*b*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(8*L*b*d*s + 4*L*b*s + 8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(8*L*b*d*s + 4*L*b*s + 8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(8*L*b*d*s + 4*L*b*s + 8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(8*L*b*d*s + 4*L*b*s + 8*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s + 8*L*b*d_h*n_kv*s + 8*L*b*s + 16*L_dec*b*d_h*n_h*s_dec + 8*L_dec*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s + 8*L*b*d_h*n_kv*s + 4*L*b*n_h*s + 4*L*b*n_kv*s + 16*L_dec*b*d_h*n_h*s_dec + 8*L_dec*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_kv*s_dec + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(8*L*b*r_kv*s*t + 4*L*b*s*t + 16*L_dec*b*r_kv*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(8*L*b*d*s*t + 4*L*b*s*t + 8*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s + 8*L*b*d_h*n_kv*s + 8*L*b*s + 16*L_dec*b*d_h*n_h*s_dec + 8*L_dec*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(8*L*b*d_h*n_h*s + 8*L*b*d_h*n_kv*s + 4*L*b*n_h*s + 4*L*b*n_kv*s + 16*L_dec*b*d_h*n_h*s_dec + 8*L_dec*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_kv*s_dec + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*r_kv*t + 8*L_dec*r_kv*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*d_h*n_h*t + 4*L*d_h*n_kv*t + 8*L_dec*d_h*n_h*t + 8*L_dec*d_h*n_kv*t)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(8*L*d_h*t + 16*L_dec*d_h*t)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*r_kv + 8*L_dec*r_kv)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*d + 4*L_dec*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*d + 4*L_dec*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*d + 4*L_dec*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*d + 4*L_dec*d)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*d_h*n_h + 4*L*d_h*n_kv + 8*L_dec*d_h*n_h + 8*L_dec*d_h*n_kv)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(8*L*d_h + 16*L_dec*d_h)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*r_kv*t + 8*L_dec*r_kv*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*d*t + 4*L_dec*d*t)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*d_h*n_h + 4*L*d_h*n_kv + 8*L_dec*d_h*n_h + 8*L_dec*d_h*n_kv)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(8*L*d_h + 16*L_dec*d_h)
+    c = ac_keep*ac_p0*ac_paper*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(L*s*t + 2*L_dec*s_dec*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s*t + 4*L_dec*b*d_h*n_h*s_dec*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_gated
     if c:
         out = out + c*(2*L*b*d_ff*s*t + 2*L_dec*b*d_ff*s_dec*t)
     c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_h*s*t + L*b*d_v*n_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_h*s_dec*t + L_dec*b*d_v*n_kv*s*t + L_dec*b*d_v*n_kv*s_dec*t)
+        out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_h*s*t + L*b*d_v*n_kv*s*t + 2*L*b*r_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_h*s_dec*t + L_dec*b*d_v*n_kv*s*t + L_dec*b*d_v*n_kv*s_dec*t + 4*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_parallel_in*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
     c = ac_keep*ac_p0*ac_prod*ac_sdpa*ac_width
     if c:
         out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
+    c = ac_keep*ac_p0*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*s*t + 2*L_dec*s_dec*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 4*L*b*s*t + 8*L_dec*b*r_kv*s_dec*t + 8*L_dec*b*s_dec*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
         out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
@@ -12405,36 +24140,138 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
         out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 8*L*b*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*s*t + 8*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*s*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(4*L*s*t + 8*L_dec*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(2*L*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + 2*L_dec*b*d_h*n_h*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + 2*L_dec*b*d_h*n_h*s_dec*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s*t + 4*L_dec*b*d_h*n_h*s_dec*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_gated
     if c:
         out = out + c*(L*b*d_ff*s*t + L_dec*b*d_ff*s_dec*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_h*s*t + L*b*d_v*n_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_h*s_dec*t + L_dec*b*d_v*n_kv*s*t + L_dec*b*d_v*n_kv*s_dec*t)
+        out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_h*s*t + L*b*d_v*n_kv*s*t + L*b*r_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_h*s_dec*t + L_dec*b*d_v*n_kv*s*t + L_dec*b*d_v*n_kv*s_dec*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_paper*ac_psp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(L*s + 2*L_dec*s_dec)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_gated
     if c:
         out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec)
     c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 2*L*b*r_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec + 4*L_dec*b*r_kv*s_dec)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_paper*ac_ptp*ac_q_pos_scale*ac_width
+    if c:
+        out = out + c*(L*s*t + 2*L_dec*s_dec*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_gated
     if c:
         out = out + c*(2*L*b*d_ff*s + 2*L_dec*b*d_ff*s_dec)
     c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 2*L*b*r_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec + 4*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_parallel_in*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_parallel_in*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
     c = ac_keep*ac_prod*ac_psp*ac_sdpa*ac_width
     if c:
         out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
     c = ac_keep*ac_prod*ac_ptp*ac_sdpa*ac_width
     if c:
         out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
+    c = ac_keep*ac_psp*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*s + 2*L_dec*s_dec)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s + 4*L*b*s + 8*L_dec*b*r_kv*s_dec + 8*L_dec*b*s_dec)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
         out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
@@ -12447,18 +24284,66 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
         out = out + c*(4*L*b*d*s + 4*L*b*s + 4*L_dec*b*d*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L*b*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*s + 8*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*s + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*s + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*s + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*s + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*s + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_keep*ac_psp*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(4*L*s + 8*L_dec*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(2*L*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec)
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_gated
     if c:
         out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
     c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + L*b*r_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec + 2*L_dec*b*r_kv*s_dec)
+    c = ac_keep*ac_ptp*ac_q_pos_scale*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*s*t + 2*L_dec*s_dec*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 4*L*b*s*t + 8*L_dec*b*r_kv*s_dec*t + 8*L_dec*b*s_dec*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
     if c:
         out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
@@ -12471,15 +24356,165 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
     if c:
         out = out + c*(4*L*b*d*s*t + 4*L*b*s*t + 4*L_dec*b*d*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L*b*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*s*t + 8*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*s*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(8*L*b*s + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec)
+    c = ac_keep*ac_ptp*ac_rot_tables*ac_sdpa*ac_width
+    if c:
+        out = out + c*(4*L*s*t + 8*L_dec*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_fused_view*ac_width
+    if c:
+        out = out + c*(2*L*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_o_copy*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_out_copy*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec)
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width
     if c:
         out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_attn_gate
+    if c:
+        out = out + c*(2*L*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_gated
     if c:
         out = out + c*(L*b*d_ff*s + L_dec*b*d_ff*s_dec)
     c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
     if c:
-        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+        out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + L*b*r_kv*s*t + 4*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_p0*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_p0*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_block_norm*ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
     c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
     if c:
         out = out + c*(L*b*n_h*s**2*t + L_dec*b*n_h*s*s_dec*t + L_dec*b*n_h*s_dec**2*t)
@@ -12489,6 +24524,33 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_cast*ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_width
     if c:
         out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + 2*L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + 2*L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_kv*s_dec*t)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_kv*s_dec)
+    c = ac_clip_qkv*ac_eager*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_kv*s_dec)
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_paper*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + 2*L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + 2*L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_kv*s_dec*t)
+    c = ac_clip_qkv*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + 2*L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + 2*L_dec*b*d_rope*n_kv*s_dec*t + 2*L_dec*b*d_v*n_kv*s_dec*t)
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_kv*s_dec)
+    c = ac_clip_qkv*ac_keep*ac_paper*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_kv*s_dec)
+    c = ac_clip_qkv*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_kv*s_dec)
+    c = ac_clip_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_rope*n_kv*s_dec + 2*L_dec*b*d_v*n_kv*s_dec)
     c = ac_drop_attn*ac_eager*ac_keep*ac_keep_core*ac_p0*ac_width
     if c:
         out = out + c*(2*L*b*n_h*s**2*t + 2*L_dec*b*n_h*s*s_dec*t + 2*L_dec*b*n_h*s_dec**2*t)
@@ -12507,15 +24569,90 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_drop_attn*ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_width
     if c:
         out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_rope*s*t + 8*L_dec*b*d_rope*s_dec*t)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_rope*s + 8*L_dec*b*d_rope*s_dec)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_rope*s*t + 8*L_dec*b*d_rope*s_dec*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + L_dec*b*d_h*n_h*s*t + L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 4*L*b*d_nope*n_h*s*t + 4*L*b*d_nope*n_kv*s*t + 4*L*b*d_rope*n_h*s*t + 4*L*b*d_rope*n_kv*s*t + 4*L_dec*b*d_h*n_h*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t + 4*L_dec*b*d_nope*n_h*s*t + 4*L_dec*b*d_nope*n_h*s_dec*t + 4*L_dec*b*d_nope*n_kv*s*t + 4*L_dec*b*d_nope*n_kv*s_dec*t + 4*L_dec*b*d_rope*n_h*s*t + 4*L_dec*b*d_rope*n_h*s_dec*t + 4*L_dec*b*d_rope*n_kv*s*t + 4*L_dec*b*d_rope*n_kv*s_dec*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L_dec*b*d_h*n_h*s*t + L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t + L_dec*b*d_nope*n_h*s*t + L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + L_dec*b*d_rope*n_h*s*t + L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L*b*d_nope*n_h*s + 4*L*b*d_nope*n_kv*s + 4*L*b*d_rope*n_h*s + 4*L*b*d_rope*n_kv*s + 4*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*d_nope*n_h*s + 4*L_dec*b*d_nope*n_h*s_dec + 4*L_dec*b*d_nope*n_kv*s + 4*L_dec*b*d_nope*n_kv*s_dec + 4*L_dec*b*d_rope*n_h*s + 4*L_dec*b*d_rope*n_h*s_dec + 4*L_dec*b*d_rope*n_kv*s + 4*L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L*b*d_nope*n_h*s + 4*L*b*d_nope*n_kv*s + 4*L*b*d_rope*n_h*s + 4*L*b*d_rope*n_kv*s + 4*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*d_nope*n_h*s + 4*L_dec*b*d_nope*n_h*s_dec + 4*L_dec*b*d_nope*n_kv*s + 4*L_dec*b*d_nope*n_kv*s_dec + 4*L_dec*b*d_rope*n_h*s + 4*L_dec*b*d_rope*n_h*s_dec + 4*L_dec*b*d_rope*n_kv*s + 4*L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(L*b*n_h*s*t + 2*L_dec*b*n_h*s_dec*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_p0*ac_softcap*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2*t + L_dec*b*n_h*s*s_dec*t + L_dec*b*n_h*s_dec**2*t)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(L*b*n_h*s + 2*L_dec*b*n_h*s_dec)
+    c = ac_eager*ac_keep*ac_keep_core*ac_psp*ac_softcap*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_sinks*ac_soft_bytes
+    if c:
+        out = out + c*(L*b*n_h*s + 2*L_dec*b*n_h*s_dec)
+    c = ac_eager*ac_keep*ac_keep_core*ac_ptp*ac_softcap*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + L_dec*b*d_h*n_h*s*t + L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 4*L*b*d_nope*n_h*s*t + 4*L*b*d_nope*n_kv*s*t + 4*L*b*d_rope*n_h*s*t + 4*L*b*d_rope*n_kv*s*t + 4*L_dec*b*d_h*n_h*s*t + 4*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t + 4*L_dec*b*d_nope*n_h*s*t + 4*L_dec*b*d_nope*n_h*s_dec*t + 4*L_dec*b*d_nope*n_kv*s*t + 4*L_dec*b*d_nope*n_kv*s_dec*t + 4*L_dec*b*d_rope*n_h*s*t + 4*L_dec*b*d_rope*n_h*s_dec*t + 4*L_dec*b*d_rope*n_kv*s*t + 4*L_dec*b*d_rope*n_kv*s_dec*t)
     c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_width*sw_mla
     if c:
         out = out + c*(2*L*b*d_h*n_h*s*t + 2*L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L*b*d_v*n_h*s*t + L*b*d_v*n_kv*s*t + 2*L_dec*b*d_h*n_h*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_kv*s_dec*t + L_dec*b*d_nope*n_h*s*t + L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + L_dec*b*d_rope*n_h*s*t + L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t + L_dec*b*d_v*n_h*s*t + L_dec*b*d_v*n_h*s_dec*t + L_dec*b*d_v*n_kv*s*t + L_dec*b*d_v*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L*b*d_nope*n_h*s + 4*L*b*d_nope*n_kv*s + 4*L*b*d_rope*n_h*s + 4*L*b*d_rope*n_kv*s + 4*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*d_nope*n_h*s + 4*L_dec*b*d_nope*n_h*s_dec + 4*L_dec*b*d_nope*n_kv*s + 4*L_dec*b*d_nope*n_kv*s_dec + 4*L_dec*b*d_rope*n_h*s + 4*L_dec*b*d_rope*n_h*s_dec + 4*L_dec*b*d_rope*n_kv*s + 4*L_dec*b*d_rope*n_kv*s_dec)
     c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_width*sw_mla
     if c:
         out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 2*L_dec*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + L_dec*b*d_v*n_h*s + L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*ac_width
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 4*L*b*d_nope*n_h*s + 4*L*b*d_nope*n_kv*s + 4*L*b*d_rope*n_h*s + 4*L*b*d_rope*n_kv*s + 4*L_dec*b*d_h*n_h*s + 4*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*d_nope*n_h*s + 4*L_dec*b*d_nope*n_h*s_dec + 4*L_dec*b*d_nope*n_kv*s + 4*L_dec*b*d_nope*n_kv*s_dec + 4*L_dec*b*d_rope*n_h*s + 4*L_dec*b*d_rope*n_h*s_dec + 4*L_dec*b*d_rope*n_kv*s + 4*L_dec*b*d_rope*n_kv*s_dec)
     c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_width*sw_mla
     if c:
         out = out + c*(2*L*b*d_h*n_h*s + 2*L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L*b*d_v*n_h*s + L*b*d_v*n_kv*s + 2*L_dec*b*d_h*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec + L_dec*b*d_v*n_h*s + L_dec*b*d_v*n_h*s_dec + L_dec*b*d_v*n_kv*s + L_dec*b*d_v*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L*b*s*t + 2*L_dec*b*r_kv*s_dec*t + 4*L_dec*b*s_dec*t)
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
@@ -12528,6 +24665,15 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 4*L*b*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*s*t + 6*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L*b*n_h*s*t + 2*L*b*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t + 4*L_dec*b*n_h*s_dec*t + 2*L_dec*b*n_kv*s*t + 2*L_dec*b*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L*b*s + 2*L_dec*b*r_kv*s_dec + 4*L_dec*b*s_dec)
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
@@ -12540,6 +24686,15 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 4*L*b*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*s + 6*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L*b*n_h*s + 2*L*b*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*n_h*s_dec + 2*L_dec*b*n_kv*s + 2*L_dec*b*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L*b*s*t + 2*L_dec*b*r_kv*s_dec*t + 4*L_dec*b*s_dec*t)
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
@@ -12552,6 +24707,267 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 4*L*b*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*s + 6*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L*b*n_h*s + 2*L*b*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*n_h*s_dec + 2*L_dec*b*n_kv*s + 2*L_dec*b*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 8*L_dec*b*r_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s + 8*L_dec*b*r_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 8*L_dec*b*r_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 8*L*b*s*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(8*L*b*r_q*s*t + 4*L*b*s*t + 16*L_dec*b*r_q*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L_dec*b*r_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(8*L*b*r_q*s + 4*L*b*s + 16*L_dec*b*r_q*s_dec + 8*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_qk_head_stats*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(8*L*b*r_q*s*t + 4*L*b*s*t + 16*L_dec*b*r_q*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_nope*n_h*s*t + L_dec*b*d_nope*n_h*s*t + L_dec*b*d_nope*n_h*s_dec*t)
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec)
+    c = ac_eager*ac_keep*ac_mla_v_view*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 8*L_dec*b*r_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s + 8*L_dec*b*r_kv*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 8*L_dec*b*r_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*r_q*t + 8*L_dec*r_q*t)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*r_q + 8*L_dec*r_q)
+    c = ac_eager*ac_keep*ac_norm_wcopy*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*r_q*t + 8*L_dec*r_q*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 8*L*b*s*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 8*L*b*s*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
@@ -12564,6 +24980,21 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 4*L*b*s*t + 8*L_dec*b*r_q*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*s*t + 8*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
@@ -12576,6 +25007,30 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + 2*L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + 2*L_dec*b*d_rope*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L_dec*b*r_kv*s_dec)
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
@@ -12588,6 +25043,21 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s + 4*L*b*s + 8*L_dec*b*r_q*s_dec + 8*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*s + 8*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L_dec*b*r_kv*s_dec)
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
@@ -12600,6 +25070,30 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk_head_stats*ac_rms32*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_qk_head_stats*ac_rms_pow*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
@@ -12612,6 +25106,21 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 4*L*b*s*t + 8*L_dec*b*r_q*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms_pow*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*s*t + 8*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
@@ -12624,6 +25133,57 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_v_qkv*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_rope*s*t + 8*L_dec*b*d_rope*s_dec*t)
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_rope*s + 8*L_dec*b*d_rope*s_dec)
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*d_rope*s*t + 8*L_dec*b*d_rope*s_dec*t)
+    c = ac_fused_qkv*ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*d_nope*n_h*s_dec*t + 2*L_dec*b*d_nope*n_kv*s_dec*t + 2*L_dec*b*d_rope*n_h*s_dec*t + 2*L_dec*b*d_rope*n_kv*s_dec*t)
+    c = ac_fused_qkv*ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_fused_qkv*ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*d_nope*n_h*s_dec + 2*L_dec*b*d_nope*n_kv*s_dec + 2*L_dec*b*d_rope*n_h*s_dec + 2*L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_sinks*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s*t + 2*L_dec*b*n_h*s_dec*t)
+    c = ac_keep*ac_keep_core*ac_p0*ac_paper*ac_softcap*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2*t + L_dec*b*n_h*s*s_dec*t + L_dec*b*n_h*s_dec**2*t)
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_sinks*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s + 2*L_dec*b*n_h*s_dec)
+    c = ac_keep*ac_keep_core*ac_paper*ac_psp*ac_softcap*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_sinks*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s + 2*L_dec*b*n_h*s_dec)
+    c = ac_keep*ac_keep_core*ac_paper*ac_ptp*ac_softcap*ac_width
+    if c:
+        out = out + c*(L*b*n_h*s**2 + L_dec*b*n_h*s*s_dec + L_dec*b*n_h*s_dec**2)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L*b*s*t + 2*L_dec*b*r_kv*s_dec*t + 4*L_dec*b*s_dec*t)
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
@@ -12636,6 +25196,15 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 4*L*b*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t + 2*L_dec*b*s*t + 6*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L*b*n_h*s*t + 2*L*b*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t + 4*L_dec*b*n_h*s_dec*t + 2*L_dec*b*n_kv*s*t + 2*L_dec*b*n_kv*s_dec*t)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L*b*s + 2*L_dec*b*r_kv*s_dec + 4*L_dec*b*s_dec)
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
@@ -12648,6 +25217,15 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s + 2*L*b*s + L_dec*b*d*s_dec + 2*L_dec*b*s_dec)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 4*L*b*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*s + 6*L_dec*b*s_dec)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L*b*n_h*s + 2*L*b*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*n_h*s_dec + 2*L_dec*b*n_kv*s + 2*L_dec*b*n_kv*s_dec)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L*b*s*t + 2*L_dec*b*r_kv*s_dec*t + 4*L_dec*b*s_dec*t)
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
@@ -12660,6 +25238,258 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + 2*L*b*s*t + L_dec*b*d*s_dec*t + 2*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 4*L*b*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + 2*L_dec*b*s + 6*L_dec*b*s_dec)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L*b*n_h*s + 2*L*b*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + 4*L_dec*b*n_h*s_dec + 2*L_dec*b*n_kv*s + 2*L_dec*b*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 8*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s + 8*L_dec*b*r_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 8*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_p0*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 8*L*b*s*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(8*L*b*r_q*s*t + 4*L*b*s*t + 16*L_dec*b*r_q*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_psp*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L_dec*b*r_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(8*L*b*r_q*s + 4*L*b*s + 16*L_dec*b*r_q*s_dec + 8*L_dec*b*s_dec)
+    c = ac_keep*ac_ln32*ac_ptp*ac_qk_head_stats*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(8*L*b*r_q*s*t + 4*L*b*s*t + 16*L_dec*b*r_q*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 8*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 4*L*b*d_h*n_kv*s*t + 8*L_dec*b*d_h*n_h*s_dec*t + 4*L_dec*b*d_h*n_kv*s*t + 4*L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s + 8*L_dec*b*r_kv*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s + 4*L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_mla
+    if c:
+        out = out + c*(4*L*b*r_kv*s*t + 8*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_attn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_in
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_norm_ffn_out
+    if c:
+        out = out + c*(4*L*b*d*s*t + 4*L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 4*L*b*d_h*n_kv*s + 8*L_dec*b*d_h*n_h*s_dec + 4*L_dec*b*d_h*n_kv*s + 4*L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_norm_wcopy*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*r_q*t + 8*L_dec*r_q*t)
+    c = ac_keep*ac_norm_wcopy*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*r_q + 8*L_dec*r_q)
+    c = ac_keep*ac_norm_wcopy*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*r_q*t + 8*L_dec*r_q*t)
+    c = ac_keep*ac_p0*ac_paper*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*L*b*r_q*s*t + 4*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_p0*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 8*L*b*s*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s*t + 4*L*b*n_kv*s*t + 8*L*b*s*t + 8*L_dec*b*n_h*s_dec*t + 4*L_dec*b*n_kv*s*t + 4*L_dec*b*n_kv*s_dec*t + 4*L_dec*b*s*t + 12*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
@@ -12672,6 +25502,27 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 4*L*b*s*t + 8*L_dec*b*r_q*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*s*t + 8*L_dec*b*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_v*n_h*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_v*n_h*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_v*n_h*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + 2*L_dec*b*d_v*n_h*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
@@ -12684,6 +25535,30 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_paper*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*L*b*r_q*s + 4*L_dec*b*r_q*s_dec)
+    c = ac_keep*ac_paper*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(2*L*b*r_q*s*t + 4*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_psp*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L_dec*b*r_kv*s_dec)
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
@@ -12696,6 +25571,27 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s + 4*L*b*s + 8*L_dec*b*r_q*s_dec + 8*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*s + 8*L_dec*b*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_v*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_v*n_h*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_v*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_v*n_h*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L_dec*b*r_kv*s_dec)
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
@@ -12708,6 +25604,24 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_keep*ac_ptp*ac_qk_head_stats*ac_rms32*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_ptp*ac_qk_head_stats*ac_rms_pow*ac_sdpa*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*n_h*s + 4*L*b*n_kv*s + 8*L*b*s + 8*L_dec*b*n_h*s_dec + 4*L_dec*b*n_kv*s + 4*L_dec*b*n_kv*s_dec + 4*L_dec*b*s + 12*L_dec*b*s_dec)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
@@ -12720,6 +25634,27 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 4*L*b*s*t + 8*L_dec*b*r_q*s_dec*t + 8*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_rms_pow*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*s*t + 8*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_o_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_v*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_v*n_h*s_dec)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_sdpa_out_copy*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_v*n_h*s + 2*L_dec*b*d_h*n_h*s_dec + 2*L_dec*b*d_v*n_h*s_dec)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_attn_in
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
@@ -12732,6 +25667,573 @@ def encoder_decoder__memory_activations_bytes__bound(v):
     c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_norm_ffn_out
     if c:
         out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_block_norm*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 8*L_dec*b*d_h*n_h*s_dec*t)
+    c = ac_eager*ac_f32*ac_keep*ac_p0*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 8*L_dec*b*d_h*n_h*s_dec*t)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 8*L_dec*b*d_h*n_h*s_dec)
+    c = ac_eager*ac_f32*ac_keep*ac_psp*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 8*L_dec*b*d_h*n_h*s_dec)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 8*L_dec*b*d_h*n_h*s_dec)
+    c = ac_eager*ac_f32*ac_keep*ac_ptp*ac_rms32*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 8*L_dec*b*d_h*n_h*s_dec)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L_dec*b*d_h*n_h*s*t + L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t + L_dec*b*d_nope*n_h*s*t + L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + L_dec*b*d_rope*n_h*s*t + L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_k_bcast*ac_keep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_p0*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + L*b*d_nope*n_h*s*t + L*b*d_nope*n_kv*s*t + L*b*d_rope*n_h*s*t + L*b*d_rope*n_kv*s*t + L_dec*b*d_h*n_h*s*t + L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t + L_dec*b*d_nope*n_h*s*t + L_dec*b*d_nope*n_h*s_dec*t + L_dec*b*d_nope*n_kv*s*t + L_dec*b*d_nope*n_kv*s_dec*t + L_dec*b*d_rope*n_h*s*t + L_dec*b*d_rope*n_h*s_dec*t + L_dec*b*d_rope*n_kv*s*t + L_dec*b*d_rope*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_psp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_kv_rep*ac_ptp*ac_qk32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + L*b*d_nope*n_h*s + L*b*d_nope*n_kv*s + L*b*d_rope*n_h*s + L*b*d_rope*n_kv*s + L_dec*b*d_h*n_h*s + L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec + L_dec*b*d_nope*n_h*s + L_dec*b*d_nope*n_h*s_dec + L_dec*b*d_nope*n_kv*s + L_dec*b*d_nope*n_kv*s_dec + L_dec*b*d_rope*n_h*s + L_dec*b*d_rope*n_h*s_dec + L_dec*b*d_rope*n_kv*s + L_dec*b*d_rope*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*L*b*n_h*s*t + 2*L*b*n_kv*s*t + 4*L*b*s*t + 4*L_dec*b*n_h*s_dec*t + 2*L_dec*b*n_kv*s*t + 2*L_dec*b*n_kv*s_dec*t + 2*L_dec*b*s*t + 6*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L*b*s*t + 2*L_dec*b*r_q*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*L*b*n_h*s + 2*L*b*n_kv*s + 4*L*b*s + 4*L_dec*b*n_h*s_dec + 2*L_dec*b*n_kv*s + 2*L_dec*b*n_kv*s_dec + 2*L_dec*b*s + 6*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L*b*s + 2*L_dec*b*r_q*s_dec + 4*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_qk_head_stats*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*L*b*n_h*s + 2*L*b*n_kv*s + 4*L*b*s + 4*L_dec*b*n_h*s_dec + 2*L_dec*b*n_kv*s + 2*L_dec*b*n_kv*s_dec + 2*L_dec*b*s + 6*L_dec*b*s_dec)
+    c = ac_eager*ac_keep*ac_ln*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L*b*s*t + 2*L_dec*b*r_q*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 8*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L_dec*b*r_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s + 8*L_dec*b*r_q*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 8*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 8*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L_dec*b*r_kv*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s + 8*L_dec*b*r_q*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 8*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_p0*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_psp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_eager*ac_keep*ac_psp*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_eager*ac_keep*ac_ptp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_ptp*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 8*L_dec*b*d_h*n_h*s_dec*t)
+    c = ac_f32*ac_keep*ac_p0*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s*t + 8*L_dec*b*d_h*n_h*s_dec*t)
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 8*L_dec*b*d_h*n_h*s_dec)
+    c = ac_f32*ac_keep*ac_psp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 8*L_dec*b*d_h*n_h*s_dec)
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_all
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 8*L_dec*b*d_h*n_h*s_dec)
+    c = ac_f32*ac_keep*ac_ptp*ac_rms32*ac_sdpa*sw_attn_gate*sw_qk_head
+    if c:
+        out = out + c*(4*L*b*d_h*n_h*s + 8*L_dec*b*d_h*n_h*s_dec)
+    c = ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln*ac_p0*ac_parallel_norms*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln*ac_p0*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*L*b*n_h*s*t + 2*L*b*n_kv*s*t + 4*L*b*s*t + 4*L_dec*b*n_h*s_dec*t + 2*L_dec*b*n_kv*s*t + 2*L_dec*b*n_kv*s_dec*t + 2*L_dec*b*s*t + 6*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L*b*s*t + 2*L_dec*b*r_q*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln*ac_parallel_norms*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln*ac_psp*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*L*b*n_h*s + 2*L*b*n_kv*s + 4*L*b*s + 4*L_dec*b*n_h*s_dec + 2*L_dec*b*n_kv*s + 2*L_dec*b*n_kv*s_dec + 2*L_dec*b*s + 6*L_dec*b*s_dec)
+    c = ac_keep*ac_ln*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L*b*s + 2*L_dec*b*r_q*s_dec + 4*L_dec*b*s_dec)
+    c = ac_keep*ac_ln*ac_ptp*ac_qk_head_stats*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(2*L*b*n_h*s + 2*L*b*n_kv*s + 4*L*b*s + 4*L_dec*b*n_h*s_dec + 2*L_dec*b*n_kv*s + 2*L_dec*b*n_kv*s_dec + 2*L_dec*b*s + 6*L_dec*b*s_dec)
+    c = ac_keep*ac_ln*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L*b*s*t + 2*L_dec*b*r_q*s_dec*t + 4*L_dec*b*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 8*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L_dec*b*r_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s + 8*L_dec*b*r_q*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 8*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_ln32*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_ln32*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_keep*ac_ln32*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s*t + L*b*d_h*n_kv*s*t + 2*L_dec*b*d_h*n_h*s_dec*t + L_dec*b*d_h*n_kv*s*t + L_dec*b*d_h*n_kv*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 8*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s + 2*L_dec*b*r_kv*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s + L_dec*b*d*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s + 8*L_dec*b*r_q*s_dec)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla
+    if c:
+        out = out + c*(L*b*r_kv*s*t + 2*L_dec*b*r_kv*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_attn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_in
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_norm_ffn_out
+    if c:
+        out = out + c*(L*b*d*s*t + L_dec*b*d*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_all
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_qk_head
+    if c:
+        out = out + c*(L*b*d_h*n_h*s + L*b*d_h*n_kv*s + 2*L_dec*b*d_h*n_h*s_dec + L_dec*b*d_h*n_kv*s + L_dec*b*d_h*n_kv*s_dec)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(4*L*b*r_q*s*t + 8*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_p0*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_keep*ac_psp*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_keep*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_ptp*ac_sdpa*ac_t5_16*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_eager*ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_eager*ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_p0*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_psp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_keep*ac_ln32*ac_norm_w32*ac_ptp*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_p0*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
+    c = ac_keep*ac_norm_w32*ac_psp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s + 2*L_dec*b*r_q*s_dec)
+    c = ac_keep*ac_norm_w32*ac_ptp*ac_rms32*ac_sdpa*ac_width*sw_mla*sw_q_lora
+    if c:
+        out = out + c*(L*b*r_q*s*t + 2*L_dec*b*r_q*s_dec*t)
     return out + t
 
 
