@@ -46,6 +46,7 @@ const out = input.jobs.map((job) => {
                     substituted: [...d.terms, ...d.extra].every(t => t.names.every(n => typeof d.symbols[n] === "bigint"))}];
       }))};
     }
+    if (job.kind === "facts") return {ok: core.activationFacts(spec(job), job.dtype, job.batch)};
     if (job.kind === "int") return {ok: core.parseInt(job.field, job.text, !!job.zero)};
     throw new Error("unknown job " + job.kind);
   } catch (e) {

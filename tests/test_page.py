@@ -175,6 +175,31 @@ def test_core_reads_every_family_config_as_the_cli_does(meta_file):
     assert len(gemma3n) >= 6 and all("ok" in g for _, g in gemma3n), gemma3n
 
 
+@needs_node
+def test_core_activation_facts_are_pythons(meta_file):
+    """activationFacts (core.js) equals activation_profiles.facts for every preset and every
+    family config, in 16 and 32 bits, at batch 1 and 2 (the report's tests draw options over
+    presets only; these facts also decide what a pasted config keeps)."""
+    from symcalc.algebra.activation_profiles import facts
+
+    jobs, want = [], []
+    models = [("preset", n, presets.load(n).spec) for n in presets.names()]
+    models += [("config", Path(p).read_text(encoding="utf-8"),
+                read_model(json.loads(Path(p).read_text(encoding="utf-8")), name="cfg")[0])
+               for p in CONFIGS]
+    for kind, key, spec in models:
+        for dtype in ("bf16", "fp32"):
+            for batch in (1, 2):
+                job = {"kind": "facts", "dtype": dtype, "batch": batch, kind: key}
+                if kind == "config":
+                    job["name"] = "cfg"
+                jobs.append(job)
+                want.append({"ok": facts(spec, dtype, batch)})
+    got = node(meta_file, jobs)
+    for job, w, g in zip(jobs, want, got):
+        assert g == w, (job.get("preset") or job["config"][:200], job["dtype"], job["batch"])
+
+
 MULTIMODAL = [p for p in CONFIGS if Path(p).parent.name in ("gemma3", "mistral3", "llama4", "qwen3_5",
                                                             "qwen3_5_moe")]
 

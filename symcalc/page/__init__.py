@@ -38,13 +38,15 @@ def meta() -> dict[str, Any]:
     fields = []
     for f in dataclasses.fields(sp.Spec):
         default = None if f.default is dataclasses.MISSING else f.default
-        kind = ("size" if f.name in sp.SIZE_FIELDS else "count" if f.name in sp.COUNT_FIELDS
+        kind = ("size" if f.name in sp.SIZE_FIELDS
+                else "count" if f.name in sp.COUNT_FIELDS + sp.ROUTER_COUNTS
                 else "flag" if f.name in sp.FLAG_FIELDS else "text")
         fields.append({"name": f.name, "default": default, "kind": kind})
     choices = {"family": sp.FAMILIES, "ffn": sp.FFN_KINDS, "norm": sp.NORMS, "head": sp.HEADS,
                "position": sp.POSITIONS, "qk_norm": sp.QK_NORMS,
                "linear_attn": sp.LINEAR_ATTNS, "ssm": sp.SSMS, "act": tuple(sorted(ap.ACTS))}
     spec = {"fields": fields, "size_fields": sp.SIZE_FIELDS, "count_fields": sp.COUNT_FIELDS,
+            "router_counts": sp.ROUTER_COUNTS,
             "flag_fields": sp.FLAG_FIELDS, "hybrid_counts": sp.HYBRID_COUNTS,
             "linear_fields": sp.LINEAR_FIELDS, "ssm_fields": sp.SSM_FIELDS,
             "gemma3n_sizes": sp.GEMMA3N_SIZES, "mla_fields": sp.MLA_FIELDS, "chunk": sp.CHUNK,
@@ -60,16 +62,12 @@ def meta() -> dict[str, Any]:
                     "mla_cache": op.MLA_CACHE},
         "optimizers": gen.OPTIMIZERS,
     }
-    activations = {
-        "models": ap.ACTIVATION_MODELS, "text": ACTIVATION_TEXT,
-        "softmax_in_model_dtype": sorted(ap.SOFTMAX_IN_MODEL_DTYPE), "t5_norm": sorted(ap.T5_NORM),
-        "dropout_inside_ffn": sorted(ap.DROPOUT_INSIDE_FFN),
-        "act_saves_output": sorted(ap.ACT_SAVES_OUTPUT),
-        "act_tanh_formula": sorted(ap.ACT_TANH_FORMULA), "acts": sorted(ap.ACTS),
-        "act_keys": ap.ACT_KEYS, "attn_dropout_keys": ap.ATTN_DROPOUT_KEYS,
-        "hidden_dropout_keys": ap.HIDDEN_DROPOUT_KEYS, "dropout_defaults": ap.DROPOUT_DEFAULTS,
-        "act_defaults": ap.ACT_DEFAULTS,
-    }
+    # every implementation table of activation_profiles (frozensets as sorted lists), by its
+    # Python name: core.js's configFields and activationFacts read them
+    activations = {"models": ap.ACTIVATION_MODELS, "text": ACTIVATION_TEXT}
+    for name, value in vars(ap).items():
+        if name.isupper() and name not in ("FACT_MEANINGS", "ACTIVATION_TEXT"):
+            activations[name] = sorted(value) if isinstance(value, frozenset) else value
     families = {name: tomllib.loads((FAMILIES_DIR / f"{name}.toml").read_text(encoding="utf-8"))
                 for name in family_names()}
     preset_data = {}

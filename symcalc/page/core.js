@@ -273,7 +273,9 @@ function makeSpec(values) {  // make_spec
   const v = {...values};
   for (const f of ["name", "source", "impl"]) if (f in v && typeof v[f] !== "string") throw new SymcalcError(f, `must be text (got ${repr(v[f])})`);
   for (const f of S().size_fields) if (has(v, f)) v[f] = positiveInt(f, v[f]);
-  for (const f of S().count_fields) if (has(v, f)) v[f] = count(f, v[f]);
+  for (const f of [...S().count_fields, ...S().router_counts]) if (has(v, f)) v[f] = count(f, v[f]);
+  if (get(v, "router_topk_groups", 0) > get(v, "router_groups", 0))
+    throw new SymcalcError("router_topk_groups", `must not exceed router_groups (${v.router_topk_groups} > ${get(v, "router_groups", 0)})`);
   const C = S().choices;
   choice("family", v.family, C.family);
   for (const f of ["ffn", "norm", "head", "position", "qk_norm", "linear_attn", "ssm", "act"])
@@ -312,7 +314,7 @@ function makeSpec(values) {  // make_spec
 }
 
 function coerceText(key, text) {  // coerce_text (the text of --set key=value)
-  if (S().size_fields.includes(key) || S().count_fields.includes(key)) return parseInt_(`--set ${key}`, text, true);
+  if (S().size_fields.includes(key) || S().count_fields.includes(key) || S().router_counts.includes(key)) return parseInt_(`--set ${key}`, text, true);
   if (S().flag_fields.includes(key)) {
     const l = text.trim().toLowerCase();
     if (["true", "yes", "on", "1"].includes(l)) return true;
@@ -442,21 +444,79 @@ function conventionSwitches(spec, o) {
           sw_mla_expanded: spec.mla && o.mla_cache === "expanded" ? 1 : 0};
 }
 function activationFacts(spec, dtype, batch) {  // activation_profiles.facts
-  const A = META.activations, impl = spec.impl, act = spec.act;
+  const A = META.activations, impl = spec.impl, act = spec.act, I = x => (x ? 1 : 0);
+  const inA = (name, x = impl) => (Array.isArray(A[name]) ? A[name].includes(x) : x in A[name]);
   const width = ["fp32", "float32"].includes(String(dtype).trim().toLowerCase()) ? 4 : 2;
   const f32 = width === 4;
-  const rms = spec.norm === "rmsnorm" || A.t5_norm.includes(impl);
-  const layernorm = (spec.norm === "layernorm" || spec.norm === "layernorm_nobias") && !rms;
-  const soft32 = !A.softmax_in_model_dtype.includes(impl);
+  const rms = spec.norm === "rmsnorm" || inA("T5_NORM");
+  const layernorm = (["layernorm", "layernorm_nobias"].includes(spec.norm)
+                     || spec.norm === "none" && inA("LAYERNORM_WITHOUT_PARAMS")) && !rms;
+  const ln32 = layernorm && inA("LAYERNORM_FP32");
+  const soft32 = !inA("SOFTMAX_IN_MODEL_DTYPE");
   const dropAttn = !!spec.dropout_attn, dropHidden = !!spec.dropout_hidden;
-  const dropFfn = dropHidden && A.dropout_inside_ffn.includes(impl);
-  const actOut = A.act_saves_output.includes(act), gated = spec.ffn === "gated";
-  const I = x => (x ? 1 : 0);
-  return {ac_width: width, ac_ln: I(layernorm), ac_rms32: I(rms), ac_t5_16: I(rms && A.t5_norm.includes(impl) && !f32),
-          ac_soft_bytes: soft32 ? 4 : width, ac_cast: I(soft32 && !f32 && !dropAttn), ac_drop_attn: I(dropAttn),
-          ac_drop_hidden: I(dropHidden), ac_drop_ffn: I(dropFfn), ac_act_in: I(!actOut),
-          ac_act_tanh: I(A.act_tanh_formula.includes(act)), ac_act_kept: I(actOut || gated || !dropFfn),
-          ac_prod: I(gated && !dropFfn), ac_kv_rep: I(!(spec.n_kv === 1 && batch === 1))};
+  const dropFfn = dropHidden && inA("DROPOUT_INSIDE_FFN");
+  const dropProbs = dropAttn && !(inA("PROB_DROPOUT_ONLY_WITH_ALIBI") && spec.position === "rotary");
+  const dropOut = inA("ATTN_OUT_DROPOUT_NONE") ? false
+    : inA("ATTN_OUT_DROPOUT_BY_ATTENTION") ? dropAttn && !spec.parallel : dropHidden;
+  const actOut = inA("ACT_SAVES_OUTPUT", act), gated = spec.ffn === "gated";
+  const nKv = spec.n_kv || spec.n_h;
+  return {
+    ac_width: width, ac_ln: I(layernorm && !ln32), ac_ln32: I(ln32), ac_rms32: I(rms),
+    ac_rms_pow: I(rms && inA("GEMMA3N")), ac_g3n: I(inA("GEMMA3N")),
+    ac_t5_16: I(rms && inA("T5_NORM") && !f32),
+    ac_norm_w32: I(rms && (inA("NORM_WEIGHT_FP32") || inA("GEMMA_NORM")) || ln32),
+    ac_norm_wcopy: I(rms && inA("GEMMA_NORM") || (ln32 || rms && inA("NORM_WEIGHT_CAST32")) && !f32),
+    ac_qk_head_stats: I(ln32 || inA("QK_NORM_PER_HEAD")),
+    ac_softcap: I(spec.softcap), ac_bidir: I(spec.bidirectional), ac_sdpa_kv_copy: I(spec.n_kv !== 1),
+    ac_sdpa_out_copy: I(inA("ROTARY_CAT_HEADS_FIRST") && spec.n_h > 1),
+    ac_rope_local: I(inA("ROPE_LOCAL_TABLE") && spec.position === "rotary"),
+    ac_parallel_in: I(spec.parallel && !spec.norm_ffn_in), ac_parallel_norms: I(spec.parallel && spec.norm_ffn_in),
+    ac_qk32: I(inA("QK_FP32")), ac_q_pos_scale: I(inA("QUERY_POSITION_SCALE")),
+    ac_rot_tables: inA("ROTARY_TABLES_PER_LAYER") || inA("ROTARY_PAIR_PER_LAYER") ? spec.rotary_tables : 0,
+    ac_kv_gather: 2 * I(["mqa", "grouped"].includes(spec.fused_qkv)),
+    ...fusedQkvFacts(spec, batch),
+    ac_sdpa_o_copy: I(inA("SDPA_OUTPUT_COPY")), ac_drop_attn_out: I(dropOut), ac_soft_bytes: soft32 ? 4 : width, ac_cast: I(soft32 && !f32 && !dropProbs),
+    ac_drop_attn: I(dropProbs), ac_drop_hidden: I(dropHidden), ac_drop_ffn: I(dropFfn), ac_act_in: I(!actOut),
+    ac_act_tanh: I(inA("ACT_TANH_FORMULA", act)), ac_act_kept: I(actOut || gated || !dropFfn),
+    ac_prod: I(gated && !dropFfn), ac_kv_rep: I(!(spec.n_kv === 1 && batch === 1)),
+    ac_v_qkv: I(inA("FUSED_QKV_V_VIEW") && (nKv === spec.n_h || spec.n_kv === 1 && batch === 1)
+                && (batch === 1 || spec.n_h === 1)),
+    ac_fused_qkv: I(inA("FUSED_QKV_V_VIEW")),
+    ac_mla_v_view: I(spec.mla && (batch === 1 || spec.n_h === 1)),
+    ac_rope_tables: A.ROPE_TABLES_PER_LAYER[impl] || 0, ac_rope_bytes: inA("ROPE_TABLE_FP32") ? 4 : width,
+    ac_b1: I(batch === 1), ac_ssm_beside_attn: I(inA("SSM_BESIDE_ATTENTION")), ac_block_norm: I(inA("BLOCK_NORMS")),
+    ac_gdn_zview: I(f32 && inA("GDN_FUSED_QKVZ") && spec.n_lk !== null && spec.n_lk === spec.n_lv),
+    ac_lin_qkview: I(f32 && spec.n_lk !== null && spec.n_lk === spec.n_lv),
+    ...routerFacts(spec, f32, width),
+  };
+}
+function fusedQkvFacts(spec, batch) {  // activation_profiles.fused_qkv_facts
+  const layout = spec.fused_qkv, rotary = spec.position === "rotary";
+  const fold = batch === 1 || spec.n_h === 1, nKv = spec.n_kv || spec.n_h;
+  const qView = layout === "mqa" || layout === "grouped" && (nKv === 1 || nKv === spec.n_h);
+  const view = fold && (layout === "mha" && rotary || qView && !rotary);
+  return {ac_fused_view: view ? 1 : 0, ac_sdpa_fused_view: layout === "mha" ? 1 : 0, ac_k_bcast: layout === "grouped" && rotary && nKv === 1 && batch === 1 ? 1 : 0};
+}
+function routerFacts(spec, f32, width) {  // activation_profiles.router_facts
+  const A = META.activations, impl = spec.impl, I = x => (x ? 1 : 0);
+  const inA = name => (Array.isArray(A[name]) ? A[name].includes(impl) : impl in A[name]);
+  const r32 = inA("ROUTER_FP32");
+  const sharedModule = spec.E_s !== null || inA("SHARED_MLP_ALWAYS");
+  const perGroup = (A.GROUP_ROUTERS[impl] || [0])[0];
+  const groups = perGroup ? spec.router_groups : 0;
+  const norm = I(spec.router_norm);
+  return {
+    ac_f32: I(f32), ac_router32: I(r32), ac_moe_in: I(!r32 || f32 || sharedModule),
+    ac_group_idx: perGroup * groups + (groups ? spec.router_topk_groups : 0), ac_group_mask: I(groups > 0),
+    ac_topk_norm: I(norm || inA("ROUTER_TOPK_SOFTMAX")), ac_topk_sums: norm * (inA("ROUTER_CLAMPED_SUM") ? 2 : 1),
+    ac_rw_bytes: inA("ROUTING_WEIGHTS_IN_MODEL_DTYPE") ? width : 4,
+    ac_router_probs: I(!inA("ROUTER_TOPK_SOFTMAX") && !inA("SPARSEMIXER")), ac_sparsemixer: I(inA("SPARSEMIXER")),
+    ac_jitter: (A.INPUT_JITTER[impl] || ["", 0])[1] * I(spec.moe_jitter),
+    ac_router_bytes: inA("ROUTER_IN_MODEL_DTYPE") ? width : 4, ac_moe_loop: I(inA("EXPERTS_LOOP")),
+    ac_glu_clamp: I(inA("GLU_CLAMPED")), ac_clip_qkv: I(spec.clip_qkv), ac_sinks: I(spec.sinks),
+    ac_moe_all: I(inA("EXPERTS_ALL")), ac_score_col: I(!(f32 && spec.E === 1)),
+    ac_l2qk_layers: spec.qk_l2_layers, ac_temp_layers: spec.temp_layers,
+  };
 }
 function activationChoices(o) {
   const out = {};
@@ -936,27 +996,109 @@ function buildFields(fam, role, data) {  // family_data.build_fields
   }
   return [values, keys];
 }
+// ---- activation_profiles: what an implementation keeps, read from a config.json ------------
+const truthy = v => !(v === null || v === undefined || v === false || v === 0 || v === 0n || v === ""
+  || (isFloat(v) && v.x === 0) || (Array.isArray(v) && !v.length));
+const isDict = v => v !== null && typeof v === "object" && !Array.isArray(v) && !isFloat(v);
+const pyGet = (data, key, dflt) => (Object.prototype.hasOwnProperty.call(data, key) ? data[key] : dflt);
+const isCount = v => isInt(v) && typeof v !== "boolean";
+function positive(value, dflt) {  // activation_profiles._positive
+  value = value === null || value === undefined ? dflt : value;
+  if (isNumber(value) || typeof value === "boolean") return num(value) > 0;
+  if (typeof value === "string") { const t = value.trim(); const x = Number(t); return t !== "" && !Number.isNaN(x) ? x > 0 : (/^\+?inf(inity)?$/i.test(t)); }
+  return false;
+}
+function dotted(data, key) {  // activation_profiles._dotted
+  const parts = key.split(".");
+  for (const part of parts.slice(0, -1)) data = isDict(data[part]) ? data[part] : {};
+  const v = data[parts[parts.length - 1]];
+  return v === undefined ? null : v;
+}
 function configFields(modelType, data) {  // activation_profiles.config_fields
   const A = META.activations;
   const first = (keys) => { for (const k of keys) if (data[k] !== null && data[k] !== undefined) return data[k]; return null; };
-  let act = first(A.act_keys);
-  if (A.t5_norm.includes(modelType)) {
-    const proj = String(data.feed_forward_proj || "relu");
+  let act = first(modelType in A.ACT_KEY_OF ? [A.ACT_KEY_OF[modelType]] : A.ACT_KEYS);
+  if (modelType in A.ACT_FIXED) act = A.ACT_FIXED[modelType];
+  if (A.T5_NORM.includes(modelType)) {
+    const proj = String(truthy(data.feed_forward_proj) ? data.feed_forward_proj : "relu");
     act = proj.split("-").pop(); act = act === "gelu" ? "gelu_new" : act;
   }
-  if (typeof act !== "string") act = A.act_defaults[modelType] || "silu";
-  const [attnDefault, hiddenDefault] = A.dropout_defaults[modelType] || [0, 0];
-  const pAttn = first(A.attn_dropout_keys);
-  let pHidden = first(A.hidden_dropout_keys);
-  if (A.t5_norm.includes(modelType) || modelType === "bert") pHidden = pHidden !== null ? pHidden : hiddenDefault;
-  const positive = (value, dflt) => {
-    value = value === null ? dflt : value;
-    if (isNumber(value) || typeof value === "boolean") return num(value) > 0;
-    if (typeof value === "string") { const t = value.trim(); const x = Number(t); return t !== "" && !Number.isNaN(x) ? x > 0 : (/^\+?inf(inity)?$/i.test(t)); }
-    return false;
-  };
-  return {impl: modelType, act: A.acts.includes(act) ? act : "",
-          dropout_attn: positive(pAttn, attnDefault), dropout_hidden: modelType in A.dropout_defaults ? positive(pHidden, hiddenDefault) : false};
+  if (typeof act !== "string") act = A.ACT_DEFAULTS[modelType] || "silu";
+  const [attnDefault, hiddenDefault] = A.DROPOUT_DEFAULTS[modelType] || [0, 0];
+  let pAttn = first(A.ATTN_DROPOUT_KEYS);
+  let pHidden = first(A.HIDDEN_DROPOUT_KEYS);
+  if (modelType in A.DROPOUT_KEYS_OF) [pAttn, pHidden] = A.DROPOUT_KEYS_OF[modelType].map(k => dotted(data, k));
+  if (A.T5_NORM.includes(modelType) || modelType === "bert") pHidden = pHidden !== null ? pHidden : hiddenDefault;
+  const cap = pyGet(data, "attn_logit_softcapping", A.SOFTCAP_DEFAULTS[modelType] ?? null);
+  return {impl: modelType, act: A.ACTS.includes(act) ? act : "",
+          dropout_attn: positive(pAttn, attnDefault),
+          dropout_hidden: modelType in A.DROPOUT_DEFAULTS ? positive(pHidden, hiddenDefault) : false,
+          softcap: positive(cap, 0), bidirectional: data.use_bidirectional_attention === true,
+          ...routerFields(modelType, data), ...layoutFields(modelType, data)};
+}
+function layoutFields(modelType, data) {  // activation_profiles.layout_fields
+  const A = META.activations, out = {};
+  if (modelType === "falcon")
+    out.fused_qkv = truthy(data.new_decoder_architecture) ? "grouped" : truthy(data.multi_query) ? "mqa" : "mha";
+  if (modelType === "gpt_neox") out.fused_qkv = "mha";
+  if (A.ROTARY_TABLES_PER_LAYER.includes(modelType)) {
+    const width = truthy(data.rotary_dim) ? data.rotary_dim : truthy(data.hidden_size) ? data.hidden_size : data.n_embd;
+    out.rotary_tables = isCount(width) ? Number(width) : 0;
+  }
+  if (modelType in A.ROTARY_PAIR_PER_LAYER) {
+    const rope = isDict(data.rope_parameters) ? data.rope_parameters : {};
+    let factor = pyGet(rope, "partial_rotary_factor", data.partial_rotary_factor);
+    factor = factor === null || factor === undefined ? A.ROTARY_PAIR_PER_LAYER[modelType] : factor;
+    const heads = data.num_attention_heads;
+    let headDim = data.head_dim;
+    if (!truthy(headDim)) headDim = isCount(heads) && heads > 0 ? Math.floor(num(data.hidden_size) / num(heads)) : 0;
+    const h = Math.trunc(num(headDim)), f = num(factor);
+    out.rotary_tables = Number.isFinite(h) && Number.isFinite(f) && typeof factor !== "string" ? Math.floor((Math.trunc(h * f) + 1) / 2) : 0;
+  }
+  if (modelType === "mpt") out.clip_qkv = truthy(dotted(data, "attn_config.clip_qkv"));
+  return out;
+}
+function llama4LayerCounts(data) {  // activation_profiles.llama4_layer_counts
+  const n = data.num_hidden_layers;
+  const interval = truthy(data.no_rope_layer_interval) ? data.no_rope_layer_interval : 4;
+  if (!isCount(n) || n < 0 || !isCount(interval)) return {};
+  let rope = data.no_rope_layers;
+  if (!Array.isArray(rope) || !rope.length)
+    rope = Array.from({length: Number(n)}, (_, i) => ((i + 1) % Number(interval) !== 0 ? 1 : 0));
+  const rotary = rope.slice(0, Number(n)).filter(truthy).length;
+  const qk = pyGet(data, "use_qk_norm", true), temp = pyGet(data, "attn_temperature_tuning", true);
+  return {qk_l2_layers: truthy(qk) ? rotary : 0, temp_layers: truthy(temp) ? Number(n) - rotary : 0};
+}
+function routerFields(modelType, data) {  // activation_profiles.router_fields
+  const A = META.activations, out = {};
+  if (modelType in A.INPUT_JITTER) out.moe_jitter = positive(data[A.INPUT_JITTER[modelType][0]], 0);
+  if (modelType === "llama4_text") Object.assign(out, {router_norm: false}, llama4LayerCounts(data));
+  if (modelType === "dbrx") {
+    const ffn = isDict(data.ffn_config) ? data.ffn_config : {}, attn = isDict(data.attn_config) ? data.attn_config : {};
+    out.moe_jitter = ffn.moe_jitter_eps !== undefined && ffn.moe_jitter_eps !== null;
+    out.router_norm = pyGet(ffn, "moe_normalize_expert_weights", 1) !== null;
+    out.clip_qkv = attn.clip_qkv !== undefined && attn.clip_qkv !== null;
+  }
+  if (modelType === "olmoe") out.clip_qkv = data.clip_qkv !== undefined && data.clip_qkv !== null;
+  if (modelType in A.NORM_TOPK_DEFAULTS) {
+    const norm = data.norm_topk_prob;
+    out.router_norm = truthy(norm === null || norm === undefined ? A.NORM_TOPK_DEFAULTS[modelType] : norm);
+  }
+  if ([...A.ROUTER_TOPK_SOFTMAX, ...A.SPARSEMIXER, ...A.ROUTER_NO_RENORM].includes(modelType)) out.router_norm = false;
+  if (!(modelType in A.GROUP_ROUTERS)) return out;
+  let [, groups, topkGroups, norm] = A.GROUP_ROUTERS[modelType];
+  const aliases = A.GROUP_ROUTER_ALIASES[modelType] || {};
+  data = {...Object.fromEntries(Object.entries(aliases).filter(([, alias]) => alias in data)
+                                  .map(([key, alias]) => [key, data[alias]])), ...data};
+  groups = pyGet(data, "n_group", groups);
+  topkGroups = pyGet(data, "topk_group", topkGroups);
+  if (modelType === "deepseek_v2") {
+    norm = false;
+    if ((truthy(data.topk_method) ? data.topk_method : "greedy") !== "group_limited_greedy") groups = topkGroups = 0;
+  } else norm = pyGet(data, "norm_topk_prob", norm);
+  const ok = [groups, topkGroups].every(x => isCount(x) && x >= 0);
+  return {...out, router_groups: ok ? Number(groups) : 0, router_topk_groups: ok ? Number(topkGroups) : 0,
+          router_norm: truthy(norm)};
 }
 function makeWithKeys(fields, keys) {
   try { return makeSpec(fields); } catch (e) {
@@ -1087,6 +1229,7 @@ function presetSpec(name) {
 
 return {init, meta: () => META, tables, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
         values, report, fits, toJSON, derivation, withParts, readConfigModel, readModel, parseExpression, evaluate, makeScope, specFromConfig, readConfigText,
-        presetSpec, checkedOptions, defaultOptions, shape, hybrid, moe, seqLenOf, big, number, checkDtype};
+        presetSpec, checkedOptions, defaultOptions, shape, hybrid, moe, seqLenOf, big, number, checkDtype,
+        activationFacts};
 })();
 if (typeof module !== "undefined") module.exports = SYMCALC_CORE;

@@ -80,7 +80,7 @@ function paneHTML(i) {
   };
   // the fields this model uses first; the absent sizes and unused switches folded below
   const all = META.spec.fields.filter(f => f.name !== "source");
-  const used = (f) => !base || (f.kind === "size" || f.kind === "count" ? base[f.name] !== null : f.kind === "flag" ? base[f.name] !== FIELD_DEFAULT(f) : true);
+  const used = (f) => !base || (f.kind === "size" || f.kind === "count" ? base[f.name] !== null && base[f.name] !== FIELD_DEFAULT(f) : f.kind === "flag" ? base[f.name] !== FIELD_DEFAULT(f) : true);
   const fields = all.filter(used).map(fieldHTML).join("");
   const more = all.filter(f => !used(f)).map(fieldHTML).join("");
   return `<section class="pane" id="pane-${i}" aria-labelledby="pane-${i}-h">
