@@ -146,6 +146,8 @@ def weighted_bytes(facts: dict, shape: str, w: dict) -> sympy.Expr:
     div_r = w["ac_p0"] + w["ac_ptp"] + w["ac_psp"] / t
     total = sympy.Integer(0)
     for model in ACTIVATION_MODELS:
+        if w[f"ac_{model}"] * w["ac_keep"] == 0:  # a model not chosen (numbers, not symbols)
+            continue
         split = core = rep = sympy.Integer(0)
         for _, terms in stack_terms(model, facts, shape):
             for term in terms:
