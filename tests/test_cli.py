@@ -90,9 +90,9 @@ def test_mistral_memory_figures(cli):
     L, d, n_h, s = 32, 4096, 32, 4096
     assert m["kv_cache_bytes"] == 131_072 * 4096
     # Korthikanti et al. term by term with Mistral's own layer (--activations paper, 16-bit):
-    # 14 s d for norms, inputs and masks, K and V of 8 heads of 128, a gated FFN of 14336
-    # (8 s d_ff), 5 n_h s^2 for the scores (the hand-written preset keeps the paper's dropout)
-    assert m["activations_bytes"] == L * s * (14 * d + 4 * 8 * 128 + 8 * 14336 + 5 * n_h * s)
+    # 12 s d for norms and inputs, K and V of 8 heads of 128, a gated FFN of 14336
+    # (8 s d_ff), 2 n_h s^2 for the scores (Mistral has no dropout: no masks)
+    assert m["activations_bytes"] == L * s * (12 * d + 4 * 8 * 128 + 8 * 14336 + 2 * n_h * s)
     assert m["weights_bytes"] == 2 * MISTRAL
     assert cli("report", "mistral-7b", "--json", "--seq-len", "8192").json()["memory"][
         "kv_cache_bytes"] == 131_072 * 4096  # the 4096-token window caps the cache
