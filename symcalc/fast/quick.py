@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from . import _generated as gen
+from . import terms
 from ..algebra.breakdown import Breakdown, Leaf
 from ..errors import SymcalcError
 from ..algebra.options import Options, convention_switches, dtype_fraction, seq_len_of, workload_values
@@ -189,6 +190,49 @@ def quantized_weights(spec: Spec, opts: Options, src, v: dict[str, int]) -> dict
         "bytes_by_group": {g: math.ceil(b) for g, (_n, b) in groups.items()},
         "bytes": math.ceil(sum(b for _n, b in groups.values())),
     }
+
+
+class TermNumbers:
+    """Where a report's numbers come from: here, the term table (:mod:`symcalc.fast.terms`)."""
+
+    def __init__(self, spec: Spec, opts: Options):
+        self.spec, self.shape = spec, spec.shape
+
+    def _rows(self, v: dict[str, Any]):
+        constants, sizes = split_values(v)
+        return terms.specialize(self.shape, constants), sizes
+
+    def number(self, name: str, v: dict[str, int]) -> int:
+        rows, sizes = self._rows(v)
+        return rows.number(name, sizes)
+
+    def leaves(self, kind: str, v: dict[str, int]) -> Breakdown:
+        """``params``, ``matmul`` (contract convention) or ``layer:<stack prefix>``."""
+        rows, sizes = self._rows(v)
+        return Breakdown(Leaf(p, x) for p, x in rows.leaves(kind, sizes) if x != 0)
+
+    def layer_prefixes(self) -> list[str]:
+        out = [k.split(":", 1)[1] for k in terms.table()["shapes"][self.shape]["sets"]
+               if k.startswith("layer:")]
+        return layer_views(out, self.spec)
+
+
+# sizes that may vary from point to point of a sweep; every other value a row or coefficient
+# reads is folded in once (terms.specialize)
+VARYING = frozenset(("L", "L_dec", "d", "d_ff", "n_h", "n_kv", "d_h", "V", "P", "T", "E", "k",
+                     "R", "s", "s_dec", "b", "W", "d_moe", "E_s", "d_sh", "L_dense", "L_local",
+                     "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb", "L_attn", "L_lin", "L_ssm",
+                     "L_conv", "L_ffn", "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s",
+                     "G_s", "H_s", "R_dt", "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple",
+                     "L_kv_shared", "L_kv_shared_local", "d_ff_sum"))
+
+
+def split_values(v: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(constants, sizes) of a mapping of symbol values."""
+    constants, sizes = {}, {}
+    for k, x in v.items():
+        (sizes if k in VARYING else constants)[k] = x
+    return constants, sizes
 
 
 class Numbers:
