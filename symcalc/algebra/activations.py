@@ -18,7 +18,7 @@ parallelism does. Three named models:
 
 The implementation facts (which norm, softmax upcast, dropouts, activation) are the
 ``ac_*`` values of :func:`symcalc.algebra.activation_profiles.facts`; here they may be numbers
-(one spec) or symbols (the general expressions of :mod:`symcalc.fast.codegen`).
+(one spec) or symbols (the term table's rows of :mod:`symcalc.fast.build_terms`).
 """
 from __future__ import annotations
 

@@ -306,6 +306,22 @@ def linear_terms(expr: sympy.Expr) -> list:
     return out
 
 
+def vision_parts() -> list:
+    """``[role, kind, description, source, symbols, [[path, tree], ...], total tree]`` of every
+    vision tower and projector of :mod:`symcalc.algebra.vision` (the page counts a multimodal
+    config's parts from these)."""
+    from ..algebra import vision as vis
+
+    out = []
+    for role, table in (("vision_tower", vis.TOWERS), ("projector", vis.PROJECTORS)):
+        for kind, make in table.items():
+            part = make()
+            rows = [[path, tree(sympy.expand(e))] for path, e in part.terms.items()]
+            out.append([role, kind, part.description, part.source, sorted(part.symbols), rows,
+                        tree(sympy.factor_terms(sympy.expand(part.total)))])
+    return out
+
+
 # -- the table ------------------------------------------------------------------------------
 def meanings() -> dict[str, str]:
     """Every symbol a row or coefficient reads, with its meaning."""
@@ -330,8 +346,12 @@ def generate() -> str:
         "optimizers": {o.name: [o.weights, o.gradients, o.state]
                        for o in memory.OPTIMIZERS.values()},
         "symbols": meanings(),
+        # sizes that may differ from point to point of a sweep; every other value is folded
+        # into the rows once per model (terms.specialize)
+        "varying": sorted(n for n in SIZES if n not in ("t", "N_d")),
         "strings": strings.items,
         "shapes": shapes,
+        "vision": vision_parts(),
     }
     return json.dumps(table, separators=(",", ":"), ensure_ascii=False) + "\n"
 
