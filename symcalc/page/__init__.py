@@ -1,11 +1,18 @@
 """The calculator page (`symcalc page`): one self-contained HTML file.
 
-What the page carries: the BigInt evaluators generated from the sympy expressions
-(``_generated.js``, written by ``python -m symcalc.fast.jscodegen``), the spec rules, report
-assembly and family-file interpreter (``core.js``), the interface (``ui.js``, ``calc.css``,
-``calc.html``) and, as JSON, the data they read: the spec's fields and their defaults (taken
-from :mod:`symcalc.algebra.spec` when the page is built, so new fields flow in), the options'
-tables, the family files, the presets and the accelerators. No sympy is imported here.
+What the page carries: the term table's evaluator (``terms.js``, BigInt) and, as JSON, the
+term table itself (``symcalc/fast/terms.json``, the one the command line reads), the spec
+rules, report assembly and family-file interpreter (``core.js``), the interface (``ui.js``,
+``calc.css``, ``calc.html``) and, as JSON, the data they read: the spec's fields and their
+defaults (taken from :mod:`symcalc.algebra.spec` when the page is built, so new fields flow
+in), the options' tables, the family files, the presets and the accelerators. No sympy is
+imported here.
+
+The page is assembled in one pass over ``calc.html``: each ``{{NAME}}`` placeholder of the
+template is replaced once, and the text put in is never searched again, so no user text
+(a config's strings, a folder name) can add a placeholder. JSON lands inside
+``<script type="application/json">`` elements with ``<``, ``>``, ``&`` and U+2028/U+2029
+escaped, so no byte sequence in it can end or change the element.
 """
 from __future__ import annotations
 
@@ -52,7 +59,7 @@ def meta() -> dict[str, Any]:
             "gemma3n_sizes": sp.GEMMA3N_SIZES, "mla_fields": sp.MLA_FIELDS, "chunk": sp.CHUNK,
             "size_limit": sp.SIZE_LIMIT, "size_limit_text": sp.SIZE_LIMIT_TEXT,
             "choices": choices}
-    from ..fast import _generated as gen
+    from ..fast import terms
 
     options = {
         "defaults": dataclasses.asdict(op.Options()),
@@ -60,7 +67,7 @@ def meta() -> dict[str, Any]:
         "choices": {"causal": op.CAUSAL, "recompute": op.RECOMPUTE,
                     "activations": ap.ACTIVATION_MODELS, "optimizer": op.OPTIMIZER_NAMES,
                     "mla_cache": op.MLA_CACHE},
-        "optimizers": gen.OPTIMIZERS,
+        "optimizers": terms.optimizers(),
     }
     # every implementation table of activation_profiles (frozensets as sorted lists), by its
     # Python name: core.js's configFields and activationFacts read them
@@ -88,39 +95,64 @@ def meta() -> dict[str, Any]:
             "families": families, "presets": preset_data, "gpus": gpus, "parts_note": PARTS_NOTE}
 
 
+_JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
+                 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
 def _json(data: Any) -> str:
-    """JSON safe inside a <script> element (floats keep their point: 2.0, not 2)."""
-    return json.dumps(data, separators=(",", ":"), sort_keys=False).replace("</", "<\\/")
+    """JSON that cannot end or change the <script> element it lands in (floats keep their
+    point: 2.0, not 2)."""
+    return json.dumps(data, separators=(",", ":"), sort_keys=False).translate(_JSON_ESCAPES)
 
 
 def _hash(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
 
 
+SCRIPTS = ("terms.js", "core.js", "ui.js")
+BOOT = ("SYMCALC_TERMS.init(JSON.parse(document.getElementById('symcalc-terms').textContent));\n"
+        "SYMCALC_CORE.init(JSON.parse(document.getElementById('symcalc-meta').textContent), "
+        "() => SYMCALC_CORE.parseJSON(document.getElementById('symcalc-families').textContent));\n"
+        "SYMCALC_UI.start();\nwindow.SYMCALC_READY_MS = performance.now();\n")
+
+
 def scripts() -> list[str]:
-    """The page's scripts in load order (the evaluators first)."""
-    return [(HERE / n).read_text(encoding="utf-8") for n in ("_generated.js", "core.js", "ui.js")]
+    """The page's scripts in load order (the term evaluator first), then the boot script."""
+    return [(HERE / n).read_text(encoding="utf-8") for n in SCRIPTS] + [BOOT]
+
+
+def fill(template: str, parts: dict[str, str]) -> str:
+    """``template`` with each ``{{NAME}}`` replaced by ``parts[NAME]`` in one pass: the text put
+    in is never searched for placeholders again."""
+    pieces = template.split("{{")
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        name, sep, rest = piece.partition("}}")
+        if not sep or name not in parts:
+            raise ValueError(f"calc.html: unknown placeholder {{{{{name}}}}}")
+        out += [parts[name], rest]
+    return "".join(out)
 
 
 def build(models: Iterable[dict[str, Any]] = (), meta_data: dict | None = None) -> str:
     """The page. ``models``: up to two initial models, each ``{"preset": name}`` or
     ``{"config": text, "name": ...}`` (a config.json's text, read in the page)."""
+    from ..fast import terms
+
     data = meta_data if meta_data is not None else meta()
     families = data["families"]  # parsed by the page only when a config.json is read
     data = {**{k: v for k, v in data.items() if k != "families"}, "initial": list(models)}
     code = scripts()
-    boot = ("SYMCALC_CORE.init(JSON.parse(document.getElementById('symcalc-meta').textContent), "
-            "() => SYMCALC_CORE.parseJSON(document.getElementById('symcalc-families').textContent));\n"
-            "SYMCALC_UI.start();\nwindow.SYMCALC_READY_MS = performance.now();\n")
-    code.append(boot)
     csp = CSP.format(scripts=" ".join(_hash(c) for c in code))
     template = (HERE / "calc.html").read_text(encoding="utf-8")
-    body = "\n".join(f"<script>{c}</script>" for c in code)
-    return (template.replace("{{CSP}}", csp)
-            .replace("{{CSS}}", (HERE / "calc.css").read_text(encoding="utf-8"))
-            .replace("{{META}}", _json(data))
-            .replace("{{FAMILIES}}", _json(families))
-            .replace("{{SCRIPTS}}", body))
+    return fill(template, {
+        "CSP": csp,
+        "CSS": (HERE / "calc.css").read_text(encoding="utf-8"),
+        "META": _json(data),
+        "FAMILIES": _json(families),
+        "TERMS": _json(terms.table()),
+        "SCRIPTS": "\n".join(f"<script>{c}</script>" for c in code),
+    })
 
 
 def models_of(names: Iterable[str]) -> list[dict[str, Any]]:

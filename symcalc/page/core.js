@@ -2,7 +2,7 @@
 // generated evaluators read, the report object, and the family files' expression language.
 // Each function follows the Python function of the same name (named in its comment); the
 // tests run both on every preset, drawn models and every tests/families config and compare.
-// Needs SYMCALC_GEN (_generated.js) and META (the data symcalc page embeds).
+// Needs SYMCALC_TERMS (terms.js, the term table's evaluator) and META (the data symcalc page embeds).
 "use strict";
 const SYMCALC_CORE = (() => {
 let META = null;
@@ -544,25 +544,18 @@ function values(spec, o) {  // quick.values, as plain numbers
 const big = v => Object.fromEntries(Object.entries(v).map(([k, x]) => [k, BigInt(x)]));
 
 // ---- the report (symcalc.fast.quick.assemble) -------------------------------------------------
-let TABLES = null;
-function tables() {
-  if (TABLES) return TABLES;
-  const G = SYMCALC_GEN;
-  TABLES = {q: {}, l: {}, prefixes: {}};
-  for (const [sh, name, entry] of G.EVALUATORS) TABLES.q[`${sh}|${name}`] = entry;
-  for (const [sh, kind, paths, fn] of G.LEAVES) {
-    TABLES.l[`${sh}|${kind}`] = [paths, fn];
-    if (kind.startsWith("layer:")) (TABLES.prefixes[sh] = TABLES.prefixes[sh] || []).push(kind.slice(6));
-  }
-  return TABLES;
+const T = () => SYMCALC_TERMS;
+function rowsAt(sh, v) {  // quick.Numbers._rows: the constants folded in, the sizes apart
+  const sized = new Set(T().table().varying), constants = {}, sizes = {};
+  for (const [k, x] of Object.entries(v)) (sized.has(k) ? sizes : constants)[k] = x;
+  return [T().specialize(sh, constants), sizes];
 }
-function number(sh, name, v) { return tables().q[`${sh}|${name}`][0](v); }
+function number(sh, name, v) { const [rows, sizes] = rowsAt(sh, v); return rows.number(name, sizes); }
 function leaves(sh, kind, v) {
-  const [paths, fn] = tables().l[`${sh}|${kind}`];
-  const xs = fn(v), leavesOut = [];
-  paths.forEach((p, i) => { if (xs[i] !== 0n) leavesOut.push([p, xs[i]]); });
-  return leavesOut;
+  const [rows, sizes] = rowsAt(sh, v);
+  return rows.leaves(kind, sizes).filter(([, x]) => x !== 0n);
 }
+function layerPrefixes(sh) { return Object.keys(T().table().shapes[sh].sets).filter(k => k.startsWith("layer:")).map(k => k.slice(6)); }
 function asDict(ls) {  // Breakdown.as_dict: every parent path (sum of its children), then leaves
   const out = {};
   for (const [path, x] of ls) {
@@ -585,7 +578,7 @@ function paramsReport(spec, sh, v) {
   const total = bd.reduce((a, [, x]) => a + x, 0n);
   const embedding = number(sh, "params.embedding", v);
   const perLayer = {};
-  for (const prefix of layerViews(tables().prefixes[sh] || [], spec)) {
+  for (const prefix of layerViews(layerPrefixes(sh), spec)) {
     const nums = asDict(leaves(sh, `layer:${prefix}`, v));
     const head = prefix.includes("/") ? prefix.split("/")[0] + "/" : (prefix === "layer" ? "" : prefix + "/");
     perLayer[head ? `${head}total` : "total"] = Object.entries(nums).filter(([p]) => !p.includes("/")).reduce((a, [, x]) => a + x, 0n);
@@ -673,37 +666,33 @@ function report(spec, options) {  // quick.quick_report
   return {model: spec.name, family: spec.family, params: paramsReport(spec, sh, v), flops, memory};
 }
 // ---- derivations: formula, numbers substituted, result (for every figure the page shows) -----
-// The groups of a quantity's general numerator whose switch product is not 0 for this model and
-// these options, each as its coefficient (the product's value), its polynomial in MathML and
-// that polynomial's value; the numerator is their sum, the figure that over the denominator
-// rounded up. With --part all the parameter figures add the vision tower and projector.
-const LET_QUANTITY = {params_total: "params.total", forward_num: "flops.forward"};
+// The quantity's combination of row sets for this model and these options: each set with its
+// exact coefficient and its rows that do not vanish (path, source, folded tree, value); the
+// figure is the coefficients times the sums over one common denominator, rounded up once. With
+// --part all the parameter figures add the vision tower and projector.
 function derivation(spec, options, q, outside = [], part = "text") {
   const o = checkedOptions({...defaultOptions(), ...options});
-  const sh = shape(spec), entry = tables().q[`${sh}|${q}`];
-  const plain = values(spec, o);
+  const sh = shape(spec), plain = values(spec, o);
   let v = big(plain);
   if (q === "flops.decode_per_token") v = {...v, s: BigInt(o.context || plain.s)};
-  if (q === "flops.forward_matmul") v = {...v, sw_causal: 0n, sw_causal_exact: 0n};
-  const [, denML, groups, , denFn] = entry;
-  const terms = [];
-  for (const [c, p, ml, names] of groups) {
-    const k = c(v);
-    if (k !== 0n) terms.push({coefficient: k, value: p(v), ml, names});
-  }
+  let [rows, sizes] = rowsAt(sh, v);
+  rows = rows.at(q);
+  const groups = rows.coefficients(q).map(([name, n, d]) => ({
+    set: name, numerator: n, denominator: d,
+    rows: rows.rows(name).map(r => ({...r, value: T().evaluate(r.tree, sizes)})),
+  }));
   const symbols = {};
-  for (const t of terms) for (const n of t.names) symbols[n] = n in LET_QUANTITY ? tables().q[`${sh}|${LET_QUANTITY[n]}`][3](v) : v[n];
-  const numerator = terms.reduce((a, t) => a + t.coefficient * t.value, 0n);
-  const den = denFn(v);
+  for (const g of groups) for (const r of g.rows) for (const n of T().names(r.tree)) symbols[n] = sizes[n];
+  const [numerator, den] = rows.exact(q, sizes);
   let result = _cdiv(numerator, den);
   const extra = [];
   if (part === "all" && ["params.total", "params.active", "params.non_embedding"].includes(q))
     for (const x of outside) {
-      extra.push({role: x.role, description: x.description, source: x.source, ml: x.ml, names: x.symbols, value: x.params});
+      extra.push({role: x.role, description: x.description, source: x.source, tree: x.ml, names: x.symbols, value: x.params});
       for (const n of x.symbols) symbols[n] = x.sizes[n];
       result += x.params;
     }
-  return {quantity: q, den: denML, den_value: den, terms, extra, symbols, numerator, result};
+  return {quantity: q, groups, extra, symbols, numerator, den, result};
 }
 function _cdiv(n, d) { let r = n / d; if (r * d !== n && ((n > 0n) === (d > 0n))) r += 1n; return r; }
 
@@ -1174,8 +1163,7 @@ function outsideParts(fam, view) {  // hf._outside: the vision tower and project
   const out = [];
   for (const [role, kind] of [["vision_tower", w.vision], ["projector", w.projector]]) {
     if (!kind) continue;
-    const part = SYMCALC_GEN.VISION.find(p => p[0] === role && p[1] === kind);
-    const [, , description, source, symbols, ml, terms] = part;
+    const {description, source, symbols, total: ml, count} = T().visionPart(role, kind);
     const missing = symbols.filter(x => !(x in sizes)).sort();
     if (missing.length) {
       const why = missing.map(x => problems[x] || `${x}: not given by the family file`).join("; ");
@@ -1184,7 +1172,7 @@ function outsideParts(fam, view) {  // hf._outside: the vision tower and project
     }
     const breakdown = {};
     let total = 0n;
-    for (const [path, fn] of terms) { const x = fn(sizes); total += x; if (x) breakdown[path] = x; }
+    for (const [path, x] of count(sizes)) { total += x; if (x) breakdown[path] = x; }
     out.push({role, kind, description, source, params: total, breakdown, why: "", ml, symbols,
               sizes: Object.fromEntries(symbols.map(x => [x, sizes[x]]))});
   }
@@ -1227,7 +1215,7 @@ function presetSpec(name) {
   return makeSpec({name: p.name, source: p.source, ...p.spec});
 }
 
-return {init, meta: () => META, tables, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
+return {init, meta: () => META, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
         values, report, fits, toJSON, derivation, withParts, readConfigModel, readModel, parseExpression, evaluate, makeScope, specFromConfig, readConfigText,
         presetSpec, checkedOptions, defaultOptions, shape, hybrid, moe, seqLenOf, big, number, checkDtype,
         activationFacts};
