@@ -168,7 +168,7 @@ def test_decode_attends_to_at_most_w_keys_in_sliding_layers():
     cache holds the last W - 1 tokens, so the new token meets at most W keys."""
     from symcalc import presets
     from symcalc.fast.quick import evaluate
-    from symcalc.options import Options
+    from symcalc.algebra.options import Options
 
     spec = presets.load("mistral-7b").spec
     at = lambda c: evaluate("flops.decode_per_token", spec, Options(context=c))

@@ -43,7 +43,7 @@ def register(sub) -> None:
                    help="instead: the closed form under an assumption set (kaplan, textbook) "
                         "and its exact correction")
     p.add_argument("--form", default=None, metavar="NAME",
-                   help="instead: a published formula (see symcalc.published, e.g. "
+                   help="instead: a published formula (see symcalc.derivations.published, e.g. "
                         "seed-layer-mixed) at the model's sizes against symcalc's count")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE")
     p.add_argument("--exercises", action="store_true",
