@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 import hf_reference as H
 from family_draw import drawn_config, small_templates
-from symcalc import presets
+from symcalc.inputs import presets
 from symcalc.errors import SymcalcError
 from symcalc.inputs.hf import read_model, spec_from_config
 from symcalc.algebra.options import Options

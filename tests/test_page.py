@@ -160,10 +160,10 @@ def test_core_reads_every_family_config_as_the_cli_does(meta_file):
 
 @needs_node
 def test_core_activation_facts_are_pythons(meta_file):
-    """activationFacts (core.js) equals activation_profiles.facts for every preset and every
+    """activationFacts (core.js) equals implementation.facts for every preset and every
     family config, in 16 and 32 bits, at batch 1 and 2 (the report's tests draw options over
     presets only; these facts also decide what a pasted config keeps)."""
-    from symcalc.algebra.activation_profiles import facts
+    from symcalc.algebra.implementation import facts
 
     jobs, want = [], []
     models = [("preset", n, presets.load(n).spec) for n in presets.names()]

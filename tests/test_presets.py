@@ -7,8 +7,8 @@ import copy
 import pytest
 
 import hf_reference as H
-from symcalc import presets
-from symcalc import quantities as q
+from symcalc.inputs import presets
+from symcalc.algebra import quantities as q
 from symcalc.inputs.hf import spec_from_config
 from symcalc.algebra.options import Options
 from symcalc.report import report

@@ -17,7 +17,7 @@ parallelism does. Three named models:
   matrix, a float32 log-sum-exp per query and head instead; keys and values at n_kv heads.
 
 The implementation facts (which norm, softmax upcast, dropouts, activation) are the
-``ac_*`` values of :func:`symcalc.algebra.activation_profiles.facts`; here they may be numbers
+``ac_*`` values of :func:`symcalc.algebra.implementation.facts`; here they may be numbers
 (one spec) or symbols (the term table's rows of :mod:`symcalc.fast.build_terms`).
 """
 from __future__ import annotations
@@ -25,8 +25,8 @@ from __future__ import annotations
 import sympy
 
 from ..errors import SymcalcError
-from . import activation_profiles as profiles
-from .activation_profiles import ACTIVATION_MODELS
+from . import implementation, options
+from .options import ACTIVATION_MODELS
 from .components import sw
 from .saved import Saved, norm_terms
 from .saved_attention import (attention_terms, layer_kind_terms, rope_table_terms,
@@ -85,8 +85,8 @@ def layer_terms(model: str, facts: dict, A, q_len=s, kv_len=None, cross: bool = 
 
 
 def facts_of(spec, dtype: str, batch: int = 2) -> dict:
-    """The spec's implementation facts (:func:`activation_profiles.facts`) as sympy integers."""
-    return {n: sympy.Integer(v) for n, v in profiles.facts(spec, dtype, batch).items()}
+    """The spec's implementation facts (:func:`implementation.facts`) as sympy integers."""
+    return {n: sympy.Integer(v) for n, v in implementation.facts(spec, dtype, batch).items()}
 
 
 def stack_terms(model: str, facts: dict, shape: str) -> list[tuple[str, list[Saved]]]:
@@ -117,7 +117,7 @@ def choice_weights(model: str, recompute: str, tensor_parallel: bool,
         raise SymcalcError("activations", f"must be one of {', '.join(ACTIVATION_MODELS)} (got {model!r})")
     if recompute not in RECOMPUTE:
         raise SymcalcError("recompute", f"must be one of {', '.join(RECOMPUTE)} (got {recompute!r})")
-    return profiles.choice_weights(model, recompute, tensor_parallel, sequence_parallel)
+    return options.choice_weights(model, recompute, tensor_parallel, sequence_parallel)
 
 
 CHOICE_MEANINGS = {

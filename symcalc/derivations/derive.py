@@ -590,7 +590,7 @@ SINGLE_SOURCES = {"flops.decode_per_token": "pope2022", "memory.kv_cache_bytes":
 
 def activation_conventions(spec: Spec, opts: Options) -> str:
     """The activation model in words, as the report states it."""
-    from ..algebra.activation_profiles import activations_text
+    from ..algebra.options import activations_text
 
     return activations_text(opts)
 

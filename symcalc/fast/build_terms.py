@@ -22,8 +22,9 @@ from pathlib import Path
 import sympy
 
 from ..algebra import accounting, activations, flops, memory
-from ..algebra.activation_profiles import ACTIVATION_MODELS, FACT_MEANINGS
 from ..algebra.activations import CHOICE_MEANINGS
+from ..algebra.implementation import fact_meanings
+from ..algebra.options import ACTIVATION_MODELS
 from ..algebra.quantities import QUANTITIES
 from ..algebra.symbols import ALL, SIZES, SWITCHES, s
 
@@ -51,6 +52,7 @@ OPTION_MEANINGS = {
     **CHOICE_MEANINGS,
 }
 OPTIONS = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in OPTION_MEANINGS}
+FACT_MEANINGS = fact_meanings()
 FACTS = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in FACT_MEANINGS}
 # symbols whose value is fixed by the model's structure, the facts and the options (never a
 # grid axis): a row's factors among them form its guard

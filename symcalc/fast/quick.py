@@ -14,9 +14,8 @@ from . import terms
 from ..algebra.breakdown import Breakdown, Leaf
 from ..errors import SymcalcError
 from ..algebra.options import Options, convention_switches, dtype_fraction, seq_len_of, workload_values
-from ..algebra.activation_profiles import choices as activation_choices
-from ..algebra.activation_profiles import facts as activation_facts
-from ..algebra.activation_profiles import activations_text
+from ..algebra.options import activations_text, choices as activation_choices
+from ..algebra.implementation import facts as activation_facts
 from ..algebra import quantized
 from ..algebra.spec import Spec, layer_views, size_values, switch_values
 

@@ -42,13 +42,19 @@ function readOptions() {  // commands.common.options_from, then Options.checked
 
 // ---- spec fields ---------------------------------------------------------------------------
 function fieldKind(f) {
+  if (f.choices) return "choice";
   const ch = META.spec.choices;
   if (f.name in ch) return "choice";
   if (f.name === "ssm_out_bias") return "tristate";
   return f.kind;
 }
+// implementation fields (symcalc/algebra/implementation.toml), edited as --set edits them
+const IMPL_FIELDS = () => Object.entries(META.implementation.fields).map(([name, f]) => (
+  {name, default: f.default, kind: f.kind === "bool" ? "flag" : f.kind, choices: f.kind === "choice" ? f.choices : null, impl: true}));
 function specText(spec, name) {
-  const x = spec ? spec[name] : null;
+  const x = !spec ? null : name in META.implementation.fields
+    ? (name in (spec.implementation || {}) ? spec.implementation[name] : META.implementation.fields[name].default)
+    : spec[name];
   return x === null || x === undefined ? "" : String(x);
 }
 
@@ -69,11 +75,11 @@ function paneHTML(i) {
   const base = state.panes[i].base;
   const fieldHTML = (f) => {
     const id = `f${i}-${f.name}`, err = `${id}-err`, kind = fieldKind(f);
-    const meaning = SYMCALC_TERMS.table().symbols[f.name] || f.name.replace(/_/g, " ");
+    const meaning = (f.impl ? META.implementation.fields[f.name].meaning : SYMCALC_TERMS.table().symbols[f.name]) || f.name.replace(/_/g, " ");
     const lab = `<label for="${id}" title="${esc(meaning)}">${esc(f.name)}</label>`;
     if (kind === "flag") return `<div class="field check" data-field="${f.name}"><input type="checkbox" id="${id}" data-key="${f.name}" aria-describedby="${err}">${lab}<span class="err" id="${err}"></span></div>`;
     let control;
-    if (kind === "choice") control = `<select id="${id}" data-key="${f.name}" aria-describedby="${err}">${META.spec.choices[f.name].map(c => `<option value="${esc(c)}">${esc(c || "(default)")}</option>`).join("")}</select>`;
+    if (kind === "choice") control = `<select id="${id}" data-key="${f.name}" aria-describedby="${err}">${(f.choices || META.spec.choices[f.name]).map(c => `<option value="${esc(c)}">${esc(c || "(default)")}</option>`).join("")}</select>`;
     else if (kind === "tristate") control = `<select id="${id}" data-key="${f.name}" aria-describedby="${err}"><option value="">(follows ssm_bias)</option><option>true</option><option>false</option></select>`;
     else control = `<input type="text" id="${id}" data-key="${f.name}" inputmode="${kind === "size" || kind === "count" ? "numeric" : "text"}" autocomplete="off" aria-describedby="${err}">`;
     return `<div class="field" data-field="${f.name}">${lab}${control}<span class="err" id="${err}"></span></div>`;
@@ -83,6 +89,7 @@ function paneHTML(i) {
   const used = (f) => !base || (f.kind === "size" || f.kind === "count" ? base[f.name] !== null && base[f.name] !== FIELD_DEFAULT(f) : f.kind === "flag" ? base[f.name] !== FIELD_DEFAULT(f) : true);
   const fields = all.filter(used).map(fieldHTML).join("");
   const more = all.filter(f => !used(f)).map(fieldHTML).join("");
+  const impl = IMPL_FIELDS().map(fieldHTML).join("");
   return `<section class="pane" id="pane-${i}" aria-labelledby="pane-${i}-h">
   <h2 id="pane-${i}-h">Model ${"AB"[i]}</h2>
   <div class="row"><label for="preset-${i}">Preset</label><select id="preset-${i}"><option value="">(pasted config.json)</option>${presetOptions}</select>
@@ -95,7 +102,8 @@ function paneHTML(i) {
   <div class="pane-error" id="error-${i}" role="alert"></div>
   <div class="pane-body">
   <div class="pane-fields"><details open id="fields-${i}"><summary>Sizes and switches</summary><p class="muted">Changes apply as <code>--set</code> would; an empty size is absent.</p><div class="grid">${fields}</div>
-  <details id="more-${i}"><summary>Sizes and switches this model does not use</summary><div class="grid">${more}</div></details></details></div>
+  <details id="more-${i}"><summary>Sizes and switches this model does not use</summary><div class="grid">${more}</div></details>
+  <details id="impl-${i}"><summary>Implementation (what transformers' code keeps for backward)</summary><div class="grid">${impl}</div></details></details></div>
   <div id="results-${i}" class="pane-results" tabindex="-1"></div></div>
 </section>`;
 }
