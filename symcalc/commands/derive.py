@@ -107,7 +107,7 @@ def run(args) -> int:
     if args.exercises and args.output is None:
         raise SymcalcError("--exercises", "needs -o FILE (the sheet; the answers go beside it "
                                           "as FILE-answers)")
-    check_output(args.output)
+    check_output(args.output, example="derivation")
     derivation = build(args)
     units = units_from(args)
 
@@ -133,23 +133,37 @@ def answers_path(out):
     return out.with_name(f"{out.stem}-answers{out.suffix}")
 
 
-def check_output(output: str | None, kinds: tuple[str, ...] = ()) -> None:
+def check_output(output: str | None, kinds: tuple[str, ...] = (), example: str = "out") -> None:
     """Refuse a destination that cannot be written, before any work: a name that is only an
-    extension, a folder, a path under a file or a missing folder, a place not writable."""
+    extension (``.md``, ``out/.tex``: a hidden file nobody asked for), a folder, a path under
+    a file or a missing folder, a place not writable or whose status cannot be read, a name
+    over the system's limit."""
+    from ..errors import SymcalcError
+    from ..inputs.files import label_of
+
+    if output is None:
+        return
+    try:
+        _check_output(output, kinds, example)
+    except OSError as err:  # a status that cannot be read (EACCES), a name too long, ...
+        from ..inputs.files import _reason
+
+        raise SymcalcError("-o", f"cannot write {label_of(output)!r} ({_reason(err)})") from None
+
+
+def _check_output(output: str, kinds: tuple[str, ...], example: str) -> None:
     import os
     import tempfile
     from pathlib import Path
 
     from ..errors import SymcalcError
 
-    if output is None:
-        return
     out = Path(output)
     if output.endswith(("/", os.sep)) or out.is_dir():
         raise SymcalcError("-o", f"{output!r} is a folder; give a file name in it")
     if kinds and (out.name.lower() in kinds or out.stem.startswith(".") and out.suffix == ""):
         raise SymcalcError("-o", f"{output!r} is only an extension; give a file name, "
-                                 f"e.g. handout{out.name.lower()}")
+                                 f"e.g. {example}{out.name.lower()}")
     if kinds and out.suffix.lower() not in kinds:
         raise SymcalcError("-o", f"must end in {', '.join(kinds[:-1])} or {kinds[-1]} "
                                  f"(got {output!r})")

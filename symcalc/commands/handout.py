@@ -35,7 +35,7 @@ def run(args) -> int:
     from ..inputs.resolver import resolve
     from ..render import handout as render
 
-    check_output(args.output, (".md", ".tex", ".pdf"))  # before the (slow) build
+    check_output(args.output, (".md", ".tex", ".pdf"), "handout")  # before the (slow) build
     out = Path(args.output)
     kind = out.suffix.lower()
     if kind == ".pdf":

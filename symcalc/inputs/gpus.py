@@ -14,7 +14,7 @@ from typing import Iterable
 
 from ..algebra.units import parse_amount
 from ..errors import SymcalcError
-from .files import read_toml
+from .files import label_of, read_toml
 
 BUILT_IN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpus.toml")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9._-]{0,39}")
@@ -78,7 +78,7 @@ def load(files: Iterable[str] = ()) -> dict[str, Accelerator]:
     file's (a user entry of the same name replaces the built-in one)."""
     out: dict[str, Accelerator] = {}
     for path in (BUILT_IN, *files):
-        label = "gpus.toml" if path == BUILT_IN else f"--gpus {path}"
+        label = "gpus.toml" if path == BUILT_IN else f"--gpus {label_of(path)}"
         data = read_toml(path, label)
         for name, table in data.items():
             acc, aliases = _entry(label, name, table)

@@ -305,10 +305,16 @@ def render_user(path: str, tex: bool, **data) -> str:
     """Render a user's template file in a bounded sandbox (:class:`BoundedSandbox`); it may
     include files of its own folder (never through a link out of it) and the package's
     templates. Any error is one line, ``TEMPLATE:LINE: what``."""
+    from ..inputs.files import _reason, label_of
+
     file = Path(path)
-    if not file.is_file():
-        raise SymcalcError("--template", f"{path!r} is not a readable file")
-    real = file.resolve()
+    try:
+        if not file.is_file():
+            raise SymcalcError("--template", f"{label_of(path)!r} is not a readable file")
+        real = file.resolve()
+    except OSError as err:  # a status that cannot be read, a name over the system's limit
+        raise SymcalcError("--template", f"{label_of(path)!r} cannot be read "
+                                         f"({_reason(err)})") from None
     seen: dict = {}
     loader = jinja2.ChoiceLoader([_FolderLoader(real.parent, seen),
                                   jinja2.FileSystemLoader(str(template_dir()))])
