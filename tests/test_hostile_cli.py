@@ -79,6 +79,34 @@ def test_output_that_is_only_an_extension(capsys, tmp_path, name):
     assert "is only an extension" in line and "got" not in line
 
 
+@pytest.mark.parametrize("argv,example", [
+    (["derive", "gpt2", "-o", ".md"], "derivation.md"),
+    (["derive", "gpt2", "--format", "tex", "-o", ".tex"], "derivation.tex"),
+    (["derive", "gpt2", "--format", "tex", "--standalone", "-o", "out/.tex"], "derivation.tex"),
+    (["derive", "gpt2", "--exercises", "-o", ".md"], "derivation.md"),
+    (["page", "-o", ".html"], "calc.html"),
+    (["page", "gpt2", "-o", "out/.html"], "calc.html"),
+    (["handout", "gpt2", "-o", ".bashrc"], "handout.md"),
+])
+def test_every_output_name_is_more_than_an_extension(capsys, tmp_path, monkeypatch, argv,
+                                                     example):
+    """Issue 26 item 5: derive and page wrote hidden files such as '.md' and '.html';
+    they are refused as handout refuses them, and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    line = refused(capsys, *argv)
+    assert line.startswith("symcalc: error: -o: ") and "is only an extension" in line, line
+    assert f"e.g. {example}" in line
+    assert [p.name for p in tmp_path.rglob("*")] == ["out"]
+
+
+def test_hidden_names_with_a_stem_still_write(capsys, tmp_path):
+    """'.notes.md' has a name before its extension: written as asked."""
+    code, out, err = run(capsys, "derive", "gpt2", "-o", tmp_path / ".notes.md")
+    assert code == 0 and err == ""
+    assert "124,439,808" in (tmp_path / ".notes.md").read_text()
+
+
 # item 2: the destination is checked before any build -------------------------------------------
 
 def _no_build(monkeypatch):

@@ -161,9 +161,10 @@ def _check_output(output: str, kinds: tuple[str, ...], example: str) -> None:
     out = Path(output)
     if output.endswith(("/", os.sep)) or out.is_dir():
         raise SymcalcError("-o", f"{output!r} is a folder; give a file name in it")
-    if kinds and (out.name.lower() in kinds or out.stem.startswith(".") and out.suffix == ""):
+    if out.name.lower() in kinds or (out.name.startswith(".") and "." not in out.name[1:]):
+        suffix = out.name.lower() if out.name.lower() in kinds or not kinds else kinds[0]
         raise SymcalcError("-o", f"{output!r} is only an extension; give a file name, "
-                                 f"e.g. {example}{out.name.lower()}")
+                                 f"e.g. {example}{suffix}")
     if kinds and out.suffix.lower() not in kinds:
         raise SymcalcError("-o", f"must end in {', '.join(kinds[:-1])} or {kinds[-1]} "
                                  f"(got {output!r})")
