@@ -576,3 +576,20 @@ def test_hub_cache_for_a_user_without_a_home(capsys, monkeypatch, tmp_path):
     assert proof == "none"  # the child really has no home directory
     assert code == 2 and out == "" and err.count("\n") == 1, (out, err)
     assert err.startswith("symcalc: error: HOME: ") and "HF_HUB_CACHE" in err, err
+
+
+@pytest.mark.parametrize("memory,bf16", [
+    ("9" * 5000 + " GB", "1 TFLOPs"), ("80 GB", "9" * 5000 + " TFLOPs"),
+    ("1e" + "9" * 5000 + " GB", "1 TFLOPs"), ("0." + "9" * 5000 + " GB", "1 TFLOPs"),
+])
+@pytest.mark.parametrize("command", [["report", "gpt2", "--gpu", "X1"],
+                                     ["solve", "gpt2", "--for", "d", "--fit",
+                                      "memory.weights_bytes <= X1"]])
+def test_gpus_file_with_a_5000_digit_amount(capsys, tmp_path, memory, bf16, command):
+    """Issue 25 item 5: a --gpus file's amount of 5,000 digits ended in Python's ValueError
+    on integer strings over 4,300 digits; it is refused by its length before it is read."""
+    path = tmp_path / "g.toml"
+    path.write_text(f'[X1]\nmemory = "{memory}"\nbf16 = "{bf16}"\nsource = "x"\n')
+    line = refused(capsys, *command, "--gpus", path)
+    key = "memory" if len(memory) > 40 else "bf16"
+    assert f"[X1] {key}: is 5,00" in line and "an amount is at most 40" in line, line
