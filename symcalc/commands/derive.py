@@ -99,9 +99,33 @@ def build(args):
     return dv.derive(spec, args.quantity, opts)
 
 
+SOLVE_ONLY = (("--keep", "keep"), ("--multiple-of", "multiple_of"), ("--gpus", "gpus"))
+
+
+def check_template(template: str | None) -> None:
+    """``--template ''`` is refused: an empty name would silently use the built-in one."""
+    if template is not None and not template.strip():
+        from ..errors import SymcalcError
+
+        raise SymcalcError("--template", f"must name a template file (got {template!r})")
+
+
+def refuse_unused(args) -> None:
+    """The solving options say nothing without --for: refused, never ignored."""
+    from ..errors import SymcalcError
+
+    if args.solve_for is None:
+        for option, dest in SOLVE_ONLY:
+            if getattr(args, dest) not in (None, []):
+                raise SymcalcError(option, "applies only with --for (derive MODEL --for SIZE "
+                                           "--target|--fit|--when ...: the solving steps)")
+
+
 def run(args) -> int:
     from ..errors import SymcalcError
 
+    check_template(args.template)
+    refuse_unused(args)
     if args.standalone and args.format != "tex":
         raise SymcalcError("--standalone", "applies only with --format tex")
     if args.exercises and args.output is None:

@@ -84,6 +84,8 @@ def load(files: Iterable[str] = ()) -> dict[str, Accelerator]:
     file's (a user entry of the same name replaces the built-in one)."""
     out: dict[str, Accelerator] = {}
     for path in (BUILT_IN, *files):
+        if not str(path).strip():
+            raise SymcalcError("--gpus", f"must name a TOML file of accelerators (got {path!r})")
         label = "gpus.toml" if path == BUILT_IN else f"--gpus {label_of(path)}"
         data = read_toml(path, label)
         for name, table in data.items():
