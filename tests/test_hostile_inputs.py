@@ -171,10 +171,13 @@ def test_huge_sizes_in_files_refused(capsys, tmp_path):
     path.write_text(json.dumps(GPT2)[:-1] + ', "n_embd": ' + "9" * 200 + "}")
     assert "must be at most 10**15" in refused(capsys, "report", path)
     path.write_text('{"n_embd": ' + "9" * 5000 + "}")  # over Python's 4,300-digit limit
-    assert "config.json: is not valid JSON" in refused(capsys, "report", path)
+    line = refused(capsys, "report", path)
+    assert "config.json: is not valid JSON" in line and "more than 4,300 digits" in line
+    assert "set_int_max_str_digits" not in line  # Python's advice, not the user's
     spec = tmp_path / "m.toml"
     spec.write_text(toml_of(TINY) + "V = " + "9" * 5000 + "\n")
-    assert "m.toml: is not valid TOML" in refused(capsys, "report", spec)
+    assert "m.toml: is not valid TOML for symcalc (an integer of more than 4,300" in \
+        refused(capsys, "report", spec)
     spec.write_text(toml_of(dict(TINY, V=10**16)))
     assert "V: must be at most 10**15" in refused(capsys, "report", spec)
 
@@ -593,3 +596,44 @@ def test_gpus_file_with_a_5000_digit_amount(capsys, tmp_path, memory, bf16, comm
     line = refused(capsys, *command, "--gpus", path)
     key = "memory" if len(memory) > 40 else "bf16"
     assert f"[X1] {key}: is 5,00" in line and "an amount is at most 40" in line, line
+
+
+BIG = "9" * 5000  # past Python's 4,300-digit limit for int <-> str
+
+
+@pytest.mark.parametrize("where", [
+    "hidden_size", "max_position_embeddings", "rope_theta", "sliding_window", "bos_token_id",
+    "rms_norm_eps", "torch_dtype", "rope_scaling.factor", "quantization_config.bits",
+    "layer_types[0]", "text_config.hidden_size"])
+def test_5000_digit_integers_in_a_config_json(capsys, tmp_path, where):
+    """Issue 25 item 5: an integer over 4,300 digits anywhere in config.json, a size or not,
+    nested or not: one line naming the file and the digit limit."""
+    config = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100}
+    key, _, sub = where.partition(".")
+    if key.endswith("[0]"):
+        config[key[:-3]] = ["@BIG@", "full_attention"]
+    elif sub:
+        config[key] = {sub: "@BIG@"}
+    else:
+        config[key] = "@BIG@"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config).replace('"@BIG@"', BIG))
+    line = refused(capsys, "report", path)
+    assert "config.json: is not valid JSON for symcalc (an integer of more than 4,300" in line
+
+
+@pytest.mark.parametrize("argv", [
+    ["report", "gpt2", "--set", f"L={BIG}"], ["report", "gpt2", "--set", f"E={BIG}"],
+    ["report", "deepseek-v2-lite", "--set", f"L_dense={BIG}"],
+    ["report", "gpt2", "--set", f"router_groups={BIG}"],
+    ["report", "gpt2", "--set", f"name={BIG}"], ["report", "gpt2", "--set", f"pooler={BIG}"],
+    ["report", "gpt2", "--batch", BIG], ["derive", "gpt2", "--lang", "ru", "--seq-len", BIG],
+    ["sweep", "gpt2", "--grid", f"L=1:{BIG}"], ["report", "{tmp}/spec.toml"],
+    ["report", "gpt2", "--gpu", "X1", "--gpus", "{tmp}/g.toml"],
+])
+def test_5000_digit_integers_on_the_command_line_and_in_toml(capsys, tmp_path, argv):
+    (tmp_path / "spec.toml").write_text(toml_of(TINY) + f"[extra]\nx = {BIG}\n")
+    (tmp_path / "g.toml").write_text(f'[X1]\nmemory = {BIG}\nbf16 = "1 TFLOPs"\nsource = "x"\n')
+    line = refused(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert len(line) < 400 and "set_int_max_str_digits" not in line, line
