@@ -107,7 +107,8 @@ def _valid(spec: Spec, size: str, ties: list[Tie], values: dict[str, int], step:
             return False
         changes = {size: n} if size in spec.sizes() else {}
         for t in ties:
-            v = apply(SIZES[t.name].symbol, ties).xreplace(subs).xreplace({x: n})
+            # sympy.Integer: a follower that is x itself (n_kv = n_h) gives back what goes in
+            v = apply(SIZES[t.name].symbol, ties).xreplace(subs).xreplace({x: sympy.Integer(n)})
             if not (v.is_integer and v > 0):
                 return False
             changes[t.name] = int(v)
@@ -200,7 +201,7 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
     valid = _valid(spec, size, ties, values, step)
 
     def holds(n) -> bool:
-        return rel.holds(reduced.xreplace({x: n}), 0)
+        return rel.holds(reduced.xreplace({x: sympy.Integer(n)}), 0)
 
     below = above = None
     always = False
@@ -222,7 +223,7 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
             and exact > spec.P:
         notes.append(f"beyond the learned position table P = {spec.P}: the model itself "
                      f"cannot run sequences that long")
-    value = (lambda n: None if n is None else lhs_at.xreplace({x: n}))
+    value = (lambda n: None if n is None else lhs_at.xreplace({x: sympy.Integer(n)}))
     closed = general = related = None
     if exact is not None:
         closed = _closed_form(difference, x, exact, subs)

@@ -99,15 +99,39 @@ def build(args):
     return dv.derive(spec, args.quantity, opts)
 
 
+SOLVE_ONLY = (("--keep", "keep"), ("--multiple-of", "multiple_of"), ("--gpus", "gpus"))
+
+
+def check_template(template: str | None) -> None:
+    """``--template ''`` is refused: an empty name would silently use the built-in one."""
+    if template is not None and not template.strip():
+        from ..errors import SymcalcError
+
+        raise SymcalcError("--template", f"must name a template file (got {template!r})")
+
+
+def refuse_unused(args) -> None:
+    """The solving options say nothing without --for: refused, never ignored."""
+    from ..errors import SymcalcError
+
+    if args.solve_for is None:
+        for option, dest in SOLVE_ONLY:
+            if getattr(args, dest) not in (None, []):
+                raise SymcalcError(option, "applies only with --for (derive MODEL --for SIZE "
+                                           "--target|--fit|--when ...: the solving steps)")
+
+
 def run(args) -> int:
     from ..errors import SymcalcError
 
+    check_template(args.template)
+    refuse_unused(args)
     if args.standalone and args.format != "tex":
         raise SymcalcError("--standalone", "applies only with --format tex")
     if args.exercises and args.output is None:
         raise SymcalcError("--exercises", "needs -o FILE (the sheet; the answers go beside it "
                                           "as FILE-answers)")
-    check_output(args.output)
+    check_output(args.output, example="derivation")
     derivation = build(args)
     units = units_from(args)
 
@@ -133,23 +157,38 @@ def answers_path(out):
     return out.with_name(f"{out.stem}-answers{out.suffix}")
 
 
-def check_output(output: str | None, kinds: tuple[str, ...] = ()) -> None:
+def check_output(output: str | None, kinds: tuple[str, ...] = (), example: str = "out") -> None:
     """Refuse a destination that cannot be written, before any work: a name that is only an
-    extension, a folder, a path under a file or a missing folder, a place not writable."""
+    extension (``.md``, ``out/.tex``: a hidden file nobody asked for), a folder, a path under
+    a file or a missing folder, a place not writable or whose status cannot be read, a name
+    over the system's limit."""
+    from ..errors import SymcalcError
+    from ..inputs.files import label_of
+
+    if output is None:
+        return
+    try:
+        _check_output(output, kinds, example)
+    except OSError as err:  # a status that cannot be read (EACCES), a name too long, ...
+        from ..inputs.files import _reason
+
+        raise SymcalcError("-o", f"cannot write {label_of(output)!r} ({_reason(err)})") from None
+
+
+def _check_output(output: str, kinds: tuple[str, ...], example: str) -> None:
     import os
     import tempfile
     from pathlib import Path
 
     from ..errors import SymcalcError
 
-    if output is None:
-        return
     out = Path(output)
     if output.endswith(("/", os.sep)) or out.is_dir():
         raise SymcalcError("-o", f"{output!r} is a folder; give a file name in it")
-    if kinds and (out.name.lower() in kinds or out.stem.startswith(".") and out.suffix == ""):
+    if out.name.lower() in kinds or (out.name.startswith(".") and "." not in out.name[1:]):
+        suffix = out.name.lower() if out.name.lower() in kinds or not kinds else kinds[0]
         raise SymcalcError("-o", f"{output!r} is only an extension; give a file name, "
-                                 f"e.g. handout{out.name.lower()}")
+                                 f"e.g. {example}{suffix}")
     if kinds and out.suffix.lower() not in kinds:
         raise SymcalcError("-o", f"must end in {', '.join(kinds[:-1])} or {kinds[-1]} "
                                  f"(got {output!r})")

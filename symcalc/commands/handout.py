@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .common import add_model, add_workload, checked_names, options_from
-from .derive import add_units, answers_path, check_output, units_from, write
+from .derive import add_units, answers_path, check_output, check_template, units_from, write
 
 
 def register(sub) -> None:
@@ -35,7 +35,8 @@ def run(args) -> int:
     from ..inputs.resolver import resolve
     from ..render import handout as render
 
-    check_output(args.output, (".md", ".tex", ".pdf"))  # before the (slow) build
+    check_template(args.template)
+    check_output(args.output, (".md", ".tex", ".pdf"), "handout")  # before the (slow) build
     out = Path(args.output)
     kind = out.suffix.lower()
     if kind == ".pdf":

@@ -14,8 +14,15 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..errors import SymcalcError
+    from ..inputs import presets
+    from ..inputs.resolver import check_path
     from ..page import build, models_of
+    from .derive import check_output
 
+    check_output(args.output, example="calc")  # before the build, as every command does
+    for name in args.model:  # a path whose status cannot be read: one line, as in report
+        if not presets.exists(name):
+            check_path(name)
     html = build(models_of(args.model))
     try:
         with open(args.output, "w", encoding="utf-8") as f:
