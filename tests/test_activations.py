@@ -10,7 +10,6 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import saved_tensors
 from symcalc.algebra import activations, quantities as q
 from symcalc.algebra.options import Options, workload_values
 from symcalc.algebra.spec import make_spec, size_values
@@ -128,19 +127,25 @@ def shapes():
 @pytest.mark.parametrize("family", FAMILIES)
 @settings(max_examples=2, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.reference
 @given(shape=shapes())
 def test_eager_equals_measured(family, dtype, shape):
+    import saved_tensors
+
     (dim, heads, kv), ff, batch, seq = shape
     cfg, key, size = config(family, dim, heads, kv, ff)
     measured = saved_tensors.per_layer_bytes(cfg, batch, seq, dtype, layer_key=key)
     assert symcalc_per_layer(cfg, size, batch, seq, dtype, "eager") == measured
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("dtype", ["bf16", "fp32"])
 @pytest.mark.parametrize("family", SDPA_FAMILIES)
 @settings(max_examples=2, deadline=None, derandomize=True)
 @given(shape=shapes())
 def test_sdpa_equals_measured(family, dtype, shape):
+    import saved_tensors
+
     (dim, heads, kv), ff, batch, seq = shape
     cfg, key, size = config(family, dim, heads, kv, ff)
     measured = saved_tensors.per_layer_bytes(cfg, batch, seq, dtype, layer_key=key,
@@ -148,9 +153,11 @@ def test_sdpa_equals_measured(family, dtype, shape):
     assert symcalc_per_layer(cfg, size, batch, seq, dtype, "sdpa") == measured
 
 
+@pytest.mark.reference
 def test_measurement_counts_a_storage_once_and_skips_parameters():
     """The helper itself: a weight is never counted, and a tensor two nodes save is one
     storage."""
+    import saved_tensors
     import torch
 
     lin = torch.nn.Linear(4, 4)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_reference import PRESET_CONFIGS
+from configs import PRESET_CONFIGS
 from strategies import models, workloads
 from symcalc.inputs import presets
 from symcalc.fast import quick

@@ -128,6 +128,7 @@ def test_llama_built_without_gqa(tmp_path):
 """
 
 
+@pytest.mark.reference  # the test module it runs imports torch
 def test_transformers_modules_on_meta(pytester):
     if not find_spec("transformers"):
         pytest.skip("transformers is not installed")
@@ -210,6 +211,7 @@ def test_unknown_parameter_is_listed():
 """
 
 
+@pytest.mark.reference  # the test module it runs imports torch
 def test_hand_written_transformer_with_a_gqa_mistake(pytester):
     if not find_spec("torch"):
         pytest.skip("torch is not installed")

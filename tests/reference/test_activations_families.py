@@ -162,7 +162,7 @@ def test_conventions_table_is_current():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "docs" / "activations_table.py"
+    path = Path(__file__).resolve().parents[2] / "docs" / "activations_table.py"
     spec = importlib.util.spec_from_file_location("activations_table", path)
     table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(table)
