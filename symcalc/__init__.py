@@ -12,7 +12,14 @@ numeric path (``symcalc.fast.quick``).
 """
 __version__ = "0.1.0"
 
-from .model import Model, model  # noqa: E402  (no sympy: the notebook entry point)
-from .questions import sensitivity, solve  # noqa: E402  (no sympy until called)
-
 __all__ = ["__version__", "Model", "model", "solve", "sensitivity"]
+# loaded on first use (the command line never pays for the notebook entry points)
+_LAZY = {"Model": "model", "model": "model", "solve": "questions", "sensitivity": "questions"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
