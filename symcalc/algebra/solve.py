@@ -170,7 +170,6 @@ def solve(spec: Spec, size: str, relation: str, mode: str = "target", opts: Opti
     field = f"--{mode}"
     lookup, extra = lookup_for(spec, opts, constants or {})
     rel = parse_relation(relation, field, lookup, MODES[mode], extra)
-    check_kinds(field, rel)
     ties = all_ties(spec, keep, values, size)
     return _solve(spec, size, mode, rel, ties, values, multiple_of)
 
@@ -246,15 +245,3 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
                     always, step, _constraints(spec, size, ties, values, step), tuple(notes),
                     uncapped)
 
-
-def check_kinds(field: str, rel: Relation) -> None:
-    """A byte amount (a unit such as GB, an accelerator's memory) needs a memory quantity in
-    the relation, a FLOP amount a FLOP quantity: 80GB against params.total is a mistake."""
-    names = {"bytes": "a memory.* quantity", "flops": "a flops.* quantity or a flops: part"}
-    quantities = {k for n, k in rel.names if "." in n or ":" in n}
-    amounts = list(rel.unit_kinds) + [k for n, k in rel.names if "." not in n and ":" not in n]
-    for kind in amounts:
-        if kind in names and kind not in quantities:
-            raise SymcalcError(field, f"{rel.text!r:.80} compares {kind} with quantities that "
-                                      f"are not {kind} (use {names[kind]}, or a number without "
-                                      "a unit)")
