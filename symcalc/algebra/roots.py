@@ -12,7 +12,11 @@ from typing import Callable, Optional
 
 import sympy
 
-SEARCH_LIMIT = 100_000  # integer candidates tried on each side of a root
+SEARCH_LIMIT = 10_000  # integer candidates tried on each side of a root
+
+
+class Unsplittable(ValueError):
+    """A Min/Max that is not between the variable and a number."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,8 @@ def pieces(expr: sympy.Expr, x: sympy.Symbol, lo=sympy.Integer(0), hi=sympy.oo) 
     cap = caps[0]
     others = [a for a in cap.args if a != x]
     if len(cap.args) != 2 or len(others) != 1 or not others[0].is_number:
-        raise ValueError(f"cannot split {cap}")
+        raise Unsplittable(f"cannot solve through {cap}: a Min or Max is split only between "
+                           f"{x} itself and a number")
     c = others[0]
     small, large = (x, c) if isinstance(cap, sympy.Min) else (c, x)
     out = []
@@ -61,20 +66,35 @@ def positive_roots(expr: sympy.Expr, x: sympy.Symbol) -> list[sympy.Expr]:
     return sorted(set(found), key=lambda r: float(r))
 
 
+def whole(root: sympy.Expr, below: bool) -> int:
+    """floor (``below``) or ceiling of a positive real ``root``, exactly. Where sympy's
+    numerical refinement gives up (an integer written as radicals sympy cannot compare),
+    the nearest integer is checked by simplifying the difference."""
+    try:
+        return int(sympy.floor(root) if below else sympy.ceiling(root))
+    except (sympy.core.evalf.PrecisionExhausted, TypeError, ValueError):
+        n = int(round(float(root)))
+        if sympy.simplify(root - n) == 0:
+            return n
+        return int(sympy.floor(float(root))) if below else int(sympy.ceiling(float(root)))
+
+
 def nearest(root: sympy.Expr, valid: Callable[[int], bool], step: int = 1,
-            below: bool = True) -> Optional[int]:
+            below: bool = True, limit: int | None = None) -> Optional[int]:
     """The nearest integer multiple of ``step`` at or below (``below``) / above ``root`` for
-    which ``valid`` holds; None when none within SEARCH_LIMIT candidates (or none >= 1)."""
-    if below:
-        n = int(sympy.floor(root / step)) * step
-    else:
-        n = int(sympy.ceiling(root / step)) * step
+    which ``valid`` holds; None when none within SEARCH_LIMIT candidates, none >= 1, or
+    (``limit``) none at most ``limit``."""
+    n = whole(root / step, below) * step
+    if limit is not None and below:
+        n = min(n, limit // step * step)
     for _ in range(SEARCH_LIMIT):
         if n < 1:
             if below:
                 return None
             n = step
             continue
+        if limit is not None and n > limit:
+            return None
         if valid(n):
             return n
         n += -step if below else step

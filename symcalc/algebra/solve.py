@@ -14,17 +14,19 @@ inequality (a crossover).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import lcm
 from typing import Optional
 
 import sympy
 
+from .deadline import SOLVE_LIMIT, cpu_limit, undecided
 from ..errors import SymcalcError
 from . import quantities as q
 from .options import Options, workload_values
 from .refs import lookup_for
 from .relation import Relation, parse_relation
-from .roots import nearest, positive_roots
-from .spec import Spec, size_values, with_overrides
+from .roots import Unsplittable, nearest, positive_roots
+from .spec import SIZE_LIMIT, SIZE_LIMIT_TEXT, Spec, check_limit, size_values, with_overrides
 from .symbols import SIZES
 from .ties import Tie, all_ties, apply
 
@@ -122,6 +124,19 @@ def _valid(spec: Spec, size: str, ties: list[Tie], values: dict[str, int], step:
     return valid
 
 
+def _denominators(spec: Spec, size: str, ties: list[Tie], values: dict[str, int]) -> list[int]:
+    """For each size that follows ``size`` in proportion (d_h = d / n_h), the denominator
+    ``size`` must be a multiple of for it to be whole: candidates step by their lcm."""
+    x = SIZES[size].symbol
+    subs = {SIZES[k].symbol: sympy.Integer(v) for k, v in values.items() if k != size}
+    out = []
+    for t in ties:
+        ratio = sympy.expand(apply(SIZES[t.name].symbol, ties).xreplace(subs)) / x
+        if ratio.is_Rational and ratio > 0:
+            out.append(int(ratio.q))
+    return out
+
+
 def _constraints(spec: Spec, size: str, ties: list[Tie], values: dict[str, int], step: int):
     x = SIZES[size].symbol
     subs = {SIZES[k].symbol: sympy.Integer(v) for k, v in values.items() if k != size}
@@ -166,12 +181,22 @@ def solve(spec: Spec, size: str, relation: str, mode: str = "target", opts: Opti
     values = _values(spec, opts)
     solvable(spec, size, values)
     if isinstance(multiple_of, bool) or not isinstance(multiple_of, int) or multiple_of < 1:
-        raise SymcalcError("--multiple-of", f"must be a positive integer (got {multiple_of!r})")
+        raise SymcalcError("--multiple-of", f"must be a positive integer (got {multiple_of!r:.40})")
+    check_limit("--multiple-of", multiple_of)
+    if mode not in MODES:
+        raise SymcalcError("solve", f"mode must be one of {', '.join(MODES)} (got {mode!r:.40})")
     field = f"--{mode}"
     lookup, extra = lookup_for(spec, opts, constants or {})
-    rel = parse_relation(relation, field, lookup, MODES[mode], extra)
-    ties = all_ties(spec, keep, values, size)
-    return _solve(spec, size, mode, rel, ties, values, multiple_of)
+    with cpu_limit(SOLVE_LIMIT, field, "solving"):
+        rel = parse_relation(relation, field, lookup, MODES[mode], extra)
+        own = set(spec.sizes()) | (set(values) & set(WORKLOAD_SIZES))
+        missing = sorted(str(s) for s in rel.difference().free_symbols if str(s) not in values)
+        if missing:
+            raise SymcalcError(field, f"{spec.name} has no size {missing[0]} (its sizes: "
+                                      f"{', '.join(sorted(own))})")
+        ties = all_ties(spec, keep, values, size)
+        with undecided(field, rel.text):
+            return _solve(spec, size, mode, rel, ties, values, multiple_of)
 
 
 def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> Solution:
@@ -191,11 +216,21 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
     subs = {SIZES[k].symbol: sympy.Integer(v) for k, v in fixed.items()}
     reduced = sympy.expand(difference.xreplace(subs))
     lhs_at = sympy.expand(lhs.xreplace(subs))
-    roots = positive_roots(reduced, x)
+    try:
+        roots = positive_roots(reduced, x)
+    except Unsplittable as err:
+        raise SymcalcError(f"--{mode}", str(err)) from None
+    if any(r.has(sympy.nan, sympy.zoo, sympy.oo) for r in roots) or reduced.has(sympy.nan, sympy.zoo):
+        raise SymcalcError(f"--{mode}", f"{rel.text!r:.80} divides by zero at {spec.name}'s sizes")
     notes = []
     if len(roots) > 1:
         notes.append(f"{len(roots)} positive roots; the integers are taken around the largest")
     exact = roots[-1] if roots else None
+    if exact is not None and float(exact) > SIZE_LIMIT:
+        raise SymcalcError(f"--{mode}", f"the root of {rel.text!r:.80} is {size} = "
+                                        f"{float(exact):.4g}, over the largest size symcalc "
+                                        f"takes ({SIZE_LIMIT_TEXT}) for {spec.name}")
+    step = lcm(step, *_denominators(spec, size, ties, values))
     valid = _valid(spec, size, ties, values, step)
 
     def holds(n) -> bool:
@@ -209,10 +244,11 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
                                             f"{spec.name}")
         always = True
     else:
-        below = nearest(exact, lambda n: valid(n) and (mode != "fit" or holds(n)), step, True)
-        above = nearest(exact, valid, step, False)
+        below = nearest(exact, lambda n: valid(n) and (mode != "fit" or holds(n)), step, True,
+                        SIZE_LIMIT)
+        above = nearest(exact, valid, step, False, SIZE_LIMIT)
         if mode == "fit" and above is not None and above == below:
-            above = nearest(exact + 1, valid, step, False)
+            above = nearest(exact + 1, valid, step, False, SIZE_LIMIT)
         if mode == "fit" and below is None:
             raise SymcalcError("--fit", f"no positive {size} satisfies {rel.text!r:.80} for "
                                         f"{spec.name} (the root is {float(exact):.4g}; no valid "
