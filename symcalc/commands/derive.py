@@ -107,7 +107,9 @@ def run(args) -> int:
     if args.exercises and args.output is None:
         raise SymcalcError("--exercises", "needs -o FILE (the sheet; the answers go beside it "
                                           "as FILE-answers)")
-    check_output(args.output)
+    from pathlib import Path
+
+    check_output(args.output, beside=[answers_path(Path(args.output))] if args.exercises else [])
     derivation = build(args)
     units = units_from(args)
 
@@ -122,8 +124,6 @@ def run(args) -> int:
 
     write(text_of(args.exercises), args.output)
     if args.exercises:
-        from pathlib import Path
-
         write(text_of(False), str(answers_path(Path(args.output))))
     return 0
 
@@ -133,9 +133,11 @@ def answers_path(out):
     return out.with_name(f"{out.stem}-answers{out.suffix}")
 
 
-def check_output(output: str | None, kinds: tuple[str, ...] = ()) -> None:
+def check_output(output: str | None, kinds: tuple[str, ...] = (), beside=()) -> None:
     """Refuse a destination that cannot be written, before any work: a name that is only an
-    extension, a folder, a path under a file or a missing folder, a place not writable."""
+    extension, a folder, a path under a file or a missing folder, a place not writable, and
+    anything but a regular file (a FIFO would hang the write, a device swallow it), for
+    the output and the files written ``beside`` it (an answer sheet, a LaTeX log)."""
     import os
     import tempfile
     from pathlib import Path
@@ -145,6 +147,8 @@ def check_output(output: str | None, kinds: tuple[str, ...] = ()) -> None:
     if output is None:
         return
     out = Path(output)
+    for path in (out, *beside):
+        regular_or_absent(output, str(path))
     if output.endswith(("/", os.sep)) or out.is_dir():
         raise SymcalcError("-o", f"{output!r} is a folder; give a file name in it")
     if kinds and (out.name.lower() in kinds or out.stem.startswith(".") and out.suffix == ""):
@@ -171,8 +175,28 @@ def check_output(output: str | None, kinds: tuple[str, ...] = ()) -> None:
         raise SymcalcError("-o", f"cannot write in {str(folder)!r} ({err.strerror or err})") from None
 
 
+def regular_or_absent(output: str, path: str) -> None:
+    """Refuse ``path`` when it exists and is not a regular file (checked without opening)."""
+    import os
+    import stat
+
+    from ..errors import SymcalcError
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return  # absent, or refused by the other checks
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        what = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or \
+            stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+        raise SymcalcError("-o", f"{path!r} is {what}; symcalc writes only regular files")
+
+
 def write(text: str, output: str | None) -> None:
-    from pathlib import Path
+    """``text`` to stdout, or to the regular file ``output`` (opened without blocking and
+    checked once open: a FIFO put there since :func:`check_output` is refused too)."""
+    import os
+    import stat
 
     from ..errors import SymcalcError
 
@@ -180,6 +204,20 @@ def write(text: str, output: str | None) -> None:
         print(text, end="" if text.endswith("\n") else "\n")
         return
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, 0o666)
     except OSError as err:
         raise SymcalcError("-o", f"cannot write {output!r} ({err.strerror or err})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SymcalcError("-o", f"{output!r} is not a regular file; symcalc writes only "
+                                     "regular files")
+        os.set_blocking(fd, True)
+        os.ftruncate(fd, 0)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            fd = -1
+            f.write(text)
+    except OSError as err:
+        raise SymcalcError("-o", f"cannot write {output!r} ({err.strerror or err})") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)

@@ -13,14 +13,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..errors import SymcalcError
     from ..page import build, models_of
+    from .derive import check_output, write
 
+    check_output(args.output)  # a folder, a FIFO, a place not writable: before the build
     html = build(models_of(args.model))
-    try:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(html)
-    except OSError as err:
-        raise SymcalcError("-o", f"cannot write {args.output!r} ({err.strerror})") from None
+    write(html, args.output)
     print(f"wrote {args.output} ({len(html.encode('utf-8')):,} bytes)")
     return 0
