@@ -85,13 +85,28 @@ def json_number(x):
     return int(x) if x.q == 1 else str(x)
 
 
-def solvable(spec: Spec, size: str, values: dict[str, int]) -> None:
-    if size not in SIZES:
-        raise SymcalcError("--for", f"{size!r:.40} is not a size (sizes: "
-                                    f"{', '.join(sorted(values))})")
+def size_name(text, field: str = "--for") -> str:
+    """The size a user names (``--for d``, ``--diff s``), read by the one expression parser
+    with only the sizes as names: it must be one of them, alone."""
+    from .expression import parse
+
+    known = ", ".join(sorted(SIZES))
+    try:
+        got = parse(text, field, lambda n: (SIZES[n].symbol, "count") if n in SIZES else None)
+    except SymcalcError:
+        got = None
+    if got is None or not got.expr.is_Symbol:
+        raise SymcalcError(field, f"{text!r:.40} is not a size (sizes: {known})")
+    return str(got.expr)
+
+
+def solvable(spec: Spec, size: str, values: dict[str, int], field: str = "--for") -> str:
+    """``size`` as a size name the model has (its sizes, or a workload symbol)."""
+    size = size_name(size, field)
     if size not in values or (size not in spec.sizes() and size not in WORKLOAD_SIZES):
-        raise SymcalcError("--for", f"{spec.name} has no size {size} (its sizes: "
-                                    f"{', '.join(sorted(set(spec.sizes()) | (set(values) & set(WORKLOAD_SIZES))))})")
+        raise SymcalcError(field, f"{spec.name} has no size {size} (its sizes: "
+                                  f"{', '.join(sorted(set(spec.sizes()) | (set(values) & set(WORKLOAD_SIZES))))})")
+    return size
 
 
 def _values(spec: Spec, opts: Options) -> dict[str, int]:
@@ -179,7 +194,7 @@ def solve(spec: Spec, size: str, relation: str, mode: str = "target", opts: Opti
     as name -> (bytes, kind)."""
     opts = opts.checked()
     values = _values(spec, opts)
-    solvable(spec, size, values)
+    size = solvable(spec, size, values)
     if isinstance(multiple_of, bool) or not isinstance(multiple_of, int) or multiple_of < 1:
         raise SymcalcError("--multiple-of", f"must be a positive integer (got {multiple_of!r:.40})")
     check_limit("--multiple-of", multiple_of)

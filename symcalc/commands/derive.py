@@ -31,7 +31,7 @@ def add_lang(p) -> None:
 def register(sub) -> None:
     p = sub.add_parser("derive", help="a quantity worked out step by step (Markdown or LaTeX)")
     add_model(p)
-    p.add_argument("--quantity", default="params.total",
+    p.add_argument("--quantity", default=None,
                    help="params.total (default), params.active, flops.forward_matmul, "
                         "flops.training, memory.weights_bytes, memory.kv_cache_bytes, ...")
     p.add_argument("--format", default="md", choices=("md", "tex"), help="md (default) or tex")
@@ -63,11 +63,38 @@ def units_from(args):
     return Units(params=args.unit, flops=args.flops_unit)
 
 
+SOLVING = ("--for", "--target", "--fit", "--when")
+INSTEAD = (("--against", "against"), ("--assume", "assume"), ("--form", "form"),
+           ("--quantity", "quantity"))
+SOLVE_ONLY = (("--keep", "keep"), ("--multiple-of", "multiple_of"), ("--gpus", "gpus"))
+
+
+def check_combination(args) -> None:
+    """Refuse an option the chosen derivation would ignore: --against, --assume, --form and
+    --quantity with --for (a solution derives its own relation), and the solving options
+    (--keep, --multiple-of, --gpus) without it."""
+    from ..errors import SymcalcError
+
+    solving = args.solve_for is not None or any(getattr(args, m) is not None
+                                                for m in ("target", "fit", "when"))
+    if solving:
+        for flag, name in INSTEAD:
+            if getattr(args, name) is not None:
+                raise SymcalcError(flag, "does not apply with --for (a solution derives its "
+                                         "own relation); leave it out, or derive without --for")
+    else:
+        for flag, name in SOLVE_ONLY:
+            if getattr(args, name):
+                raise SymcalcError(flag, "applies only with --for SIZE and --target, --fit or "
+                                         "--when")
+
+
 def build(args):
     from ..derivations import derive as dv, derive_forms as forms
     from ..inputs.resolver import resolve
 
     latex = args.format == "tex"
+    check_combination(args)
     if args.solve_for is not None or any(getattr(args, m) is not None for m in ("target", "fit", "when")):
         from ..derivations.derive_solve import derive_solution
         from .solve import solution_from
@@ -77,6 +104,7 @@ def build(args):
 
             raise SymcalcError("--for", "names the size to solve for (with --target, --fit or --when)")
         return derive_solution(solution_from(args, latex))
+    quantity = args.quantity or "params.total"
     spec = checked_names([resolve(args.model, args.sets)], latex)[0]
     opts = options_from(args)
     if args.against is not None:  # '' is refused, never ignored
@@ -95,8 +123,8 @@ def build(args):
             raise SymcalcError("--form", f"must be one of {', '.join(FORMS)} (got {args.form!r})")
         return forms.derive_published(args.form, spec, opts)
     if args.assume is not None:  # assumption() refuses '' naming the sets
-        return forms.derive_closed_form(spec, args.assume, args.quantity, opts)
-    return dv.derive(spec, args.quantity, opts)
+        return forms.derive_closed_form(spec, args.assume, quantity, opts)
+    return dv.derive(spec, quantity, opts)
 
 
 def run(args) -> int:
