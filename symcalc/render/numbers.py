@@ -18,6 +18,17 @@ SI = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 
 EARLY_UNIT = {"zh": 10}
 
 
+def ratio(n: int, div: int):
+    """``n / div`` as an exact-enough Decimal (never a float): a short form of a number past
+    2^53 (10^30 parameters in T, 10^40 bytes in GB) keeps its true digits, no float noise."""
+    from decimal import Decimal, localcontext
+
+    n = int(n)
+    with localcontext() as ctx:
+        ctx.prec = max(28, len(str(abs(n))) + 12)
+        return Decimal(n) / Decimal(div)
+
+
 def _babel_locale(lang: str):
     from babel import Locale
 
@@ -90,8 +101,8 @@ def count_unit(n: int, power: int, digits: int = 3, lang: str | None = None) -> 
     lang = lang or current()
     word = dict(count_words(lang)).get(power)
     if word is None:
-        return decimal(int(n) / power, digits, lang)
-    return decimal(int(n) / power, digits, lang) + word
+        return decimal(ratio(n, power), digits, lang)
+    return decimal(ratio(n, power), digits, lang) + word
 
 
 def short(n: int) -> str:
@@ -107,7 +118,7 @@ def short(n: int) -> str:
         return grouped(n)
     for div, unit in ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K")):
         if abs(n) >= div:
-            return f"{n / div:.2f} {unit}"
+            return f"{ratio(n, div):.2f} {unit}"
     return str(n)
 
 
@@ -121,21 +132,21 @@ def si(n: int, prefix: str | None = None, unit: str = "FLOPs") -> str:
     n = int(n)
     if prefix is None:
         prefix = next((p for p in ("E", "P", "T", "G", "M", "K") if abs(n) >= SI[p]), "")
-    return f"{decimal(n / SI[prefix], 2)}{_space()}{prefix}{unit}"
+    return f"{decimal(ratio(n, SI[prefix]), 2)}{_space()}{prefix}{unit}"
 
 
 def yi(n: int) -> str:
     """In units of 10^8 (亿), as the estimator in the seeds shows: 0.849 亿 (Chinese 0.849亿)."""
     if current() == "zh":
         return count_unit(n, 10**8)
-    return f"{decimal(int(n) / 10**8, 3)}{_space()}亿"
+    return f"{decimal(ratio(n, 10**8), 3)}{_space()}亿"
 
 
 def bytes_both(n: int) -> str:
     """Bytes in GB (10^9) and GiB (2^30), always both named: 14.48 GB / 13.49 GiB."""
     n = int(n)
     sp = _space()
-    return f"{decimal(n / GB, 2)}{sp}GB / {decimal(n / GiB, 2)}{sp}GiB"
+    return f"{decimal(ratio(n, GB), 2)}{sp}GB / {decimal(ratio(n, GiB), 2)}{sp}GiB"
 
 
 PARAM_UNITS = {"exact": None, "K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12, "yi": 10**8}
@@ -153,7 +164,7 @@ def params_in(n: int, unit: str = "auto") -> str:
     lang = current()
     if lang != "en" and PARAM_UNITS[unit] in dict(count_words(lang)):
         return count_unit(n, PARAM_UNITS[unit])
-    return f"{decimal(int(n) / PARAM_UNITS[unit], 3)}{_space()}{unit}"
+    return f"{decimal(ratio(n, PARAM_UNITS[unit]), 3)}{_space()}{unit}"
 
 
 def flops_in(n: int, prefix: str = "auto") -> str:
