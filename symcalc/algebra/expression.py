@@ -189,8 +189,8 @@ class _Parser:
         base = self.atom()
         if self.take("**", "^"):
             self.skip()
-            m = re.match(r"[0-9]+", self.text[self.pos:self.pos + 20])
-            if not m or len(m[0]) > 2 or not 0 <= int(m[0]) <= POWER_LIMIT:
+            m = re.match(r"[0-9]+(?:\.[0-9]*)?", self.text[self.pos:self.pos + 20])
+            if not m or not m[0].isdigit() or len(m[0]) > 2 or not 0 <= int(m[0]) <= POWER_LIMIT:
                 self.fail(f"a power must be a whole number 0 to {POWER_LIMIT}")
             self.pos += len(m[0])
             n = int(m[0])

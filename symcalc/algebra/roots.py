@@ -7,6 +7,7 @@ sympy gives exactly (radicals up to degree 2, ``CRootOf`` above).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -76,7 +77,7 @@ def whole(root: sympy.Expr, below: bool) -> int:
         n = int(round(float(root)))
         if sympy.simplify(root - n) == 0:
             return n
-        return int(sympy.floor(float(root))) if below else int(sympy.ceiling(float(root)))
+        return math.floor(float(root)) if below else math.ceil(float(root))
 
 
 def nearest(root: sympy.Expr, valid: Callable[[int], bool], step: int = 1,

@@ -50,7 +50,7 @@ class Sensitivity:
 
 
 def _num(x):
-    x = sympy.nsimplify(x) if getattr(x, "is_Float", False) else sympy.sympify(x)
+    x = x if isinstance(x, sympy.Basic) else sympy.Integer(x)
     if x.is_Integer:
         return int(x)
     return str(x)
@@ -58,7 +58,7 @@ def _num(x):
 
 def _float(x):
     """A float for JSON, or None where there is none (Q = 0: no elasticity)."""
-    x = sympy.sympify(x)
+    x = x if isinstance(x, sympy.Basic) else sympy.Integer(x)
     return float(x) if x.is_finite and x.is_real else None
 
 

@@ -205,7 +205,8 @@ def solve(spec: Spec, size: str, relation: str, mode: str = "target", opts: Opti
     with cpu_limit(SOLVE_LIMIT, field, "solving"):
         rel = parse_relation(relation, field, lookup, MODES[mode], extra)
         own = set(spec.sizes()) | (set(values) & set(WORKLOAD_SIZES))
-        missing = sorted(str(s) for s in rel.difference().free_symbols if str(s) not in values)
+        missing = [n for n, _ in rel.names if n in SIZES and n not in own] + \
+            sorted(str(s) for s in rel.difference().free_symbols if str(s) not in values)
         if missing:
             raise SymcalcError(field, f"{spec.name} has no size {missing[0]} (its sizes: "
                                       f"{', '.join(sorted(own))})")
