@@ -431,3 +431,9 @@ def test_an_accelerator_has_memory_and_speed(capsys, tmp_path, memory, bf16, fie
 @pytest.mark.parametrize("dtype", ["int4-g１２８", "int8-g٣٢", "fp8-block１２８", "int4-g²"])
 def test_group_sizes_are_ascii_digits(capsys, dtype):
     assert "ASCII digits 0-9" in refused(capsys, "report", "gpt2", "--dtype", dtype)
+
+
+def test_plugin_forms_take_no_units():
+    for form in ("80GB*L", "7B*L*d", "1 PFLOPs"):
+        with pytest.raises(SymcalcError, match="^expected: a closed form takes numbers without units"):
+            assert_closed_form("gpt2", form)

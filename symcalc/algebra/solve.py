@@ -123,8 +123,8 @@ def _valid(spec: Spec, size: str, ties: list[Tie], values: dict[str, int], step:
         if n % step:
             return False
         changes = {size: n} if size in spec.sizes() else {}
-        for t in ties:
-            v = apply(SIZES[t.name].symbol, ties).xreplace(subs).xreplace({x: n})
+        for t in ties:  # sympy's Integer: a tie n_kv = n_h would give back the Python int
+            v = apply(SIZES[t.name].symbol, ties).xreplace(subs).xreplace({x: sympy.Integer(n)})
             if not (v.is_integer and v > 0):
                 return False
             changes[t.name] = int(v)

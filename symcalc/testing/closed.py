@@ -32,13 +32,18 @@ def _expected(expected):
         return sympy.nsimplify(expected)
     from symcalc.algebra.expression import parse
     from symcalc.algebra.symbols import ALL
+    from symcalc.errors import SymcalcError
 
     def lookup(name: str):
         info = ALL.get(name)
         return None if info is None else (info.symbol, "count")
 
-    return sympy.expand(parse(expected, "expected", lookup, unknown="the canonical size names "
-                              "are L, d, n_h, d_ff, s, b ... (docs/architecture.md)").expr)
+    got = parse(expected, "expected", lookup, unknown="the canonical size names are L, d, "
+                "n_h, d_ff, s, b ... (docs/architecture.md)")
+    if got.unit_kinds:
+        raise SymcalcError("expected", f"a closed form takes numbers without units (got a "
+                                       f"{got.unit_kinds[0]} unit in {expected!r:.80})")
+    return sympy.expand(got.expr)
 
 
 def _parts(spec, quantity: str, assume: str, opts):
