@@ -437,3 +437,12 @@ def test_plugin_forms_take_no_units():
     for form in ("80GB*L", "7B*L*d", "1 PFLOPs"):
         with pytest.raises(SymcalcError, match="^expected: a closed form takes numbers without units"):
             assert_closed_form("gpt2", form)
+
+
+def test_the_search_evaluator_is_exact():
+    """roots.evaluator (the candidate search's fast path) equals sympy's substitution, across
+    a Min edge and with a quotient."""
+    expr = 3 * sympy.Min(s, 4096) * s + sympy.Rational(7, 3) * s**2 / (s + 1) - 10**12
+    at = roots.evaluator(expr, s)
+    for n in (1, 2, 4095, 4096, 4097, 10**9, 10**15):
+        assert at(n) == expr.xreplace({s: sympy.Integer(n)})

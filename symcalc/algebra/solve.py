@@ -14,6 +14,7 @@ inequality (a crossover).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from math import lcm
 from typing import Optional
 
@@ -25,7 +26,7 @@ from . import quantities as q
 from .options import Options, workload_values
 from .refs import lookup_for
 from .relation import Relation, parse_relation
-from .roots import Unsplittable, nearest, positive_roots
+from .roots import Unsplittable, evaluator, nearest, positive_roots
 from .spec import SIZE_LIMIT, SIZE_LIMIT_TEXT, Spec, check_limit, size_values, with_overrides
 from .symbols import SIZES
 from .ties import Tie, all_ties, apply
@@ -118,16 +119,18 @@ def _valid(spec: Spec, size: str, ties: list[Tie], values: dict[str, int], step:
     """Is the integer n a valid value of ``size``: whole followers, the spec's rules."""
     x = SIZES[size].symbol
     subs = {SIZES[k].symbol: sympy.Integer(v) for k, v in values.items() if k != size}
+    follows = [(t.name, evaluator(apply(SIZES[t.name].symbol, ties).xreplace(subs), x))
+               for t in ties]
 
     def valid(n: int) -> bool:
         if n % step:
             return False
         changes = {size: n} if size in spec.sizes() else {}
-        for t in ties:  # sympy's Integer: a tie n_kv = n_h would give back the Python int
-            v = apply(SIZES[t.name].symbol, ties).xreplace(subs).xreplace({x: sympy.Integer(n)})
-            if not (v.is_integer and v > 0):
+        for name, at in follows:  # each follower, exactly (a Fraction, or a sympy number)
+            v = at(n)
+            if not (v > 0 and (v.denominator == 1 if isinstance(v, Fraction) else v.is_integer)):
                 return False
-            changes[t.name] = int(v)
+            changes[name] = int(v)
         spec_changes = {k: v for k, v in changes.items() if k in spec.sizes()}
         if spec_changes:
             try:
@@ -249,8 +252,10 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
     step = lcm(step, *_denominators(spec, size, ties, values))
     valid = _valid(spec, size, ties, values, step)
 
+    reduced_at = evaluator(reduced, x)
+
     def holds(n) -> bool:
-        return rel.holds(reduced.xreplace({x: n}), 0)
+        return rel.holds(reduced_at(int(n)), 0)
 
     below = above = None
     always = False
@@ -260,8 +265,8 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
                                             f"{spec.name}")
         always = True
     else:
-        below = nearest(exact, lambda n: valid(n) and (mode != "fit" or holds(n)), step, True,
-                        SIZE_LIMIT)
+        below = nearest(exact, lambda n: (mode != "fit" or holds(n)) and valid(n), step, True,
+                        SIZE_LIMIT)  # holds first: microseconds, where valid builds a spec
         above = nearest(exact, valid, step, False, SIZE_LIMIT)
         if mode == "fit" and above is not None and above == below:
             above = nearest(exact + 1, valid, step, False, SIZE_LIMIT)
