@@ -42,7 +42,8 @@ def test_paper_reduces_to_korthikanti_for_a_gpt_shaped_layer():
 def test_paper_follows_the_real_components():
     """No dropout, a gated FFN of its own width and GQA: not the 34 + 5 of a GPT layer."""
     llama = make_spec(name="llama", family="decoder", L=2, d=64, n_h=8, n_kv=2, d_ff=176, V=100,
-                      ffn="gated", norm="rmsnorm", dropout_attn=False, dropout_hidden=False)
+                      ffn="gated", norm="rmsnorm",
+                      implementation={"dropout_attn": False, "dropout_hidden": False})
     per = sympy.diff(q.expression("memory.activations_bytes", llama, Options()), L)
     # 2 norms + QKV input + FFN input: 8 s b d; Q 2, K and V 2 n_kv d_h each, O input 2;
     # scores 2 n_h s^2 b; gate, up, activation output and product... 2 d_ff each

@@ -96,7 +96,7 @@ def with_more_layers(cfg: dict, extra: int) -> dict:
 
 def symcalc_bytes(cfg: dict, batch: int, seq: int, dtype: str, model: str) -> int:
     """memory.activations_bytes as the report gives it (the generated evaluators, which
-    tests/test_codegen.py holds equal to the sympy expressions)."""
+    tests/test_terms.py holds equal to the sympy expressions)."""
     spec = spec_from_config(copy.deepcopy(cfg))
     return evaluate("memory.activations_bytes", spec,
                     Options(batch=batch, seq_len=seq, dtype=dtype, activations=model))

@@ -46,8 +46,8 @@ import pytest
 import torch
 
 import hf_reference as H
-from symcalc.hf import spec_from_config
-from symcalc.options import Options
+from symcalc.inputs.hf import spec_from_config
+from symcalc.algebra.options import Options
 from symcalc.report import report
 
 FAMILIES = Path(__file__).parent / "families"

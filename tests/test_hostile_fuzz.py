@@ -80,7 +80,30 @@ csv_table = st.one_of(
     st.sampled_from([b"L,L\n1,2\n", b"L\n\xff\n", b'L\n"' + b"1" * 200_000 + b'"\n',
                      b"L\n1\x002\n", b"L\n" + b"1\n" * 3]), raw_file)
 
+# template translations (issue 25 item 2): _() with fields that walk attributes and items,
+# conversions, widths and nested specs, filled with functions, data, text and numbers
+SECRET = "symcalc-fuzz-secret-7d1e"  # in the environment while the fuzz test runs
+FIELD_VALUES = ["_", "gettext", "ngettext", "range", "v", "h", "v.title", "'abc'", "4096",
+                "10**9", "none", "lipsum", "cycler", "v.sections", "namespace", "dict"]
+
+
+@st.composite
+def translation(draw):
+    """{{ _('...', f=..., n=4096, w=...) }}: f always given, so most messages format."""
+    msg = " ".join(draw(st.lists(st.sampled_from(
+        ["{f}", "{f.__globals__}", "{f.__globals__[_gettext].os.environ}", "{f.__class__}",
+         "{f.__init__}", "{f[0]}", "{f.upper}", "{f!r}", "{f!s:>9}", "{f:{w}}",
+         "{f:>999999999}", "{f.title}", "{f.sections[0].title}", "{f.__self__}",
+         "{f.__func__.__globals__}", "context {n}", "{0}", "{", "The models", "x"]),
+        min_size=1, max_size=2)))
+    fields = [("f", draw(st.sampled_from(FIELD_VALUES))), ("n", "4096")]
+    if draw(st.booleans()):
+        fields.append(("w", draw(st.sampled_from(["3", "10**9", "'x'"]))))
+    return "{{ _(%r%s) }}" % (msg, "".join(f", {k}={v}" for k, v in fields))
+
+
 template = st.one_of(
+    translation(), translation(),
     st.sampled_from(["{{ v.title }}", "{{ h.title }}", "{{ 1/0 }}", "{% include 'nope' %}",
                      "{{ v.__class__ }}", "{{ x }", "{% for s in v.sections %}{{ s.title }}"
                      "{% endfor %}", "{{ 'a'*10**9 }}", "{{ range(10**6)|list }}",
@@ -169,8 +192,9 @@ def invocation(draw):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(invocation())
-def test_cli_under_generated_input(capsys, case):
+def test_cli_under_generated_input(capsys, monkeypatch, case):
     argv, files = case
+    monkeypatch.setenv("SYMCALC_FUZZ_SECRET", SECRET)
     with tempfile.TemporaryDirectory(prefix="symcalc-fuzz-") as tmp:
         root = Path(tmp)
         for name, content in files.items():
@@ -188,6 +212,7 @@ def test_cli_under_generated_input(capsys, case):
             code = done.code
         out, err = capsys.readouterr()
     assert code in (0, 2), (args, code, err)
+    assert SECRET not in out + err, (args, files)
     if code == 2:
         assert out == "", (args, out)
         assert err.count("\n") == 1 and ONE_LINE.match(err.rstrip("\n")), (args, err)
@@ -195,8 +220,55 @@ def test_cli_under_generated_input(capsys, case):
         assert err == "", (args, err)
         if "--template" not in args:  # user text never reaches the terminal raw
             assert not any(c in out for c in "\x1b\x07\x9b\u202e\x00"), (args, out)
+        else:  # a template shows neither the environment nor Python's objects through _()
+            for leak in (SECRET, "environ(", "<built-in", "<bound method", "<method"):
+                assert leak not in out, (args, files, out[:300])
+            if "_(" in str(files.get("t/user.j2", "")):
+                assert "<function" not in out and "<class" not in out, (args, files, out[:300])
         if "--json" in args:
             json.loads(out)  # exact integers stay integers (json has no overflow)
+
+
+@st.composite
+def translated(draw):
+    """derive or handout of a preset, in a language, with a user template of _() calls
+    (the only thing wrong, if anything, is the template)."""
+    calls = draw(st.lists(translation(), min_size=1, max_size=3))
+    argv = [draw(st.sampled_from(["derive", "derive", "handout"])),
+            draw(st.sampled_from(["gpt2", "t5-small"])),
+            "--lang", draw(st.sampled_from(["en", "ru", "zh"]))]
+    if argv[0] == "handout":
+        argv += ["--sections", "breakdown", "-o", "@h.md"]
+    return argv + ["--template", "@t/user.j2"], "\n".join(calls) + "\n"
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(translated())
+def test_template_translations_under_generated_input(capsys, monkeypatch, case):
+    """Issue 25 item 2: _() in a user template, with fields that walk attributes and items,
+    conversions and widths, filled with functions, the data, text and numbers: it prints
+    text and numbers or is refused in one line naming the template's line; never the
+    environment or a Python object."""
+    argv, source = case
+    monkeypatch.setenv("SYMCALC_FUZZ_SECRET", SECRET)
+    with tempfile.TemporaryDirectory(prefix="symcalc-fuzz-") as tmp:
+        root = Path(tmp)
+        (root / "t").mkdir()
+        (root / "t" / "user.j2").write_text(source, encoding="utf-8")
+        args = [str(root / a[1:]) if a.startswith("@") else a for a in argv]
+        capsys.readouterr()
+        code = main(args)
+        out, err = capsys.readouterr()
+        if code == 0 and argv[0] == "handout":
+            out = (root / "h.md").read_text(encoding="utf-8")
+    assert code in (0, 2), (args, source, err)
+    if code == 2:
+        assert out == "" and err.count("\n") == 1 and ONE_LINE.match(err.rstrip("\n")), err
+        assert "user.j2:" in err, (source, err)
+    for leak in (SECRET, "environ(", "<built-in", "<bound method", "<method", "<function",
+                 "<class", "<module"):
+        assert leak not in out + err, (source, (out + err)[:300])
 
 
 # -- issue 25: expression strings and plugin calls ---------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 
 import hf_reference as H
 from symcalc.errors import SymcalcError
-from symcalc.hf import spec_from_config
+from symcalc.inputs.hf import spec_from_config
 
 OLMOE_WIDE_HEADS = {"model_type": "olmoe", "architectures": ["OlmoeForCausalLM"], "hidden_size": 32,
                     "num_hidden_layers": 1, "num_attention_heads": 2, "head_dim": 8,

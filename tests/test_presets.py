@@ -7,12 +7,12 @@ import copy
 import pytest
 
 import hf_reference as H
-from symcalc import presets
-from symcalc import quantities as q
-from symcalc.hf import spec_from_config
-from symcalc.options import Options
+from symcalc.inputs import presets
+from symcalc.algebra import quantities as q
+from symcalc.inputs.hf import spec_from_config
+from symcalc.algebra.options import Options
 from symcalc.report import report
-from symcalc.spec import size_values
+from symcalc.algebra.spec import size_values
 
 # preset name -> key of hf_reference.PRESET_CONFIGS (the published config.json); the class is
 # the preset's own ``reference`` (BERT presets are the bare BertModel with its pooler, while

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_reference import PRESET_CONFIGS
-from test_codegen import models, workloads
+from strategies import models, workloads
 from symcalc.inputs import presets
 from symcalc.fast import quick
 from symcalc.inputs.hf import spec_from_config

@@ -181,3 +181,25 @@ def test_user_accelerators(tmp_path, capsys):
     f.write_text('[Lab-1]\nmemory = "12"\nbf16 = "100 TFLOPs"\nsource = "x"\n')
     code, _, err = run(capsys, "report", "gpt2", "--gpu", "Lab-1", "--gpus", str(f))
     assert code == 2 and "needs a byte unit" in err
+
+
+# -- issue 25 item 5: --for n_h with n_kv following it (AttributeError on is_integer) -------
+@pytest.mark.parametrize("model,mode,relation", [
+    ("gpt2", "--target", "memory.activations_bytes=1811939328"),
+    ("gpt2", "--fit", "memory.activations_bytes <= 2e9"),
+    ("llama-2-7b", "--fit", "memory.activations_bytes <= 80GB"),
+])
+def test_solving_for_n_h_with_n_kv_following(capsys, model, mode, relation):
+    """n_kv = n_h follows n_h as the symbol itself: substituting a Python int gave back an
+    int, and `.is_integer` ended in an AttributeError. Each integer answer is checked
+    against the report at that n_h."""
+    code, out, err = run(capsys, "solve", model, "--for", "n_h", mode, relation, "--json")
+    assert code == 0 and err == "", err
+    got = json.loads(out)
+    for side in ("below", "above"):
+        n_h = got[side]
+        if n_h is None:
+            continue
+        rep = quick_report(resolve(model, [f"n_h={n_h}"]))
+        assert rep["memory"]["activations_bytes"] == got[f"value_{side}"]
+    assert got["below"] is not None and got["above"] is not None

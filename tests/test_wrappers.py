@@ -90,7 +90,7 @@ def test_the_wrappers_tie_flag_decides_the_head():
 def test_absent_nested_configs_are_transformers_defaults():
     """No text_config and no vision_config: transformers builds Gemma3TextConfig() and
     SiglipVisionConfig() (with its attention-pooling head); so does symcalc."""
-    from symcalc.options import Options
+    from symcalc.algebra.options import Options
     from symcalc.report import report
 
     cfg = {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"]}

@@ -278,7 +278,7 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
             and exact > spec.P:
         notes.append(f"beyond the learned position table P = {spec.P}: the model itself "
                      f"cannot run sequences that long")
-    value = (lambda n: None if n is None else lhs_at.xreplace({x: n}))
+    value = (lambda n: None if n is None else lhs_at.xreplace({x: sympy.Integer(n)}))
     closed = general = related = None
     if exact is not None:
         closed = _closed_form(difference, x, exact, subs)

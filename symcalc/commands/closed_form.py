@@ -42,7 +42,8 @@ def run(args) -> int:
     from .common import checked_names
 
     if args.keep and args.diff is None:
-        raise SymcalcError("--keep", "applies only with --diff SIZE")
+        raise SymcalcError("--keep", "applies only with --diff (the ratio kept while "
+                                     "differentiating: closed-form MODEL --diff SIZE --keep A/B)")
     spec = checked_names([resolve(args.model, args.sets)])[0]
     if args.diff is not None:
         return _diff(args, spec)

@@ -43,7 +43,7 @@ def register(sub) -> None:
                    help="instead: the closed form under an assumption set (kaplan, textbook) "
                         "and its exact correction")
     p.add_argument("--form", default=None, metavar="NAME",
-                   help="instead: a published formula (see symcalc.published, e.g. "
+                   help="instead: a published formula (see symcalc.derivations.published, e.g. "
                         "seed-layer-mixed) at the model's sizes against symcalc's count")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE")
     p.add_argument("--exercises", action="store_true",
@@ -63,30 +63,21 @@ def units_from(args):
     return Units(params=args.unit, flops=args.flops_unit)
 
 
-SOLVING = ("--for", "--target", "--fit", "--when")
 INSTEAD = (("--against", "against"), ("--assume", "assume"), ("--form", "form"),
            ("--quantity", "quantity"))
-SOLVE_ONLY = (("--keep", "keep"), ("--multiple-of", "multiple_of"), ("--gpus", "gpus"))
 
 
-def check_combination(args) -> None:
-    """Refuse an option the chosen derivation would ignore: --against, --assume, --form and
-    --quantity with --for (a solution derives its own relation), and the solving options
-    (--keep, --multiple-of, --gpus) without it."""
+def refuse_instead(args) -> None:
+    """--against, --assume, --form and --quantity choose what a derivation without --for
+    shows; with --for (a solution derives its own relation) they are refused, never ignored."""
     from ..errors import SymcalcError
 
-    solving = args.solve_for is not None or any(getattr(args, m) is not None
-                                                for m in ("target", "fit", "when"))
-    if solving:
+    if args.solve_for is not None or any(getattr(args, m) is not None
+                                         for m in ("target", "fit", "when")):
         for flag, name in INSTEAD:
             if getattr(args, name) is not None:
                 raise SymcalcError(flag, "does not apply with --for (a solution derives its "
                                          "own relation); leave it out, or derive without --for")
-    else:
-        for flag, name in SOLVE_ONLY:
-            if getattr(args, name):
-                raise SymcalcError(flag, "applies only with --for SIZE and --target, --fit or "
-                                         "--when")
 
 
 def build(args):
@@ -94,7 +85,7 @@ def build(args):
     from ..inputs.resolver import resolve
 
     latex = args.format == "tex"
-    check_combination(args)
+    refuse_instead(args)
     if args.solve_for is not None or any(getattr(args, m) is not None for m in ("target", "fit", "when")):
         from ..derivations.derive_solve import derive_solution
         from .solve import solution_from
@@ -127,9 +118,33 @@ def build(args):
     return dv.derive(spec, quantity, opts)
 
 
+SOLVE_ONLY = (("--keep", "keep"), ("--multiple-of", "multiple_of"), ("--gpus", "gpus"))
+
+
+def check_template(template: str | None) -> None:
+    """``--template ''`` is refused: an empty name would silently use the built-in one."""
+    if template is not None and not template.strip():
+        from ..errors import SymcalcError
+
+        raise SymcalcError("--template", f"must name a template file (got {template!r})")
+
+
+def refuse_unused(args) -> None:
+    """The solving options say nothing without --for: refused, never ignored."""
+    from ..errors import SymcalcError
+
+    if args.solve_for is None:
+        for option, dest in SOLVE_ONLY:
+            if getattr(args, dest) not in (None, []):
+                raise SymcalcError(option, "applies only with --for (derive MODEL --for SIZE "
+                                           "--target|--fit|--when ...: the solving steps)")
+
+
 def run(args) -> int:
     from ..errors import SymcalcError
 
+    check_template(args.template)
+    refuse_unused(args)
     if args.standalone and args.format != "tex":
         raise SymcalcError("--standalone", "applies only with --format tex")
     if args.exercises and args.output is None:
@@ -137,7 +152,8 @@ def run(args) -> int:
                                           "as FILE-answers)")
     from pathlib import Path
 
-    check_output(args.output, beside=[answers_path(Path(args.output))] if args.exercises else [])
+    check_output(args.output, example="derivation",
+                 beside=[answers_path(Path(args.output))] if args.exercises else [])
     derivation = build(args)
     units = units_from(args)
 
@@ -161,27 +177,43 @@ def answers_path(out):
     return out.with_name(f"{out.stem}-answers{out.suffix}")
 
 
-def check_output(output: str | None, kinds: tuple[str, ...] = (), beside=()) -> None:
+def check_output(output: str | None, kinds: tuple[str, ...] = (), example: str = "out",
+                 beside=()) -> None:
     """Refuse a destination that cannot be written, before any work: a name that is only an
-    extension, a folder, a path under a file or a missing folder, a place not writable, and
-    anything but a regular file (a FIFO would hang the write, a device swallow it), for
-    the output and the files written ``beside`` it (an answer sheet, a LaTeX log)."""
+    extension (``.md``, ``out/.tex``: a hidden file nobody asked for), a folder, a path under
+    a file or a missing folder, a place not writable or whose status cannot be read, a name
+    over the system's limit, and anything but a regular file (a FIFO would hang the write, a
+    device swallow it), for the output and the files written ``beside`` it (an answer
+    sheet, a LaTeX log)."""
+    from ..errors import SymcalcError
+    from ..inputs.files import label_of
+
+    if output is None:
+        return
+    try:
+        _check_output(output, kinds, example, beside)
+    except OSError as err:  # a status that cannot be read (EACCES), a name too long, ...
+        from ..inputs.files import _reason
+
+        raise SymcalcError("-o", f"cannot write {label_of(output)!r} ({_reason(err)})") from None
+
+
+def _check_output(output: str, kinds: tuple[str, ...], example: str, beside=()) -> None:
     import os
     import tempfile
     from pathlib import Path
 
     from ..errors import SymcalcError
 
-    if output is None:
-        return
     out = Path(output)
     for path in (out, *beside):
         regular_or_absent(output, str(path))
     if output.endswith(("/", os.sep)) or out.is_dir():
         raise SymcalcError("-o", f"{output!r} is a folder; give a file name in it")
-    if kinds and (out.name.lower() in kinds or out.stem.startswith(".") and out.suffix == ""):
+    if out.name.lower() in kinds or (out.name.startswith(".") and "." not in out.name[1:]):
+        suffix = out.name.lower() if out.name.lower() in kinds or not kinds else kinds[0]
         raise SymcalcError("-o", f"{output!r} is only an extension; give a file name, "
-                                 f"e.g. handout{out.name.lower()}")
+                                 f"e.g. {example}{suffix}")
     if kinds and out.suffix.lower() not in kinds:
         raise SymcalcError("-o", f"must end in {', '.join(kinds[:-1])} or {kinds[-1]} "
                                  f"(got {output!r})")

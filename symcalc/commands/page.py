@@ -13,10 +13,15 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..inputs import presets
+    from ..inputs.resolver import check_path
     from ..page import build, models_of
     from .derive import check_output, write
 
-    check_output(args.output)  # a folder, a FIFO, a place not writable: before the build
+    check_output(args.output, example="calc")  # a folder, a FIFO, ...: before the build
+    for name in args.model:  # a path whose status cannot be read: one line, as in report
+        if not presets.exists(name):
+            check_path(name)
     html = build(models_of(args.model))
     write(html, args.output)
     print(f"wrote {args.output} ({len(html.encode('utf-8')):,} bytes)")

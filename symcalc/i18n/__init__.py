@@ -148,12 +148,16 @@ def _number(text: str, lang: str) -> str:
     other field as it is."""
     if not _NUMBER.fullmatch(text):
         return text
+    from decimal import Decimal, localcontext
+
     from babel.numbers import format_decimal
 
     plain = text.replace(",", "")
     digits = len(plain.partition(".")[2])
     pattern = "#,##0" + ("." + "0" * digits if digits else "")
-    return format_decimal(float(plain) if digits else int(plain), format=pattern, locale=lang)
+    with localcontext() as ctx:  # every digit: Babel's default 28 failed from 10^28 up
+        ctx.prec = max(ctx.prec, len(plain) + 10)
+        return format_decimal(Decimal(plain), format=pattern, locale=lang)
 
 
 # how a list of clauses (joined by "; " in English) is joined in each language

@@ -84,8 +84,7 @@ def read_model(data: dict[str, Any], name: str = "config.json", folder: str | No
                outside: bool = True) -> tuple["Spec", tuple[Outside, ...]]:
     """The language model's :class:`Spec` and, for a multimodal config, the parts outside it
     (empty for a text-only config; not computed when ``outside`` is false)."""
-    from ..algebra.activation_profiles import config_fields
-    from .family_data import build_fields, family_names, load_family
+    from .family_data import build_fields, build_implementation, family_names, load_family
 
     known = family_names(folder)
     model_type = data.get("model_type")
@@ -105,8 +104,8 @@ def read_model(data: dict[str, Any], name: str = "config.json", folder: str | No
         fields, keys = build_fields(family, role, data)
         fields.setdefault("name", name)
         fields["source"] = f"Hugging Face config ({model_type}, {cls})"
-        fields.update(config_fields(model_type, {**family.defaults, **data}))
-        return _make(fields, keys), ()
+        fields["implementation"], impl_keys = build_implementation(family, data)
+        return _make(fields, {**keys, **impl_keys}), ()
     return _read_wrapped(family, cls, role, data, name, folder, outside)
 
 
@@ -126,8 +125,7 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
                   folder: str | None, outside: bool) -> tuple["Spec", tuple[Outside, ...]]:
     """A multimodal config: the nested language model read by its own family file under the
     wrapper class's role, the wrapper's role entries on top, then the parts outside it."""
-    from ..algebra.activation_profiles import config_fields
-    from .family_data import build_fields, family_names, load_family
+    from .family_data import build_fields, build_implementation, family_names, load_family
 
     w = family.wrapper
     assert w is not None
@@ -144,8 +142,8 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
                                                 f"of {cls} (no {role!r} role in "
                                                 f"{text_family.label})")
     fields, read = build_fields(text_family, role, text)
-    fields.update(config_fields(text_type, {**text_family.defaults, **text}))
-    keys = {f: tuple(f"{key}.{k}" for k in ks) for f, ks in read.items()}
+    fields["implementation"], impl_read = build_implementation(text_family, text)
+    keys = {f: tuple(f"{key}.{k}" for k in ks) for f, ks in {**read, **impl_read}.items()}
     # the wrapper's own entries see the nested configs with their defaults filled in
     view = dict(data)
     view[key] = {**text_family.defaults, **text}

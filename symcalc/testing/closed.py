@@ -10,14 +10,24 @@ def _spec(model: Any, sets=()):
     from symcalc.model import Model
 
     if isinstance(model, Model):
-        return model.spec, model.options
+        return with_sets(model.spec, sets), model.options
     from symcalc.algebra.options import Options
 
     if isinstance(model, str):
         from symcalc.inputs.resolver import resolve
 
         return resolve(model, tuple(sets)), Options()
-    return model, Options()
+    return with_sets(model, sets), Options()
+
+
+def with_sets(spec, sets=()):
+    """A spec with ``sets`` (``KEY=VALUE``) applied: never silently left out."""
+    if not sets:
+        return spec
+    from symcalc.algebra.spec import with_overrides
+    from symcalc.inputs.resolver import parse_sets
+
+    return with_overrides(spec, parse_sets(sets))
 
 
 def _expected(expected):
@@ -95,9 +105,17 @@ def assert_closed_form(model: Any, expected: Any, quantity: str = "params.total"
 
     from symcalc.algebra.closed_form import closed_form
 
-    spec, opts = _spec(model, sets)
-    actual = closed_form(spec, quantity, assume, opts).expanded
-    want = _expected(expected)
+    from .checks import clear, expected_arg, model_arg, sets_arg, text_arg
+
+    where = "assert_closed_form"
+    model, sets = model_arg(where, model), sets_arg(where, sets)
+    text_arg(where, "quantity", quantity, "'params.total'")
+    text_arg(where, "assume", assume, "'kaplan'")
+    expected_arg(where, expected)
+    with clear(where):  # an unknown preset, --set field, quantity or assumption set
+        spec, opts = _spec(model, sets)
+        actual = closed_form(spec, quantity, assume, opts).expanded
+        want = _expected(expected)
     difference = sympy.expand(actual - want)
     if difference == 0:
         return
