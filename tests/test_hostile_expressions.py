@@ -48,6 +48,16 @@ def refused(capsys, *argv) -> str:
     return err
 
 
+def plugin_refusal(*args, **kwargs) -> str:
+    """assert_closed_form's refusal: a pytest failure inside a test (symcalc.testing.checks),
+    a SymcalcError elsewhere; both read ``assert_closed_form: FIELD: RULE``."""
+    with pytest.raises((SymcalcError, pytest.fail.Exception)) as refused_:
+        assert_closed_form(*args, **kwargs)
+    text = str(refused_.value)
+    assert "\n" not in text.strip() and text.startswith("assert_closed_form: "), text
+    return text
+
+
 def total(model, **sets):
     return quick_report(resolve(model, [f"{k}={v}" for k, v in sets.items()]))["params"]["total"]
 
@@ -70,8 +80,7 @@ def payloads(canary: Path) -> list[str]:
 def test_plugin_forms_run_no_code(tmp_path):
     canary = tmp_path / "ran"
     for text in payloads(canary):
-        with pytest.raises(SymcalcError, match=r"^expected: "):
-            assert_closed_form("gpt2", text, assume="kaplan")
+        assert "expected: " in plugin_refusal("gpt2", text, assume="kaplan")
     assert not canary.exists()
 
 
@@ -132,8 +141,7 @@ HOSTILE = [  # (text, words of the refusal)
 
 @pytest.mark.parametrize("text, words", HOSTILE)
 def test_limits_in_the_plugin(text, words):
-    with pytest.raises(SymcalcError, match=re.escape(words)):
-        assert_closed_form("gpt2", text)
+    assert words in plugin_refusal("gpt2", text)
 
 
 @pytest.mark.parametrize("text, words", HOSTILE)
@@ -435,8 +443,7 @@ def test_group_sizes_are_ascii_digits(capsys, dtype):
 
 def test_plugin_forms_take_no_units():
     for form in ("80GB*L", "7B*L*d", "1 PFLOPs"):
-        with pytest.raises(SymcalcError, match="^expected: a closed form takes numbers without units"):
-            assert_closed_form("gpt2", form)
+        assert "expected: a closed form takes numbers without units" in plugin_refusal("gpt2", form)
 
 
 def test_the_search_evaluator_is_exact():
