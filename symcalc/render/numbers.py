@@ -20,17 +20,6 @@ SI = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 
 EARLY_UNIT = {"zh": 10}
 
 
-def ratio(n: int, div: int):
-    """``n / div`` as an exact-enough Decimal (never a float): a short form of a number past
-    2^53 (10^30 parameters in T, 10^40 bytes in GB) keeps its true digits, no float noise."""
-    from decimal import Decimal, localcontext
-
-    n = int(n)
-    with localcontext() as ctx:
-        ctx.prec = max(28, len(str(abs(n))) + 12)
-        return Decimal(n) / Decimal(div)
-
-
 def _babel_locale(lang: str):
     from babel import Locale
 
