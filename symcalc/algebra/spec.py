@@ -290,6 +290,11 @@ def _check_hybrid(v: dict[str, Any]) -> None:
     for f in counts:
         if v[f] > v["L"]:
             raise SymcalcError(f, f"must not exceed the layers L ({v[f]} > {v['L']})")
+    if counts and all((v["L"] if v.get(f) is None and f in ("L_attn", "L_ffn") else v.get(f) or 0)
+                      == 0 for f in HYBRID_COUNTS):
+        raise SymcalcError(counts[0], "leaves every layer empty: a decoder needs a mixer "
+                                      "(L_attn, L_lin, L_ssm, L_conv) or an FFN (L_ffn) in "
+                                      "some layer")
     lin, ssm = v.get("linear_attn", "none"), v.get("ssm", "none")
     has = {f: v.get(f) is not None for f in ("L_lin", "L_ssm", "L_conv")}
     if v.get("L_lin"):
@@ -309,6 +314,9 @@ def _check_hybrid(v: dict[str, Any]) -> None:
                 raise SymcalcError(f, f"is required with {ssm} layers (L_ssm)")
         if ssm == "mamba2" and v["d_in"] % v["H_s"]:
             raise SymcalcError("H_s", f"must divide d_in ({v['d_in']} % {v['H_s']} != 0)")
+        if ssm == "mamba2" and v["H_s"] % v["G_s"]:
+            raise SymcalcError("G_s", f"the Mamba-2 groups must divide the heads H_s "
+                                      f"({v['H_s']} % {v['G_s']} != 0)")
     elif ssm != "none" and not has["L_ssm"]:
         raise SymcalcError("L_ssm", f"is required with ssm = {ssm}")
     if v.get("L_conv") and v.get("K_conv") is None:

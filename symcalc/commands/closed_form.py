@@ -119,8 +119,10 @@ def _diff(args, spec) -> int:
     from ..errors import SymcalcError
 
     if args.assume != "none":
-        raise SymcalcError("--diff", "takes the architecture as it is (no --assume)")
-    s = sensitivity(spec, args.quantity, args.diff, options_from(args), tuple(args.keep))
+        raise SymcalcError("--assume", "does not apply with --diff (the derivative takes the "
+                                       "architecture as it is)")
+    s = sensitivity(spec, args.quantity, args.diff, options_from(args), tuple(args.keep),
+                    field="--diff")
     if args.json:
         print(json.dumps({"model": spec.name, **s.to_json()}, indent=1))
     else:

@@ -36,8 +36,11 @@ def run(args) -> int:
     from ..render import handout as render
 
     check_template(args.template)
-    check_output(args.output, (".md", ".tex", ".pdf"), "handout")  # before the (slow) build
     out = Path(args.output)
+    beside = [answers_path(out)] if args.exercises else []
+    if out.suffix.lower() == ".pdf":  # a failed build keeps its log there
+        beside += [out.with_suffix(".log"), answers_path(out).with_suffix(".log")]
+    check_output(args.output, (".md", ".tex", ".pdf"), "handout", beside)  # before the build
     kind = out.suffix.lower()
     if kind == ".pdf":
         import shutil

@@ -37,8 +37,14 @@ class Accelerator:
 
 
 def _whole(field: str, value: Fraction) -> int:
+    """A device's bytes or FLOP/s: whole and positive (0 bytes fits nothing, 0 FLOP/s makes
+    every time infinite), at most 10**30."""
     if value.denominator != 1:
         raise SymcalcError(field, f"must come to a whole number (got {float(value)})")
+    if value <= 0:
+        raise SymcalcError(field, f"must be more than 0 (got {int(value)})")
+    if value > 10**30:
+        raise SymcalcError(field, "must be at most 10**30")
     return int(value)
 
 

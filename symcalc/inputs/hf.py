@@ -160,6 +160,25 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
     return spec, (_outside(family, view) if outside else ())
 
 
+def _vision_size(sym: str, value: int, read) -> int:
+    """A vision size as the rules of every other size have it: a switch 0 or 1, any other
+    size a positive integer (a tower of width 0 is no tower) at most SIZE_LIMIT."""
+    from ..algebra import vision as vis
+    from ..algebra.spec import check_limit
+
+    field = ", ".join(read) or sym
+    if sym in vis.SWITCHES:
+        if value not in (0, 1):
+            raise SymcalcError(field, f"must be 0 or 1 (got {value:,})" if abs(value) < 10**30
+                               else "must be 0 or 1")
+        return value
+    if value <= 0:
+        raise SymcalcError(field, "must be a positive integer (got "
+                                  f"{value:,})" if value > -10**30 else "must be a positive integer")
+    check_limit(field, value)
+    return value
+
+
 def _outside(family: "Family", view: dict[str, Any]) -> tuple[Outside, ...]:
     """The vision tower and projector of a wrapper family, counted where the sizes allow."""
     from .family_data import Scope, evaluate
@@ -178,10 +197,10 @@ def _outside(family: "Family", view: dict[str, Any]) -> tuple[Outside, ...]:
             continue
         if isinstance(value, bool) and sym in vis.SWITCHES:
             value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            problems[sym] = f"{', '.join(read) or sym}: must be a whole number (got {value!r})"
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems[sym] = f"{', '.join(read) or sym}: must be a whole number (got {value!r:.60})"
             continue
-        sizes[sym] = value
+        sizes[sym] = _vision_size(sym, value, read)
     out = []
     for role, kind in (("vision_tower", w.vision), ("projector", w.projector)):
         if not kind:

@@ -31,21 +31,29 @@ def with_sets(spec, sets=()):
 
 
 def _expected(expected):
-    """A sympy expression, or text in the canonical size names (``12*L*d**2``)."""
+    """A sympy expression, or text in the canonical size names (``12*L*d**2``), read by
+    symcalc's one expression parser (:func:`symcalc.algebra.expression.parse`): numbers,
+    the canonical symbols, ``+ - * /``, powers 0 to 4, ``Min``/``Max``; nothing is run."""
     import sympy
 
     if isinstance(expected, sympy.Basic):
         return sympy.expand(expected)
     if isinstance(expected, (int, float)):
         return sympy.nsimplify(expected)
-    from sympy.parsing.sympy_parser import parse_expr
-
+    from symcalc.algebra.expression import parse
     from symcalc.algebra.symbols import ALL
+    from symcalc.errors import SymcalcError
 
-    names = {name: info.symbol for name, info in ALL.items()}
-    return sympy.expand(parse_expr(str(expected), local_dict=names, global_dict={
-        "Integer": sympy.Integer, "Rational": sympy.Rational, "Symbol": sympy.Symbol,
-        "Min": sympy.Min, "Max": sympy.Max, "Float": sympy.Float}))
+    def lookup(name: str):
+        info = ALL.get(name)
+        return None if info is None else (info.symbol, "count")
+
+    got = parse(expected, "expected", lookup, unknown="the canonical size names are L, d, "
+                "n_h, d_ff, s, b ... (docs/architecture.md)")
+    if got.unit_kinds:
+        raise SymcalcError("expected", f"a closed form takes numbers without units (got a "
+                                       f"{got.unit_kinds[0]} unit in {expected!r:.80})")
+    return sympy.expand(got.expr)
 
 
 def _parts(spec, quantity: str, assume: str, opts):
