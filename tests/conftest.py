@@ -22,6 +22,24 @@ HERE = Path(__file__).resolve().parent
 collect_ignore_glob = [] if importlib.util.find_spec("torch") else ["reference/*"]
 
 
+def pytest_sessionstart(session):
+    """Import sympy and every symcalc module once, before any test runs. pytester's in-process
+    runs (tests/test_testing_plugin.py) drop the modules first imported inside them when they
+    end; a module imported again afterwards is a new module object with new classes, and the
+    objects made before it (sympy's Symbol, a family file's parsed expressions) would no longer
+    be instances of them."""
+    import pkgutil
+
+    import sympy  # noqa: F401
+
+    import symcalc
+
+    for info in pkgutil.walk_packages(symcalc.__path__, "symcalc."):
+        if info.name.startswith("symcalc.page") or info.name == "symcalc.__main__":
+            continue
+        __import__(info.name)
+
+
 def pytest_collection_modifyitems(config, items):
     reference = HERE / "reference"
     for item in items:

@@ -33,6 +33,7 @@ COMPONENT_WORDS = {
     "mamba2": "the Mamba-2 mixer (Spec.ssm)",
     "siglip": "the SigLIP vision tower of symcalc.algebra.vision",
     "pixtral": "the Pixtral vision tower of symcalc.algebra.vision",
+    "bit": "the unit of information (symcalc.algebra.units: 80Gbit)",
 }
 _JS_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'')
 
