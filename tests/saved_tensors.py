@@ -88,10 +88,12 @@ def build(config: dict, dtype: str = "fp32", attn_implementation: str = "eager",
 
 def saved_bytes(config: dict, batch: int, seq_len: int, dtype: str = "fp32",
                 attn_implementation: str = "eager", experts_implementation: str | None = None,
-                mask: bool = False) -> Saved:
-    """Storages saved by one training-mode forward pass of the model ``config`` describes."""
+                mask: bool = False, use_cache: bool = False) -> Saved:
+    """Storages saved by one training-mode forward pass of the model ``config`` describes
+    (``use_cache``: with a KV cache, as transformers' default training forward builds one)."""
     model = build(config, dtype, attn_implementation, experts_implementation)
-    inputs = hf_reference.forward_inputs(model, batch, seq_len, "cpu", mask=mask, use_cache=False)
+    inputs = hf_reference.forward_inputs(model, batch, seq_len, "cpu", mask=mask,
+                                         use_cache=use_cache)
     torch.manual_seed(1)
     return count_saved(model, inputs)
 

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 import sympy
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from symcalc.algebra import activations, quantities as q
@@ -129,13 +129,45 @@ def shapes():
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @pytest.mark.reference
 @given(shape=shapes())
+@example(shape=((16, 4, 2), 24, 1, 5))  # batch 1: views read in place, the KV cache's copies
 def test_eager_equals_measured(family, dtype, shape):
     import saved_tensors
 
     (dim, heads, kv), ff, batch, seq = shape
     cfg, key, size = config(family, dim, heads, kv, ff)
-    measured = saved_tensors.per_layer_bytes(cfg, batch, seq, dtype, layer_key=key)
+    cache = spec_from_config(copy.deepcopy(cfg)).implementation["use_cache"]
+    measured = saved_tensors.per_layer_bytes(cfg, batch, seq, dtype, layer_key=key,
+                                             use_cache=cache)
     assert symcalc_per_layer(cfg, size, batch, seq, dtype, "eager") == measured
+
+
+# The GPT-2 layer of the issue that found the KV cache's copies: n_embd 320, 5 heads, n_inner 960,
+# gelu_new, dropouts 0.1, one sequence of 96 tokens, a default training forward (with a cache)
+GPT2_320 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": 320,
+            "n_head": 5, "n_inner": 960, "activation_function": "gelu_new", "attn_pdrop": 0.1,
+            "resid_pdrop": 0.1, "embd_pdrop": 0.1, "n_layer": 2, "vocab_size": 100,
+            "n_positions": 128}
+
+
+@pytest.mark.parametrize("dtype,per_layer", [("bf16", 1_936_128), ("fp32", 3_872_256)])
+def test_gpt2_with_a_kv_cache_at_batch_1(dtype, per_layer):
+    spec = spec_from_config(copy.deepcopy(GPT2_320))
+    got = evaluate("memory.activations_bytes", spec,
+                   Options(batch=1, seq_len=96, dtype=dtype, activations="eager"))
+    assert got == 2 * per_layer
+    no_cache = evaluate("memory.activations_bytes",
+                        spec_from_config({**GPT2_320, "use_cache": False}),
+                        Options(batch=1, seq_len=96, dtype=dtype, activations="eager"))
+    assert got - no_cache == 2 * 2 * 96 * 320 * (4 if dtype == "fp32" else 2)  # K, V copies
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("dtype,per_layer", [("bf16", 1_936_128), ("fp32", 3_872_256)])
+def test_gpt2_with_a_kv_cache_at_batch_1_is_measured(dtype, per_layer):
+    import saved_tensors
+
+    assert saved_tensors.per_layer_bytes(GPT2_320, 1, 96, dtype, layer_key="n_layer",
+                                         use_cache=True) == per_layer
 
 
 @pytest.mark.reference
@@ -148,8 +180,9 @@ def test_sdpa_equals_measured(family, dtype, shape):
 
     (dim, heads, kv), ff, batch, seq = shape
     cfg, key, size = config(family, dim, heads, kv, ff)
+    cache = spec_from_config(copy.deepcopy(cfg)).implementation["use_cache"]
     measured = saved_tensors.per_layer_bytes(cfg, batch, seq, dtype, layer_key=key,
-                                             attn_implementation="sdpa")
+                                             attn_implementation="sdpa", use_cache=cache)
     assert symcalc_per_layer(cfg, size, batch, seq, dtype, "sdpa") == measured
 
 

@@ -105,6 +105,9 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
                   "dropped probabilities for the V product", core=True),
             Saved(f"{tag}/v", kv_tokens * kv_heads * vw, A, "torch_autograd",
                   "the V product keeps V, repeated to n_h heads"),
+            Saved(f"{tag}/kv_cache_copies", f["ac_cache_kv"] * 2 * kv_tokens * n_kv * d_h, A,
+                  "torch_autograd", "K and V as the KV cache's copies (torch.cat), besides the "
+                  "fused projection Q keeps as a view (use_cache)"),
             Saved(f"{tag}/v_view_qkv", f["ac_v_qkv"] * q_tokens * (n_h + n_kv) * qk, A,
                   "torch_autograd", "V not repeated is a view of the fused q/k/v output (DBRX): "
                   "its q and k part stays allocated"),
