@@ -26,7 +26,7 @@ FAMILIES_DIR = Path(__file__).parent / "families"
 DOCS = "docs/families.md"
 
 TOP_KEYS = ("model_type", "description", "sources", "not_modelled", "bare_class", "classes",
-            "defaults", "fixed", "spec", "roles", "checks", "wrapper")
+            "defaults", "fixed", "spec", "roles", "checks", "wrapper", "tp_plan")
 # [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
 WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls",
                 "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes")
@@ -448,6 +448,8 @@ class Family:
     wrapper: Wrapper | None = None  # a multimodal config around a nested language model
     # what transformers builds or runs that the counts leave out or refuse (docs/families.md)
     not_modelled: tuple[str, ...] = ()
+    # the config class's base_model_tp_plan: (module, style, parts, transposed) per entry
+    tp_plan: tuple[tuple[str, str, tuple[str, ...], bool], ...] = ()
 
     def fields_for(self, role: str) -> dict[str, Any]:
         """Field -> literal value or :class:`Expr`, the role's entries over the base ones."""
@@ -574,7 +576,46 @@ def parse_family(text: str, label: str, stem: str) -> Family:
                             body["rule"])
     return Family(model_type, description, tuple(sources), bare, dict(classes),
                   dict(defaults), fixed, spec, roles, checks, label, wrapper,
-                  tuple(" ".join(s.split()) for s in not_modelled))
+                  tuple(" ".join(s.split()) for s in not_modelled), _tp_plan(raw, label))
+
+
+PLAN_KEYS = ("style", "parts", "transposed")
+
+
+def _tp_plan(raw: dict, label: str) -> tuple[tuple[str, str, tuple[str, ...], bool], ...]:
+    """``[tp_plan]``: transformers module pattern -> { style, parts, transposed } (see
+    docs/families.md): the style one of :data:`symcalc.algebra.layout.TP_STYLES`, parts a
+    list of breakdown paths it holds."""
+    from ..algebra.layout import TP_STYLES
+
+    out = []
+    for module, body in _table(raw, "tp_plan", label).items():
+        key = f"tp_plan.{module}"
+        if not isinstance(body, dict) or "style" not in body or "parts" not in body:
+            raise SymcalcError(label, f"{key}: must be {{ style = \"<style>\", parts = "
+                                      "[\"<path>\", ...] }")
+        extra = [k for k in body if k not in PLAN_KEYS]
+        if extra:
+            raise SymcalcError(label, f"{key}.{extra[0]}: is not a plan key "
+                                      f"(known: {', '.join(PLAN_KEYS)})")
+        style, parts, transposed = body["style"], body["parts"], body.get("transposed", False)
+        if style not in TP_STYLES:
+            raise SymcalcError(label, f"{key}.style: must be one of {', '.join(TP_STYLES)} "
+                                      f"(got {style!r})")
+        if not isinstance(parts, list) or not all(isinstance(x, str) and x for x in parts):
+            raise SymcalcError(label, f"{key}.parts: must be a list of breakdown paths")
+        if not isinstance(transposed, bool):
+            raise SymcalcError(label, f"{key}.transposed: must be true or false")
+        out.append((module, style, tuple(parts), transposed))
+    return tuple(out)
+
+
+def tp_plan(model_type: str) -> tuple[tuple[str, str, tuple[str, ...], bool], ...]:
+    """The ``[tp_plan]`` of ``model_type``'s family file (empty without one, or for a model
+    type without a family file)."""
+    if model_type not in family_names():
+        return ()
+    return load_family(model_type).tp_plan
 
 
 def _wrapper(raw: dict, label: str) -> Wrapper:
