@@ -448,8 +448,8 @@ class Family:
     wrapper: Wrapper | None = None  # a multimodal config around a nested language model
     # what transformers builds or runs that the counts leave out or refuse (docs/families.md)
     not_modelled: tuple[str, ...] = ()
-    # the config class's base_model_tp_plan: (module, style, parts, transposed) per entry
-    tp_plan: tuple[tuple[str, str, tuple[str, ...], bool], ...] = ()
+    # the config class's base_model_tp_plan: (module, style, parts, transposed, per_expert)
+    tp_plan: tuple[tuple[str, str, tuple[str, ...], bool, bool], ...] = ()
 
     def fields_for(self, role: str) -> dict[str, Any]:
         """Field -> literal value or :class:`Expr`, the role's entries over the base ones."""
@@ -579,13 +579,14 @@ def parse_family(text: str, label: str, stem: str) -> Family:
                   tuple(" ".join(s.split()) for s in not_modelled), _tp_plan(raw, label))
 
 
-PLAN_KEYS = ("style", "parts", "transposed")
+PLAN_KEYS = ("style", "parts", "transposed", "per_expert")
 
 
-def _tp_plan(raw: dict, label: str) -> tuple[tuple[str, str, tuple[str, ...], bool], ...]:
-    """``[tp_plan]``: transformers module pattern -> { style, parts, transposed } (see
-    docs/families.md): the style one of :data:`symcalc.algebra.layout.TP_STYLES`, parts a
-    list of breakdown paths it holds."""
+def _tp_plan(raw: dict, label: str
+             ) -> tuple[tuple[str, str, tuple[str, ...], bool, bool], ...]:
+    """``[tp_plan]``: transformers module pattern -> { style, parts, transposed, per_expert }
+    (see docs/families.md): the style one of :data:`symcalc.algebra.layout.TP_STYLES`, parts
+    a list of breakdown paths it holds."""
     from ..algebra.layout import TP_STYLES
 
     out = []
@@ -598,19 +599,21 @@ def _tp_plan(raw: dict, label: str) -> tuple[tuple[str, str, tuple[str, ...], bo
         if extra:
             raise SymcalcError(label, f"{key}.{extra[0]}: is not a plan key "
                                       f"(known: {', '.join(PLAN_KEYS)})")
-        style, parts, transposed = body["style"], body["parts"], body.get("transposed", False)
+        style, parts = body["style"], body["parts"]
+        transposed, per_expert = body.get("transposed", False), body.get("per_expert", False)
         if style not in TP_STYLES:
             raise SymcalcError(label, f"{key}.style: must be one of {', '.join(TP_STYLES)} "
                                       f"(got {style!r})")
         if not isinstance(parts, list) or not all(isinstance(x, str) and x for x in parts):
             raise SymcalcError(label, f"{key}.parts: must be a list of breakdown paths")
-        if not isinstance(transposed, bool):
-            raise SymcalcError(label, f"{key}.transposed: must be true or false")
-        out.append((module, style, tuple(parts), transposed))
+        for name, flag in (("transposed", transposed), ("per_expert", per_expert)):
+            if not isinstance(flag, bool):
+                raise SymcalcError(label, f"{key}.{name}: must be true or false")
+        out.append((module, style, tuple(parts), transposed, per_expert))
     return tuple(out)
 
 
-def tp_plan(model_type: str) -> tuple[tuple[str, str, tuple[str, ...], bool], ...]:
+def tp_plan(model_type: str) -> tuple[tuple[str, str, tuple[str, ...], bool, bool], ...]:
     """The ``[tp_plan]`` of ``model_type``'s family file (empty without one, or for a model
     type without a family file)."""
     if model_type not in family_names():
