@@ -22,8 +22,10 @@ Conventions (named, each in docs/conventions.md with its source):
   applies it) or ``megatron`` (Megatron-LM's layer, vocabulary padded to a multiple of 128 t);
 * ``cp_algorithm``: ``ring`` (Ring Attention, Megatron-LM's context parallelism) or ``ulysses``
   (DeepSpeed-Ulysses all-to-alls);
-* ``zero_accounting``: ``paper`` (Rajbhandari et al. 2020, Sec. 5) or ``deepspeed`` (what
-  DeepSpeed's ``estimate_zero2/3_model_states_mem_needs`` count).
+* ``state_accounting``: the bytes of weights, gradients and optimizer state per parameter
+  and what ZeRO shards: ``paper`` (Rajbhandari et al. 2020, Sec. 5: the --optimizer's
+  bytes), ``megatron`` (Megatron-LM's 2 + 4 + 12 = 18 bytes, fp32 main gradients) or
+  ``deepspeed`` (what DeepSpeed's ``estimate_zero2/3_model_states_mem_needs`` count).
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from ..errors import SymcalcError
 
 TP_PLANS = ("hf", "megatron")
 CP_ALGORITHMS = ("ring", "ulysses")
-ZERO_ACCOUNTING = ("paper", "deepspeed")
+STATE_ACCOUNTING = ("paper", "megatron", "deepspeed")
 # tensor-parallel styles of transformers' base_model_tp_plan (and Megatron-LM's output layer)
 # that symcalc knows: symcalc.algebra.parallel.STYLES says what each does
 TP_STYLES = ("colwise", "colwise_gather_output", "rowwise", "rowwise_split_input",
@@ -61,7 +63,7 @@ class Layout:
     sequence_parallel: bool = False
     tp_plan: str = "hf"
     cp_algorithm: str = "ring"
-    zero_accounting: str = "paper"
+    state_accounting: str = "paper"
 
     @property
     def schedule(self) -> str:
@@ -96,7 +98,7 @@ class Layout:
         if self.zero not in (0, 1, 2, 3):
             raise SymcalcError("zero", f"stage must be 0, 1, 2 or 3 (got {self.zero!r:.20})")
         for name, allowed in (("tp_plan", TP_PLANS), ("cp_algorithm", CP_ALGORITHMS),
-                              ("zero_accounting", ZERO_ACCOUNTING)):
+                              ("state_accounting", STATE_ACCOUNTING)):
             if getattr(self, name) not in allowed:
                 raise SymcalcError(name.replace("_", "-"), f"must be one of {', '.join(allowed)} "
                                                            f"(got {getattr(self, name)!r:.40})")
@@ -106,9 +108,9 @@ class Layout:
         if self.distributed_optimizer and self.zero:
             raise SymcalcError("zero", "Megatron's distributed optimizer already shards the "
                                        "optimizer state: use one or the other")
-        if self.zero_accounting == "deepspeed" and self.zero not in (2, 3):
-            raise SymcalcError("zero-accounting", "DeepSpeed's estimates exist for ZeRO stages "
-                                                  f"2 and 3 (got stage {self.zero})")
+        if self.state_accounting == "deepspeed" and self.zero not in (2, 3):
+            raise SymcalcError("state-accounting", "DeepSpeed's estimates exist for ZeRO "
+                                                   f"stages 2 and 3 (got stage {self.zero})")
         return self
 
     def with_(self, **changes) -> "Layout":

@@ -507,9 +507,26 @@ def rank_params(spec: Spec, layout: Layout, plan: Iterable[PlanEntry] = (),
 
 # -- weights, gradients, optimizer state ----------------------------------------------------
 
-# DeepSpeed's estimates count mixed-precision Adam as 2 bytes of 16-bit weights, 2 of 16-bit
-# gradients and 16 of fp32 state (weights, momentum, variance and gradients)
-DEEPSPEED_BYTES = (2, 2, 16)
+# Bytes per parameter of (weights, gradients, optimizer state) of mixed-precision Adam as
+# each accounting counts them: Megatron-LM keeps fp32 main gradients (2 + 4 + 12 = 18,
+# theoretical_memory_usage.py); DeepSpeed's estimates count 2 + 2 and 16 bytes of fp32 state
+# (weights, momentum, variance and gradients)
+STATE_BYTES = {"megatron": (2, 4, 12), "deepspeed": (2, 2, 16)}
+
+
+def state_bytes(opts: Options, layout: Layout) -> tuple[int, int, int, str]:
+    """(weights, gradients, optimizer state) bytes per parameter under the layout's
+    accounting, and its source."""
+    if layout.state_accounting in STATE_BYTES:
+        if opts.optimizer != "adam-mixed":
+            raise SymcalcError("state-accounting", f"{layout.state_accounting}'s bytes are "
+                                                   "those of mixed-precision Adam (got "
+                                                   f"--optimizer {opts.optimizer})")
+        w_b, g_b, o_b = STATE_BYTES[layout.state_accounting]
+        return w_b, g_b, o_b, {"megatron": "megatron_lm",
+                               "deepspeed": "deepspeed_estimate"}[layout.state_accounting]
+    opt = memory.optimizer(opts.optimizer)
+    return opt.weights, opt.gradients, opt.state, "rajbhandari2020"
 
 
 def dp_group(expert: bool):
@@ -539,27 +556,19 @@ def model_states(params: list[Term], opts: Options, layout: Layout,
     :func:`rank_params`) under the layout's ZeRO stage, each term sharded over its
     data-parallel group. ``paper`` (Rajbhandari et al. 2020): the optimizer's bytes per
     parameter (--optimizer), stage 1 shards the state, 2 the gradients too, 3 the weights too;
+    ``megatron``: 2 + 4 + 12 bytes, the same sharding (its distributed optimizer is stage 1);
     ``deepspeed``: DeepSpeed's estimates, 2 + 2 + 16 bytes, stage 2 keeping the 16-bit weights
     and gradients whole, stage 3 counting no 16-bit gradients but the largest layer's 16-bit
     weights and gradients gathered (4 bytes per parameter of ``largest``)."""
     zs = zero_switches(layout)
-    if layout.zero_accounting == "deepspeed":
-        if opts.optimizer != "adam-mixed":
-            raise SymcalcError("zero-accounting", "DeepSpeed's estimates assume mixed-precision "
-                                                  f"Adam (got --optimizer {opts.optimizer})")
-        w_b, g_b, o_b = DEEPSPEED_BYTES
-        source = "deepspeed_estimate"
-    else:
-        opt = memory.optimizer(opts.optimizer)
-        w_b, g_b, o_b = opt.weights, opt.gradients, opt.state
-        source = "rajbhandari2020"
+    w_b, g_b, o_b, source = state_bytes(opts, layout)
     out: dict[str, list[Term]] = {"weights": [], "gradients": [], "optimizer": []}
     for term in params:
         expert = is_routed_expert(term.path)
         w_share = _zero_share("zero_w", expert).xreplace(zs)
         g_share = _zero_share("zero_g", expert).xreplace(zs)
         o_share = _zero_share("zero_o", expert).xreplace(zs)
-        if layout.zero_accounting == "deepspeed":
+        if layout.state_accounting == "deepspeed":
             g_share = sympy.Integer(0) if layout.zero == 3 else sympy.Integer(1)
             w_share = _zero_share("zero_w", expert).xreplace(zs)
             o_share = 1 / dp_group(expert)
@@ -567,10 +576,10 @@ def model_states(params: list[Term], opts: Options, layout: Layout,
         out["weights"].append(Term(term.path, term.expr * w_b * w_share, source, rule))
         out["gradients"].append(Term(term.path, term.expr * g_b * g_share, source, rule))
         out["optimizer"].append(Term(term.path, term.expr * o_b * o_share, source, rule))
-    if layout.zero_accounting == "deepspeed" and layout.zero == 3:
+    if layout.state_accounting == "deepspeed" and layout.zero == 3:
         if largest is None:
-            raise SymcalcError("zero-accounting", "DeepSpeed's ZeRO-3 estimate needs the "
-                                                  "largest layer")
+            raise SymcalcError("state-accounting", "DeepSpeed's ZeRO-3 estimate needs the "
+                                                   "largest layer")
         out["working_set"] = [Term("largest_layer", 4 * largest, "deepspeed_estimate", "whole")]
     return {k: [x for x in xs if x.expr != 0] for k, xs in out.items()}
 
@@ -766,7 +775,8 @@ class RankMemory:
 
     stage: Stage
     params: list[Term]
-    weights: list[Term]
+    weights: list[Term]  # at --dtype (what serving holds)
+    training_weights: list[Term]  # at the optimizer's (accounting's) bytes per parameter
     gradients: list[Term]
     optimizer: list[Term]
     working_set: list[Term]
@@ -774,10 +784,13 @@ class RankMemory:
     kv_cache: list[Term]
     recurrent_state: list[Term]
 
+    def model_states(self) -> sympy.Expr:
+        """Training weights, gradients, optimizer state and a ZeRO-3 working set."""
+        return total(self.training_weights + self.gradients + self.optimizer + self.working_set)
+
     def training_peak(self) -> sympy.Expr:
-        """Weights, gradients, optimizer state (and a ZeRO-3 working set) and activations."""
-        return total(self.weights + self.gradients + self.optimizer + self.working_set
-                     + self.activations)
+        """Model states and activations."""
+        return self.model_states() + total(self.activations)
 
     def serving_peak(self) -> sympy.Expr:
         """Weights, KV cache and recurrent state."""
@@ -789,11 +802,10 @@ def rank_memory(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEn
     layout = layout.checked()
     the_plan = plan_for(layout, plan)
     params = rank_params(spec, layout, plan, stage)
-    largest = largest_layer(spec, the_plan) if layout.zero_accounting == "deepspeed" else None
+    largest = largest_layer(spec, the_plan) if layout.state_accounting == "deepspeed" else None
     states = model_states(params, opts, layout, largest)
-    if layout.zero_accounting != "deepspeed":
-        states["weights"] = weights_bytes(params, opts, layout, spec)
-    return RankMemory(stage, params, states["weights"], states["gradients"], states["optimizer"],
+    return RankMemory(stage, params, weights_bytes(params, opts, layout, spec),
+                      states["weights"], states["gradients"], states["optimizer"],
                       states.get("working_set", []),
                       rank_activations(spec, opts, layout, plan, stage),
                       rank_kv_cache(spec, opts, layout, plan, stage),
@@ -909,12 +921,12 @@ def _act_bytes(opts: Options) -> sympy.Expr:
 def _module_layers(spec: Spec, entry: PlanEntry, counts: dict, present: set) -> sympy.Expr:
     """How many layers of the stage hold the module (that of its first present part), or 1
     for a model-level module; 0 when none of its parts is present."""
+    if entry.parts and not entry.parts[0].startswith("layer/"):
+        return sympy.Integer(1)
     parts = [x for x in entry.parts if x in present]
     if not parts:
         return sympy.Integer(0)
     part = parts[0]
-    if not part.startswith("layer/"):
-        return sympy.Integer(1)
     key = dict(accounting.structure_key(spec))
     n = sympy.sympify(accounting.group_count(part[len("layer/"):], L, hybrid=True)).xreplace(key)
     return sympy.expand(n.xreplace(counts)) if counts else sympy.expand(n)
@@ -949,6 +961,9 @@ def tp_comm(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEntry]
         parts = [x for x in entry.parts if x in present]
         if entry.style == "moe_tp_experts":
             parts = [x for x in present if is_routed_expert(x)][:1]
+        if entry.style == "vocab_colwise" and entry.parts == ("head/weight",) \
+                and spec.head == "tied":
+            parts = ["head/weight"]  # the output layer runs on the shared table
         if not parts:
             continue
         holder = _holder(parts[0])
@@ -962,6 +977,8 @@ def tp_comm(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEntry]
         if n_layers == 0:
             continue
         forms = {x: _linear_form(shapes, x, key) for x in parts if x in shapes}
+        if "head/bias" in parts:  # no collective of its own: its module's are the weight's
+            continue
         width_in = next((f.n_in for f in forms.values()), d)
         width_out = sympy.Add(*[f.n_out for f in forms.values()]) if forms else d
         if entry.style == "moe_tp_experts":
@@ -1037,7 +1054,7 @@ def dp_comm(params: list[Term], opts: Options, layout: Layout) -> list[Comm]:
     microbatch's forward and again before its backward (Rajbhandari et al. 2020, Sec. 7)."""
     if layout.dp * layout.cp == 1:
         return []
-    opt = memory.optimizer(opts.optimizer)
+    w_b, g_b, _, _ = state_bytes(opts, layout)
     z = 1 if layout.distributed_optimizer else layout.zero
     out = []
     for expert in (False, True):
@@ -1046,7 +1063,7 @@ def dp_comm(params: list[Term], opts: Options, layout: Layout) -> list[Comm]:
             continue
         group = dp_group(expert)
         tag = "experts" if expert else "dense"
-        grads, weights = n * opt.gradients, n * opt.weights
+        grads, weights = n * g_b, n * w_b
         if z == 0:
             out.append(Comm(f"dp/step/all_reduce/gradients/{tag}", "all_reduce", "step", 1,
                             grads, group, "rajbhandari2020comm"))
