@@ -201,3 +201,19 @@ def test_forward_collectives_match_pytorch(model_type, config, request):
         checked += 1
     if not checked:
         pytest.skip("t in (2, 4, 8) divides no config width here: parameters only")
+
+
+@pytest.mark.parametrize("config", [cfg for name, cfg in H.generated_configs()
+                                    if cfg["model_type"] in ("llama", "mistral", "qwen2",
+                                                             "mixtral")][::3],
+                         ids=lambda cfg: f"{cfg['model_type']}-{cfg.get('hidden_size')}")
+def test_largest_layer_is_deepspeeds(config):
+    """DeepSpeed's model_to_params (stage3.py): the most parameters one module holds
+    directly, what its ZeRO-3 estimate gathers (symcalc: state_accounting deepspeed)."""
+    import torch  # noqa: F401
+
+    model = H.build_model(config, device="meta")
+    theirs = max(sum(p.numel() for p in m.parameters(recurse=False)) for m in model.modules())
+    spec = spec_from_config(config)
+    ours = P.largest_layer(spec, P.plan_entries(tp_plan(spec.impl)))
+    assert ours.xreplace(_values(spec, 1)) == theirs
