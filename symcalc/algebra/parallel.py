@@ -1201,3 +1201,38 @@ def plan_entries(rows) -> tuple[PlanEntry, ...]:
     :class:`PlanEntry`."""
     return tuple(PlanEntry(module, style, tuple(parts), bool(transposed), bool(per_expert))
                  for module, style, parts, transposed, per_expert in rows)
+
+
+def stage_memories(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEntry] = ()
+                   ) -> list[tuple[Stage, RankMemory]]:
+    """The per-rank memory of every kind of stage: the first, the middle ones as one
+    expression of :data:`i_p` (1 <= i_p <= p - 2), the last (just one with p = 1)."""
+    if layout.pp == 1:
+        return [("first", rank_memory(spec, opts, layout, plan, "first"))]
+    out = [("first", rank_memory(spec, opts, layout, plan, "first"))]
+    if layout.pp > 2:
+        out.append((i_p, rank_memory(spec, opts, layout, plan, i_p)))
+    out.append(("last", rank_memory(spec, opts, layout, plan, "last")))
+    return out
+
+
+def most_loaded(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEntry],
+                values: dict, serving: bool = False) -> tuple[int, RankMemory, sympy.Expr]:
+    """(stage index, its memory, its peak) of the stage whose rank needs the most memory,
+    ``values`` substituting every size and layout symbol: the training peak (model states
+    and activations) or, with ``serving``, weights, KV cache and recurrent state. Ties go to
+    the earlier stage."""
+    best = None
+    for stage, mem in stage_memories(spec, opts, layout, plan):
+        peak = mem.serving_peak() if serving else mem.training_peak()
+        if stage == "first":
+            indices = [0]
+        elif stage == "last":
+            indices = [layout.pp - 1]
+        else:
+            indices = range(1, layout.pp - 1)
+        for i in indices:
+            value = sympy.sympify(peak).xreplace({**values, i_p: sympy.Integer(i)})
+            if best is None or value > best[2]:
+                best = (i, mem, value)
+    return best

@@ -178,19 +178,13 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_ff_sum", "dense-FFN widths differ by layer (their sum d_ff_sum)", "\\varphi"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
         # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
-        # data-parallel ranks, sequence parallelism, which pipeline stage a rank is
+        # data-parallel ranks
         _switch("sw_zero_w", "ZeRO-3 / FSDP shards the weights over the data-parallel ranks",
                 "\\zeta_w"),
         _switch("sw_zero_g", "ZeRO-2/3 shards the gradients over the data-parallel ranks",
                 "\\zeta_g"),
         _switch("sw_zero_o", "ZeRO-1/2/3 (or Megatron's distributed optimizer) shards the "
                 "optimizer state over the data-parallel ranks", "\\zeta_o"),
-        _switch("sw_sp", "sequence parallelism: what tensor parallelism leaves whole is split "
-                "over t along the sequence", "\\varsigma_p"),
-        _switch("sw_first", "the rank holds the first pipeline stage (the embeddings)",
-                "\\phi_1"),
-        _switch("sw_last", "the rank holds the last pipeline stage (final norm and head)",
-                "\\phi_p"),
         # FLOP conventions, all integers so that generated code stays exact.
         _switch("sw_causal", "skip the masked half of causal attention scores", "\\chi"),
         _switch("sw_causal_exact", "count the diagonal when skipping (s(s+1)/2)", "\\chi_e"),
