@@ -4852,6 +4852,9 @@ const SYMBOLS = {
 "b": {
 "meaning": "batch size"
 },
+"c": {
+"meaning": "context-parallel degree (ranks the sequence is split over)"
+},
 "d": {
 "meaning": "hidden size d_model"
 },
@@ -4894,8 +4897,17 @@ const SYMBOLS = {
 "d_v": {
 "meaning": "value head dim where it differs from d_h (MLA)"
 },
+"e": {
+"meaning": "expert-parallel degree (ranks the routed experts are spread over)"
+},
+"i_p": {
+"meaning": "index of a pipeline stage (0 is the first)"
+},
 "k": {
 "meaning": "experts active per token"
+},
+"m": {
+"meaning": "microbatches per step on each pipeline"
 },
 "n_alt": {
 "meaning": "AltUp streams (copies of the hidden state)"
@@ -4911,6 +4923,9 @@ const SYMBOLS = {
 },
 "n_lv": {
 "meaning": "linear-attention value heads"
+},
+"p": {
+"meaning": "pipeline-parallel stages"
 },
 "r_kv": {
 "meaning": "MLA key/value latent rank (kv_lora_rank)"
@@ -5092,8 +5107,23 @@ const SYMBOLS = {
 "sw_window_all": {
 "meaning": "every layer slides (else L_local of them)"
 },
+"sw_zero_g": {
+"meaning": "ZeRO-2/3 shards the gradients over the data-parallel ranks"
+},
+"sw_zero_o": {
+"meaning": "ZeRO-1/2/3 (or Megatron's distributed optimizer) shards the optimizer state over the data-parallel ranks"
+},
+"sw_zero_w": {
+"meaning": "ZeRO-3 / FSDP shards the weights over the data-parallel ranks"
+},
 "t": {
 "meaning": "tensor-parallel degree"
+},
+"t_e": {
+"meaning": "tensor-parallel degree inside each expert (expert tensor parallelism)"
+},
+"v": {
+"meaning": "model chunks per pipeline rank (virtual stages of the interleaved schedule; 1 for 1F1B)"
 }
 };
 const VISION = [
