@@ -19,7 +19,8 @@ import pytest
 import sympy
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from symcalc.algebra import accounting, parallel as P, quantities as Q
+from symcalc.algebra import accounting, communication as C, parallel as P, quantities as Q
+from symcalc.algebra import stages as ST, tp_plans as TP
 from symcalc.algebra.layout import Layout
 from symcalc.algebra.options import Options, workload_values
 from symcalc.algebra.spec import make_spec, size_values
@@ -31,7 +32,7 @@ from symcalc.inputs.presets import names
 
 
 def plan_of(spec):
-    return P.plan_entries(tp_plan(spec.impl))
+    return TP.plan_entries(tp_plan(spec.impl))
 
 
 def values(spec, opts: Options, layout: Layout) -> dict:
@@ -137,13 +138,13 @@ def decoders(draw):
         head_bias=draw(st.booleans()))
 
 
-GPT_NEOX_LIKE = (P.PlanEntry("embed_in", "embedding_rowwise", ("embedding/token",)),
-                 P.PlanEntry("qkv", "colwise", ("layer/attention/q", "layer/attention/k",
+GPT_NEOX_LIKE = (TP.PlanEntry("embed_in", "embedding_rowwise", ("embedding/token",)),
+                 TP.PlanEntry("qkv", "colwise", ("layer/attention/q", "layer/attention/k",
                                                 "layer/attention/v")),
-                 P.PlanEntry("o", "rowwise", ("layer/attention/o",)),
-                 P.PlanEntry("gate_up", "colwise_gather_output", ("layer/ffn/gate",
+                 TP.PlanEntry("o", "rowwise", ("layer/attention/o",)),
+                 TP.PlanEntry("gate_up", "colwise_gather_output", ("layer/ffn/gate",
                                                                   "layer/ffn/up")),
-                 P.PlanEntry("down", "rowwise_split_input", ("layer/ffn/down",)))
+                 TP.PlanEntry("down", "rowwise_split_input", ("layer/ffn/down",)))
 
 
 RANK = sympy.Symbol("r", integer=True, nonnegative=True)  # a tensor-parallel rank
@@ -159,7 +160,7 @@ def rowwise_bias(spec) -> dict:
 def per_path_over_ranks(spec, layout, plan, stages=None):
     """path -> (sum over every tensor-parallel rank and stage, the values of its ranks)."""
     out: dict[str, list] = {}
-    for stage in stages or P.stage_indices(layout):
+    for stage in stages or ST.stage_indices(layout):
         terms = P.rank_params(spec, layout, plan, stage, tp_rank=RANK)
         for x in terms:
             expr = x.expr.xreplace(values(spec, Options(), layout))
@@ -208,7 +209,7 @@ def test_megatron_ranks_and_stages_sum_to_the_padded_model(spec, p, v):
     layout = Layout(tp=t, pp=p, vpp=v, tp_plan="megatron")
     padded = 128 * t * math.ceil(spec.V / (128 * t))
     got = per_path_over_ranks(spec, layout, ())
-    split = {part for entry in P.megatron_plan() for part in entry.parts}
+    split = {part for entry in TP.megatron_plan() for part in entry.parts}
     for leaf in accounting.params(spec):
         value = num(leaf.value, spec)
         ranks = got[leaf.path]
@@ -238,10 +239,10 @@ def test_experts_over_ep_ranks_sum_to_all_experts(E, e, k):
     whole = num(accounting.params(spec).value("layer/moe/experts"), spec)
     got = sum(num(x.expr, spec, layout=layout) for r in range(e)
               for x in P.rank_params(spec, layout, (), ep_rank=r)
-              if P.is_routed_expert(x.path))
+              if TP.is_routed_expert(x.path))
     assert got == whole
     most = sum(num(x.expr, spec, layout=layout) for x in P.rank_params(spec, layout, ())
-               if P.is_routed_expert(x.path))
+               if TP.is_routed_expert(x.path))
     assert most == whole * math.ceil(E / e) / E
 
 
@@ -404,17 +405,17 @@ def test_megatron_layer_communication():
     spec = megatron_gpt(4, 64, 8)
     opts = Options(seq_len=32, batch=2)
     layout = Layout(tp=4, tp_plan="megatron")
-    comms = P.tp_comm(spec, opts, layout)
+    comms = C.tp_comm(spec, opts, layout)
     A, tokens, h = 2, 64, 64
     fwd = [x for x in comms if x.phase == "forward"]
     assert sum(num(x.count, spec) for x in fwd if x.kind == "all_reduce") == 2 * 4 + 1 + 3
-    assert num(P.comm_bytes(fwd), spec, opts, layout) == (2 * 4 + 1) * tokens * h * A + 3 * tokens * 4
+    assert num(C.comm_bytes(fwd), spec, opts, layout) == (2 * 4 + 1) * tokens * h * A + 3 * tokens * 4
     bwd = [x for x in comms if x.phase == "backward"]
-    assert num(P.comm_bytes(bwd), spec, opts, layout) == (2 * 4 + 1) * tokens * h * A
-    sp = P.tp_comm(spec, opts, layout.with_(sequence_parallel=True))
-    wire = num(P.comm_bytes(comms, wire=True), spec, opts, layout)
-    assert num(P.comm_bytes(sp, wire=True), spec, opts, layout) == wire
-    assert wire == num(P.comm_bytes(comms), spec, opts, layout) * sympy.Rational(2 * 3, 4)
+    assert num(C.comm_bytes(bwd), spec, opts, layout) == (2 * 4 + 1) * tokens * h * A
+    sp = C.tp_comm(spec, opts, layout.with_(sequence_parallel=True))
+    wire = num(C.comm_bytes(comms, wire=True), spec, opts, layout)
+    assert num(C.comm_bytes(sp, wire=True), spec, opts, layout) == wire
+    assert wire == num(C.comm_bytes(comms), spec, opts, layout) * sympy.Rational(2 * 3, 4)
 
 
 def test_data_parallel_and_zero_volumes():
@@ -425,8 +426,8 @@ def test_data_parallel_and_zero_volumes():
     n = 1024
     for zero, volume in ((0, 2), (1, 2), (2, 2), (3, 3)):
         layout = Layout(dp=n, zero=zero)
-        comm = P.communication(spec, Options(), layout, plan_of(spec))["dp"]["step"]
-        wire = num(P.comm_bytes(comm, wire=True), spec, layout=layout)
+        comm = C.communication(spec, Options(), layout, plan_of(spec))["dp"]["step"]
+        wire = num(C.comm_bytes(comm, wire=True), spec, layout=layout)
         assert wire == 2 * psi * volume * sympy.Rational(n - 1, n) * (1 if zero else 1)
 
 
@@ -436,9 +437,9 @@ def test_pipeline_point_to_point():
     spec = resolve("llama-2-7b")
     opts = Options(seq_len=128, batch=2)
     layout = Layout(pp=4, microbatches=8)
-    assert [x.path for x in P.pp_comm(spec, opts, layout, "first")] == ["pp/forward/send_activations"]
-    assert [x.path for x in P.pp_comm(spec, opts, layout, "last")] == ["pp/backward/send_gradients"]
-    middle = P.pp_comm(spec, opts, layout, 1)
+    assert [x.path for x in C.pp_comm(spec, opts, layout, "first")] == ["pp/forward/send_activations"]
+    assert [x.path for x in C.pp_comm(spec, opts, layout, "last")] == ["pp/backward/send_gradients"]
+    middle = C.pp_comm(spec, opts, layout, 1)
     assert [num(x.bytes, spec, opts, layout) for x in middle] == [2 * 128 * 4096 * 2] * 2
 
 

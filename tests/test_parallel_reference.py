@@ -16,8 +16,9 @@ import json
 import pytest
 import sympy
 
-import hf_reference as H
-from symcalc.algebra import parallel as P
+pytest.importorskip("torch")  # the reference lane: transformers and torch live
+import hf_reference as H  # noqa: E402
+from symcalc.algebra import communication as C, parallel as P, tp_plans as TP
 from symcalc.algebra.layout import Layout
 from symcalc.algebra.options import Options
 from symcalc.algebra.spec import size_values
@@ -70,7 +71,7 @@ def _layer_widths_split(config: dict, t: int) -> bool:
 
 
 def _symcalc(spec, t: int):
-    plan = P.plan_entries(tp_plan(spec.impl))
+    plan = TP.plan_entries(tp_plan(spec.impl))
     params = P.rank_params(spec, Layout(tp=t), plan)
     return plan, params
 
@@ -94,7 +95,6 @@ def test_plans_are_the_configs_plans():
 
 @pytest.mark.parametrize("model_type,config", _family_cases())
 def test_rank_params_match_pytorch(model_type, config):
-    import torch  # noqa: F401
     import tp_reference as R
 
     spec = spec_from_config(config)
@@ -157,7 +157,6 @@ def _kind(name: str) -> str:
 def test_forward_collectives_match_pytorch(model_type, config, request):
     """Count and payload bytes of the forward's all-reduces and all-gathers (an all-gather's
     payload is the gathered tensor: t times the shard PyTorch is called with)."""
-    import torch  # noqa: F401
     import tp_reference as R
 
     if H.reference_params(config) > FORWARD_MAX_PARAMS:
@@ -187,7 +186,7 @@ def test_forward_collectives_match_pytorch(model_type, config, request):
             kind = _kind(name)
             size = size * t if kind == "all_gather" else size
             theirs.setdefault(kind, []).append(size)
-        comms = P.tp_comm(spec, Options(dtype="fp32", batch=BATCH, seq_len=SEQ), Layout(tp=t),
+        comms = C.tp_comm(spec, Options(dtype="fp32", batch=BATCH, seq_len=SEQ), Layout(tp=t),
                           plan)
         vals = _values(spec, t)
         ours: dict[str, list[int]] = {}
@@ -210,10 +209,9 @@ def test_forward_collectives_match_pytorch(model_type, config, request):
 def test_largest_layer_is_deepspeeds(config):
     """DeepSpeed's model_to_params (stage3.py): the most parameters one module holds
     directly, what its ZeRO-3 estimate gathers (symcalc: state_accounting deepspeed)."""
-    import torch  # noqa: F401
 
     model = H.build_model(config, device="meta")
     theirs = max(sum(p.numel() for p in m.parameters(recurse=False)) for m in model.modules())
     spec = spec_from_config(config)
-    ours = P.largest_layer(spec, P.plan_entries(tp_plan(spec.impl)))
+    ours = P.largest_layer(spec, TP.plan_entries(tp_plan(spec.impl)))
     assert ours.xreplace(_values(spec, 1)) == theirs

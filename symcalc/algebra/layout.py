@@ -1,6 +1,6 @@
 """A parallel layout: how many ranks split each dimension, and the named conventions that say
 how. No sympy here (the quick path will read it); the expressions are in
-:mod:`symcalc.algebra.parallel`.
+:mod:`symcalc.algebra.parallel` (memory) and :mod:`symcalc.algebra.communication`.
 
 Dimensions (each a symbol of :mod:`symcalc.algebra.symbols`):
 
@@ -38,7 +38,7 @@ TP_PLANS = ("hf", "megatron")
 CP_ALGORITHMS = ("ring", "ulysses")
 STATE_ACCOUNTING = ("paper", "megatron", "deepspeed")
 # tensor-parallel styles of transformers' base_model_tp_plan (and Megatron-LM's output layer)
-# that symcalc knows: symcalc.algebra.parallel.STYLES says what each does
+# that symcalc knows: symcalc.algebra.tp_plans.STYLES says what each does
 TP_STYLES = ("colwise", "colwise_gather_output", "rowwise", "rowwise_split_input",
              "packed_colwise", "packed_rowwise", "embedding_rowwise",
              "replicated_with_grad_allreduce", "mla_kv_a_proj", "moe_tp_experts", "vocab_colwise")
