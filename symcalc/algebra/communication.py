@@ -224,8 +224,9 @@ def dp_comm(params: list[Term], opts: Options, layout: Layout) -> list[Comm]:
     out = []
     for expert in (False, True):
         n = sympy.Add(*[x.expr for x in params if is_routed_expert(x.path) == expert])
-        if n == 0:
-            continue
+        if n == 0 or (expert and layout.dp * layout.cp * layout.tp
+                      <= layout.ep * layout.expert_tp):
+            continue  # the experts' data-parallel group is one rank: nothing to send
         group = dp_group(expert)
         tag = "experts" if expert else "dense"
         grads, weights = n * g_b, n * w_b
