@@ -21,7 +21,7 @@ from ..errors import SymcalcError
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "implementation.toml")
 LABEL = "symcalc/algebra/implementation.toml"
-KINDS = ("bool", "count", "choice")
+KINDS = ("bool", "count", "choice", "text")
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,10 @@ def check_value(field: Field, value: Any) -> Any:
         from .limits import check_limit
 
         check_limit(field.name, value)
+    elif field.kind == "text":
+        if not isinstance(value, str) or len(value) > 200:
+            raise SymcalcError(field.name, f"must be text of at most 200 characters "
+                                           f"(got {value!r:.60})")
     elif value not in field.choices:
         raise SymcalcError(field.name, f"must be one of {', '.join(map(repr, field.choices))} "
                                        f"(got {value!r:.60})")

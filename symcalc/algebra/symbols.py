@@ -102,6 +102,17 @@ SIZES: dict[str, SymbolInfo] = {
               "D_{\\mathrm{ff}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
+        # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
+        # pipeline's schedule, and one stage of it
+        _size("p", "pipeline-parallel stages", "p"),
+        _size("v", "model chunks per pipeline rank (virtual stages of the interleaved "
+              "schedule; 1 for 1F1B)", "v"),
+        _size("m", "microbatches per step on each pipeline", "m"),
+        _size("e", "expert-parallel degree (ranks the routed experts are spread over)", "e"),
+        _size("t_e", "tensor-parallel degree inside each expert (expert tensor parallelism)",
+              "t_e"),
+        _size("c", "context-parallel degree (ranks the sequence is split over)", "c"),
+        _count("i_p", "index of a pipeline stage (0 is the first)", "i_p"),
     )
 }
 
@@ -166,6 +177,14 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_ple", "per-layer input embeddings gated into every layer", "\\pi_l"),
         _switch("sw_ff_sum", "dense-FFN widths differ by layer (their sum d_ff_sum)", "\\varphi"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
+        # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
+        # data-parallel ranks
+        _switch("sw_zero_w", "ZeRO-3 / FSDP shards the weights over the data-parallel ranks",
+                "\\zeta_w"),
+        _switch("sw_zero_g", "ZeRO-2/3 shards the gradients over the data-parallel ranks",
+                "\\zeta_g"),
+        _switch("sw_zero_o", "ZeRO-1/2/3 (or Megatron's distributed optimizer) shards the "
+                "optimizer state over the data-parallel ranks", "\\zeta_o"),
         # FLOP conventions, all integers so that generated code stays exact.
         _switch("sw_causal", "skip the masked half of causal attention scores", "\\chi"),
         _switch("sw_causal_exact", "count the diagonal when skipping (s(s+1)/2)", "\\chi_e"),
@@ -206,6 +225,9 @@ def latex_names() -> dict[sympy.Symbol, str]:
     SIZES[n].symbol
     for n in ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn", "n_lk", "n_lv", "d_lk", "d_lv",
               "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt", "Q_c")
+)
+(p, v, m, e, t_e, c, i_p) = (
+    SIZES[n].symbol for n in ("p", "v", "m", "e", "t_e", "c", "i_p")
 )
 (n_alt, r_laurel, d_ple, V_ple, L_kv_shared, L_kv_shared_local, d_ff_sum) = (
     SIZES[n].symbol

@@ -162,6 +162,62 @@ SOURCES: dict[str, Source] = {
                "per-layer embeddings (a V_ple x L d_ple table and a projection of the token "
                "embedding, gated into each layer), the last layers reusing earlier layers' keys "
                "and values, MatFormer per-layer FFN widths"),
+        # parallel layouts (symcalc.algebra.parallel, docs/conventions.md)
+        Source("shoeybi2019", "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter "
+               "Language Models Using Model Parallelism",
+               "Sec. 3: column-parallel then row-parallel projections, one all-reduce after "
+               "attention and one after the MLP in the forward (two in the backward); "
+               "vocabulary-parallel embedding and output layer"),
+        Source("megatron_lm", "NVIDIA Megatron-LM (megatron/training/theoretical_memory_usage.py, "
+               "megatron/core/tensor_parallel, megatron/training/tokenizer)",
+               "vocabulary padded to a multiple of make_vocab_size_divisible_by (128) x t; the "
+               "most-loaded shard holds L/p layers and the embedding over t; 18 bytes per "
+               "parameter (6 + 12/N_d with the distributed optimizer); the first stage keeps "
+               "the in-flight microbatches' activations"),
+        Source("torch_tp", "PyTorch 2.13 torch.distributed.tensor.parallel (parallelize_module, "
+               "ColwiseParallel, RowwiseParallel) and DTensor's Shard placement",
+               "colwise shards a weight's output rows and its bias, rowwise its input columns "
+               "with the bias replicated, a Shard placement splits as torch.chunk (rank 0 holds "
+               "ceil(n/t)); a rowwise output is a partial sum all-reduced to every rank"),
+        Source("hf_tp_plan", "Hugging Face transformers 5.24, base_model_tp_plan of each "
+               "configuration and transformers/distributed/tensor_parallel.py",
+               "which module each tensor-parallel style applies to; packed and expert styles; "
+               "the pipeline split (remainder layers to the first stages)"),
+        Source("narayanan2021pp", "Narayanan et al. 2021, Efficient Large-Scale Language Model "
+               "Training on GPU Clusters Using Megatron-LM",
+               "Sec. 2.2: 1F1B keeps at most p microbatches in flight on the first stage; the "
+               "interleaved schedule with v chunks per rank; point-to-point activations and "
+               "gradients between stages; scatter/gather of the sent activations over t"),
+        Source("korthikanti2022sp", "Korthikanti et al. 2022, Reducing Activation Recomputation in "
+               "Large Transformer Models",
+               "Sec. 4.2.2: sequence parallelism turns each all-reduce into a reduce-scatter and "
+               "an all-gather of the same bytes on the wire and splits the remaining activations "
+               "over t"),
+        Source("rajbhandari2020comm", "Rajbhandari et al. 2020, ZeRO",
+               "Sec. 7: data parallelism all-reduces 2 Psi per step; ZeRO-1/2 a reduce-scatter "
+               "of the gradients and an all-gather of the weights (same volume); ZeRO-3 adds "
+               "an all-gather of the weights in the forward and again in the backward "
+               "(3 Psi)"),
+        Source("deepspeed_estimate", "DeepSpeed, deepspeed/runtime/zero/stage_1_and_2.py "
+               "estimate_zero2_model_states_mem_needs and stage3.py "
+               "estimate_zero3_model_states_mem_needs (no offload)",
+               "ZeRO-2: 4 bytes per parameter whole + 16 partitioned; ZeRO-3: 18 partitioned "
+               "+ 4 bytes per parameter of the largest layer"),
+        Source("lepikhin2021", "Lepikhin et al. 2021, GShard; Fedus et al. 2022, Switch "
+               "Transformers",
+               "expert parallelism: an all-to-all dispatches each token to the ranks of its "
+               "experts and another combines the outputs, twice more in the backward"),
+        Source("liu2023ring", "Liu et al. 2023, Ring Attention with Blockwise Transformers for "
+               "Near-Infinite Context",
+               "context parallelism: each rank keeps s/c tokens and passes its key/value block "
+               "around a ring of c ranks (c - 1 steps per layer)"),
+        Source("jacobs2023", "Jacobs et al. 2023, DeepSpeed Ulysses",
+               "sequence-parallel attention by all-to-alls of q, k, v and the output (four per "
+               "layer in the forward)"),
+        Source("thakur2005", "Thakur et al. 2005, Optimization of Collective Communication "
+               "Operations in MPICH; Patarasuk & Yuan 2009, bandwidth optimal all-reduce",
+               "ring algorithms: an all-reduce sends 2(n-1)/n of its payload per rank, a "
+               "reduce-scatter or all-gather (n-1)/n, an all-to-all (n-1)/n"),
         Source("seed_layer_calculator", "Transformer layer calculator (seed 000)",
                "per layer 4d^2 + 2 d d_ff + 4d; FLOPs 4sd^2 + 2s^2d + 4sd d_ff"),
         Source("seed_scratch_guide", "From-scratch PyTorch GPT parameter guide (seed 001)",

@@ -25,7 +25,8 @@ from ..algebra.spec import FIELD_NAMES
 FAMILIES_DIR = Path(__file__).parent / "families"
 
 TOP_KEYS = ("model_type", "description", "sources", "not_modelled", "bare_class", "classes",
-            "defaults", "fixed", "spec", "implementation", "roles", "checks", "wrapper")
+            "defaults", "fixed", "spec", "implementation", "roles", "checks", "wrapper",
+            "tp_plan")
 # [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
 WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls",
                 "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes")
@@ -92,6 +93,8 @@ class Family:
     not_modelled: tuple[str, ...] = ()
     # implementation field -> literal value or Expr (symcalc/algebra/implementation.toml)
     implementation: dict[str, Any] = field(default_factory=dict)
+    # the config class's base_model_tp_plan: (module, style, parts, transposed, per_expert)
+    tp_plan: tuple[tuple[str, str, tuple[str, ...], bool, bool], ...] = ()
 
     def fields_for(self, role: str) -> dict[str, Any]:
         """Field -> literal value or :class:`Expr`, the role's entries over the base ones."""
@@ -219,7 +222,8 @@ def parse_family(text: str, label: str, stem: str) -> Family:
                             body["rule"])
     return Family(model_type, description, tuple(sources), bare, dict(classes),
                   dict(defaults), fixed, spec, roles, checks, label, wrapper,
-                  tuple(" ".join(s.split()) for s in not_modelled), implementation)
+                  tuple(" ".join(s.split()) for s in not_modelled), implementation,
+                  _tp_plan(raw, label))
 
 
 def _implementation(table: dict, label: str) -> dict[str, Any]:
@@ -242,6 +246,48 @@ def _implementation(table: dict, label: str) -> dict[str, Any]:
             raise SymcalcError(label, f"{key}: must be an expression in a string, a boolean or "
                                       f"an integer (got {value!r})")
     return out
+
+
+PLAN_KEYS = ("style", "parts", "transposed", "per_expert")
+
+
+def _tp_plan(raw: dict, label: str
+             ) -> tuple[tuple[str, str, tuple[str, ...], bool, bool], ...]:
+    """``[tp_plan]``: transformers module pattern -> { style, parts, transposed, per_expert }
+    (see docs/families.md): the style one of :data:`symcalc.algebra.layout.TP_STYLES`, parts
+    a list of breakdown paths it holds."""
+    from ..algebra.layout import TP_STYLES
+
+    out = []
+    for module, body in _table(raw, "tp_plan", label).items():
+        key = f"tp_plan.{module}"
+        if not isinstance(body, dict) or "style" not in body or "parts" not in body:
+            raise SymcalcError(label, f"{key}: must be {{ style = \"<style>\", parts = "
+                                      "[\"<path>\", ...] }")
+        extra = [k for k in body if k not in PLAN_KEYS]
+        if extra:
+            raise SymcalcError(label, f"{key}.{extra[0]}: is not a plan key "
+                                      f"(known: {', '.join(PLAN_KEYS)})")
+        style, parts = body["style"], body["parts"]
+        transposed, per_expert = body.get("transposed", False), body.get("per_expert", False)
+        if style not in TP_STYLES:
+            raise SymcalcError(label, f"{key}.style: must be one of {', '.join(TP_STYLES)} "
+                                      f"(got {style!r})")
+        if not isinstance(parts, list) or not all(isinstance(x, str) and x for x in parts):
+            raise SymcalcError(label, f"{key}.parts: must be a list of breakdown paths")
+        for name, flag in (("transposed", transposed), ("per_expert", per_expert)):
+            if not isinstance(flag, bool):
+                raise SymcalcError(label, f"{key}.{name}: must be true or false")
+        out.append((module, style, tuple(parts), transposed, per_expert))
+    return tuple(out)
+
+
+def tp_plan(model_type: str) -> tuple[tuple[str, str, tuple[str, ...], bool, bool], ...]:
+    """The ``[tp_plan]`` of ``model_type``'s family file (empty without one, or for a model
+    type without a family file)."""
+    if model_type not in family_names():
+        return ()
+    return load_family(model_type).tp_plan
 
 
 def _wrapper(raw: dict, label: str) -> Wrapper:
@@ -320,6 +366,8 @@ def build_implementation(family: Family, data: dict[str, Any]
             values[name], keys[name] = evaluate(entry, scope, f"{family.label}: implementation.{name}")
         else:
             values[name] = entry
+    if family.tp_plan:  # the family's own base_model_tp_plan
+        values.setdefault("tp_plan", family.model_type)
     return impl.from_config(values), keys
 
 

@@ -55,6 +55,7 @@ def family_payload(f) -> dict[str, Any]:
                   for r, role in f.roles.items()},
         "checks": {k: {"require": _expr(c.require), "rule": c.rule} for k, c in f.checks.items()},
         "implementation": {k: _entry(v) for k, v in f.implementation.items()},
+        "has_tp_plan": bool(f.tp_plan),
     }
     if f.wrapper is not None:
         w = f.wrapper

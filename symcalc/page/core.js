@@ -492,6 +492,7 @@ function makeImplementation(values) {  // implementation.make
       checkLimit(name, value);
     }
     if (f.kind === "choice" && !f.choices.includes(value)) throw new SymcalcError(name, `must be one of ${f.choices.map(c => repr(c)).join(", ")} (got ${r60(value)})`);
+    if (f.kind === "text" && (typeof value !== "string" || value.length > 200)) throw new SymcalcError(name, `must be text of at most 200 characters (got ${r60(value)})`);
     if (value !== f.default) given[name] = f.kind === "count" ? Number(value) : value;
   }
   if (Object.keys(given).length) {
@@ -520,6 +521,7 @@ function buildImplementation(fam, data) {  // family_data.build_implementation
     if (isExpr(entry)) [values[name], keys[name]] = evaluate(entry, scope, `${label}: implementation.${name}`);
     else values[name] = entry;
   }
+  if (fam.has_tp_plan && !("tp_plan" in values)) values.tp_plan = fam.model_type;  // its own base_model_tp_plan
   return [implementationFromConfig(values), keys];
 }
 function activationChoices(o) {
