@@ -26,12 +26,17 @@ def with_fonts(render_with: Callable[[dict | None], str]) -> str:
 
 
 def align_rows(equations: list[dict]) -> list[dict]:
-    """Equations as align* rows: the first line of each carries its left side and its tag."""
+    """Equations as align* rows: the first line of each carries its left side and its tag; a
+    label too wide to stand beside its equation is a row of text above it."""
     rows = []
     for eq in equations:
         tag = eq["meaning"] + (f"~[{eq['ref']}]" if eq["ref"] else "")
+        if eq.get("tag_above") and tag:
+            rows.append({"text": tag, "lhs": "", "rhs": "", "tag": ""})
+            tag = ""
         for i, line in enumerate(eq["lines"]):
-            rows.append({"lhs": eq["lhs"] if i == 0 else "", "rhs": line, "tag": tag if i == 0 else ""})
+            rows.append({"lhs": eq["lhs"] if i == 0 else "", "rhs": line,
+                         "tag": tag if i == 0 else "", "text": ""})
     return rows
 
 
@@ -99,6 +104,9 @@ def body_for_jupyter(v: dict) -> str:
         elif s["kind"] == "steps":
             lines.append(f"&{t(s['title'])}")
             for r in s["rows"]:
+                if r.get("text"):
+                    lines.append(f"&{t(r['text'])}")
+                    continue
                 tag = f" && {t(r['tag'])}" if r["tag"] else ""
                 lines.append(f"{r['lhs']} &{r['rhs']}{tag}")
         else:

@@ -17,7 +17,9 @@ from ..algebra.symbols import SIZES, latex_names
 from ..i18n import _, ngettext, tr
 from .numbers import GB, GiB, bytes_both, flops_in, grouped, math_decimal, math_grouped, params_in
 
-LINE_LIMIT = 66  # visible characters of math per line before a break (A4, 11pt)
+LINE_LIMIT = 80  # visible characters of a display line, left side included (A4, 11pt)
+LEFT = 14  # the width of a usual left side (N_{attention,q})
+TAG_LIMIT = 46  # a label wider than this (in math characters) goes on a line above its equation
 SUM_CHUNK = 4  # terms per line of a long sum
 
 
@@ -33,22 +35,35 @@ SHORT_NAMES = {"params.total": "", "params.active": "active", "params.embedding"
                "params.non_embedding": "non-emb", "flops.forward_matmul": "fwd",
                "flops.forward": "fwd", "flops.training": "train", "flops.decode_per_token":
                "decode", "memory.weights_bytes": "weights", "memory.kv_cache_bytes": "KV",
-               "memory.activations_bytes": "act", "memory.training_bytes": "train"}
+               "memory.activations_bytes": "act", "memory.training_bytes": "train",
+               "memory.recurrent_state_bytes": "state"}
+
+
+# a stack's layer classes (``every_layer/moe/router``): they group a derivation's steps, and
+# a subscript names the part without them (N_{moe,router})
+_CLASS = re.compile(r"^(every|attention|linear|ssm|conv|ffn|moe|dense|group\d+)_layer$")
+_CODE_NAME = re.compile(r"^[a-z]{1,2}_[ab]$")  # q_a, kv_b: the checkpoint's own names
 
 
 def part_name(letter: str, path: str) -> str:
-    """``N`` + a subscript naming the path: ``layer/attention/q`` -> N_{attention,q}."""
+    """``N`` + a subscript naming the path in words: ``layer/attention/q`` -> N_{attention,q},
+    ``every_layer/moe/shared_gate`` -> N_{moe,shared gate}, ``params.non_embedding`` ->
+    N_{non-emb} (a hyphen, not a minus)."""
     if path in SHORT_NAMES:
         sub = SHORT_NAMES[path]
     else:
         bits = path.split("/")
-        keep = [b for i, b in enumerate(bits) if b != "layer" or i == len(bits) - 1]
+        keep = [b for i, b in enumerate(bits)
+                if i == len(bits) - 1 or not (b == "layer" or _CLASS.match(b))]
         sub = ",".join(keep)
     if not sub:
         return letter
     sub = re.sub(r"[^A-Za-z0-9._,/ -]", "", sub)
-    sub = sub.replace("_", r"\_").replace(" ", r"\ ")
-    return f"{letter}_{{\\mathrm{{{sub}}}}}"
+    words = []
+    for word in sub.split(","):
+        word = word.replace("_", r"\_") if _CODE_NAME.match(word) else word.replace("_", " ")
+        words.append(word.replace(" ", r"\ ").replace("-", r"\text{-}"))
+    return f"{letter}_{{\\mathrm{{{','.join(words)}}}}}"
 
 
 def number_tex(value) -> str:
@@ -102,15 +117,21 @@ class StepPrinter(LatexPrinter):
         return number_tex(int(expr))
 
 
-def math(expr, values: dict | None = None, order: str | None = None) -> list[str]:
+def math(expr, values: dict | None = None, order: str | None = None,
+         room: int = LINE_LIMIT - LEFT) -> list[str]:
     """An expression as a list of chunks: one chunk, or a long sum cut into lines that fit
-    (continuation chunks start with '+')."""
+    (continuation chunks start with '+'); a long product ``L (a + b + ...)`` is broken inside
+    its widest bracket."""
     settings = {"order": order} if order else {}
     printer = StepPrinter(values, **settings)
     whole = printer.doprint(expr)
-    width = LINE_LIMIT - 16  # room for the tag beside the first line
-    if not isinstance(expr, sympy.Add) or (len(expr.args) <= SUM_CHUNK and visible(whole) <= width):
+    width = room - 16  # room for the tag beside the first line
+    if visible(whole) <= width and (not isinstance(expr, sympy.Add)
+                                    or len(expr.args) <= SUM_CHUNK):
         return [whole]
+    if not isinstance(expr, sympy.Add):
+        inner = _wide_product(expr, printer, width)
+        return _signed(inner) if inner else [whole]
     terms = list(expr.args) if order == "none" else list(expr.as_ordered_terms())
     chunks, current = [], ""
     for term in terms:
@@ -119,6 +140,8 @@ def math(expr, values: dict | None = None, order: str | None = None) -> list[str
         if inner:  # L (a + b + ... ) too wide for a line: its sum broken inside the brackets
             if current:
                 chunks.append(current)
+            if text.startswith("-") and not inner[0].startswith("-"):
+                inner[0] = "- " + inner[0]
             chunks += inner[:-1]
             current = inner[-1]
             continue
@@ -140,18 +163,23 @@ def _signed(chunks: list[str]) -> list[str]:
 
 
 def _wide_product(term, printer, width: int) -> list[str] | None:
-    """A product with one sum among its factors (``L (a + b + ...)``) as lines: the first
-    opens the bracket with \\left( ... \\right., the others continue with \\left. + ...,
-    the last closes it."""
+    """A product with a sum among its factors (``L (a + b + ...)``, ``(L - L_dense) (a + b
+    + ...)``) as lines, broken inside its widest sum: the first line opens that bracket with
+    \\left( ... \\right., the others continue with \\left. + ..., the last closes it."""
     if not isinstance(term, sympy.Mul):
         return None
-    sums = [f for f in term.args if isinstance(f, sympy.Add)]
-    if len(sums) != 1:
+    factors = list(term.args)
+    sums = [i for i, f in enumerate(factors) if isinstance(f, sympy.Add)]
+    if not sums:
         return None
-    rest = sympy.Mul(*[f for f in term.args if f is not sums[0]], evaluate=False)
-    pre = printer.doprint(rest)
+    widest = max(sums, key=lambda i: visible(printer.doprint(factors[i])))
+    rest = factors[:widest] + factors[widest + 1:]
+    sign = ""
+    if rest and rest[0] == -1:  # -(a + b): the sign leads the first line
+        sign, rest = "- ", rest[1:]
+    pre = " \\cdot ".join(_factor(f, printer) for f in rest)
     parts, current = [], ""
-    for t in sums[0].as_ordered_terms():
+    for t in factors[widest].as_ordered_terms():
         text = printer.doprint(t)
         joined = text if not current else (f"{current} - {text[1:].lstrip()}"
                                            if text.startswith("-") else f"{current} + {text}")
@@ -163,10 +191,17 @@ def _wide_product(term, printer, width: int) -> list[str] | None:
     parts.append(current)
     if len(parts) < 2:
         return None
-    lines = [f"{pre} \\cdot \\left({parts[0]} \\right."]
+    lead = f"{pre} \\cdot " if pre else ""
+    lines = [f"{sign}{lead}\\left({parts[0]} \\right."]
     lines += [f"\\left. {p} \\right." for p in parts[1:-1]]
     lines.append(f"\\left. {parts[-1]}\\right)")
     return lines
+
+
+def _factor(f, printer) -> str:
+    """One factor of a product as it prints inside the product (a sum in brackets)."""
+    text = printer.doprint(f)
+    return f"\\left({text}\\right)" if isinstance(f, sympy.Add) else text
 
 
 def visible(tex: str) -> int:
@@ -178,14 +213,22 @@ def visible(tex: str) -> int:
     return len(re.sub(r"[{}^_\\ ]", "", t)) + t.count(" ") // 2
 
 
-def lines_of(pieces: list[list[str]], tag: str = "", rel: str = "=") -> list[str]:
-    """Right-hand sides joined by '=' (the first by ``rel``) into lines no wider than
-    :data:`LINE_LIMIT` (the first line leaves room for its tag, set in a smaller font)."""
+def tag_width(text: str) -> float:
+    """Rough width of a label set in \\footnotesize, in math characters (a Chinese character
+    is about twice as wide as a Latin letter)."""
+    wide = sum(1 for ch in text if ord(ch) >= 0x2E80)
+    return 0.75 * (len(text) - wide) + 1.65 * wide + 4
+
+
+def lines_of(pieces: list[list[str]], tag: str = "", rel: str = "=",
+             room: int = LINE_LIMIT - LEFT) -> list[str]:
+    """Right-hand sides joined by '=' (the first by ``rel``) into lines no wider than ``room``
+    (the first line leaves room for its tag, set in a smaller font)."""
     lines, current, broken = [], "", False
     for j, piece in enumerate(pieces):
         for i, chunk in enumerate(piece):
             text = (f"{rel if j == 0 else '='} " if i == 0 else "\\quad ") + chunk
-            limit = LINE_LIMIT - (int(0.7 * len(tag)) + 4 if not lines and tag else 0)
+            limit = room - (tag_width(tag) if not lines and tag else 0)
             if current and (broken or len(piece) > 1 or visible(current + text) > limit):
                 lines.append(current)
                 current = text
@@ -214,14 +257,15 @@ class SourceIndex:
                  "where": esc(SOURCES[k].where)} for i, k in enumerate(self.keys) if k in SOURCES]
 
 
-def _equation(step, esc, refs: SourceIndex) -> dict:
+def _equation(step, esc, refs: SourceIndex, room: int = LINE_LIMIT - LEFT) -> dict:
     order = "none" if isinstance(step, dv.Compose) else None
     if isinstance(step, dv.Simplify):
-        pieces = [math(step.after)]
+        pieces = [math(step.after, room=room)]
         note = _("under {assumption}",
                  assumption=tr(dv.ASSUMPTION_NAMES.get(step.assumption, step.assumption)))
     else:
-        pieces = [math(step.expr, order=order)] if isinstance(step, (dv.Formula, dv.Compose)) else []
+        pieces = [math(step.expr, order=order, room=room)] \
+            if isinstance(step, (dv.Formula, dv.Compose)) else []
         note = tr(getattr(step, "meaning", ""))
     ref = refs.ref(getattr(step, "source", ""))
     number = getattr(step, "expr", None)
@@ -234,18 +278,20 @@ def _equation(step, esc, refs: SourceIndex) -> dict:
 REL_TEX = {"=": "=", "<=": "\\le", ">=": "\\ge", "<": "<", ">": ">", "~": "\\approx"}
 
 
-def _relation(step, esc, refs: SourceIndex) -> dict:
+def _relation(step, esc, refs: SourceIndex, room: int = LINE_LIMIT - LEFT) -> dict:
     ref = refs.ref(step.source)
-    return {"lhs": StepPrinter().doprint(step.lhs), "pieces": [math(r) for r in step.rhs],
+    return {"lhs": StepPrinter().doprint(step.lhs), "pieces": [math(r, room=room) for r in step.rhs],
             "rel": REL_TEX[step.op], "order": None, "meaning": esc(tr(step.meaning)),
             "path": esc(step.path), "ref": ref, "done": True,
             "source": esc(SOURCES[step.source].citation) if ref and step.source in SOURCES else ""}
 
 
-def _finish(eq: dict) -> dict:
+def _finish(eq: dict, room: int = LINE_LIMIT - LEFT) -> dict:
     tag = re.sub(r"\\[a-z]+\{\}|\\", "", eq["meaning"]) + (f" [{eq['ref']}]" if eq["ref"] else "")
     rel = eq.get("rel", "=")
-    eq["lines"] = lines_of(eq["pieces"], tag, rel)
+    # a label too wide to stand beside its equation is set on a line above it
+    eq["tag_above"] = tag_width(tag) > TAG_LIMIT
+    eq["lines"] = lines_of(eq["pieces"], "" if eq["tag_above"] else tag, rel, room)
     # one display line (Markdown): the pieces without the LaTeX line-break indents
     eq["inline"] = f"{eq['lhs']} {rel} " + " = ".join(" ".join(piece) for piece in eq["pieces"])
     return eq
@@ -270,17 +316,31 @@ def _blank(eq: dict) -> dict:
     return dict(eq, pieces=pieces + [[BLANK]])
 
 
+def _room(steps) -> int:
+    """Width left for the right-hand sides of a block of steps: an align* block lines them up
+    after its widest left side."""
+    widest = LEFT
+    for step in steps:
+        if isinstance(step, dv.Relate):
+            widest = max(widest, visible(StepPrinter().doprint(step.lhs)))
+        elif hasattr(step, "letter") and not isinstance(step, dv.Define):
+            # the subscript is set smaller: about 0.7 of a character each
+            widest = max(widest, 1 + int(0.7 * (visible(part_name(step.letter, step.path)) - 1)))
+    return max(40, LINE_LIMIT - widest)
+
+
 def steps_view(steps, esc, refs: SourceIndex, blanks: bool = False) -> list[dict]:
     """Consecutive steps on one path become one equation: formula = numbers = value (on an
     exercise sheet, ``blanks``, the value is left blank)."""
     out: list[dict] = []
+    room = _room(steps)
     for step in steps:
         if isinstance(step, (dv.Formula, dv.Compose, dv.Simplify)):
-            out.append(_equation(step, esc, refs))
+            out.append(_equation(step, esc, refs, room))
         elif isinstance(step, dv.Relate):
-            out.append(_relation(step, esc, refs))
+            out.append(_relation(step, esc, refs, room))
         elif isinstance(step, dv.Substitute):
-            out[-1]["pieces"].append(math(step.expr, dict(step.values), out[-1]["order"]))
+            out[-1]["pieces"].append(math(step.expr, dict(step.values), out[-1]["order"], room))
         elif isinstance(step, dv.Evaluate):
             if out and out[-1].get("number") is not None and not out[-1].get("done") \
                     and out[-1]["number"] == step.value:  # "N = 0", not "N = 0 = 0"
@@ -293,7 +353,7 @@ def steps_view(steps, esc, refs: SourceIndex, blanks: bool = False) -> list[dict
             out[-1]["pieces"].append([value_tex(step.value)])
             out[-1]["value"] = step.value
             out[-1]["done"] = True
-    return [_finish(_blank(eq) if blanks else eq) for eq in out]
+    return [_finish(_blank(eq) if blanks else eq, room) for eq in out]
 
 
 def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
