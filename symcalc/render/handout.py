@@ -11,21 +11,23 @@ import tempfile
 from pathlib import Path
 
 from ..errors import SymcalcError
-from ..derivations.handout_data import CATEGORIES, Handout, dimension_meaning
-from ..algebra.symbols import SIZES
+from ..derivations.handout_data import Handout
+from ..derivations.handout_models import CATEGORIES
 from .escape import latex_text, markdown_text
 from .latex import tex_view, with_fonts
 from .markdown import md_view
 from ..i18n import _, current, tr, using
-from .numbers import GB, decimal, grouped, math_decimal, percent, short, si
+from .numbers import GB, decimal, flops_in, grouped, math_decimal, params_in, percent, short
 from .templates import render, render_user
-from .view import SourceIndex, Units, number_tex
+from .view import SourceIndex, Units, number_tex, plain_number, symbol_tex
 
 
-# eight colours told apart in print, each with its own mark (a figure of eight models stays
+# twelve colours told apart in print, each with its own mark (a figure of many models stays
 # readable in greyscale too)
-COLORS = ("blue", "red", "teal", "orange", "violet", "brown", "black", "olive")
-MARKS = ("*", "square*", "triangle*", "diamond*", "pentagon*", "o", "square", "triangle")
+COLORS = ("blue", "red", "teal", "orange", "violet", "brown", "black", "olive", "magenta",
+          "cyan!70!black", "gray", "lime!60!black")
+MARKS = ("*", "square*", "triangle*", "diamond*", "pentagon*", "o", "square", "triangle",
+         "diamond", "pentagon", "x", "+")
 TABLE_MODELS = 3  # models per table: more columns are split into further tables, never shrunk
 BLANK_CELL = "\\underline{\\hspace{1.6cm}}"
 
@@ -53,19 +55,22 @@ def _chunks(items: list, size: int = TABLE_MODELS) -> list[list]:
     return [items[i:i + size] for i in range(0, len(items), size)] or [[]]
 
 
-def _summary(h: Handout, esc, blank: str) -> dict:
+def _summary(h: Handout, esc, blank: str, units: Units) -> dict:
     """The one-box summary: the budget's headline numbers, one column per model."""
     o = h.options
     if any(sh.budget is None for sh in h.sheets):
         return {"rows": [], "workload": ""}
-    lines = [(_("parameters"), lambda sh, b: short(b.params)),
-             (_("active parameters"), lambda sh, b: short(b.active) if b.active else "--"),
+    lines = [(_("parameters"), lambda sh, b: params_in(b.params, units.params)),
+             (_("active parameters"), lambda sh, b: params_in(b.active, units.params)
+              if b.active else "--"),
              (_("weights ({dtype})", dtype=o.dtype), lambda sh, b: _bytes_short(b.weights_bytes)),
              (_("KV cache ({dtype})", dtype=o.kv_dtype), lambda sh, b: _bytes_short(b.kv_bytes)
-              if sh.spec.family != "encoder" else "--"),
-             (_("training memory"), lambda sh, b: _bytes_short(b.training_bytes)),
-             (_("forward FLOPs"), lambda sh, b: si(b.forward_flops)),
-             (_("training FLOPs"), lambda sh, b: si(b.training_flops))]
+              if b.kv_bytes is not None else "--"),
+             (_("recurrent state"), lambda sh, b: _bytes_short(b.recurrent_bytes)
+              if b.recurrent_bytes is not None else "--"),
+             (_("training peak"), lambda sh, b: _bytes_short(b.peak_bytes)),
+             (_("forward FLOPs"), lambda sh, b: flops_in(b.forward_flops, units.flops)),
+             (_("training FLOPs"), lambda sh, b: flops_in(b.training_flops, units.flops))]
     rows = []
     for name, f in lines:
         values = [f(sh, sh.budget) for sh in h.sheets]
@@ -75,10 +80,11 @@ def _summary(h: Handout, esc, blank: str) -> dict:
                                                                       else esc(v))
                                                   for v in values]})
     first = h.sheets[0].budget
-    workload = _("b = {b} sequence(s) of s = {s} tokens; training: one step, with weights, "
-                 "gradients and optimizer state ({optimizer}) on one device",
+    workload = _("b = {b} sequence(s) of s = {s} tokens; training: one step on one device, with "
+                 "weights, gradients, optimizer state ({optimizer}) and activations",
                  b=first.batch, s=grouped(first.seq), optimizer=o.optimizer)
-    return {"rows": rows, "workload": esc(workload)}
+    return {"rows": rows, "workload": esc(workload),
+            "activations": esc(tr(first.activation_model))}
 
 
 def _budget_rows(h: Handout, esc, blank) -> list[dict]:
@@ -86,35 +92,68 @@ def _budget_rows(h: Handout, esc, blank) -> list[dict]:
     def cell(x):
         return blank if h.exercises else esc(x)
 
+    def maybe(x):
+        return grouped(x) if x is not None else "--"
+
     spec_rows = [
-        (_("parameters"), lambda b, sh: grouped(b.params)),
-        (_("active parameters (MoE)"), lambda b, sh: grouped(b.active) if b.active else "--"),
-        (_("weights in {dtype} (bytes)", dtype=h.options.dtype),
-         lambda b, sh: grouped(b.weights_bytes)),
-        (_("KV cache in {dtype} (bytes)", dtype=h.options.kv_dtype),
-         lambda b, sh: grouped(b.kv_bytes)),
-        (_("KV cache with as many K/V heads as query heads"), lambda b, sh:
-         grouped(b.kv_mha_bytes) if b.kv_mha_bytes else "--"),
-        (_("training memory (bytes)"), lambda b, sh: grouped(b.training_bytes)),
-        (_("forward FLOPs (matrix products)"), lambda b, sh: grouped(b.forward_flops)),
-        (_("training FLOPs"), lambda b, sh: grouped(b.training_flops)),
-        ("6 N D", lambda b, sh: grouped(b.six_nd)),
+        (_("parameters"), lambda b: grouped(b.params)),
+        (_("active parameters (MoE)"), lambda b: maybe(b.active)),
+        (_("weights in {dtype} (bytes)", dtype=h.options.dtype), lambda b: grouped(b.weights_bytes)),
+        (_("KV cache in {dtype} (bytes)", dtype=h.options.kv_dtype), lambda b: maybe(b.kv_bytes)),
+        (_("KV cache of multi-head attention of the same shape (bytes)"),
+         lambda b: maybe(b.kv_mha_bytes)),
+        (_("recurrent state in {dtype} (bytes)", dtype=h.options.state_dtype),
+         lambda b: maybe(b.recurrent_bytes)),
+        (_("training state: weights, gradients, optimizer state (bytes)"),
+         lambda b: grouped(b.state_bytes)),
+        (_("activations (bytes)"), lambda b: grouped(b.activations_bytes)),
+        (_("training peak (bytes)"), lambda b: grouped(b.peak_bytes)),
+        (_("forward FLOPs (matrix products)"), lambda b: grouped(b.forward_flops)),
+        (_("training FLOPs"), lambda b: grouped(b.training_flops)),
+        ("6 N D", lambda b: grouped(b.six_nd)),
+        (_("training FLOPs minus 6 N D"), lambda b: grouped(b.gap)),
     ]
     out = []
     for name, f in spec_rows:
-        values = [f(sh.budget, sh) for sh in h.sheets]
+        values = [f(sh.budget) for sh in h.sheets]
         if all(v == "--" for v in values):
             continue
         out.append({"name": esc(name), "cells": [cell(v) if v != "--" else "--" for v in values]})
     return out
 
 
+def _closed_line(sh) -> str:
+    """Kaplan et al.'s form against the exact count, or, where their assumptions do not give
+    12 L d^2, their relations substituted (named as that)."""
+    m = sh.closed.meta
+    fields = dict(model=sh.spec.name, approx=grouped(m["approx"]), approx_short=short(m["approx"]),
+                  exact=grouped(m["exact"]), exact_short=short(m["exact"]))
+    if m.get("kaplan_form", True):
+        return _("{model}: Kaplan et al.'s form gives {approx} ({approx_short}), the exact "
+                 "non-embedding count is {exact} ({exact_short}).", **fields)
+    return _("{model}: Kaplan et al.'s assumptions do not give 12 L d^2 for these layers; "
+             "their relations substituted into the exact count give {approx} ({approx_short}), "
+             "the exact non-embedding count is {exact} ({exact_short}).", **fields)
+
+
+COINCIDE = {
+    "both": "The curves of {models} coincide (the same a and c): one line shows them all.",
+    "quadratic": "The quadratic terms of {models} coincide (the same a): one solid line shows "
+                 "them all.",
+    "linear": "The linear terms of {models} coincide (the same c): one dashed line shows them "
+              "all.",
+}
+
+
 def _caption(h: Handout, esc) -> str:
     parts = [_("Dashed: the linear term c s; solid: the quadratic term a s^2; the dot marks s* "
-               "where they meet; a dotted vertical line marks each model's context length.")]
-    for group in h.coincide:
-        parts.append(_("The curves of {models} coincide (the same a and c), so only the last "
-                       "one drawn is visible.", models=", ".join(group)))
+               "where they meet.")]
+    with_context = [sh.spec.name for sh in h.sheets if sh.context]
+    if with_context:
+        parts.append(_("A dotted vertical line marks the context length of {models}.",
+                       models=", ".join(with_context)))
+    for term, group in h.coincide:
+        parts.append(_(COINCIDE[term], models=", ".join(group)))
     return esc(" ".join(parts))
 
 
@@ -125,9 +164,12 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
     blank = BLANK_CELL if tex else "____"
     refs = SourceIndex()
     models = [esc(sh.spec.name) for sh in h.sheets]
-    dims = [{"symbol": SIZES[n].latex, "meaning": esc(tr(dimension_meaning(n))),
-             "cells": [grouped(sh.dims[n]) if n in sh.dims else "--" for sh in h.sheets]}
-            for n in h.dimensions]
+    dims = []
+    for n in h.dimensions:
+        define = next(sh.dims[n] for sh in h.sheets if n in sh.dims)
+        dims.append({"symbol": symbol_tex(define.symbol), "meaning": esc(tr(define.meaning)),
+                     "cells": [plain_number(sh.dims[n].value) if n in sh.dims else "--"
+                               for sh in h.sheets]})
     cats = [c for c in CATEGORIES if any(c in sh.categories for sh in h.sheets)]
     breakdown = [{"name": esc(tr(c)),
                   "cells": [blank if blanks else grouped(sh.categories.get(c, 0)) for sh in h.sheets],
@@ -135,9 +177,11 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
                              for sh in h.sheets]}
                  for c in cats]
     keys = ["".join(ch for ch in c if ch.isalnum()) for c in cats]
+    # each bar labelled with the share exactly as the table prints it
     bars = [{"model": models[i], "color": COLORS[i % len(COLORS)], "coords": " ".join(
-        f"({key},{100 * sh.categories.get(c, 0) / sh.total:.2f})" for key, c in zip(keys, cats))}
-        for i, sh in enumerate(h.sheets)]
+        f"({key},{100 * sh.categories.get(c, 0) / sh.total:.2f}) "
+        f"[{esc(percent(100 * sh.categories.get(c, 0) / sh.total))}]"
+        for key, c in zip(keys, cats))} for i, sh in enumerate(h.sheets)]
     sheets = []
     for i, sh in enumerate(h.sheets):
         ctx = sh.context
@@ -156,12 +200,7 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
             "budget_notes": [esc(tr(n)) for n in budget.notes] if budget else [],
             "correction": grouped(sh.closed.meta["correction"]),
             "kaplan": grouped(sh.closed.meta["approx"]),
-            "closed_line": esc(_("{model}: Kaplan et al.'s form gives {approx} ({approx_short}), the "
-                                 "exact non-embedding count is {exact} ({exact_short}).",
-                                 model=sh.spec.name, approx=grouped(sh.closed.meta["approx"]),
-                                 approx_short=short(sh.closed.meta["approx"]),
-                                 exact=grouped(sh.closed.meta["exact"]),
-                                 exact_short=short(sh.closed.meta["exact"])))
+            "closed_line": esc(_closed_line(sh))
             if not blanks and sh.closed.meta.get("exact") is not None else "",
             "crossover": _approx(sh.curve.crossover),
             "crossover_tex": number_tex(sh.curve.crossover) if sh.curve.crossover.q == 1
@@ -174,7 +213,8 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
             "rows": [{"s": grouped(p), "linear": grouped(lin), "quadratic": grouped(quad),
                       "over": quad > lin} for p, lin, quad in sh.curve.points],
         })
-    summary = _summary(h, esc, blank) if "budget" in h.sections else {"rows": [], "workload": ""}
+    summary = _summary(h, esc, blank, units) if "budget" in h.sections else {
+        "rows": [], "workload": "", "activations": ""}
     budget_rows = _budget_rows(h, esc, blank) if "budget" in h.sections else []
     groups = []
     for idx in _chunks(list(range(len(h.sheets)))):
@@ -196,6 +236,8 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
             "totals": [grouped(sh.total) for sh in h.sheets],
             "totals_short": [short(sh.total) for sh in h.sheets],
             "bars": bars, "categories": [esc(tr(c)) for c in cats], "category_keys": keys,
+            "category_labels": ["{" + esc(tr(c)) + "}" for c in cats],
+            "rotate_labels": len(cats) > 5, "enlarge": "0.12" if len(cats) > 3 else "0.25",
             "bar_width": f"{max(3, min(9, 48 // max(1, len(h.sheets))))}pt",
             "bar_labels": not many, "legend_columns": min(4, len(h.sheets)),
             "caption": _caption(h, esc),

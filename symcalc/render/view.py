@@ -36,7 +36,7 @@ SHORT_NAMES = {"params.total": "", "params.active": "active", "params.embedding"
                "flops.forward": "fwd", "flops.training": "train", "flops.decode_per_token":
                "decode", "memory.weights_bytes": "weights", "memory.kv_cache_bytes": "KV",
                "memory.activations_bytes": "act", "memory.training_bytes": "train",
-               "memory.recurrent_state_bytes": "state"}
+               "memory.recurrent_state_bytes": "state", "memory.training_peak": "peak"}
 
 
 # a stack's layer classes (``every_layer/moe/router``): they group a derivation's steps, and
@@ -76,10 +76,15 @@ def number_tex(value) -> str:
     return f"\\frac{{{number_tex(int(value.p))}}}{{{number_tex(int(value.q))}}}"
 
 
-def _plain_number(value) -> str:
+def plain_number(value) -> str:
     """A size as text: grouped digits, or a fraction p/q (half a byte per int4 value)."""
     value = sympy.Rational(value)
     return grouped(int(value)) if value.q == 1 else f"{value.p}/{value.q}"
+
+
+def symbol_tex(symbol: sympy.Symbol) -> str:
+    """A size's LaTeX name (the canonical one, or a derivation's own such as beta_kv)."""
+    return latex_names().get(symbol) or StepPrinter().doprint(symbol)
 
 
 def value_tex(value) -> str:
@@ -91,7 +96,7 @@ def value_tex(value) -> str:
 
 
 # symbols a derivation introduces for itself (not sizes of the model)
-DERIVATION_SYMBOLS = {"beta_kv": r"\beta_{\mathrm{kv}}"}
+DERIVATION_SYMBOLS = {"beta_kv": r"\beta_{\mathrm{kv}}", "beta_state": r"\beta_{\mathrm{state}}"}
 
 
 class StepPrinter(LatexPrinter):
@@ -381,8 +386,8 @@ def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = 
         defines = [s for s in section.steps if isinstance(s, dv.Define)]
         results = [s for s in section.steps if isinstance(s, dv.Result)]
         if defines:
-            rows = [{"symbol": latex_names().get(s.symbol) or StepPrinter().doprint(s.symbol),
-                     "meaning": esc(tr(s.meaning)), "value": _plain_number(s.value),
+            rows = [{"symbol": symbol_tex(s.symbol),
+                     "meaning": esc(tr(s.meaning)), "value": plain_number(s.value),
                      "value_tex": number_tex(s.value)} for s in defines]
             sections.append({"title": esc(tr(section.title)), "kind": "sizes", "rows": rows})
         elif results:
