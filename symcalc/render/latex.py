@@ -89,11 +89,23 @@ def mathjax_text(text: object) -> str:
     return "".join(c for c in out if c.isprintable())
 
 
+def jupyter_text(text: object) -> str:
+    """Words inside display math that both MathJax and (pdf)LaTeX set, as nbconvert's PDF
+    export compiles them: ``\\text{}`` pieces holding no character that either reads
+    specially (:func:`mathjax_text`), an underscore set as math between them (``\\_``), a
+    power as a superscript digit or ``**``."""
+    out = mathjax_text(text)
+    for power, digit in (("^2", "\u00b2"), ("^3", "\u00b3")):
+        out = out.replace(power, digit)
+    out = out.replace("^", "**")
+    return "\\_".join(f"\\text{{{piece}}}" for piece in out.split("_"))
+
+
 def body_for_jupyter(v: dict) -> str:
     """Jupyter's LaTeX display is MathJax: one aligned block, text in ``\\text{}``. It keeps
     what the document shows: the title, the sizes with their meanings, each step with its
     label and source number, the result with its unit, and the sources."""
-    t = lambda x: f"\\text{{{x}}}"  # noqa: E731
+    t = jupyter_text
     lines = [f"&{t(v['title'])}"]
     if v["conventions"]:
         lines.append(f"&{t('Conventions: ' + '; '.join(v['conventions']))}")
