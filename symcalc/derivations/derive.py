@@ -756,7 +756,10 @@ def _derive_activations(spec: Spec, opts: Options, values: dict) -> Derivation:
         if path in kept:
             kept[path][0] = sympy.expand(kept[path][0] + expr)
         else:
-            kept[path] = [expr, *_norm_words(term.choice, term.source, spec)[::-1]]
+            choice, source = _norm_words(term.choice, term.source, spec)
+            if opts.activations != "paper" and source == "korthikanti2022":
+                source = "torch_autograd"  # the eager and sdpa models read what autograd saves
+            kept[path] = [expr, source, choice]
     steps, parts, formulas = [], {}, []
     for path, (expr, source, choice) in kept.items():
         formulas.append(expr)

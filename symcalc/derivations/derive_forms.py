@@ -8,6 +8,7 @@ import sympy
 from ..algebra import accounting
 from ..algebra.assumptions import assumption
 from ..algebra.closed_form import closed_form, simplify
+from .citations import component_source
 from .derivation import (ASSUMPTION_NAMES, Compose, Derivation, Evaluate, Formula, Section,
                          Simplify, part_symbol)
 from .derive import result_section, with_sizes, chain, defines, meaning, model_values, numbers, substitute
@@ -126,7 +127,8 @@ def derive_difference(base: Spec, other: Spec) -> Derivation:
         old = leaves[leaf.path].value if leaf.path in leaves else sympy.Integer(0)
         new = leaf.value if leaf.path in db else sympy.Integer(0)
         expr = sympy.expand(new - old) if subs_b == subs_o else new - old
-        formula = Formula(leaf.path, "N", expr, leaf.source, meaning(leaf.path))
+        formula = Formula(leaf.path, "N", expr, component_source(other, leaf.path, leaf.source),
+                          meaning(leaf.path))
         value = after - before
         steps += [formula] + ([substitute(leaf.path, "N", expr, subs_o)]
                               if not expr.is_Atom else []) + [Evaluate(leaf.path, "N", value)]

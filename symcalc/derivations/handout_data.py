@@ -13,7 +13,7 @@ import sympy
 from ..algebra import accounting, quantities as q
 from ..algebra.closed_form import simplify
 from .derivation import Define, Derivation, Evaluate, Formula, Section, Substitute, part_symbol
-from .derive import chain, defines, derive, model_values, numbers
+from .derive import chain, defines, derive, meaning, model_values, numbers
 from .derive_forms import derive_closed_form
 from .handout_budget import Budget, budget
 from .handout_models import CATEGORIES, attention_kind, category, in_size_order, sizes_used
@@ -98,6 +98,16 @@ def _whole(x):
     return int(x) if x.q == 1 else x
 
 
+def _constant_parts(spec: Spec, opts: Options) -> list[str]:
+    """The matrix products whose FLOPs have a part that does not grow with s (one sequence)."""
+    out = []
+    for leaf in q.matmul_breakdown(spec, opts.with_(causal="full")):
+        expr = sympy.expand(leaf.value.xreplace({b: 1, s_dec: s}).replace(sympy.ceiling, lambda x: x))
+        if expr != 0 and sympy.Poly(expr, s).coeff_monomial(1) != 0:
+            out.append(meaning(leaf.path))
+    return list(dict.fromkeys(out))
+
+
 def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
     """C(s) = a s^2 + c s (+ e): a from the attention scores and scores x V, c from every
     projection, the FFN and the head; s* = c / a where the two are equal."""
@@ -110,6 +120,11 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
                             "attention scores and context"), subs)
     lin, c = chain(Formula("linear", "C", simplify(c_sym), "torch_flop_counter",
                            "projections, FFN and head"), subs)
+    const = []
+    if e_sym != 0:  # e.g. BERT's pooler on the first token: said, and left out of s*
+        const, _ = chain(Formula("constant", "C", simplify(e_sym), "torch_flop_counter",
+                                 "what does not grow with s, left out of s*: "
+                                 + ", ".join(_constant_parts(spec, opts))), subs)
     e = q.value(e_sym, values) if e_sym != 0 else sympy.Integer(0)
     star = sympy.Rational(c, a)
     # s* = c / a with the two coefficients just derived (their formulas are above)
@@ -118,8 +133,10 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
     cross = [Formula("crossover", "s", star_expr, "", "where quadratic = linear"),
              Substitute("crossover", "s", star_expr, ((C_lin, c), (C_quad, a))),
              Evaluate("crossover", "s", star)]
-    body = (Section("Sizes", tuple(defines([a_sym, c_sym], values))),
-            Section("The coefficients a and c of C(s), one sequence", tuple(quad + lin)),
+    body = (Section("Sizes", tuple(defines([a_sym, c_sym, e_sym], values))),
+            Section("The coefficients a, c and e of C(s) = a s^2 + c s + e, one sequence"
+                    if const else "The coefficients a and c of C(s), one sequence",
+                    tuple(quad + lin + const)),
             Section("Crossover", tuple(cross)))
     derivation = Derivation(spec.name, "flops.forward_matmul",
                             f"Forward FLOPs of {spec.name} against the sequence length", "C", body,
