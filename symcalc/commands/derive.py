@@ -143,25 +143,33 @@ def run(args) -> int:
     derivation = build(args)
     units = units_from(args)
 
-    def text_of(blanks: bool) -> str:
+    def text_of(blanks, key=None) -> str:
         if args.format == "md":
             from ..render.markdown import derivation_markdown
 
-            return derivation_markdown(derivation, units, args.template, blanks=blanks)
+            return derivation_markdown(derivation, units, args.template, blanks=blanks, key=key)
         from ..render.latex import derivation_latex
 
-        return derivation_latex(derivation, standalone, units, args.template, blanks=blanks)
+        return derivation_latex(derivation, standalone, units, args.template, blanks=blanks,
+                                key=key)
 
     outputs = [(args.exercises, args.output)]
-    if args.exercises:
-        outputs.append((False, str(answers_path(Path(args.output)))))
-    for blanks, path in outputs:
+    if args.exercises:  # the sheet's numbered blanks, then the key that fills them
+        from ..render.view import sheet_blanks
+
+        blanks = sheet_blanks(derivation)
+        sheet = text_of(blanks)
+        outputs = [(sheet, args.output),
+                   (text_of(False, key=blanks), str(answers_path(Path(args.output))))]
+    else:
+        outputs = [(text_of(False), args.output)]
+    for text, path in outputs:
         if pdf:
             from ..render.handout import compile_pdf
 
-            compile_pdf(text_of(blanks), Path(path))
+            compile_pdf(text, Path(path))
         else:
-            write(text_of(blanks), path)
+            write(text, path)
     return 0
 
 

@@ -132,6 +132,7 @@ class Result:
     unit: str
     meaning: str = ""
     kind: str = "result"
+    note: str = ""  # a figure the result implies (a share): not shown on an exercise sheet
 
 
 @dataclass(frozen=True)

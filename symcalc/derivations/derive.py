@@ -377,9 +377,9 @@ def with_sizes(sections: list[Section], formulas, values) -> tuple[Section, ...]
     return (Section("Sizes", tuple(defines(formulas, values))),) + tuple(sections)
 
 
-def result_section(path: str, letter: str, value, meaning_: str) -> Section:
+def result_section(path: str, letter: str, value, meaning_: str, note: str = "") -> Section:
     unit = {"N": "parameters", "C": "FLOPs", "M": "bytes"}[letter]
-    return Section("Result", (Result(path, letter, q.whole(value), unit, meaning_),))
+    return Section("Result", (Result(path, letter, q.whole(value), unit, meaning_, note=note),))
 
 
 def _params_breakdown(spec: Spec, quantity: str) -> Breakdown:

@@ -102,10 +102,10 @@ def derive_closed_form(spec: Spec, assume: str = "kaplan", quantity: str = "para
                         "it is not their form",)
     meta.update(misfit=misfit, kaplan_form=not own)
     body = with_sizes(sections, formulas, values)
-    share = (f": {float(100 * meta['share']):.2f} % of the exact non-embedding count"
+    share = (f"{float(100 * meta['share']):.2f} % of the exact non-embedding count"
              if split and exact_value else "")
     body += (result_section("correction", letter, corr_value, "exact minus assumed"
-                            + (" (non-embedding)" if split else "") + share),)
+                            + (" (non-embedding)" if split else ""), share),)
     title = (f"Closed form of {spec.name}: {label}" if own
              else f"Closed form of {spec.name} under {label}")
     return Derivation(spec.name, quantity, title, letter, body, conventions, meta)

@@ -43,7 +43,7 @@ class Budget:
     seq: int
     activation_model: str  # the activation model, in words (as the report states it)
     derivations: tuple[Derivation, ...]
-    notes: tuple[str, ...]
+    notes: tuple[tuple[str, str], ...]  # (kind, lesson): gqa, mla, hybrid, negative
 
 
 def _value(quantity: str, spec: Spec, opts: Options, values: dict) -> int:
@@ -129,7 +129,11 @@ def peak_derivation(spec: Spec, opts: Options, state: int, act: int) -> Derivati
 def budget(spec: Spec, opts: Options) -> Budget:
     values = model_values(spec, opts)
     n = _value("params.total", spec, opts, values)
-    derivs, notes = [], []
+    derivs, lessons = [], []
+
+    def note(kind: str, text: str) -> None:  # a lesson and its kind (the sheet's question)
+        lessons.append((kind, text))
+
     active = None
     if spec.moe:
         act_d = active_derivation(spec, opts, n)
@@ -147,14 +151,14 @@ def budget(spec: Spec, opts: Options) -> Budget:
             mla = mla_cache_derivation(spec, opts)
             derivs.append(mla)
             kv_mha = _value("memory.kv_cache_bytes", spec, opts.with_(mla_cache="expanded"), values)
-            notes.append(f"the latent cache holds {mla.meta['latent']:,} values per token and "
+            note("mla", f"the latent cache holds {mla.meta['latent']:,} values per token and "
                          f"layer where multi-head attention would hold {mla.meta['mha']:,} keys "
                          f"and values: {round(mla.meta['ratio'])}x fewer, the lesson of MLA")
         elif n_kv != spec.n_h:
             mha = replace(spec, n_kv=spec.n_h)
             kv_mha = _value("memory.kv_cache_bytes", mha, opts, model_values(mha, opts))
             factor = spec.n_h // n_kv if spec.n_h % n_kv == 0 else spec.n_h / n_kv
-            notes.append(f"with {n_kv} K/V heads instead of {spec.n_h}, the cache is "
+            note("gqa", f"with {n_kv} K/V heads instead of {spec.n_h}, the cache is "
                          f"{factor}x smaller than multi-head attention's of the same shape; the K "
                          "and V projections shrink by the same factor, but they are a small "
                          "share of the parameters")
@@ -163,7 +167,7 @@ def budget(spec: Spec, opts: Options) -> Budget:
             derivs.append(derive(spec, "memory.recurrent_state_bytes", opts))
             dec = decode_derivation(spec, kv, recurrent)
             derivs.append(dec)
-            notes.append(f"at s = {values['s']:,} the recurrent state is {recurrent:,} bytes, "
+            note("hybrid", f"at s = {values['s']:,} the recurrent state is {recurrent:,} bytes, "
                          f"{round(100 * dec.meta['share'])}% of the decode memory; it stays the "
                          "same at any length while the KV cache of the attention layers grows "
                          "with s")
@@ -178,8 +182,8 @@ def budget(spec: Spec, opts: Options) -> Budget:
     six = six_nd_derivation(spec, opts, active or n, fwd, train)
     derivs.append(six)
     if six.meta["gap"] < 0:
-        notes.append(six.meta["negative"])
+        note("negative", six.meta["negative"])
     return Budget(n, active, _value("memory.weights_bytes", spec, opts, values), kv, kv_mha,
                   recurrent, state, act, peak.meta["peak"], fwd, train, six.meta["six_nd"],
                   six.meta["gap"], values["b"] * values["s"], values["b"], values["s"],
-                  activation_conventions(spec, opts), tuple(derivs), tuple(notes))
+                  activation_conventions(spec, opts), tuple(derivs), tuple(lessons))

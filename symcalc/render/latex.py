@@ -11,7 +11,7 @@ from ..i18n import current, using
 from . import fonts as fontlib
 from .escape import latex_text
 from .templates import render, render_user
-from .view import SourceIndex, Units, derivation_view
+from .view import SourceIndex, Units, derivation_view, sheet_blanks
 
 # 亿 is shown as itself (xelatex with a CJK font); Jupyter's MathJax gets it as text too
 YI_TEX = "亿"
@@ -41,8 +41,8 @@ def align_rows(equations: list[dict]) -> list[dict]:
 
 
 def tex_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = None,
-             blanks: bool = False) -> dict:
-    v = derivation_view(d, latex_text, units, refs, yi_text=YI_TEX, blanks=blanks)
+             blanks=False) -> dict:
+    v = derivation_view(d, latex_text, units, refs, yi_text=YI_TEX, blanks=blanks, tex=True)
     v["words_escaped"] = True
     for s in v["sections"]:
         if s["kind"] == "steps":
@@ -54,15 +54,16 @@ def tex_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = N
 
 def derivation_latex(d: Derivation, standalone: bool = False, units: Units = Units(),
                      template: str | None = None, jupyter: bool = False,
-                     blanks: bool = False, lang: str | None = None) -> str:
+                     blanks=False, lang: str | None = None, key=None) -> str:
     """A derivation in LaTeX; ``standalone`` wraps it in a compilable article; ``blanks``
-    makes it an exercise sheet (every computed number left blank); ``lang``: en, ru or zh
+    (True or :class:`.exercises.Blanks`) makes it an exercise sheet (every computed number a
+    numbered blank) and ``key`` (that sheet's blanks) its answer key; ``lang``: en, ru or zh
     (default: the language in force)."""
     with using(lang or current()):
-        return _derivation_latex(d, standalone, units, template, jupyter, blanks)
+        return _derivation_latex(d, standalone, units, template, jupyter, blanks, key)
 
 
-def _derivation_latex(d, standalone, units, template, jupyter, blanks) -> str:
+def _derivation_latex(d, standalone, units, template, jupyter, blanks, key=None) -> str:
     if jupyter:
         v = derivation_view(d, mathjax_text, units, yi_text="亿")
         for sec in v["sections"]:
@@ -70,10 +71,14 @@ def _derivation_latex(d, standalone, units, template, jupyter, blanks) -> str:
                 sec["rows"] = [dict(r, tag=r["tag"].replace("~[", " ["))
                                for r in align_rows(sec["equations"])]
         return body_for_jupyter(v)
+    if blanks is True:
+        blanks = sheet_blanks(d)
+    finish = blanks.finish if blanks else (lambda text: text)
     v = tex_view(d, units, blanks=blanks)
+    v["key"] = key.key() if key is not None else []
     if template:
-        return render_user(template, True, v=v, standalone=standalone)
-    body = render("derivation.tex.j2", v=v)
+        return finish(render_user(template, True, v=v, standalone=standalone))
+    body = finish(render("derivation.tex.j2", v=v))
     if not standalone:
         return body
     return with_fonts(lambda f: render("document.tex.j2", body=body, pgfplots=False, fonts=f))

@@ -15,6 +15,7 @@ from ..derivations import derivation as dv
 from ..derivations.sources import SOURCES
 from ..algebra.symbols import SIZES, latex_names
 from ..i18n import _, ngettext, tr
+from .exercises import Blanks, blank_math, blank_text, reference, sheet_equation
 from .numbers import GB, GiB, bytes_both, flops_in, grouped, math_decimal, math_grouped, params_in
 
 LINE_LIMIT = 80  # visible characters of a display line, left side included (A4, 11pt)
@@ -274,7 +275,8 @@ def _equation(step, esc, refs: SourceIndex, room: int = LINE_LIMIT - LEFT) -> di
         note = tr(getattr(step, "meaning", ""))
     ref = refs.ref(getattr(step, "source", ""))
     number = getattr(step, "expr", None)
-    return {"lhs": part_name(step.letter, step.path), "pieces": pieces, "order": order,
+    return {"lhs": part_name(step.letter, step.path), "raw_path": step.path,
+            "pieces": pieces, "order": order,
             "number": number if number is not None and number.is_number else None,
             "meaning": esc(note), "path": esc(step.path), "ref": ref,
             "source": esc(SOURCES[step.source].citation) if ref and step.source in SOURCES else ""}
@@ -302,25 +304,6 @@ def _finish(eq: dict, room: int = LINE_LIMIT - LEFT) -> dict:
     return eq
 
 
-# what an exercise sheet shows where a number is to be filled in (math mode, LaTeX and MathJax)
-BLANK = r"\underline{\qquad\qquad\qquad}"
-
-
-def _blank(eq: dict) -> dict:
-    """An equation of an exercise sheet: the formula and the sizes substituted, the value left
-    to fill in. A sum of earlier parts shows only its formula: its numbers are earlier answers."""
-    if not eq.get("done") or eq.get("number") is not None:  # "N_head = 0" is the lesson
-        return eq
-    pieces = eq["pieces"]
-    if eq.get("order") == "none":
-        pieces = pieces[:1]
-    elif len(pieces) > 1:
-        pieces = pieces[:-1]
-    else:
-        pieces = []
-    return dict(eq, pieces=pieces + [[BLANK]])
-
-
 def _room(steps) -> int:
     """Width left for the right-hand sides of a block of steps: an align* block lines them up
     after its widest left side."""
@@ -334,9 +317,10 @@ def _room(steps) -> int:
     return max(40, LINE_LIMIT - widest)
 
 
-def steps_view(steps, esc, refs: SourceIndex, blanks: bool = False) -> list[dict]:
+def steps_view(steps, esc, refs: SourceIndex, blanks: Blanks | None = None,
+               tex: bool = False) -> list[dict]:
     """Consecutive steps on one path become one equation: formula = numbers = value (on an
-    exercise sheet, ``blanks``, the value is left blank)."""
+    exercise sheet, ``blanks``, the value is a numbered blank: :mod:`.exercises`)."""
     out: list[dict] = []
     room = _room(steps)
     for step in steps:
@@ -346,6 +330,8 @@ def steps_view(steps, esc, refs: SourceIndex, blanks: bool = False) -> list[dict
             out.append(_relation(step, esc, refs, room))
         elif isinstance(step, dv.Substitute):
             out[-1]["pieces"].append(math(step.expr, dict(step.values), out[-1]["order"], room))
+            if any(dv.part_of(sym) for sym, _v in step.values):  # earlier results' numbers
+                out[-1].setdefault("secret", set()).add(len(out[-1]["pieces"]) - 1)
         elif isinstance(step, dv.Evaluate):
             if out and out[-1].get("number") is not None and not out[-1].get("done") \
                     and out[-1]["number"] == step.value:  # "N = 0", not "N = 0 = 0"
@@ -358,7 +344,9 @@ def steps_view(steps, esc, refs: SourceIndex, blanks: bool = False) -> list[dict
             out[-1]["pieces"].append([value_tex(step.value)])
             out[-1]["value"] = step.value
             out[-1]["done"] = True
-    return [_finish(_blank(eq) if blanks else eq, room) for eq in out]
+    if blanks is not None:
+        out = [sheet_equation(eq, blanks, value_tex, tex, esc) for eq in out]
+    return [_finish(eq, room) for eq in out]
 
 
 def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
@@ -375,12 +363,36 @@ def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
     return [ngettext("{n} byte", "{n} bytes", n).format(n=grouped(n)), bytes_both(n)]
 
 
+def sheet_blanks(*derivations: dv.Derivation) -> Blanks:
+    """The blanks of a sheet of these derivations: none yet, and the sizes they give."""
+    return Blanks({sympy.Rational(s.value) for d in derivations for s in d.steps()
+                   if isinstance(s, dv.Define)})
+
+
+def unit_words(result: dv.Result, blank: str, esc) -> str:
+    """The result's words on a sheet: its unit, in the language in force, after the blank."""
+    mark = "QQBLANKQQ"
+    if result.unit == "parameters":
+        text = ngettext("{n} parameter", "{n} parameters", 5).format(n=mark)
+    elif result.unit == "FLOPs":
+        text = _("{n} FLOPs", n=mark)
+    elif result.unit == "bytes":
+        text = ngettext("{n} byte", "{n} bytes", 5).format(n=mark)
+    else:
+        text = f"{result.path} = {mark}"
+    return esc(text).replace(mark, blank)
+
+
 def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = Units(),
                     refs: SourceIndex | None = None, yi_text: str = "亿",
-                    blanks: bool = False) -> dict:
+                    blanks: "bool | Blanks" = False, tex: bool = False) -> dict:
     """Everything a derivation template shows, prepared; ``blanks``: as an exercise sheet,
-    every computed number left blank (the sizes and formulas shown)."""
+    every computed number a numbered blank (the sizes and formulas shown), kept in the
+    :class:`.exercises.Blanks` given (or new ones that give the derivation's sizes)."""
     refs = refs or SourceIndex()
+    if blanks is True:
+        blanks = sheet_blanks(d)
+    blanks = blanks if isinstance(blanks, Blanks) else None
     sections = []
     for section in d.sections:
         defines = [s for s in section.steps if isinstance(s, dv.Define)]
@@ -394,15 +406,18 @@ def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = 
             r = results[0]
             lhs = (latex_names()[SIZES[r.path].symbol] if r.unit == "size" and r.path in SIZES
                    else part_name(r.letter, r.path))
+            asked = blanks is not None and not blanks.gives(r.value)
+            n = blanks.add("value", number_tex(r.value), True, r.value) if asked else 0
             sections.append({"title": esc(tr(section.title)), "kind": "result",
-                             "lhs": lhs, "value_tex": BLANK if blanks else number_tex(r.value),
-                             "value": "____" if blanks else grouped(r.value),
-                             "words": ([esc("____ " + tr(r.unit))] if blanks else
+                             "lhs": lhs, "value_tex": blank_math(n) if asked else number_tex(r.value),
+                             "value": blank_text(n, tex) if asked else grouped(r.value),
+                             "words": ([unit_words(r, reference(n), esc)] if asked else
                                        [esc(w) for w in result_text(r, units, yi_text)]),
-                             "meaning": esc(tr(r.meaning)) if r.meaning != r.unit else ""})
+                             "meaning": esc(tr(r.meaning)) if r.meaning != r.unit else "",
+                             "note": "" if blanks is not None else esc(tr(r.note))})
         else:
             sections.append({"title": esc(tr(section.title)), "kind": "steps",
-                             "equations": steps_view(section.steps, esc, refs, blanks),
+                             "equations": steps_view(section.steps, esc, refs, blanks, tex),
                              "note": esc(tr(section.note))})
     return {"title": esc(tr(d.title)), "model": esc(d.model), "quantity": esc(d.quantity),
             "conventions": [esc(tr(c)) for c in d.conventions], "sections": sections,
