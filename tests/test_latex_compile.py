@@ -40,7 +40,7 @@ EXAMPLE_TOTALS = {
     "estimator-12x768": ["84,934,656", "38,400,000", "0.849", "0.384"],
     # the seeds in their own language (xelatex, a few seconds each): CLDR figures as printed
     "decoder-calculator-default.ru": ["7\u00a0241\u00a0732\u00a0096", "6\u00a0979\u00a0588\u00a0096",
-                                      "262\u00a0144\u00a0000", "7,242\u00a0млрд", "14,48\u00a0GB"],
+                                      "262\u00a0144\u00a0000", "7,242\u00a0млрд", "14,48\u00a0ГБ"],
     "estimator-12x768.zh": ["84,934,656", "38,400,000", "0.849亿", "0.384亿"],
 }
 

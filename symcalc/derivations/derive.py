@@ -613,7 +613,7 @@ def activation_conventions(spec: Spec, opts: Options) -> str:
 
 
 # a norm by kind, where a saved tensor's words name the paper's LayerNorm
-NORM_WORDS = {"rmsnorm": "RMSNorm", "layernorm_nobias": "LayerNorm without bias"}
+NORM_WORDS = {"rmsnorm": "RMSNorm"}
 
 
 def _norm_words(choice: str, source: str, spec: Spec) -> tuple[str, str]:
@@ -756,7 +756,8 @@ def _derive_activations(spec: Spec, opts: Options, values: dict) -> Derivation:
         if path in kept:
             kept[path][0] = sympy.expand(kept[path][0] + expr)
         else:
-            choice, source = _norm_words(term.choice, term.source, spec)
+            choice, source = (_norm_words(term.choice, term.source, spec)
+                              if opts.activations == "paper" else (term.choice, term.source))
             if opts.activations != "paper" and source == "korthikanti2022":
                 source = "torch_autograd"  # the eager and sdpa models read what autograd saves
             kept[path] = [expr, source, choice]

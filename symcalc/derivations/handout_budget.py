@@ -167,8 +167,10 @@ def budget(spec: Spec, opts: Options) -> Budget:
             derivs.append(derive(spec, "memory.recurrent_state_bytes", opts))
             dec = decode_derivation(spec, kv, recurrent)
             derivs.append(dec)
+            share = 100 * dec.meta["share"]
             note("hybrid", f"at s = {values['s']:,} the recurrent state is {recurrent:,} bytes, "
-                         f"{round(100 * dec.meta['share'])}% of the decode memory; it stays the "
+                         f"{round(share) if share >= 10 else round(float(share), 1)}% of the "
+                         "decode memory; it stays the "
                          "same at any length while the KV cache of the attention layers grows "
                          "with s")
     state = _value("memory.training_bytes", spec, opts, values)

@@ -77,7 +77,7 @@ def attention_kind(spec: Spec) -> str:
     mixers = _mixers(spec)
     if spec.L_attn and mixers and spec.L_attn != spec.L:
         text += f", in {spec.L_attn} of the {spec.L} layers; the others mix without " \
-                f"attention: {', '.join(mixers)}"
+                f"attention: {'; '.join(mixers)}"
     return text
 
 

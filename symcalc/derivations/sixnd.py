@@ -164,8 +164,8 @@ def six_nd_derivation(spec: Spec, opts: Options, n_value: int, forward: int,
             meta["negative"] = (
                 f"6 N D overestimates {spec.name} at s = {values['s']:,}: it charges 6 FLOPs per "
                 f"token to each of the {int(idle_value):,} parameters no matrix product uses "
-                "(the token table an untied head does not reuse, biases, norms), more than "
-                "attention's products add" + (f"; the gap turns positive above s = {turn:,} "
+                "(embedding tables a lookup reads, biases, norms), more than attention's "
+                "products add" + (f"; the gap turns positive above s = {turn:,} "
                                               "tokens" if turn else ""))
     conventions = ("one training step over b sequences of s tokens",
                    "the output head is a matrix product like any other (2 V d FLOPs per token "

@@ -161,7 +161,10 @@ def _caption(h: Handout, esc) -> str:
                        models=", ".join(with_context)))
     for term, group in h.coincide:
         parts.append(_(COINCIDE[term], models=", ".join(group)))
-    return esc(" ".join(parts))
+    text = parts[0]
+    for part in parts[1:]:  # sentences one after another (no space between Chinese ones)
+        text = _("{first} {second}", first=text, second=part)
+    return esc(text)
 
 
 def handout_blanks(h: Handout) -> Blanks:

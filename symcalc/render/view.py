@@ -267,8 +267,10 @@ def _equation(step, esc, refs: SourceIndex, room: int = LINE_LIMIT - LEFT) -> di
     order = "none" if isinstance(step, dv.Compose) else None
     if isinstance(step, dv.Simplify):
         pieces = [math(step.after, room=room)]
-        note = _("under {assumption}",
-                 assumption=tr(dv.ASSUMPTION_NAMES.get(step.assumption, step.assumption)))
+        label = dv.ASSUMPTION_NAMES.get(step.assumption, step.assumption)
+        # one sentence ("under Kaplan et al.'s assumptions"), translated whole; the
+        # relations substituted are named, not said to be "under" anything
+        note = tr(label if step.assumption == "kaplan_relations" else f"under {label}")
     else:
         pieces = [math(step.expr, order=order, room=room)] \
             if isinstance(step, (dv.Formula, dv.Compose)) else []
