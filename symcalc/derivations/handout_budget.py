@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import sympy
 
-from ..algebra import accounting, memory, quantities as q
+from ..algebra import accounting, memory, quantities as q, quantized
 from ..algebra.options import Options
 from ..algebra.spec import Spec
 from ..algebra.symbols import SIZES
@@ -126,6 +126,18 @@ def peak_derivation(spec: Spec, opts: Options, state: int, act: int) -> Derivati
                        "before the sum",), {"peak": int(total)})
 
 
+def from_parameters(spec: Spec, quantity: str, opts: Options) -> Derivation:
+    """Weights or training state in bytes from N, the parameters the handout derived in its
+    own section, rather than N's closed form once more (a quantized format keeps its
+    derivation: it sorts the parameters into groups)."""
+    full = derive(spec, quantity, opts)
+    if quantity == "memory.weights_bytes" and quantized.parse(opts.dtype):
+        return full
+    kept = tuple(s for s in full.sections if s.title != "Parameters")
+    return replace(full, sections=kept,
+                   conventions=full.conventions + ("N: the parameters derived step by step above",))
+
+
 def budget(spec: Spec, opts: Options) -> Budget:
     values = model_values(spec, opts)
     n = _value("params.total", spec, opts, values)
@@ -141,7 +153,7 @@ def budget(spec: Spec, opts: Options) -> Budget:
         if active != _value("params.active", spec, opts, values):
             raise AssertionError("the active-parameter derivation disagrees with params.active")
         derivs.append(act_d)
-    derivs.append(derive(spec, "memory.weights_bytes", opts))
+    derivs.append(from_parameters(spec, "memory.weights_bytes", opts))
     kv = kv_mha = recurrent = None
     if spec.family != "encoder":
         kv = _value("memory.kv_cache_bytes", spec, opts, values)
@@ -175,7 +187,7 @@ def budget(spec: Spec, opts: Options) -> Budget:
                          "with s")
     state = _value("memory.training_bytes", spec, opts, values)
     act = _value("memory.activations_bytes", spec, opts, values)
-    derivs += [derive(spec, "memory.training_bytes", opts),
+    derivs += [from_parameters(spec, "memory.training_bytes", opts),
                derive(spec, "memory.activations_bytes", opts)]
     peak = peak_derivation(spec, opts, state, act)
     derivs.append(peak)

@@ -121,7 +121,8 @@ def six_nd_derivation(spec: Spec, opts: Options, n_value: int, forward: int,
     if threefold:
         act, edge, idle = gap_parts(spec, opts)
         steps, parts = [], {}
-        more, parts["act"] = chain(Formula("act", "C", act, "vaswani2017", "products of "
+        shown = sympy.Add(*[sympy.factor_terms(term) for term in simplify(act).as_ordered_terms()])
+        more, parts["act"] = chain(Formula("act", "C", shown, "vaswani2017", "products of "
                                            "activations with activations in one forward pass: "
                                            "attention scores and context" + (
                                                ", chunked scans" if spec.L_lin or spec.L_ssm
