@@ -81,8 +81,9 @@ def _summary(h: Handout, esc, units: Units) -> dict:
         rows.append({"name": esc(name), "cells": [v if v == "--" else esc(v) for v in values]})
     first = h.sheets[0].budget
     workload = _("b = {b} sequence(s) of s = {s} tokens; training: one step on one device, with "
-                 "weights, gradients, optimizer state ({optimizer}) and activations",
-                 b=first.batch, s=grouped(first.seq), optimizer=o.optimizer)
+                 "weights, gradients, optimizer state ({optimizer}) and activations ({model} "
+                 "activation model)", b=first.batch, s=grouped(first.seq), optimizer=o.optimizer,
+                 model=o.activations)
     return {"rows": rows, "workload": esc(workload),
             "activations": esc(tr(first.activation_model))}
 
