@@ -34,7 +34,9 @@ def register(sub) -> None:
     p.add_argument("--quantity", default=None,
                    help="params.total (default), params.active, flops.forward_matmul, "
                         "flops.training, memory.weights_bytes, memory.kv_cache_bytes, ...")
-    p.add_argument("--format", default="md", choices=("md", "tex"), help="md (default) or tex")
+    p.add_argument("--format", default=None, choices=("md", "tex"),
+                   help="md or tex (default: from -o FILE: .tex and .pdf are LaTeX, a whole "
+                        "document; otherwise md)")
     p.add_argument("--standalone", action="store_true",
                    help="with --format tex: a whole document that compiles with pdflatex")
     p.add_argument("--against", default=None, metavar="MODEL",
@@ -45,7 +47,9 @@ def register(sub) -> None:
     p.add_argument("--form", default=None, metavar="NAME",
                    help="instead: a published formula (see symcalc.derivations.published, e.g. "
                         "seed-layer-mixed) at the model's sizes against symcalc's count")
-    p.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE")
+    p.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write to FILE: FILE.md Markdown, FILE.tex a LaTeX document, FILE.pdf "
+                        "that document compiled (needs pdflatex or xelatex)")
     p.add_argument("--exercises", action="store_true",
                    help="with -o FILE: an exercise sheet in FILE (formulas and sizes, numbers "
                         "left blank) and the worked answers beside it as FILE-answers")
@@ -140,35 +144,76 @@ def refuse_unused(args) -> None:
                                            "--target|--fit|--when ...: the solving steps)")
 
 
+def output_kind(args) -> tuple[str, bool, bool]:
+    """(format, standalone, pdf) from --format, --standalone and -o's extension: FILE.pdf is
+    a LaTeX document compiled, FILE.tex a LaTeX document (a fragment only with --format tex
+    and no --standalone), FILE.md Markdown; a --format that contradicts the file is refused."""
+    from pathlib import Path
+
+    from ..errors import SymcalcError
+
+    suffix = Path(args.output).suffix.lower() if args.output else ""
+    wanted = {".pdf": "tex", ".tex": "tex", ".md": "md"}.get(suffix)
+    if wanted and args.format not in (None, wanted):
+        raise SymcalcError("--format", f"{args.format} does not go in {args.output!r} "
+                                       f"({suffix} is {'Markdown' if wanted == 'md' else 'LaTeX'}); "
+                                       "drop --format or change the file's extension")
+    fmt = args.format or wanted or "md"
+    standalone = args.standalone or (args.format is None and wanted == "tex")
+    if args.standalone and fmt != "tex":
+        raise SymcalcError("--standalone", "applies only with --format tex (or -o FILE.tex)")
+    return fmt, standalone or suffix == ".pdf", suffix == ".pdf"
+
+
 def run(args) -> int:
+    from pathlib import Path
+
     from ..errors import SymcalcError
 
     check_template(args.template)
     refuse_unused(args)
-    if args.standalone and args.format != "tex":
-        raise SymcalcError("--standalone", "applies only with --format tex")
     if args.exercises and args.output is None:
         raise SymcalcError("--exercises", "needs -o FILE (the sheet; the answers go beside it "
                                           "as FILE-answers)")
-    from pathlib import Path
-
     check_output(args.output, example="derivation",
                  beside=[answers_path(Path(args.output))] if args.exercises else [])
+    args.format, standalone, pdf = output_kind(args)
+    if pdf:
+        import shutil
+
+        if not shutil.which("pdflatex") and not shutil.which("xelatex"):
+            raise SymcalcError("-o", "PDF output needs pdflatex or xelatex (not found on PATH); "
+                                     "write FILE.tex instead, or install texlive")
     derivation = build(args)
     units = units_from(args)
 
-    def text_of(blanks: bool) -> str:
+    def text_of(blanks, key=None) -> str:
         if args.format == "md":
             from ..render.markdown import derivation_markdown
 
-            return derivation_markdown(derivation, units, args.template, blanks=blanks)
+            return derivation_markdown(derivation, units, args.template, blanks=blanks, key=key)
         from ..render.latex import derivation_latex
 
-        return derivation_latex(derivation, args.standalone, units, args.template, blanks=blanks)
+        return derivation_latex(derivation, standalone, units, args.template, blanks=blanks,
+                                key=key)
 
-    write(text_of(args.exercises), args.output)
-    if args.exercises:
-        write(text_of(False), str(answers_path(Path(args.output))))
+    outputs = [(args.exercises, args.output)]
+    if args.exercises:  # the sheet's numbered blanks, then the key that fills them
+        from ..render.view import sheet_blanks
+
+        blanks = sheet_blanks(derivation)
+        sheet = text_of(blanks)
+        outputs = [(sheet, args.output),
+                   (text_of(False, key=blanks), str(answers_path(Path(args.output))))]
+    else:
+        outputs = [(text_of(False), args.output)]
+    for text, path in outputs:
+        if pdf:
+            from ..render.handout import compile_pdf
+
+            compile_pdf(text, Path(path))
+        else:
+            write(text, path)
     return 0
 
 

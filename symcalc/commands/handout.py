@@ -29,7 +29,6 @@ def run(args) -> int:
     from pathlib import Path
 
     from ..errors import SymcalcError
-    from dataclasses import replace
 
     from ..derivations.handout_data import SECTIONS, handout
     from ..inputs.resolver import resolve
@@ -57,15 +56,17 @@ def run(args) -> int:
         x.strip() for x in args.sections.split(",") if x.strip()]
     data = handout(specs, args.title, options_from(args), sections, exercises=args.exercises)
     units = units_from(args)
-    outputs = [(data, out)]
-    if args.exercises:  # the sheet, and the full worked answers beside it
-        outputs.append((replace(data, exercises=False), answers_path(out)))
-    for one, path in outputs:
-        if kind == ".md":
-            write(render.handout_markdown(one, units, args.template), str(path))
-        elif kind == ".tex":
-            write(render.handout_latex(one, units, args.template), str(path))
+    tex = kind != ".md"
+    if args.exercises:  # the sheet, and its answer key (the worked handout) beside it
+        sheet, key = render.exercise_documents(data, tex, units, args.template)
+        outputs = [(sheet, out), (key, answers_path(out))]
+    else:
+        outputs = [((render.handout_latex if tex else render.handout_markdown)(
+            data, units, args.template), out)]
+    for text, path in outputs:
+        if kind == ".pdf":
+            render.compile_pdf(text, path)
         else:
-            render.compile_pdf(render.handout_latex(one, units, args.template), path)
+            write(text, str(path))
     return 0
 

@@ -22,10 +22,11 @@ from typing import Any, Optional, Union
 
 import sympy
 
-UNITS = {"N": "parameters", "C": "FLOPs", "M": "bytes"}
+UNITS = {"N": "parameters", "C": "FLOPs", "M": "bytes", "n": "values"}
 # assumption sets (symcalc.algebra.assumptions) as a sentence names them
 ASSUMPTION_NAMES = {"kaplan": "Kaplan et al.'s assumptions", "textbook": "the textbook assumptions",
-                    "none": "no assumptions"}
+                    "none": "no assumptions",
+                    "kaplan_relations": "Kaplan et al.'s relations substituted, not their form"}
 _PART = re.compile(r"^([A-Z])\[(.*)\]$")
 
 
@@ -131,6 +132,7 @@ class Result:
     unit: str
     meaning: str = ""
     kind: str = "result"
+    note: str = ""  # a figure the result implies (a share): not shown on an exercise sheet
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,8 @@ def _(message: str, **fields) -> str:
     return text.format(**fields) if fields else text
 
 
+# languages whose typesetting leaves a four-digit number whole (Russian: 4096, not 4 096)
+UNSPLIT_FOUR = ("ru",)
 _NUMBER = re.compile(r"-?\d{1,3}(,\d{3})*(\.\d+)?|-?\d+(\.\d+)?")
 
 
@@ -164,6 +166,8 @@ def _number(text: str, lang: str) -> str:
 
     plain = text.replace(",", "")
     digits = len(plain.partition(".")[2])
+    if lang in UNSPLIT_FOUR and not digits and abs(int(plain)) < 10**4:
+        return plain  # 2048, as formulas and tables write it
     pattern = "#,##0" + ("." + "0" * digits if digits else "")
     with localcontext() as ctx:  # every digit: Babel's default 28 failed from 10^28 up
         ctx.prec = max(ctx.prec, len(plain) + 10)
