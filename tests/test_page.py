@@ -288,6 +288,15 @@ BAD_CONFIGS = [
     '"layer_types": "sliding_attention"}',
     '{"model_type": "gemma3n_text", "num_hidden_layers": 3, "num_kv_shared_layers": 0, '
     '"laurel_rank": 0}',
+    # [aliases]: the error names the key as the file spells it; a later alias wins
+    '{"model_type": "qwen3_moe", "num_local_experts": "x"}',
+    '{"model_type": "mixtral", "num_local_experts": 4, "num_experts": 2, "num_experts_per_tok": 3}',
+    '{"model_type": "gpt2", "n_embd": 64, "hidden_size": 30, "n_head": 4}',
+    '{"model_type": "kimi_linear", "num_experts_per_token": 0}',
+    # trunc(): LFM2's float width multiplier
+    '{"model_type": "lfm2", "block_ffn_dim_multiplier": [1.5]}',
+    '{"model_type": "lfm2", "block_ffn_dim_multiplier": null}',
+    '{"model_type": "lfm2", "block_ffn_dim_multiplier": "x"}',
 ]
 BAD_SPECS = [
     dict(name="x", family="decoder", L=2, d=10, n_h=3, d_ff=5, V=9),

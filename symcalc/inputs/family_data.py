@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ FAMILIES_DIR = Path(__file__).parent / "families"
 DOCS = "docs/families.md"
 
 TOP_KEYS = ("model_type", "description", "sources", "not_modelled", "bare_class", "classes",
-            "defaults", "fixed", "spec", "roles", "checks", "wrapper")
+            "aliases", "defaults", "fixed", "spec", "roles", "checks", "wrapper")
 # [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
 WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls",
                 "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes")
@@ -132,6 +133,18 @@ def _any(*conditions: Any) -> bool:
     return any(conditions)
 
 
+def _trunc(value: Any) -> int:
+    """A number rounded toward zero, as Python's ``int()`` rounds a float (LFM2:
+    ``int(block_ffn_dim_multiplier * width)``, the product computed in floats as
+    transformers computes it)."""
+    if isinstance(value, list):
+        raise _ValueProblem("must be a number", value)
+    x = _numbers("trunc", (value,))[0]
+    if isinstance(x, float) and not math.isfinite(x):
+        raise _ValueProblem("must be a finite number", value)
+    return int(x)
+
+
 # name -> (function, smallest and largest number of arguments; None = any)
 FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "count": (_count, 2, 2),
@@ -146,6 +159,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "matches": (_matches, 2, 2),
     "is_list": (_is_list, 1, 1),
     "any": (_any, 1, None),
+    "trunc": (_trunc, 1, 1),
 }
 
 
@@ -254,14 +268,42 @@ def parse_expression(text: Any, where: str, key: str) -> Expr:
 
 class Scope:
     """Config-key lookup for one config.json: the file's value (an explicit ``null`` stays
-    null), else the family's ``[defaults]``, else null."""
+    null), else the family's ``[defaults]``, else null. ``spelled`` names a key the way the
+    file spelled it (an alias of ``[aliases]``), for error messages."""
 
-    def __init__(self, data: dict[str, Any], defaults: dict[str, Any]):
+    def __init__(self, data: dict[str, Any], defaults: dict[str, Any],
+                 spelled: dict[str, str] | None = None):
         self.data = data
         self.defaults = defaults
+        self.spelled = spelled or {}
 
     def get(self, key: str) -> Any:
         return self.data[key] if key in self.data else self.defaults.get(key)
+
+    def name(self, key: str) -> str:
+        return self.spelled.get(key, key)
+
+
+def canonical_config(aliases: dict[str, str], data: dict[str, Any]
+                     ) -> tuple[dict[str, Any], dict[str, str]]:
+    """A config.json with every alias of ``aliases`` (another spelling -> the key the family
+    file reads) replaced by that key, as transformers' config class reads it, and for each key
+    so set the spelling it came from.
+
+    transformers' ``attribute_map`` makes both spellings one attribute; the config class sets
+    its own fields first and every other key of the file after them, in the file's order. So
+    when a file has both spellings the alias (not a field) wins, and of two aliases of one key
+    the later in the file wins (``[aliases]`` maps the non-field spellings to the field)."""
+    if not aliases or not any(k in aliases for k in data):
+        return data, {}
+    out = {k: v for k, v in data.items() if k not in aliases}
+    spelled: dict[str, str] = {}
+    for key, value in data.items():  # file order: a later alias wins
+        target = aliases.get(key)
+        if target is not None:
+            out[target] = value
+            spelled[target] = key
+    return out, spelled
 
 
 # an evaluated value and the config keys it came from (for error messages)
@@ -296,7 +338,7 @@ def _eval(node: ast.expr, scope: Scope, where: str, text: str) -> Value:
     if isinstance(node, ast.Name):
         if node.id in LITERALS:
             return LITERALS[node.id], ()
-        return scope.get(node.id), (node.id,)
+        return scope.get(node.id), (scope.name(node.id),)
     if isinstance(node, (ast.List, ast.Tuple)):
         items = [_eval(e, scope, where, text) for e in node.elts]
         return [v for v, _ in items], _merge(*(k for _, k in items))
@@ -444,6 +486,8 @@ class Family:
     spec: dict[str, Expr]
     roles: dict[str, Role]
     checks: dict[str, Check] = field(default_factory=dict)
+    # another spelling of a config key (transformers' attribute_map) -> the key read here
+    aliases: dict[str, str] = field(default_factory=dict)
     label: str = ""  # "families/<model_type>.toml", for error messages
     wrapper: Wrapper | None = None  # a multimodal config around a nested language model
     # what transformers builds or runs that the counts leave out or refuse (docs/families.md)
@@ -532,6 +576,7 @@ def parse_family(text: str, label: str, stem: str) -> Family:
                                   f"({', '.join(classes)}; got {bare!r})")
 
     defaults = _table(raw, "defaults", label)
+    aliases = _aliases(_table(raw, "aliases", label), defaults, label)
     wrapper = _wrapper(raw, label) if "wrapper" in raw else None
     fixed = _fields(_table(raw, "fixed", label), "fixed", label, exprs=False)
     spec_table = _table(raw, "spec", label, required=wrapper is None)
@@ -572,9 +617,38 @@ def parse_family(text: str, label: str, stem: str) -> Family:
                                       "rule = \"<text>\" }")
         checks[key] = Check(parse_expression(body["require"], label, f"{prefix}.require"),
                             body["rule"])
+    _reads_no_alias(aliases, [spec, *(r.spec for r in roles.values())],
+                    [c.require for c in checks.values()], label)
     return Family(model_type, description, tuple(sources), bare, dict(classes),
-                  dict(defaults), fixed, spec, roles, checks, label, wrapper,
+                  dict(defaults), fixed, spec, roles, checks, aliases, label, wrapper,
                   tuple(" ".join(s.split()) for s in not_modelled))
+
+
+def _reads_no_alias(aliases: dict[str, str], tables: list[dict[str, Expr]],
+                    more: list[Expr], label: str) -> None:
+    """An expression reads the key an alias names, never the alias (the config is rewritten
+    to that key before it is read)."""
+    exprs = [e for t in tables for e in t.values()] + more
+    for e in exprs:
+        read = sorted(e.names & set(aliases))
+        if read:
+            raise SymcalcError(label, f"aliases.{read[0]}: is read by {e.text!r}; read "
+                                      f"{aliases[read[0]]!r} (the alias is rewritten to it)")
+
+
+def _aliases(table: dict, defaults: dict, label: str) -> dict[str, str]:
+    """``[aliases]``: text -> text, an alias is not itself a target nor a defaulted key."""
+    for alias, target in table.items():
+        where = f"aliases.{alias}"
+        if not isinstance(target, str) or not target or target == alias:
+            raise SymcalcError(label, f"{where}: must name another config key (got {target!r})")
+        if target in table:
+            raise SymcalcError(label, f"{where}: {target!r} is an alias itself (name the key "
+                                      "the expressions read)")
+        if alias in defaults:
+            raise SymcalcError(label, f"{where}: is in [defaults] (give the default under "
+                                      f"{target!r})")
+    return dict(table)
 
 
 def _wrapper(raw: dict, label: str) -> Wrapper:
@@ -640,11 +714,12 @@ def build_fields(family: Family, role: str, data: dict[str, Any]
     """The spec fields of one config.json, and for each field the config keys it was read
     from (so that a size error can name the key beside the symcalc field). For a wrapper
     family these are only its own entries, which change its language model's fields."""
-    scope = Scope(data, family.defaults)
+    data, spelled = canonical_config(family.aliases, data)
+    scope = Scope(data, family.defaults, spelled)
     for key, check in family.checks.items():
         where = f"{family.label}: checks.{key}"
         if not condition(evaluate(check.require, scope, where), where):
-            raise SymcalcError(key, f"{check.rule} (got {scope.get(key)!r})")
+            raise SymcalcError(scope.name(key), f"{check.rule} (got {scope.get(key)!r})")
     values: dict[str, Any] = {}
     keys: dict[str, tuple[str, ...]] = {}
     for name, entry in family.fields_for(role).items():

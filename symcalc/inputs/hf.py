@@ -85,7 +85,7 @@ def read_model(data: dict[str, Any], name: str = "config.json", folder: str | No
     """The language model's :class:`Spec` and, for a multimodal config, the parts outside it
     (empty for a text-only config; not computed when ``outside`` is false)."""
     from ..algebra.activation_profiles import config_fields
-    from .family_data import build_fields, family_names, load_family
+    from .family_data import build_fields, canonical_config, family_names, load_family
 
     known = family_names(folder)
     model_type = data.get("model_type")
@@ -105,6 +105,7 @@ def read_model(data: dict[str, Any], name: str = "config.json", folder: str | No
         fields, keys = build_fields(family, role, data)
         fields.setdefault("name", name)
         fields["source"] = f"Hugging Face config ({model_type}, {cls})"
+        data = canonical_config(family.aliases, data)[0]
         fields.update(config_fields(model_type, {**family.defaults, **data}))
         return _make(fields, keys), ()
     return _read_wrapped(family, cls, role, data, name, folder, outside)
@@ -127,7 +128,7 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
     """A multimodal config: the nested language model read by its own family file under the
     wrapper class's role, the wrapper's role entries on top, then the parts outside it."""
     from ..algebra.activation_profiles import config_fields
-    from .family_data import build_fields, family_names, load_family
+    from .family_data import build_fields, canonical_config, family_names, load_family
 
     w = family.wrapper
     assert w is not None
@@ -144,10 +145,11 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
                                                 f"of {cls} (no {role!r} role in "
                                                 f"{text_family.label})")
     fields, read = build_fields(text_family, role, text)
+    text = canonical_config(text_family.aliases, text)[0]
     fields.update(config_fields(text_type, {**text_family.defaults, **text}))
     keys = {f: tuple(f"{key}.{k}" for k in ks) for f, ks in read.items()}
     # the wrapper's own entries see the nested configs with their defaults filled in
-    view = dict(data)
+    view = dict(canonical_config(family.aliases, data)[0])
     view[key] = {**text_family.defaults, **text}
     if w.vision_config:
         vision = w.nested(data, w.vision_config, w.vision_absent)

@@ -898,6 +898,14 @@ const FUNCTIONS = {
   matches: (text, pattern) => { if (typeof pattern !== "string") throw new ValueProblem("pattern must be text", pattern); return typeof text === "string" && new RegExp(`^(?:${pattern})$`).test(text); },
   is_list: (v) => Array.isArray(v),
   any: (...cs) => { for (const c of cs) if (c !== null && typeof c !== "boolean") throw new ValueProblem("must be true or false", c); return cs.some(Boolean); },
+  trunc: (v) => {  // family_data._trunc: Python's int() of a number
+    if (Array.isArray(v)) throw new ValueProblem("must be a number", v);
+    const x = numbers([v])[0];
+    if (!isFloat(x)) return x;
+    if (!Number.isFinite(x.x)) throw new ValueProblem("must be a finite number", v);
+    const t = Math.trunc(x.x) || 0;  // no -0
+    return Number.isSafeInteger(t) ? t : BigInt(t);
+  },
 };
 const merge = (...groups) => { const out = []; for (const g of groups) for (const k of g) if (!out.includes(k)) out.push(k); return out; };
 function condition([v, keys], where) {
@@ -911,7 +919,7 @@ function numeric([v, keys], where, text) {
 function evalNode(n, scope, where, text) {
   switch (n.k) {
     case "const": return [n.v, []];
-    case "name": return n.v in LITERALS ? [LITERALS[n.v], []] : [scope(n.v), [n.v]];
+    case "name": return n.v in LITERALS ? [LITERALS[n.v], []] : [scope(n.v), [scope.spelled && scope.spelled[n.v] || n.v]];
     case "list": { const items = n.xs.map(x => evalNode(x, scope, where, text)); return [items.map(i => i[0]), merge(...items.map(i => i[1]))]; }
     case "or": { let value = [null, []]; for (const x of n.xs) { value = evalNode(x, scope, where, text); if (value[0] !== null) return value; } return value; }
     case "and": { let keys = []; for (const x of n.xs) { const value = evalNode(x, scope, where, text); keys = merge(keys, value[1]); if (!condition(value, where)) return [false, keys]; } return [true, keys]; }
@@ -968,7 +976,16 @@ function evalNode(n, scope, where, text) {
 // family files as the page carries them: the TOML tables as JSON, expressions parsed on first use
 const PARSED = new Map();
 function expr(text) { if (!PARSED.has(text)) PARSED.set(text, parseExpression(text)); return PARSED.get(text); }
-function makeScope(data, defaults) { return (key) => (Object.prototype.hasOwnProperty.call(data, key) ? data[key] : (key in defaults ? defaults[key] : null)); }
+function makeScope(data, defaults, spelled = {}) { const scope = (key) => (Object.prototype.hasOwnProperty.call(data, key) ? data[key] : (key in defaults ? defaults[key] : null)); scope.spelled = spelled; return scope; }
+// family_data.canonical_config: each alias of [aliases] replaced by the key it names (a later alias in the file wins)
+function canonicalConfig(aliases, data) {
+  aliases = aliases || {};
+  if (!Object.keys(data).some(k => Object.prototype.hasOwnProperty.call(aliases, k))) return [data, {}];
+  const out = {}, spelled = {};
+  for (const [k, v] of Object.entries(data)) if (!Object.prototype.hasOwnProperty.call(aliases, k)) out[k] = v;
+  for (const [k, v] of Object.entries(data)) if (Object.prototype.hasOwnProperty.call(aliases, k)) { out[aliases[k]] = v; spelled[aliases[k]] = k; }
+  return [out, spelled];
+}
 function evaluate(text, scope, where) { const e = expr(text); return evalNode(e.tree, scope, where, e.text); }
 function families() {
   if (!META.families && FAMILIES_LOADER) META.families = FAMILIES_LOADER();
@@ -982,10 +999,11 @@ function fieldsFor(fam, role) {
 }
 function buildFields(fam, role, data) {  // family_data.build_fields
   const label = `families/${fam.model_type}.toml`;
-  const scope = makeScope(data, fam.defaults || {});
+  const [canon, spelled] = canonicalConfig(fam.aliases, data);
+  const scope = makeScope(canon, fam.defaults || {}, spelled);
   for (const [key, check] of Object.entries(fam.checks || {})) {
     const where = `${label}: checks.${key}`;
-    if (!condition(evaluate(check.require, scope, where), where)) throw new SymcalcError(key, `${check.rule} (got ${repr(scope(key))})`);
+    if (!condition(evaluate(check.require, scope, where), where)) throw new SymcalcError(spelled[key] || key, `${check.rule} (got ${repr(scope(key))})`);
   }
   const values = {}, keys = {};
   const seen = new Map();
@@ -1124,7 +1142,7 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
     const [fields, keys] = buildFields(fam, role, data);
     if (!("name" in fields)) fields.name = name;
     fields.source = `Hugging Face config (${modelType}, ${cls})`;
-    Object.assign(fields, configFields(modelType, {...(fam.defaults || {}), ...data}));
+    Object.assign(fields, configFields(modelType, {...(fam.defaults || {}), ...canonicalConfig(fam.aliases, data)[0]}));
     return [makeWithKeys(fields, keys), []];
   }
   const w = fam.wrapper, key = w.text_config;
@@ -1144,9 +1162,10 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
   if (tf.wrapper || !(role in (tf.roles || {})))
     throw new SymcalcError(`${key}.model_type`, `${repr(textType)} cannot be the language model of ${cls} (no ${repr(role)} role in families/${textType}.toml)`);
   const [fields, read] = buildFields(tf, role, text);
-  Object.assign(fields, configFields(textType, {...(tf.defaults || {}), ...text}));
+  const canonText = canonicalConfig(tf.aliases, text)[0];
+  Object.assign(fields, configFields(textType, {...(tf.defaults || {}), ...canonText}));
   const keys = Object.fromEntries(Object.entries(read).map(([f, ks]) => [f, ks.map(k => `${key}.${k}`)]));
-  const view = {...data, [key]: {...(tf.defaults || {}), ...text}};
+  const view = {...canonicalConfig(fam.aliases, data)[0], [key]: {...(tf.defaults || {}), ...canonText}};
   if (w.vision_config) view[w.vision_config] = {...(w.vision_defaults || {}), ...nested(w.vision_config, w.vision_absent || {})};
   const [more, moreKeys] = buildFields(fam, role, view);
   Object.assign(fields, more); Object.assign(keys, moreKeys);
