@@ -55,7 +55,12 @@ SDPA_EXACT |= {"qwen2_moe", "qwen3_moe", "olmoe", "granitemoe", "phimoe"}
 # CPU sdpa runs the math fallback, as for DeepSeek)
 SDPA_EXACT |= {"lfm2", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}
 
-FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS))
+# Families added by issue 21 whose implementation facts (what their eager code keeps: router
+# dtype, shared-MLP gate, dropouts, ...) wait for the [implementation] table of issue 20; their
+# parameters, FLOPs and caches are checked (tests/test_family_reference.py), their activations
+# not yet.
+AWAITING_IMPLEMENTATION = frozenset({"glm4_moe_lite"})
+FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS) - AWAITING_IMPLEMENTATION)
 EXAMPLES = int(os.environ.get("SYMCALC_ACTIVATION_EXAMPLES", "2"))
 
 

@@ -78,6 +78,10 @@ CASES = {
                                       topk_method="greedy", **_MLA), 2, 9),
     "gemma3n_text-shared-kv-short": (_cfg("gemma3n_text", "Gemma3nForCausalLM", 6, **_GEMMA3N, sliding_window=6), 2, 4),
     "gemma3n_text-shared-kv-long": (_cfg("gemma3n_text", "Gemma3nForCausalLM", 6, **_GEMMA3N, sliding_window=4), 2, 9),
+    # families added from issue 21 (one case each: what their cache holds)
+    "glm4_moe_lite-mla-layer-list": (_cfg("glm4_moe_lite", "Glm4MoeLiteForCausalLM", 3, q_lora_rank=10,
+                                          mlp_layer_types=["dense", "sparse", "sparse"],
+                                          **{k: v for k, v in _MLA.items() if k != "first_k_dense_replace"}), 2, 9),
 }
 IDS = sorted(CASES)
 
