@@ -131,4 +131,7 @@ def test_head_width_floored_as_transformers_builds_it(cfg, d_h):
 def test_llama_refuses_what_llama_config_refuses():
     with pytest.raises(SymcalcError) as err:
         spec_from_config({"model_type": "llama", "hidden_size": 34, "num_attention_heads": 4})
-    assert "must be divisible by n_h" in str(err.value)
+    assert str(err.value).startswith("hidden_size: must be a multiple of num_attention_heads")
+    with pytest.raises(SymcalcError):  # also with a head width (LlamaConfig's validator)
+        spec_from_config({"model_type": "llama", "hidden_size": 34, "num_attention_heads": 4,
+                          "head_dim": 8})

@@ -82,6 +82,14 @@ CASES = {
     "glm4_moe_lite-mla-layer-list": (_cfg("glm4_moe_lite", "Glm4MoeLiteForCausalLM", 3, q_lora_rank=10,
                                           mlp_layer_types=["dense", "sparse", "sparse"],
                                           **{k: v for k, v in _MLA.items() if k != "first_k_dense_replace"}), 2, 9),
+    "exaone-gqa": (_cfg("exaone", "LlamaForCausalLM", 2, head_dim=12), 2, 9),
+    "internlm3-gqa-biases": (_cfg("internlm3", "LlamaForCausalLM", 2, head_dim=16, qkv_bias=True, bias=True), 2, 9),
+    "iquestcoder-gqa": (_cfg("iquestcoder", "LlamaForCausalLM", 2, head_dim=8), 1, 9),
+    "sarvam_moe-gqa": (_cfg("sarvam_moe", "Glm4MoeForCausalLM", 3, head_dim=8, moe_intermediate_size=16,
+                            n_routed_experts=4, num_experts_per_tok=2), 2, 9),
+    "sarvam_mla-direct-q": (_cfg("sarvam_mla", "DeepseekV3ForCausalLM", 2,
+                                 **{k: v for k, v in _MLA.items() if k != "n_routed_experts"},
+                                 num_local_experts=4), 2, 9),
 }
 IDS = sorted(CASES)
 
