@@ -90,6 +90,12 @@ CASES = {
     "sarvam_mla-direct-q": (_cfg("sarvam_mla", "DeepseekV3ForCausalLM", 2,
                                  **{k: v for k, v in _MLA.items() if k != "n_routed_experts"},
                                  num_local_experts=4), 2, 9),
+    "solar_open-gqa-head-dim": (_cfg("solar_open", "SolarOpenForCausalLM", 2, head_dim=12, moe_intermediate_size=8,
+                                     n_routed_experts=4, num_experts_per_tok=2), 2, 9),
+    "cohere2_moe-dense-prefix-long": (_cfg("cohere2_moe", "Cohere2MoeForCausalLM", 5, head_dim=8, sliding_window=4,
+                                           num_experts=4, first_k_dense_replace=1), 2, 9),
+    "exaone_moe-default-pattern-short": (_cfg("exaone_moe", "ExaoneMoeForCausalLM", 5, sliding_window=6,
+                                              moe_intermediate_size=8, num_experts=4, num_experts_per_tok=2), 2, 4),
 }
 IDS = sorted(CASES)
 
@@ -172,7 +178,7 @@ WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-windo
                     "qwen2-max-window-layers-long", "olmo3-default-pattern-long",
                     "cohere2-default-pattern-long", "cohere2-legacy-pattern-2-long",
                     "smollm3-nope-layers-slide-long", "smollm3-layer-types-without-switch-long",
-                    "exaone4-default-pattern-long")
+                    "exaone4-default-pattern-long", "cohere2_moe-dense-prefix-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
