@@ -96,6 +96,8 @@ CASES = {
                                            num_experts=4, first_k_dense_replace=1), 2, 9),
     "exaone_moe-default-pattern-short": (_cfg("exaone_moe", "ExaoneMoeForCausalLM", 5, sliding_window=6,
                                               moe_intermediate_size=8, num_experts=4, num_experts_per_tok=2), 2, 4),
+    "hy_v3-gqa-head-dim": (_cfg("hy_v3", "HYV3ForCausalLM", 2, head_dim=12, moe_intermediate_size=8, num_experts=4,
+                                num_experts_per_tok=2), 2, 9),
 }
 IDS = sorted(CASES)
 
