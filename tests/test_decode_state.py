@@ -61,6 +61,8 @@ LINEAR_CONFIGS = [
     ("qwen3_5_moe_text/causal-lm-layer-types-bias-tied.json", 2, 5),
     ("kimi_linear/causal-lm-default-layers.json", 2, 5),
     ("kimi_linear/causal-lm-layer-lists-q-lora-bias.json", 1, 70),
+    ("olmo_hybrid/bare-model.json", 2, 5),
+    ("olmo_hybrid/causal-lm-layer-types-bias-tied-kernel-3.json", 1, 70),
 ]
 # state-space and short-convolution hybrids: a prompt shorter than the conv window, and one
 # spanning several chunks of the Mamba-2 scan
