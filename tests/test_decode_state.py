@@ -81,6 +81,8 @@ SSM_CONFIGS = [
     ("lfm2/tiny-conv-bias-pattern.json", 2, 5),
     ("lfm2/tiny-bare-attn-idxs-legacy.json", 1, 2),
     ("lfm2/tiny-conv-bias-pattern.json", 1, 9),
+    ("lfm2_moe/bare-model.json", 2, 5),
+    ("lfm2_moe/causal-lm-conv-bias-untied-legacy-key.json", 1, 2),
 ]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 CASES = [pytest.param(f, b, s, dt, id=f"{f.removesuffix('.json')}-{b}x{s}-{dt}")
