@@ -98,6 +98,10 @@ CASES = {
                                               moe_intermediate_size=8, num_experts=4, num_experts_per_tok=2), 2, 4),
     "hy_v3-gqa-head-dim": (_cfg("hy_v3", "HYV3ForCausalLM", 2, head_dim=12, moe_intermediate_size=8, num_experts=4,
                                 num_experts_per_tok=2), 2, 9),
+    "ernie4_5-gqa-head-dim": (_cfg("ernie4_5", "Ernie4_5ForCausalLM", 2, head_dim=12), 2, 9),
+    "helium-gqa": (_cfg("helium", "HeliumForCausalLM", 2, head_dim=8), 2, 9),
+    "olmo-gqa": (_cfg("olmo", "OlmoForCausalLM", 2), 2, 9),
+    "granite_swa-default-pattern-long": (_cfg("granite_swa", "GraniteSWAForCausalLM", 5, sliding_window=4), 2, 9),
 }
 IDS = sorted(CASES)
 
@@ -180,7 +184,8 @@ WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-windo
                     "qwen2-max-window-layers-long", "olmo3-default-pattern-long",
                     "cohere2-default-pattern-long", "cohere2-legacy-pattern-2-long",
                     "smollm3-nope-layers-slide-long", "smollm3-layer-types-without-switch-long",
-                    "exaone4-default-pattern-long", "cohere2_moe-dense-prefix-long")
+                    "exaone4-default-pattern-long", "cohere2_moe-dense-prefix-long",
+                    "granite_swa-default-pattern-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
