@@ -102,6 +102,13 @@ CASES = {
     "helium-gqa": (_cfg("helium", "HeliumForCausalLM", 2, head_dim=8), 2, 9),
     "olmo-gqa": (_cfg("olmo", "OlmoForCausalLM", 2), 2, 9),
     "granite_swa-default-pattern-long": (_cfg("granite_swa", "GraniteSWAForCausalLM", 5, sliding_window=4), 2, 9),
+    "cwm-default-pattern-short": (_cfg("cwm", "CwmForCausalLM", 5, head_dim=8, sliding_window=6), 2, 4),
+    "vaultgemma-alternating-long": (_cfg("vaultgemma", "VaultGemmaForCausalLM", 4, head_dim=8, sliding_window=4), 2, 9),
+    "youtu-mla-q-lora": (_cfg("youtu", "YoutuForCausalLM", 2, q_lora_rank=10,
+                              **{k: v for k, v in _MLA.items() if k in ("num_key_value_heads", "kv_lora_rank",
+                                                                         "qk_nope_head_dim", "qk_rope_head_dim",
+                                                                         "v_head_dim")}), 2, 9),
+    "hunyuan_v1_dense-gqa-head-dim": (_cfg("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM", 2, head_dim=12), 2, 9),
 }
 IDS = sorted(CASES)
 
@@ -185,7 +192,7 @@ WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-windo
                     "cohere2-default-pattern-long", "cohere2-legacy-pattern-2-long",
                     "smollm3-nope-layers-slide-long", "smollm3-layer-types-without-switch-long",
                     "exaone4-default-pattern-long", "cohere2_moe-dense-prefix-long",
-                    "granite_swa-default-pattern-long")
+                    "granite_swa-default-pattern-long", "vaultgemma-alternating-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
