@@ -62,7 +62,8 @@ SDPA_EXACT |= {"lfm2", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}
 AWAITING_IMPLEMENTATION = frozenset({"glm4_moe_lite", "gpt-sw3", "sarvam_moe", "sarvam_mla", "solar_open",
                                      "cohere2_moe", "exaone_moe", "hy_v3", "olmo_hybrid",
                                      "lfm2_moe", "ernie4_5", "helium", "olmo", "granite_swa",
-                                     "granitemoeshared", "cwm", "vaultgemma", "youtu", "hunyuan_v1_dense"})
+                                     "granitemoeshared", "cwm", "vaultgemma", "youtu", "hunyuan_v1_dense",
+                                     "gpt_bigcode", "codegen"})
 FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS) - AWAITING_IMPLEMENTATION)
 EXAMPLES = int(os.environ.get("SYMCALC_ACTIVATION_EXAMPLES", "2"))
 
