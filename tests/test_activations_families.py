@@ -63,7 +63,7 @@ AWAITING_IMPLEMENTATION = frozenset({"glm4_moe_lite", "gpt-sw3", "sarvam_moe", "
                                      "cohere2_moe", "exaone_moe", "hy_v3", "olmo_hybrid",
                                      "lfm2_moe", "ernie4_5", "helium", "olmo", "granite_swa",
                                      "granitemoeshared", "cwm", "vaultgemma", "youtu", "hunyuan_v1_dense",
-                                     "gpt_bigcode", "codegen"})
+                                     "gpt_bigcode", "codegen", "arcee", "jais2", "flex_olmo", "granitemoe_swa"})
 FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS) - AWAITING_IMPLEMENTATION)
 EXAMPLES = int(os.environ.get("SYMCALC_ACTIVATION_EXAMPLES", "2"))
 

@@ -109,6 +109,9 @@ CASES = {
                                                                          "qk_nope_head_dim", "qk_rope_head_dim",
                                                                          "v_head_dim")}), 2, 9),
     "hunyuan_v1_dense-gqa-head-dim": (_cfg("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM", 2, head_dim=12), 2, 9),
+    "arcee-gqa": (_cfg("arcee", "ArceeForCausalLM", 2), 2, 9),
+    "jais2-gqa": (_cfg("jais2", "Jais2ForCausalLM", 2, head_dim=12), 1, 9),
+    "flex_olmo-gqa": (_cfg("flex_olmo", "FlexOlmoForCausalLM", 2, num_experts=4, num_experts_per_tok=2), 2, 9),
 }
 IDS = sorted(CASES)
 
