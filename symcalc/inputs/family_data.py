@@ -29,7 +29,7 @@ DOCS = "docs/families.md"
 TOP_KEYS = ("model_type", "description", "sources", "not_modelled", "bare_class", "classes",
             "aliases", "defaults", "fixed", "spec", "roles", "checks", "wrapper")
 # [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
-WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls",
+WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls", "text_only",
                 "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes")
 ROLE_KEYS = ("fixed", "spec")
 # Spec fields a family file may set (name and source come from the config and its class).
@@ -461,6 +461,9 @@ class Wrapper:
     vision_defaults: dict[str, Any] = field(default_factory=dict)  # the vision config class's
     vision_absent: dict[str, Any] = field(default_factory=dict)  # when vision_config is absent
     sizes: dict[str, Expr] = field(default_factory=dict)  # vision symbol -> expression
+    # classes that build the language model alone from the wrapper config (transformers'
+    # causal-LM mapping: Qwen3_5ForCausalLM on a qwen3_5 config): no part outside it
+    text_only: tuple[str, ...] = ()
 
     def nested(self, data: dict[str, Any], key: str | None, absent: dict[str, Any]
                ) -> dict[str, Any]:
@@ -578,6 +581,9 @@ def parse_family(text: str, label: str, stem: str) -> Family:
     defaults = _table(raw, "defaults", label)
     aliases = _aliases(_table(raw, "aliases", label), defaults, label)
     wrapper = _wrapper(raw, label) if "wrapper" in raw else None
+    for cls in (wrapper.text_only if wrapper else ()):
+        if cls not in classes:
+            raise SymcalcError(label, f"wrapper.text_only: {cls!r} is not a class of [classes]")
     fixed = _fields(_table(raw, "fixed", label), "fixed", label, exprs=False)
     spec_table = _table(raw, "spec", label, required=wrapper is None)
     if not spec_table and wrapper is None:
@@ -677,10 +683,15 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
         raise SymcalcError(label, f"wrapper.text_absent_nulls: must be a list of keys "
                                   f"(got {nulls!r})")
     absent.update({k: None for k in nulls})
+    text_only = body.get("text_only", [])
+    if not isinstance(text_only, list) or not all(isinstance(c, str) for c in text_only):
+        raise SymcalcError(label, f"wrapper.text_only: must be a list of class names "
+                                  f"(got {text_only!r})")
     return Wrapper(text["text_config"], text["text_model_type"], absent,
                    text["vision_config"], text["vision"], text["projector"],
                    dict(_table(body, "vision_defaults", label, prefix="wrapper.")),
-                   dict(_table(body, "vision_absent", label, prefix="wrapper.")), sizes)
+                   dict(_table(body, "vision_absent", label, prefix="wrapper.")), sizes,
+                   tuple(text_only))
 
 
 @functools.lru_cache(maxsize=None)

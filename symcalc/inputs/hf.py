@@ -154,14 +154,15 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
     if w.vision_config:
         vision = w.nested(data, w.vision_config, w.vision_absent)
         view[w.vision_config] = {**w.vision_defaults, **vision}
-    more, more_keys = build_fields(family, role, view)
-    fields.update(more)
-    keys.update(more_keys)
+    if cls not in w.text_only:  # a text-only class is its language model alone
+        more, more_keys = build_fields(family, role, view)
+        fields.update(more)
+        keys.update(more_keys)
     fields.setdefault("name", name)
     fields["source"] = f"Hugging Face config ({family.model_type}, {cls}; language model " \
                        f"{text_type} under {key})"
     spec = _make(fields, keys)
-    return spec, (_outside(family, view) if outside else ())
+    return spec, (_outside(family, view) if outside and cls not in w.text_only else ())
 
 
 def _outside(family: "Family", view: dict[str, Any]) -> tuple[Outside, ...]:

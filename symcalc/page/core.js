@@ -1167,12 +1167,12 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
   const keys = Object.fromEntries(Object.entries(read).map(([f, ks]) => [f, ks.map(k => `${key}.${k}`)]));
   const view = {...canonicalConfig(fam.aliases, data)[0], [key]: {...(tf.defaults || {}), ...canonText}};
   if (w.vision_config) view[w.vision_config] = {...(w.vision_defaults || {}), ...nested(w.vision_config, w.vision_absent || {})};
-  const [more, moreKeys] = buildFields(fam, role, view);
-  Object.assign(fields, more); Object.assign(keys, moreKeys);
+  const textOnly = (w.text_only || []).includes(cls);  // a text-only class is its language model alone
+  if (!textOnly) { const [more, moreKeys] = buildFields(fam, role, view); Object.assign(fields, more); Object.assign(keys, moreKeys); }
   if (!("name" in fields)) fields.name = name;
   fields.source = `Hugging Face config (${fam.model_type}, ${cls}; language model ${textType} under ${key})`;
   const spec = makeWithKeys(fields, keys);
-  return [spec, outsideParts(fam, view)];
+  return [spec, textOnly ? [] : outsideParts(fam, view)];
 }
 function outsideParts(fam, view) {  // hf._outside: the vision tower and projector, counted where the sizes allow
   const w = fam.wrapper, label = `families/${fam.model_type}.toml`;
