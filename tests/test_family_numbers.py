@@ -95,3 +95,19 @@ def test_recorded_lines_name_existing_configs():
     stale = [_id(m, x) for m, x in LINES if "config_json" not in x
              and not (FAMILY_CONFIGS / m / x["config"]).exists()]
     assert not stale, f"recorded for configs that are gone: {stale}"
+
+
+def test_survey_groups_cover_every_causal_lm_type():
+    """tests/data/causal_lm_groups.json (from tests/survey_causal_lm.py): each of the 196
+    causal-LM types is either read by a family file or in exactly one group of the types
+    still to do (a new family file moves its type out of the groups)."""
+    survey = json.loads((TESTS / "data" / "causal_lm_survey.json").read_text(encoding="utf-8"))
+    groups = json.loads((TESTS / "data" / "causal_lm_groups.json").read_text(encoding="utf-8"))
+    types = set(survey["types"])
+    assert len(types) == survey["count"] == 196
+    grouped = [t for g in groups["groups"].values() for t in g["types"]]
+    assert len(grouped) == len(set(grouped))
+    known = set(family_names())
+    assert set(grouped) == types - known
+    read = groups["read_by_symcalc"]
+    assert set(read["exact"]) | set(read["transformers_fails"]) == types & known
