@@ -17,8 +17,10 @@ For each model_type of ``MODEL_FOR_CAUSAL_LM_MAPPING_NAMES`` (transformers 5.24)
 * where symcalc has a family file for the type: symcalc's numbers and whether they agree
   (``exact``), or the one-line error.
 
-The result (tests/data/causal_lm_survey.json) is data; tests/data/causal_lm_groups.json groups
-the types symcalc does not read by what they reuse and what they need. Timings go to stderr.
+The result (tests/data/causal_lm_survey.json) is data. tests/data/causal_lm_groups.json, written
+by hand from it (and from each type's parameters on meta), groups the types symcalc does not
+read by what they reuse and what they need; tests/test_family_numbers.py holds the grouping to
+the family files. Timings go to stderr.
 """
 from __future__ import annotations
 
