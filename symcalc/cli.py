@@ -34,7 +34,32 @@ def usage_error(message: str) -> SymcalcError:
     return SymcalcError(field, rule) if sep and field and rule else SymcalcError("arguments", message)
 
 
+def _columns() -> int:
+    """The terminal's width as argparse's help would take it (COLUMNS, else the terminal,
+    else 80), without importing shutil (and with it bz2 and lzma) on every command."""
+    import os
+
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position,
+                         width if width is not None else _columns() - 2)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # one line, status 2, no usage dump
         raise usage_error(message)
 

@@ -1,6 +1,13 @@
-"""Shared helpers: run the command line in a subprocess, write config files, read JSON."""
+"""Shared helpers: run the command line in a subprocess, write config files, read JSON; and
+the test lanes.
+
+Lanes: the tests that compare with transformers live are marked ``reference`` (every test in
+tests/reference/, and a few elsewhere that import torch or transformers inside). The torch-free
+lane is ``python -m pytest -m "not reference"``; without torch installed tests/reference/ is not
+even collected. Recorded reference numbers (tests/data/) keep every family checked there."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -9,6 +16,35 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+HERE = Path(__file__).resolve().parent
+# without torch (the torch-free lane's machines) the live comparisons cannot even be imported
+collect_ignore_glob = [] if importlib.util.find_spec("torch") else ["reference/*"]
+
+
+def pytest_sessionstart(session):
+    """Import sympy and every symcalc module once, before any test runs. pytester's in-process
+    runs (tests/test_testing_plugin.py) drop the modules first imported inside them when they
+    end; a module imported again afterwards is a new module object with new classes, and the
+    objects made before it (sympy's Symbol, a family file's parsed expressions) would no longer
+    be instances of them."""
+    import pkgutil
+
+    import sympy  # noqa: F401
+
+    import symcalc
+
+    for info in pkgutil.walk_packages(symcalc.__path__, "symcalc."):
+        if info.name.startswith("symcalc.page") or info.name == "symcalc.__main__":
+            continue
+        __import__(info.name)
+
+
+def pytest_collection_modifyitems(config, items):
+    reference = HERE / "reference"
+    for item in items:
+        if reference in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.reference)
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true",

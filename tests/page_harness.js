@@ -1,11 +1,12 @@
-// Runs the calculator page's core (symcalc/page/core.js with the generated evaluators) in
+// Runs the calculator page's core (symcalc/page/core.js with the term table's evaluator) in
 // Node for tests/test_page.py: reads {"meta": path, "jobs": [...]} on stdin, prints one JSON
 // list of results ({"ok": value} or {"error": "field: rule"}), numbers exact.
 "use strict";
 const path = require("path");
 const fs = require("fs");
 const root = path.join(__dirname, "..", "symcalc", "page");
-global.SYMCALC_GEN = require(path.join(root, "_generated.js"));
+global.SYMCALC_TERMS = require(path.join(root, "terms.js"));
+SYMCALC_TERMS.init(JSON.parse(fs.readFileSync(path.join(root, "..", "fast", "terms.json"), "utf-8")));
 const core = require(path.join(root, "core.js"));
 const input = JSON.parse(fs.readFileSync(0, "utf-8"));
 core.init(core.parseJSON(fs.readFileSync(input.meta, "utf-8")));
@@ -41,9 +42,11 @@ const out = input.jobs.map((job) => {
         if (r.memory[k] !== undefined) figure[`memory.${k}`] = r.memory[k];
       return {ok: Object.fromEntries(Object.entries(figure).map(([q, x]) => {
         const d = core.derivation(s, job.options || {}, q, job.outside, part);
-        return [q, {figure: x, result: d.result, terms: d.terms.length + d.extra.length,
-                    formula: d.terms.every(t => t.ml.includes("<m")) && d.extra.every(t => t.ml.includes("<m")),
-                    substituted: [...d.terms, ...d.extra].every(t => t.names.every(n => typeof d.symbols[n] === "bigint"))}];
+        const rows = d.groups.flatMap(g => g.rows);
+        const trees = [...rows.map(r => r.tree), ...d.extra.map(x => x.tree)];
+        return [q, {figure: x, result: d.result, terms: rows.length + d.extra.length,
+                    formula: trees.every(t => SYMCALC_TERMS.mathml(t).includes("<m")),
+                    substituted: trees.every(t => [...SYMCALC_TERMS.names(t)].every(n => typeof d.symbols[n] === "bigint"))}];
       }))};
     }
     if (job.kind === "facts") return {ok: core.activationFacts(spec(job), job.dtype, job.batch)};

@@ -16,10 +16,10 @@ measurement of transformers 5.24 / torch 2.13 made the way the live reference te
   on purpose (docs/conventions.md) the line says by how much: ``"deliberate_params_difference"``
   (symcalc minus transformers) and ``"deliberate_flops_difference"`` (transformers minus
   symcalc), from hf_reference's functions of those names;
-* the decoding state of tests/test_decode_state.py's cases (a CPU forward with a cache, fp32 or
+* the decoding state of tests/reference/test_decode_state.py's cases (a CPU forward with a cache, fp32 or
   bf16): ``{"config", "class", "batch", "seq_len", "dtype", "kv_cache_bytes",
   "recurrent_state_bytes"}``;
-* the KV cache of tests/test_kv_cache_reference.py's cases (fp32): ``{"config": "kv-case:<id>",
+* the KV cache of tests/reference/test_kv_cache_reference.py's cases (fp32): ``{"config": "kv-case:<id>",
   "config_json", "class", "batch", "seq_len", "dtype", "kv_cache_bytes"}`` plus, where a sliding
   window is full, ``"window_gap_bytes"``: the bytes symcalc holds more (W tokens per sliding
   layer where transformers' DynamicSlidingWindowLayer keeps W - 1; Falcon's repeated keys are
@@ -39,6 +39,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference"))
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "tests" / "data" / "reference"
@@ -98,7 +99,7 @@ def count_lines(types: set[str] | None) -> list[tuple[str, dict]]:
 
 
 def cache_lines(types: set[str] | None) -> list[tuple[str, dict]]:
-    """The cached forwards of tests/test_decode_state.py and tests/test_kv_cache_reference.py
+    """The cached forwards of tests/reference/test_decode_state.py and tests/reference/test_kv_cache_reference.py
     (those modules hold the cases and the way transformers' cache is read; imported here,
     by this script, not by a test)."""
     import hf_reference as H

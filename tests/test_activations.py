@@ -10,7 +10,6 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import saved_tensors
 from symcalc.algebra import activations, quantities as q
 from symcalc.algebra.options import Options, workload_values
 from symcalc.algebra.spec import make_spec, size_values
@@ -42,7 +41,8 @@ def test_paper_reduces_to_korthikanti_for_a_gpt_shaped_layer():
 def test_paper_follows_the_real_components():
     """No dropout, a gated FFN of its own width and GQA: not the 34 + 5 of a GPT layer."""
     llama = make_spec(name="llama", family="decoder", L=2, d=64, n_h=8, n_kv=2, d_ff=176, V=100,
-                      ffn="gated", norm="rmsnorm", dropout_attn=False, dropout_hidden=False)
+                      ffn="gated", norm="rmsnorm",
+                      implementation={"dropout_attn": False, "dropout_hidden": False})
     per = sympy.diff(q.expression("memory.activations_bytes", llama, Options()), L)
     # 2 norms + QKV input + FFN input: 8 s b d; Q 2, K and V 2 n_kv d_h each, O input 2;
     # scores 2 n_h s^2 b; gate, up, activation output and product... 2 d_ff each
@@ -127,19 +127,25 @@ def shapes():
 @pytest.mark.parametrize("family", FAMILIES)
 @settings(max_examples=2, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.reference
 @given(shape=shapes())
 def test_eager_equals_measured(family, dtype, shape):
+    import saved_tensors
+
     (dim, heads, kv), ff, batch, seq = shape
     cfg, key, size = config(family, dim, heads, kv, ff)
     measured = saved_tensors.per_layer_bytes(cfg, batch, seq, dtype, layer_key=key)
     assert symcalc_per_layer(cfg, size, batch, seq, dtype, "eager") == measured
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("dtype", ["bf16", "fp32"])
 @pytest.mark.parametrize("family", SDPA_FAMILIES)
 @settings(max_examples=2, deadline=None, derandomize=True)
 @given(shape=shapes())
 def test_sdpa_equals_measured(family, dtype, shape):
+    import saved_tensors
+
     (dim, heads, kv), ff, batch, seq = shape
     cfg, key, size = config(family, dim, heads, kv, ff)
     measured = saved_tensors.per_layer_bytes(cfg, batch, seq, dtype, layer_key=key,
@@ -147,9 +153,11 @@ def test_sdpa_equals_measured(family, dtype, shape):
     assert symcalc_per_layer(cfg, size, batch, seq, dtype, "sdpa") == measured
 
 
+@pytest.mark.reference
 def test_measurement_counts_a_storage_once_and_skips_parameters():
     """The helper itself: a weight is never counted, and a tensor two nodes save is one
     storage."""
+    import saved_tensors
     import torch
 
     lin = torch.nn.Linear(4, 4)

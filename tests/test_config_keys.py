@@ -1,7 +1,7 @@
 """Config keys as transformers reads them, without transformers (issue 21 item 3, issue 26
 item 1): the aliases of a family file's ``[aliases]``, trunc() for LFM2's float multiplier,
 head widths floored where transformers floors them. The same configs against transformers
-live: tests/test_config_keys_reference.py."""
+live: tests/reference/test_config_keys_reference.py."""
 from __future__ import annotations
 
 import pytest

@@ -206,6 +206,7 @@ def test_interpreter_never_calls_eval_or_exec():
 # -- the functions against transformers' own layer rules ------------------------------------------
 @pytest.mark.parametrize("L,step,mlp_only", [(4, 1, []), (6, 2, []), (5, 1, [0, 4]),
                                              (7, 3, [2]), (3, 4, [])])
+@pytest.mark.reference  # imports transformers
 def test_sparse_layers_matches_qwen2_moe(L, step, mlp_only):
     torch = pytest.importorskip("torch")
     import transformers
@@ -225,6 +226,7 @@ def test_sparse_layers_matches_qwen2_moe(L, step, mlp_only):
 
 
 @pytest.mark.parametrize("L,first", [(4, 0), (4, 1), (5, 3), (2, 2), (3, 7)])
+@pytest.mark.reference  # imports transformers
 def test_deepseek_moe_layers_matches_deepseek_v3(L, first):
     torch = pytest.importorskip("torch")
     import transformers

@@ -2,7 +2,7 @@
 
 tests/record_reference.py measured, the way the live reference tests do (tests/hf_reference.py),
 each tests/families config, each generated and preset config of tests/hf_reference.py, and the
-cached forwards of tests/test_decode_state.py and tests/test_kv_cache_reference.py; it wrote one
+cached forwards of tests/reference/test_decode_state.py and tests/reference/test_kv_cache_reference.py; it wrote one
 JSON line per measurement to tests/data/reference/<model_type>.jsonl. Here symcalc's report
 (symcalc.fast.quick.quick_report, the numbers of ``symcalc report --json``) must give:
 

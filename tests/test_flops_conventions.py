@@ -166,9 +166,9 @@ def test_prefill_plus_one_decode_step_is_prefill_of_one_more_token(model):
 def test_decode_attends_to_at_most_w_keys_in_sliding_layers():
     """Past the window a sliding layer's decode step no longer grows with the context: the
     cache holds the last W - 1 tokens, so the new token meets at most W keys."""
-    from symcalc import presets
+    from symcalc.inputs import presets
     from symcalc.fast.quick import evaluate
-    from symcalc.options import Options
+    from symcalc.algebra.options import Options
 
     spec = presets.load("mistral-7b").spec
     at = lambda c: evaluate("flops.decode_per_token", spec, Options(context=c))

@@ -79,6 +79,34 @@ def test_output_that_is_only_an_extension(capsys, tmp_path, name):
     assert "is only an extension" in line and "got" not in line
 
 
+@pytest.mark.parametrize("argv,example", [
+    (["derive", "gpt2", "-o", ".md"], "derivation.md"),
+    (["derive", "gpt2", "--format", "tex", "-o", ".tex"], "derivation.tex"),
+    (["derive", "gpt2", "--format", "tex", "--standalone", "-o", "out/.tex"], "derivation.tex"),
+    (["derive", "gpt2", "--exercises", "-o", ".md"], "derivation.md"),
+    (["page", "-o", ".html"], "calc.html"),
+    (["page", "gpt2", "-o", "out/.html"], "calc.html"),
+    (["handout", "gpt2", "-o", ".bashrc"], "handout.md"),
+])
+def test_every_output_name_is_more_than_an_extension(capsys, tmp_path, monkeypatch, argv,
+                                                     example):
+    """Issue 26 item 5: derive and page wrote hidden files such as '.md' and '.html';
+    they are refused as handout refuses them, and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    line = refused(capsys, *argv)
+    assert line.startswith("symcalc: error: -o: ") and "is only an extension" in line, line
+    assert f"e.g. {example}" in line
+    assert [p.name for p in tmp_path.rglob("*")] == ["out"]
+
+
+def test_hidden_names_with_a_stem_still_write(capsys, tmp_path):
+    """'.notes.md' has a name before its extension: written as asked."""
+    code, out, err = run(capsys, "derive", "gpt2", "-o", tmp_path / ".notes.md")
+    assert code == 0 and err == ""
+    assert "124,439,808" in (tmp_path / ".notes.md").read_text()
+
+
 # item 2: the destination is checked before any build -------------------------------------------
 
 def _no_build(monkeypatch):
@@ -161,3 +189,58 @@ def test_pdf_failure_keeps_its_log_next_to_the_output(tmp_path, monkeypatch):
 def test_empty_option_value_is_refused(capsys, option, allowed):
     line = refused(capsys, "derive", "gpt2", option, "")
     assert line.startswith(f"symcalc: error: {option}: ") and allowed in line
+
+
+# issue 26 item 4: no option is silently ignored -------------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ["derive", "gpt2", "--template", ""], ["derive", "gpt2", "--template", " "],
+    ["handout", "gpt2", "--template", "", "-o", "{tmp}/h.md"],
+])
+def test_empty_template_is_refused(capsys, tmp_path, argv):
+    """--template '' used the built-in template, exit 0; now it is refused, nothing written."""
+    line = refused(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert line.startswith("symcalc: error: --template: must name a template file")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("option,value", [
+    ("--multiple-of", v) for v in ("abc", "", "0", "-1", "1.5", "²", str(10**15 + 1), "64", "1")
+] + [("--keep", ""), ("--keep", "d_ff/d"), ("--gpus", ""), ("--gpus", "g.toml")])
+def test_solving_options_without_for_are_refused(capsys, option, value):
+    """derive's solving options apply only with --for; they were ignored (exit 0)."""
+    line = refused(capsys, "derive", "gpt2", option, value)
+    assert line.startswith(f"symcalc: error: {option}: applies only with --for"), line
+
+
+@pytest.mark.parametrize("value,rule", [
+    ("abc", "must be a positive integer"), ("", "must be a positive integer"),
+    ("0", "must be a positive integer"), ("-1", "must be a positive integer"),
+    ("1.5", "must be a positive integer"), ("²", "must be a positive integer"),
+    (str(10**15 + 1), "must be at most 10**15"),
+])
+@pytest.mark.parametrize("command", ["derive", "solve"])
+def test_multiple_of_values_with_for(capsys, command, value, rule):
+    line = refused(capsys, command, "gpt2", "--for", "d", "--target", "params.total=7e9",
+                   "--multiple-of", value)
+    assert line.startswith(f"symcalc: error: --multiple-of: {rule}"), line
+
+
+def test_multiple_of_still_applies_with_for(capsys):
+    code, out, err = run(capsys, "solve", "gpt2", "--for", "d", "--target", "params.total=7e9",
+                         "--multiple-of", "64", "--json")
+    import json
+
+    got = json.loads(out)
+    assert code == 0 and got["below"] % 64 == 0 and got["above"] % 64 == 0, got
+
+
+@pytest.mark.parametrize("argv,line_start", [
+    (["closed-form", "gpt2", "--keep", ""], "--keep: applies only with --diff"),
+    (["closed-form", "gpt2", "--keep", "d_ff/d"], "--keep: applies only with --diff"),
+    (["solve", "gpt2", "--for", "d", "--target", "params.total=7e9", "--gpus", ""],
+     "--gpus: must name a TOML file"),
+    (["report", "gpt2", "--gpu", "H100", "--gpus", ""], "--gpus: must name a TOML file"),
+])
+def test_options_that_need_another_say_which(capsys, argv, line_start):
+    assert refused(capsys, *argv).startswith(f"symcalc: error: {line_start}")

@@ -80,7 +80,30 @@ csv_table = st.one_of(
     st.sampled_from([b"L,L\n1,2\n", b"L\n\xff\n", b'L\n"' + b"1" * 200_000 + b'"\n',
                      b"L\n1\x002\n", b"L\n" + b"1\n" * 3]), raw_file)
 
+# template translations (issue 25 item 2): _() with fields that walk attributes and items,
+# conversions, widths and nested specs, filled with functions, data, text and numbers
+SECRET = "symcalc-fuzz-secret-7d1e"  # in the environment while the fuzz test runs
+FIELD_VALUES = ["_", "gettext", "ngettext", "range", "v", "h", "v.title", "'abc'", "4096",
+                "10**9", "none", "lipsum", "cycler", "v.sections", "namespace", "dict"]
+
+
+@st.composite
+def translation(draw):
+    """{{ _('...', f=..., n=4096, w=...) }}: f always given, so most messages format."""
+    msg = " ".join(draw(st.lists(st.sampled_from(
+        ["{f}", "{f.__globals__}", "{f.__globals__[_gettext].os.environ}", "{f.__class__}",
+         "{f.__init__}", "{f[0]}", "{f.upper}", "{f!r}", "{f!s:>9}", "{f:{w}}",
+         "{f:>999999999}", "{f.title}", "{f.sections[0].title}", "{f.__self__}",
+         "{f.__func__.__globals__}", "context {n}", "{0}", "{", "The models", "x"]),
+        min_size=1, max_size=2)))
+    fields = [("f", draw(st.sampled_from(FIELD_VALUES))), ("n", "4096")]
+    if draw(st.booleans()):
+        fields.append(("w", draw(st.sampled_from(["3", "10**9", "'x'"]))))
+    return "{{ _(%r%s) }}" % (msg, "".join(f", {k}={v}" for k, v in fields))
+
+
 template = st.one_of(
+    translation(), translation(),
     st.sampled_from(["{{ v.title }}", "{{ h.title }}", "{{ 1/0 }}", "{% include 'nope' %}",
                      "{{ v.__class__ }}", "{{ x }", "{% for s in v.sections %}{{ s.title }}"
                      "{% endfor %}", "{{ 'a'*10**9 }}", "{{ range(10**6)|list }}",
@@ -169,8 +192,9 @@ def invocation(draw):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(invocation())
-def test_cli_under_generated_input(capsys, case):
+def test_cli_under_generated_input(capsys, monkeypatch, case):
     argv, files = case
+    monkeypatch.setenv("SYMCALC_FUZZ_SECRET", SECRET)
     with tempfile.TemporaryDirectory(prefix="symcalc-fuzz-") as tmp:
         root = Path(tmp)
         for name, content in files.items():
@@ -188,6 +212,7 @@ def test_cli_under_generated_input(capsys, case):
             code = done.code
         out, err = capsys.readouterr()
     assert code in (0, 2), (args, code, err)
+    assert SECRET not in out + err, (args, files)
     if code == 2:
         assert out == "", (args, out)
         assert err.count("\n") == 1 and ONE_LINE.match(err.rstrip("\n")), (args, err)
@@ -195,5 +220,185 @@ def test_cli_under_generated_input(capsys, case):
         assert err == "", (args, err)
         if "--template" not in args:  # user text never reaches the terminal raw
             assert not any(c in out for c in "\x1b\x07\x9b\u202e\x00"), (args, out)
+        else:  # a template shows neither the environment nor Python's objects through _()
+            for leak in (SECRET, "environ(", "<built-in", "<bound method", "<method"):
+                assert leak not in out, (args, files, out[:300])
+            if "_(" in str(files.get("t/user.j2", "")):
+                assert "<function" not in out and "<class" not in out, (args, files, out[:300])
         if "--json" in args:
             json.loads(out)  # exact integers stay integers (json has no overflow)
+
+
+@st.composite
+def translated(draw):
+    """derive or handout of a preset, in a language, with a user template of _() calls
+    (the only thing wrong, if anything, is the template)."""
+    calls = draw(st.lists(translation(), min_size=1, max_size=3))
+    argv = [draw(st.sampled_from(["derive", "derive", "handout"])),
+            draw(st.sampled_from(["gpt2", "t5-small"])),
+            "--lang", draw(st.sampled_from(["en", "ru", "zh"]))]
+    if argv[0] == "handout":
+        argv += ["--sections", "breakdown", "-o", "@h.md"]
+    return argv + ["--template", "@t/user.j2"], "\n".join(calls) + "\n"
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(translated())
+def test_template_translations_under_generated_input(capsys, monkeypatch, case):
+    """Issue 25 item 2: _() in a user template, with fields that walk attributes and items,
+    conversions and widths, filled with functions, the data, text and numbers: it prints
+    text and numbers or is refused in one line naming the template's line; never the
+    environment or a Python object."""
+    argv, source = case
+    monkeypatch.setenv("SYMCALC_FUZZ_SECRET", SECRET)
+    with tempfile.TemporaryDirectory(prefix="symcalc-fuzz-") as tmp:
+        root = Path(tmp)
+        (root / "t").mkdir()
+        (root / "t" / "user.j2").write_text(source, encoding="utf-8")
+        args = [str(root / a[1:]) if a.startswith("@") else a for a in argv]
+        capsys.readouterr()
+        code = main(args)
+        out, err = capsys.readouterr()
+        if code == 0 and argv[0] == "handout":
+            out = (root / "h.md").read_text(encoding="utf-8")
+    assert code in (0, 2), (args, source, err)
+    if code == 2:
+        assert out == "" and err.count("\n") == 1 and ONE_LINE.match(err.rstrip("\n")), err
+        assert "user.j2:" in err, (source, err)
+    for leak in (SECRET, "environ(", "<built-in", "<bound method", "<method", "<function",
+                 "<class", "<module"):
+        assert leak not in out + err, (source, (out + err)[:300])
+
+
+# -- issue 25: expression strings and plugin calls ---------------------------------------------
+# Every string that becomes a sympy expression (solve --target/--fit/--when, --for, closed-form
+# --diff, assert_closed_form's forms) is read by one parser (symcalc.algebra.expression): here
+# drawn from its tokens, from Python payloads and from the limits' edges. Nothing may run (a
+# canary file would appear), hang or end in a traceback.
+CANARY = Path(tempfile.gettempdir()) / "symcalc-fuzz-canary"
+EXPR_NAMES = ["params.total", "params.active", "memory.kv_cache_bytes", "memory.weights_bytes",
+              "memory.activations_bytes", "flops.forward_matmul", "flops:layer/ffn",
+              "flops:layer/attention/scores", "params:layer/attention", "params:nope", "d", "L",
+              "s", "n_h", "d_ff", "W", "E", "V", "H100", "A100-80GB", "X200", "Min", "Max",
+              "__import__", "lambda", "__globals__", "__class__", "os", "system", "eval", "open"]
+EXPR_NUMBERS = ["0", "1", "2", "0.5", "7e9", "1e30", "1e31", "80GB", "80Gb", "80Gbit", "80 gb",
+                "24 GiB", "7B", "1 PFLOPs", "9" * 50, "9" * 101, "1e-30", ".5", "1_0"]
+EXPR_OPS = ["+", "-", "*", "/", "**", "^", "(", ")", ",", "[", "]", ".", "'", '"', ":", ";",
+            "<=", ">=", "=", "==", "<", ">", "lambda:0", " ", "\n", "\x00", "é"]
+EXPR_EDGES = ["(" * 495 + "d", "10**10**10", "d**262144", "((((d**4)**4)**4)**4)",
+              "d*" * 1100 + "d", "-" * 60 + "d", "Min(" * 50 + "d", "d/(d-d)", "",
+              f"12*L*d**2 + 0*(lambda:0).__globals__['__builtins__']['__import__']('os')"
+              f".system('touch {CANARY}')", f"__import__('os').system('touch {CANARY}')",
+              "(L+d+s+W+V)**4*(L+d+s+W+V)**4*(L+d+s+W+V)**4", "12*L*d**2", "Min(s, W)*2*L"]
+expr_token = st.sampled_from(EXPR_NAMES + EXPR_NUMBERS + EXPR_OPS)
+expr_tokens = st.lists(expr_token, max_size=12).map("".join)
+
+
+@st.composite
+def expr_text(draw, depth: int = 0):
+    """A well-formed expression over the names and numbers above (so that some are solved),
+    or a soup of tokens, or an edge of the limits."""
+    kind = draw(st.sampled_from(["well", "well", "soup", "edge"]))
+    if kind == "soup":
+        return draw(expr_tokens)
+    if kind == "edge":
+        return draw(st.sampled_from(EXPR_EDGES))
+    out = draw(st.sampled_from(EXPR_NAMES[:10] + EXPR_NUMBERS[:10]))
+    for _ in range(draw(st.integers(0, 2))):
+        op = draw(st.sampled_from(["+", "-", "*", "/"]))
+        right = draw(expr_text(depth + 1)) if depth < 2 and draw(st.booleans()) else \
+            draw(st.sampled_from(EXPR_NAMES[:10] + EXPR_NUMBERS[:10]))
+        out = f"{out} {op} ({right})" if draw(st.booleans()) else f"{out}{op}{right}"
+    if draw(st.integers(0, 4)) == 0:
+        out = f"({out})**{draw(st.integers(0, 5))}"
+    return out
+
+
+KINDED = {"count": ["params.total", "params.active", "d", "L", "7B", "7e9", "2", "0.5"],
+          "bytes": ["memory.kv_cache_bytes", "memory.weights_bytes", "memory.activations_bytes",
+                    "H100", "80GB", "24 GiB", "80Gbit", "1e30"],
+          "flops": ["flops.forward_matmul", "flops:layer/ffn", "flops:layer/attention/scores",
+                    "1 PFLOPs", "1e12"]}
+
+
+@st.composite
+def kinded_relation(draw, op: str):
+    """A relation whose two sides measure one thing (most are solved, not refused)."""
+    names = KINDED[draw(st.sampled_from(sorted(KINDED)))]
+
+    def side():
+        out = draw(st.sampled_from(names))
+        for _ in range(draw(st.integers(0, 2))):
+            out += draw(st.sampled_from([" + ", " - "])) + draw(st.sampled_from(names))
+        if draw(st.integers(0, 3)) == 0:
+            out = f"{draw(st.sampled_from(['2', '0.5', '3']))}*({out})"
+        return out
+
+    return f"{side()} {op} {side()}"
+
+
+@st.composite
+def expression_invocation(draw):
+    model = draw(st.sampled_from(["gpt2", "mistral-7b", "t5-small", "mixtral-8x7b"]))
+    # hypothesis leans to the first choices: those are the ones that get solved
+    size = draw(st.sampled_from(["d", "L", "s", "n_h", "b", "d_ff"])) \
+        if draw(st.integers(0, 4)) < 4 else draw(st.one_of(st.sampled_from(["W", "E"]), expr_text()))
+    command = draw(st.sampled_from(["solve", "derive", "closed-form", "solve"]))
+    if command == "closed-form":
+        return ["closed-form", model, "--diff", size, "--quantity", draw(st.sampled_from(
+            ["params.total", "memory.kv_cache_bytes", "flops.forward_matmul", "nope"]))]
+    mode = draw(st.sampled_from(["--target", "--fit", "--when"]))
+    op = draw(st.sampled_from({"--target": ["=", "=="], "--fit": ["<=", "<", "="],
+                               "--when": [">=", "<", ">"]}[mode]))
+    how = draw(st.integers(0, 5))
+    relation = draw(kinded_relation(op)) if how < 3 else draw(expr_text()) if how == 5 else \
+        f"{draw(expr_text())} {op} {draw(expr_text())}"
+    argv = [command, model, "--for", size, mode, relation]
+    if draw(st.integers(0, 3)) == 3:
+        argv += ["--multiple-of", draw(st.sampled_from(["64", "1000000000000000", "0", "x"]))]
+    if draw(st.integers(0, 3)) == 3:
+        argv += ["--batch", draw(st.sampled_from(["8", "1000000000000000"]))]
+    return argv
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(expression_invocation())
+def test_expressions_under_generated_input(capsys, argv):
+    CANARY.unlink(missing_ok=True)
+    capsys.readouterr()
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert not CANARY.exists(), argv
+    assert code in (0, 2), (argv, code, err)
+    if code == 2:
+        assert out == "" and err.count("\n") == 1 and ONE_LINE.match(err.rstrip("\n")), (argv, err)
+    else:
+        assert err == "", (argv, err)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(model=st.sampled_from(["gpt2", "llama-2-7b", "mistral-7b", "t5-small"]),
+       form=st.one_of(expr_text(), st.sampled_from(["12*L*d**2", "Min(s, W)"])),
+       quantity=st.sampled_from(["params.total", "flops.forward_matmul",
+                                 "memory.kv_cache_bytes", "params.nope"]),
+       assume=st.sampled_from(["none", "kaplan", "textbook", "nope"]))
+def test_plugin_forms_under_generated_input(model, form, quantity, assume):
+    """assert_closed_form passes, fails as an assertion, or refuses the form, quantity or
+    assumption as one SymcalcError line (or a pytest failure saying so) -- nothing else."""
+    from symcalc.errors import SymcalcError
+    from symcalc.testing import assert_closed_form
+
+    CANARY.unlink(missing_ok=True)
+    try:
+        assert_closed_form(model, form, quantity=quantity, assume=assume)
+    except AssertionError as failed:
+        assert str(failed).startswith(f"{quantity} of "), str(failed)
+    except SymcalcError as refused:
+        assert "\n" not in str(refused)
+    except pytest.fail.Exception:
+        pass
+    assert not CANARY.exists(), form

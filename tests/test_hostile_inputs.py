@@ -171,10 +171,13 @@ def test_huge_sizes_in_files_refused(capsys, tmp_path):
     path.write_text(json.dumps(GPT2)[:-1] + ', "n_embd": ' + "9" * 200 + "}")
     assert "must be at most 10**15" in refused(capsys, "report", path)
     path.write_text('{"n_embd": ' + "9" * 5000 + "}")  # over Python's 4,300-digit limit
-    assert "config.json: is not valid JSON" in refused(capsys, "report", path)
+    line = refused(capsys, "report", path)
+    assert "config.json: is not valid JSON" in line and "more than 4,300 digits" in line
+    assert "set_int_max_str_digits" not in line  # Python's advice, not the user's
     spec = tmp_path / "m.toml"
     spec.write_text(toml_of(TINY) + "V = " + "9" * 5000 + "\n")
-    assert "m.toml: is not valid TOML" in refused(capsys, "report", spec)
+    assert "m.toml: is not valid TOML for symcalc (an integer of more than 4,300" in \
+        refused(capsys, "report", spec)
     spec.write_text(toml_of(dict(TINY, V=10**16)))
     assert "V: must be at most 10**15" in refused(capsys, "report", spec)
 
@@ -410,3 +413,227 @@ def test_presets_use_the_same_reader(monkeypatch):
     finally:
         presets.load.cache_clear()
     assert [os.path.basename(p) for p in seen] == ["gpt2.toml"]
+
+
+# paths whose status cannot be read (issue 26 item 2, issue 25 item 5) ----------------------
+
+# every command that takes MODEL, with what else it needs to reach the model
+MODEL_COMMANDS = {
+    "report": [], "closed-form": [], "forms": [], "derive": [],
+    "handout": ["-o", "{out}/h.md"], "sweep": ["--grid", "L=1,2"],
+    "solve": ["--for", "d", "--target", "params.total=7e9"], "page": ["-o", "{out}/p.html"],
+}
+
+
+def _argv(command, model, out):
+    return [command, model] + [a.replace("{out}", str(out)) for a in MODEL_COMMANDS[command]]
+
+
+def _closed_folder(base: Path) -> Path:
+    """base/closed/x.json with base/closed of mode 0."""
+    closed = base / "closed"
+    closed.mkdir()
+    (closed / "x.json").write_text(json.dumps(GPT2))
+    closed.chmod(0)
+    return closed / "x.json"
+
+
+def _stat_denied(path) -> str:
+    try:
+        os.stat(path)
+    except PermissionError:
+        return "denied"
+    return "readable"
+
+
+@pytest.mark.parametrize("command", sorted(MODEL_COMMANDS))
+def test_model_in_a_folder_of_mode_0(capsys, command):
+    """`symcalc COMMAND d/x.json` with d of mode 0, as a user who may not enter d: one line,
+    exit 2 (it was a PermissionError traceback, exit 1). As root the command runs in a child
+    that drops to uid 65534, which really cannot read the path."""
+    import shutil
+
+    import other_user
+
+    if os.name != "posix" or (os.geteuid() == 0 and not other_user.can_switch_user()):
+        pytest.skip("needs POSIX permissions and a user they apply to")
+    base = other_user.open_folder()
+    try:
+        model = _closed_folder(base)
+        argv = _argv(command, model, base)
+        main([str(a) for a in _argv(command, base / "missing" / "x.json", base)])  # imports
+        capsys.readouterr()
+        uid = other_user.NOBODY if os.geteuid() == 0 else None
+        code, out, err, proof = other_user.main_as(uid, argv, check=lambda: _stat_denied(model))
+    finally:
+        (base / "closed").chmod(0o700)
+        shutil.rmtree(base)
+    assert proof == "denied"  # the path really is closed to the user the command ran as
+    assert code == 2 and out == "", (out, err)
+    assert err.count("\n") == 1 and ONE_LINE.match(err.rstrip("\n")), err
+    assert err.startswith(f"symcalc: error: MODEL: '{model}' cannot be read (Permission denied)")
+
+
+@pytest.mark.skipif(_stat_denied("/proc/1/root/x.json") != "denied",
+                    reason="/proc/1/root is readable here (a privileged container)")
+@pytest.mark.parametrize("command", sorted(MODEL_COMMANDS))
+def test_model_under_proc_1_root(capsys, tmp_path, command):
+    """The issue's case: `/proc/1/root/x.json`, whose status even root may not read."""
+    line = refused(capsys, *_argv(command, "/proc/1/root/x.json", tmp_path))
+    assert line == "symcalc: error: MODEL: '/proc/1/root/x.json' cannot be read (Permission denied)"
+
+
+@pytest.mark.parametrize("command", ["derive", "handout", "page"])
+def test_output_in_a_folder_of_mode_0(capsys, command):
+    """`-o d/out.md` with d of mode 0: one line naming -o, before any work."""
+    import shutil
+
+    import other_user
+
+    if os.name != "posix" or (os.geteuid() == 0 and not other_user.can_switch_user()):
+        pytest.skip("needs POSIX permissions and a user they apply to")
+    base = other_user.open_folder()
+    closed = base / "closed"
+    closed.mkdir()
+    closed.chmod(0)
+    target = closed / ("p.html" if command == "page" else "h.md")
+    argv = [command] + (["gpt2"] if command != "page" else []) + ["-o", target]
+    try:
+        main([str(a) for a in argv[:-1] + [base / "missing" / target.name]])  # imports
+        capsys.readouterr()
+        uid = other_user.NOBODY if os.geteuid() == 0 else None
+        code, out, err, proof = other_user.main_as(uid, argv, check=lambda: _stat_denied(target))
+    finally:
+        closed.chmod(0o700)
+        shutil.rmtree(base)
+    assert proof == "denied"
+    assert code == 2 and out == "" and err.count("\n") == 1, (out, err)
+    assert err.startswith(f"symcalc: error: -o: cannot write '{target}' (Permission denied)"), err
+
+
+@pytest.mark.skipif(_stat_denied("/proc/1/root/x.json") != "denied",
+                    reason="/proc/1/root is readable here (a privileged container)")
+@pytest.mark.parametrize("argv", [
+    ["derive", "gpt2", "-o", "/proc/1/root/x.md"], ["handout", "gpt2", "-o", "/proc/1/root/x.md"],
+    ["page", "-o", "/proc/1/root/x.html"], ["derive", "gpt2", "--template", "/proc/1/root/x.j2"],
+    ["report", "gpt2", "--gpu", "x", "--gpus", "/proc/1/root/x.toml"],
+    ["sweep", "gpt2", "--table", "/proc/1/root/x.csv"],
+])
+def test_other_paths_under_proc_1_root(capsys, argv):
+    line = refused(capsys, *argv)
+    assert "cannot" in line and "(Permission denied)" in line, line
+
+
+@pytest.mark.parametrize("argv", [
+    ["derive", "gpt2", "-o", "{long}.md"], ["derive", "gpt2", "--format", "tex", "-o", "{long}.tex"],
+    ["handout", "gpt2", "-o", "{long}.md"], ["page", "-o", "{long}.html"],
+    ["derive", "gpt2", "--template", "{long}.j2"], ["handout", "gpt2", "--template", "{long}",
+                                                     "-o", "h.md"],
+    ["report", "gpt2", "--gpu", "x", "--gpus", "{long}.toml"],
+    ["sweep", "gpt2", "--table", "{long}.csv"], ["page", "{long}.json", "-o", "p.html"],
+])
+def test_file_names_over_the_system_limit(capsys, tmp_path, monkeypatch, argv):
+    """Every file a command reads or writes, named longer than a file name may be: one
+    line (it was an OSError traceback for -o and --template)."""
+    monkeypatch.chdir(tmp_path)
+    line = refused(capsys, *[a.replace("{long}", "a" * 300) for a in argv])
+    assert "File name too long" in line and len(line) < 400, line
+    assert not list(tmp_path.iterdir())
+
+
+def test_hub_cache_with_a_home_that_cannot_be_found(capsys, monkeypatch):
+    """HF_HOME='~nosuchuser/hf' names no home directory: one line (it was a RuntimeError)."""
+    for var in ("HF_HUB_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HOME", "~symcalc-no-such-user/hf")
+    line = refused(capsys, "report", "acme/tiny")
+    assert line.startswith("symcalc: error: HF_HOME: ") and "home" in line, line
+    monkeypatch.delenv("HF_HOME")
+    monkeypatch.setenv("HF_HUB_CACHE", "~symcalc-no-such-user")
+    assert refused(capsys, "report", "acme/tiny").startswith("symcalc: error: HF_HUB_CACHE: ")
+
+
+def test_hub_cache_for_a_user_without_a_home(capsys, monkeypatch, tmp_path):
+    """No HOME and a uid with no entry in the user database (a container run with --user):
+    the hub cache's folder cannot be found; one line saying to set HF_HUB_CACHE."""
+    import other_user
+
+    if not other_user.can_switch_user():
+        pytest.skip("needs root to run as a uid with no home")
+    for var in ("HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    main(["report", "acme/tiny"])  # imports
+    capsys.readouterr()
+    from pathlib import Path as P
+
+    def home():
+        try:
+            return str(P.home())
+        except RuntimeError:
+            return "none"
+
+    code, out, err, proof = other_user.main_as(
+        other_user.unknown_uid(), ["report", "acme/tiny"], check=home,
+        env={"HOME": None, "HF_HUB_CACHE": None, "HF_HOME": None, "XDG_CACHE_HOME": None})
+    assert proof == "none"  # the child really has no home directory
+    assert code == 2 and out == "" and err.count("\n") == 1, (out, err)
+    assert err.startswith("symcalc: error: HOME: ") and "HF_HUB_CACHE" in err, err
+
+
+@pytest.mark.parametrize("memory,bf16", [
+    ("9" * 5000 + " GB", "1 TFLOPs"), ("80 GB", "9" * 5000 + " TFLOPs"),
+    ("1e" + "9" * 5000 + " GB", "1 TFLOPs"), ("0." + "9" * 5000 + " GB", "1 TFLOPs"),
+])
+@pytest.mark.parametrize("command", [["report", "gpt2", "--gpu", "X1"],
+                                     ["solve", "gpt2", "--for", "d", "--fit",
+                                      "memory.weights_bytes <= X1"]])
+def test_gpus_file_with_a_5000_digit_amount(capsys, tmp_path, memory, bf16, command):
+    """Issue 25 item 5: a --gpus file's amount of 5,000 digits ended in Python's ValueError
+    on integer strings over 4,300 digits; it is refused by its length before it is read."""
+    path = tmp_path / "g.toml"
+    path.write_text(f'[X1]\nmemory = "{memory}"\nbf16 = "{bf16}"\nsource = "x"\n')
+    line = refused(capsys, *command, "--gpus", path)
+    key = "memory" if len(memory) > 40 else "bf16"
+    assert f"[X1] {key}: is 5,00" in line and "an amount is at most 40" in line, line
+
+
+BIG = "9" * 5000  # past Python's 4,300-digit limit for int <-> str
+
+
+@pytest.mark.parametrize("where", [
+    "hidden_size", "max_position_embeddings", "rope_theta", "sliding_window", "bos_token_id",
+    "rms_norm_eps", "torch_dtype", "rope_scaling.factor", "quantization_config.bits",
+    "layer_types[0]", "text_config.hidden_size"])
+def test_5000_digit_integers_in_a_config_json(capsys, tmp_path, where):
+    """Issue 25 item 5: an integer over 4,300 digits anywhere in config.json, a size or not,
+    nested or not: one line naming the file and the digit limit."""
+    config = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100}
+    key, _, sub = where.partition(".")
+    if key.endswith("[0]"):
+        config[key[:-3]] = ["@BIG@", "full_attention"]
+    elif sub:
+        config[key] = {sub: "@BIG@"}
+    else:
+        config[key] = "@BIG@"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config).replace('"@BIG@"', BIG))
+    line = refused(capsys, "report", path)
+    assert "config.json: is not valid JSON for symcalc (an integer of more than 4,300" in line
+
+
+@pytest.mark.parametrize("argv", [
+    ["report", "gpt2", "--set", f"L={BIG}"], ["report", "gpt2", "--set", f"E={BIG}"],
+    ["report", "deepseek-v2-lite", "--set", f"L_dense={BIG}"],
+    ["report", "gpt2", "--set", f"router_groups={BIG}"],
+    ["report", "gpt2", "--set", f"name={BIG}"], ["report", "gpt2", "--set", f"pooler={BIG}"],
+    ["report", "gpt2", "--batch", BIG], ["derive", "gpt2", "--lang", "ru", "--seq-len", BIG],
+    ["sweep", "gpt2", "--grid", f"L=1:{BIG}"], ["report", "{tmp}/spec.toml"],
+    ["report", "gpt2", "--gpu", "X1", "--gpus", "{tmp}/g.toml"],
+])
+def test_5000_digit_integers_on_the_command_line_and_in_toml(capsys, tmp_path, argv):
+    (tmp_path / "spec.toml").write_text(toml_of(TINY) + f"[extra]\nx = {BIG}\n")
+    (tmp_path / "g.toml").write_text(f'[X1]\nmemory = {BIG}\nbf16 = "1 TFLOPs"\nsource = "x"\n')
+    line = refused(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert len(line) < 400 and "set_int_max_str_digits" not in line, line

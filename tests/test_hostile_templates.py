@@ -166,3 +166,61 @@ def test_format_width_from_an_argument_is_bounded(capsys, tmp_path):
     path = template(tmp_path, "{{ '{:>{}}'.format(1, 10**9) }}")
     msg = refused(capsys, "derive", "gpt2", "--template", path)
     assert "more than 1,000,000" in msg
+
+
+# issue 25 item 2: translations stay in the sandbox ------------------------------------------------
+
+SECRET = "symcalc-secret-2f9c"  # put in the environment; no template may print it
+
+TRANSLATION_PAYLOADS = {  # the issue's payloads and their kin, each refused on its line
+    "environ": '{{ _("{f.__globals__[_gettext].os.environ}", f=_) }}',
+    "globals": '{{ _("{f.__globals__}", f=_) }}',
+    "builtins": '{{ _("{f.__globals__[__builtins__][open]}", f=_) }}',
+    "class": '{{ _("{s.__class__.__mro__}", s="x") }}',
+    "init": '{{ _("{s.__init__}", s="x") }}',
+    "function": '{{ _("{f}", f=_) }}',
+    "method": '{{ _("{s.upper}", s="x") }}',
+    "repr": '{{ _("{s.upper!r}", s="x") }}',
+    "gettext": '{{ _("{g}", g=gettext) }}',
+    "data": '{{ _("{v}", v=v) }}',
+    "data-attr": '{{ _("{v.sections.__class__}", v=v) }}',
+    "width": '{{ _("{s:>999999999}", s="x") }}',
+    "nested-width": '{{ _("{s:{w}}", s="x", w=10**9) }}',
+    "format-map": '{{ _("{s.format_map}", s="x") }}',
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+@pytest.mark.parametrize("case", sorted(TRANSLATION_PAYLOADS))
+def test_translation_payloads_stay_in_the_sandbox(capsys, tmp_path, monkeypatch, case, lang):
+    """_() formatted with str.format outside the sandbox: the first payload printed the
+    whole environment, others <built-in function ...>. Every one is one line naming the
+    template's line, and nothing of Python or the environment is printed."""
+    monkeypatch.setenv("SYMCALC_TEST_SECRET", SECRET)
+    path = template(tmp_path, "ok\n" + TRANSLATION_PAYLOADS[case] + "\n")
+    msg = refused(capsys, "derive", "gpt2", "--lang", lang, "--template", path)
+    assert msg.startswith(f"symcalc: error: {path}:2: "), msg
+    assert SECRET not in msg and "<built-in" not in msg and "<function" not in msg, msg
+
+
+def test_translations_still_format_text_and_numbers(capsys, tmp_path):
+    """What _() is for keeps working in a user template: a message id translated, its
+    fields filled with text and numbers, format specs and conversions on them."""
+    path = template(tmp_path, '{{ _("context {n}", n=4096) }}|{{ _("The models") }}|'
+                              '{{ _("{a} and {b:>4} {c:,} {d!r}", a=v.title, b=3, c=1234567, '
+                              'd="x") }}\n')
+    for lang, words in (("en", "context 4096|The models|"), ("ru", "контекст 4096|Модели|")):
+        assert main(["derive", "gpt2", "--lang", lang, "--template", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(words) and "and    3 1,234,567 'x'" in out, out
+
+
+def test_package_templates_included_by_a_user_template_keep_their_words(capsys, tmp_path):
+    """The package's templates, included by a user template, run with the sandboxed _()
+    too (their fields are text): the same document as the built-in one."""
+    path = template(tmp_path, "{% include 'derivation.md.j2' %}")
+    for lang in ("en", "ru", "zh"):
+        assert main(["derive", "gpt2", "--lang", lang, "--template", str(path)]) == 0
+        mine = capsys.readouterr().out
+        assert main(["derive", "gpt2", "--lang", lang]) == 0
+        assert mine == capsys.readouterr().out

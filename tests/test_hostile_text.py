@@ -129,3 +129,81 @@ def test_accepted_names_compile(capsys, tmp_path):
                            "-halt-on-error", "d.tex"], cwd=tmp_path, capture_output=True,
                           text=True, errors="replace", timeout=300)
     assert done.returncode == 0, done.stdout[-2000:]
+
+
+# issue 26 item 3: characters checked against every face that sets them -------------------------
+
+def _fake_faces(monkeypatch, table):
+    """Fonts as given: {family: {style: "characters"}} (plus ASCII in every face)."""
+    from symcalc.render import fonts
+
+    ascii_points = frozenset(range(32, 127))
+
+    def faces(family):
+        got = table.get(family)
+        return None if got is None else tuple(
+            (style, ascii_points | {ord(c) for c in chars}) for style, chars in got.items())
+
+    monkeypatch.setattr(fonts, "faces", faces)
+    monkeypatch.setattr(fonts, "charset", fonts.charset.__wrapped__)
+    monkeypatch.setattr(fonts, "MAIN_FONTS", tuple(table))
+    return fonts
+
+
+def test_a_character_in_the_regular_face_only_is_refused(monkeypatch):
+    """The issue's case in miniature: the regular face has ℝ, the bold face (the title) has
+    not; the check used the union of the faces and let xelatex fail 10-16 s later."""
+    fonts = _fake_faces(monkeypatch, {"Serif": {"Regular": "ℝé", "Bold": "é", "Italic": "ℝé"}})
+    with pytest.raises(Exception) as err:
+        fonts.choose("ℝ")
+    assert "'ℝ' (U+211D" in str(err.value) and "not in its Bold face" in str(err.value)
+    assert fonts.choose("é")["main"] == "Serif"
+
+
+def test_a_font_with_the_character_in_every_face_is_chosen(monkeypatch):
+    fonts = _fake_faces(monkeypatch, {"Serif": {"Regular": "ℝ", "Bold": ""},
+                                      "Sans": {"Regular": "ℝ", "Bold": "ℝ", "Oblique": "ℝ"}})
+    assert fonts.choose("ℝ")["main"] == "Sans"
+
+
+def test_title_refused_before_latex_when_a_face_lacks_it(capsys, tmp_path, monkeypatch):
+    """Against the installed fonts: DejaVu Serif has ℝ in its Book face but not in Bold;
+    with it as the only main font, `handout --title ℝ -o r.pdf` is refused before any
+    LaTeX runs, naming the character, the font and the face."""
+    from symcalc.render import fonts
+
+    serif = fonts.faces("DejaVu Serif")
+    if not serif or not fonts.lacking("DejaVu Serif", "ℝ") or \
+            len(fonts.lacking("DejaVu Serif", "ℝ")) == len(serif):
+        pytest.skip("needs DejaVu Serif with ℝ in some faces only (fonts-dejavu)")
+    import symcalc.render.handout as rh
+
+    def boom(*a, **k):
+        raise AssertionError("LaTeX ran before the characters were checked")
+
+    monkeypatch.setattr(rh, "compile_pdf", boom)
+    monkeypatch.setattr(fonts, "MAIN_FONTS", ("DejaVu Serif",))
+    monkeypatch.setattr("shutil.which", lambda name: f"/usr/bin/{name}"
+                        if name in ("pdflatex", "xelatex") else shutil_which(name))
+    line = refused(capsys, "handout", "gpt2", "--title", "ℝ", "-o", tmp_path / "r.pdf")
+    assert line.startswith("symcalc: error: --title: character 'ℝ' (U+211D"), line
+    assert "DejaVu Serif has it, but not in its" in line and "Bold" in line, line
+    line = refused(capsys, "handout", "gpt2", "--set", "name=ℝ", "-o", tmp_path / "r.tex")
+    assert line.startswith("symcalc: error: name: character 'ℝ'"), line
+    assert not list(tmp_path.iterdir())
+
+
+shutil_which = shutil.which
+
+
+@pytest.mark.skipif(not shutil.which("xelatex") or not shutil.which("fc-list"),
+                    reason="needs xelatex and fontconfig")
+def test_title_in_a_face_the_installed_fonts_lack_compiles_or_is_refused(capsys, tmp_path):
+    """With the fonts installed here: `handout --title ℝ -o r.pdf` either compiles (a font
+    has ℝ in every face, e.g. DejaVu Sans) or is refused before LaTeX -- never an xelatex
+    'Missing character' failure."""
+    code, out, err = run(capsys, "handout", "gpt2", "--title", "ℝ", "--sections", "breakdown",
+                         "-o", tmp_path / "r.pdf")
+    assert "Missing character" not in err, err
+    assert (code == 0 and (tmp_path / "r.pdf").stat().st_size > 0) or \
+        (code == 2 and "--title: character 'ℝ'" in err), err

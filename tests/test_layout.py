@@ -1,6 +1,6 @@
 """The package's layout: stages import only what comes before them, no import cycle among
 symcalc's modules, and the module paths from before the regrouping (``symcalc.spec`` ...)
-are the very same module objects as the new ones (``symcalc.algebra.spec`` ...)."""
+are gone (0.1.0 was never released with them)."""
 from __future__ import annotations
 
 import ast
@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import symcalc
-from symcalc._aliases import ALIASES
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "symcalc"
@@ -40,13 +39,11 @@ def modules() -> dict[str, Path]:
 
 def imports(name: str, path: Path, known: set[str]) -> set[str]:
     """Every symcalc module ``name`` imports, at the top or inside a function (a lazy import
-    is still an import), with old paths resolved through the alias table; third-party
-    modules by their top-level name."""
+    is still an import); third-party modules by their top-level name."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
 
     def add(target: str) -> None:
-        target = ALIASES.get(target, target)
         out.add(target if target.startswith("symcalc") else target.split(".")[0])
 
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -61,7 +58,7 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
             else:
                 source = node.module or ""
             for alias in node.names:  # `from pkg import module` imports the module
-                sub = ALIASES.get(f"{source}.{alias.name}", f"{source}.{alias.name}")
+                sub = f"{source}.{alias.name}"
                 if sub in known:
                     add(sub)
                     continue
@@ -148,48 +145,27 @@ def test_data_modules_import_no_renderer():
 
 
 # -- the old module paths ------------------------------------------------------------------------
-@pytest.mark.parametrize("old", sorted(ALIASES))
-def test_alias_is_the_same_module(old):
-    new = ALIASES[old]
-    module = importlib.import_module(old)
-    assert module is importlib.import_module(new)
-    assert sys.modules[old] is sys.modules[new] is module
-    assert module.__name__ == new and module.__spec__.name == new  # its own spec, kept
-    assert getattr(symcalc, old.split(".")[1]) is module
+OLD_PATHS = ("symcalc.spec", "symcalc.options", "symcalc.quantities", "symcalc.presets",
+             "symcalc.quick", "symcalc.codegen", "symcalc.hf", "symcalc.family_data",
+             "symcalc.derive", "symcalc.sources", "symcalc.sweep", "symcalc._aliases",
+             "symcalc.fast.codegen", "symcalc.fast._generated")
 
 
-def test_alias_targets_exist_and_old_files_are_gone():
-    for old, new in ALIASES.items():
-        assert (REPO / (new.replace(".", "/") + ".py")).is_file(), new
-        assert not (REPO / (old.replace(".", "/") + ".py")).exists(), old
+@pytest.mark.parametrize("old", OLD_PATHS)
+def test_old_module_paths_are_gone(old):
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
+    assert not (REPO / (old.replace(".", "/") + ".py")).exists()
 
 
-def test_monkeypatch_through_an_old_path_is_seen_by_the_new(monkeypatch):
-    import symcalc.family_data as old
-    from symcalc.inputs import family_data as new
-
-    monkeypatch.setattr(old, "FAMILIES_DIR", Path("/nowhere"))
-    assert new.FAMILIES_DIR == Path("/nowhere")
-
-
-def test_old_paths_work_in_a_fresh_interpreter_without_sympy():
-    code = ("import sys\nimport symcalc.spec, symcalc.options, symcalc.presets, symcalc.quick\n"
-            "from symcalc.spec import Spec\nfrom symcalc.algebra.spec import Spec as S2\n"
-            "from symcalc import quick\nimport symcalc.fast.quick as q2\n"
-            "assert Spec is S2 and quick is q2\n"
+def test_quick_path_imports_no_sympy_in_a_fresh_interpreter():
+    code = ("import sys\nimport symcalc.algebra.spec, symcalc.algebra.options, "
+            "symcalc.inputs.presets, symcalc.fast.quick\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sympy', 'jinja2')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
-
-
-@pytest.mark.parametrize("name", ["symcalc.codegen", "symcalc.fast.codegen"])
-def test_codegen_runs_as_a_module_under_both_names(name):
-    done = subprocess.run([sys.executable, "-m", name, "--check"], capture_output=True,
-                          text=True, timeout=300, cwd=REPO)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "_generated.py is up to date"
 
 
 def test_unknown_names_are_still_errors():

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-import hf_reference as H
 from symcalc.errors import SymcalcError
-from symcalc.hf import spec_from_config
+from symcalc.inputs.hf import spec_from_config
 
 OLMOE_WIDE_HEADS = {"model_type": "olmoe", "architectures": ["OlmoeForCausalLM"], "hidden_size": 32,
                     "num_hidden_layers": 1, "num_attention_heads": 2, "head_dim": 8,
@@ -41,14 +40,19 @@ def test_refused_with_the_config_key(cfg, field, rule, _):
     assert err.value.rule.startswith(rule)
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("cfg,fails", [(c[0], c[3]) for c in CASES], ids=[c[0]["model_type"] for c in CASES])
 def test_transformers_cannot_run_it_either(cfg, fails):
+    import hf_reference as H
+
     with pytest.raises(Exception, match=fails):  # the config class or the forward pass
         H.count_forward_flops(cfg, 1, 3, device="cpu", experts_implementation="eager")
 
 
+@pytest.mark.reference
 def test_the_olmoe_refusal_is_only_for_other_head_widths():
     """head_dim equal to hidden / heads is accepted and counted as transformers counts it."""
+    import hf_reference as H
     cfg = dict(OLMOE_WIDE_HEADS, head_dim=16)
     assert spec_from_config(cfg).d_h == 16
     assert H.count_forward_flops(cfg, 1, 3, device="cpu", experts_implementation="eager") > 0

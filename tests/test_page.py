@@ -1,6 +1,5 @@
 """The calculator page (symcalc page, issue 15).
 
-* symcalc/page/_generated.js equals a fresh generation from the sympy expressions;
 * the page's core (Node, tests/page_harness.js) gives exactly quick_report's object for every
   preset under several option sets, for drawn --set overrides and options, and for every
   tests/families config; and the same one-line message as the CLI for bad input;
@@ -25,7 +24,6 @@ from symcalc.algebra.options import Options
 from symcalc.algebra.spec import coerce_text, make_spec, parse_int, with_overrides
 from symcalc.commands.report import with_parts
 from symcalc.errors import SymcalcError
-from symcalc.fast import jscodegen
 from symcalc.fast.quick import quick_report
 from symcalc.inputs import presets
 from symcalc.inputs.hf import read_model
@@ -43,21 +41,6 @@ OPTION_SETS = [
     dict(nonmatmul=True, zero=1, dp=3, kv_dtype="bits5", seq_len=77, dec_seq_len=13,
          optimizer="adam-fp32", activations="sdpa", state_dtype="bf16", mla_cache="expanded"),
 ]
-
-
-def test_generated_js_is_fresh():
-    assert jscodegen.TARGET.read_text(encoding="utf-8") == jscodegen.generate(), \
-        "symcalc/page/_generated.js is stale: run `python -m symcalc.fast.jscodegen`"
-
-
-def test_printer_writes_bigint_and_refuses_fractions():
-    import sympy
-
-    L, d = sympy.symbols("L d", positive=True, integer=True)
-    assert jscodegen.js(12 * L * d**2 - 3) == "(-3n + 12n*L*(d*d))"
-    assert jscodegen.js(sympy.ceiling(L / 64)) == "_cd(L, 64n)"
-    with pytest.raises(ValueError):
-        jscodegen.js(L / 2)
 
 
 @pytest.fixture(scope="module")
@@ -177,10 +160,10 @@ def test_core_reads_every_family_config_as_the_cli_does(meta_file):
 
 @needs_node
 def test_core_activation_facts_are_pythons(meta_file):
-    """activationFacts (core.js) equals activation_profiles.facts for every preset and every
+    """activationFacts (core.js) equals implementation.facts for every preset and every
     family config, in 16 and 32 bits, at batch 1 and 2 (the report's tests draw options over
     presets only; these facts also decide what a pasted config keeps)."""
-    from symcalc.algebra.activation_profiles import facts
+    from symcalc.algebra.implementation import facts
 
     jobs, want = [], []
     models = [("preset", n, presets.load(n).spec) for n in presets.names()]

@@ -6,13 +6,13 @@ import copy
 
 import pytest
 
-import hf_reference as H
-from symcalc import presets
-from symcalc import quantities as q
-from symcalc.hf import spec_from_config
-from symcalc.options import Options
+import configs
+from symcalc.inputs import presets
+from symcalc.algebra import quantities as q
+from symcalc.inputs.hf import spec_from_config
+from symcalc.algebra.options import Options
 from symcalc.report import report
-from symcalc.spec import size_values
+from symcalc.algebra.spec import size_values
 
 # preset name -> key of hf_reference.PRESET_CONFIGS (the published config.json); the class is
 # the preset's own ``reference`` (BERT presets are the bare BertModel with its pooler, while
@@ -40,7 +40,7 @@ ALL = [p.name for p in presets.all_presets()]
 
 
 def hf_config(name: str) -> dict:
-    cfg = copy.deepcopy(H.PRESET_CONFIGS[HF_CONFIG_OF[name]])
+    cfg = copy.deepcopy(configs.PRESET_CONFIGS[HF_CONFIG_OF[name]])
     cfg["architectures"] = [presets.load(name).reference]
     return cfg
 
@@ -50,8 +50,8 @@ def test_the_issue_presets_exist():
 
 
 # Presets of the families as data: the hub config is tests/families/<model_type>/hub-<preset>.json,
-# checked against transformers and the preset in tests/test_family_reference.py.
-HUB_PRESETS = {cid.split("/")[1][len("hub-"):] for cid, _ in H.family_configs()
+# checked against transformers and the preset in tests/reference/test_family_reference.py.
+HUB_PRESETS = {cid.split("/")[1][len("hub-"):] for cid, _ in configs.family_configs()
                if cid.split("/")[1].startswith("hub-")}
 
 
@@ -71,14 +71,20 @@ def test_expected_total(name):
     assert total == preset.expected_total
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("name", sorted(HF_CONFIG_OF))
 def test_params_equal_transformers(name):
+    import hf_reference as H
+
     preset = presets.load(name)
     assert H.reference_params(hf_config(name)) == preset.expected_total
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("name", sorted(HF_CONFIG_OF))
 def test_forward_matmul_equals_flop_counter(name):
+    import hf_reference as H
+
     preset = presets.load(name)
     rep = report(preset.spec, Options(batch=1, seq_len=128))
     assert rep["flops"]["forward_matmul"] == H.reference_forward_matmul_flops(hf_config(name), 1, 128)

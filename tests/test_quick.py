@@ -1,5 +1,5 @@
 """The quick report (generated evaluators, no sympy) equals the sympy report exactly, and
-`symcalc report --json` never imports sympy or jinja2."""
+`symcalc report --json` never imports sympy, jinja2 or pint."""
 from __future__ import annotations
 
 import json
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_reference import PRESET_CONFIGS
-from test_codegen import models, workloads
+from configs import PRESET_CONFIGS
+from strategies import models, workloads
 from symcalc.inputs import presets
 from symcalc.fast import quick
 from symcalc.inputs.hf import spec_from_config
@@ -87,7 +87,7 @@ NO_SYMPY = textwrap.dedent("""
     assert status == 0, status
     text = out.getvalue()
     assert json.loads(text) if "--json" in {argv!r} else "7,241,732,096" in text
-    heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("sympy", "jinja2", "numpy"))
+    heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("sympy", "jinja2", "numpy", "pint"))
     print(json.dumps(heavy))
 """)
 

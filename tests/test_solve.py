@@ -98,7 +98,7 @@ def test_keep_scales_a_follower_with_the_size():
     (["gpt2", "--for", "E", "--target", "params.total=1e9"], "has no size E"),
     (["gpt2", "--for", "zz", "--target", "params.total=1e9"], "is not a size"),
     (["gpt2", "--for", "d", "--fit", "params.total <= 1000"], "no positive d satisfies"),
-    (["gpt2", "--for", "d", "--target", "params.total=80GB"], "compares bytes"),
+    (["gpt2", "--for", "d", "--target", "params.total=80GB"], "compares counts with bytes"),
     (["gpt2", "--for", "d", "--target", "params.total=80XB"], "unknown unit"),
     (["gpt2", "--for", "d", "--fit", "params.total = 1e9"], "must compare with"),
     (["gpt2", "--for", "d", "--target", "flops:layer/nope >= 1"], "is not a part"),
@@ -111,7 +111,8 @@ def test_refusals(capsys, argv, words):
 
 # -- units ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text, value, kind", [
-    ("80GB", 80 * 10**9, "bytes"), ("80 gb", 80 * 10**9, "bytes"), ("24GiB", 24 * 2**30, "bytes"),
+    ("80GB", 80 * 10**9, "bytes"), ("80 GB", 80 * 10**9, "bytes"), ("24GiB", 24 * 2**30, "bytes"),
+    ("80Gbit", 10 * 10**9, "bytes"), ("1 KiB", 1024, "bytes"), ("3 EFLOPs", 3 * 10**18, "flops"),
     ("7B", 7 * 10**9, "count"), ("1.5T", 15 * 10**11, "count"), ("500M", 5 * 10**8, "count"),
     ("70e9", 70 * 10**9, "count"), ("2.25 PFLOPs", 225 * 10**13, "flops"), ("0.5", Fraction(1, 2), "count"),
 ])
@@ -120,7 +121,8 @@ def test_units(text, value, kind):
     assert (got.value, got.kind) == (value, kind)
 
 
-@pytest.mark.parametrize("text", ["7b", "80 XB", "GB", "1e99", ""])
+@pytest.mark.parametrize("text", ["7b", "80 XB", "GB", "1e99", "", "80Gb", "80 gb", "80 tflops",
+                                  "1" * 101])
 def test_units_refused(text):
     with pytest.raises(SymcalcError):
         parse_amount("x", text)
@@ -179,3 +181,25 @@ def test_user_accelerators(tmp_path, capsys):
     f.write_text('[Lab-1]\nmemory = "12"\nbf16 = "100 TFLOPs"\nsource = "x"\n')
     code, _, err = run(capsys, "report", "gpt2", "--gpu", "Lab-1", "--gpus", str(f))
     assert code == 2 and "needs a byte unit" in err
+
+
+# -- issue 25 item 5: --for n_h with n_kv following it (AttributeError on is_integer) -------
+@pytest.mark.parametrize("model,mode,relation", [
+    ("gpt2", "--target", "memory.activations_bytes=1811939328"),
+    ("gpt2", "--fit", "memory.activations_bytes <= 2e9"),
+    ("llama-2-7b", "--fit", "memory.activations_bytes <= 80GB"),
+])
+def test_solving_for_n_h_with_n_kv_following(capsys, model, mode, relation):
+    """n_kv = n_h follows n_h as the symbol itself: substituting a Python int gave back an
+    int, and `.is_integer` ended in an AttributeError. Each integer answer is checked
+    against the report at that n_h."""
+    code, out, err = run(capsys, "solve", model, "--for", "n_h", mode, relation, "--json")
+    assert code == 0 and err == "", err
+    got = json.loads(out)
+    for side in ("below", "above"):
+        n_h = got[side]
+        if n_h is None:
+            continue
+        rep = quick_report(resolve(model, [f"n_h={n_h}"]))
+        assert rep["memory"]["activations_bytes"] == got[f"value_{side}"]
+    assert got["below"] is not None and got["above"] is not None

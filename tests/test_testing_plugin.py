@@ -3,6 +3,7 @@ fixtures and assertions, passing and failing, on real transformers modules (meta
 on a hand-written PyTorch transformer with a deliberate GQA mistake."""
 from __future__ import annotations
 
+import re
 import sys
 from importlib.metadata import entry_points
 from importlib.util import find_spec  # not import: torch must not load in this process
@@ -127,6 +128,7 @@ def test_llama_built_without_gqa(tmp_path):
 """
 
 
+@pytest.mark.reference  # the test module it runs imports torch
 def test_transformers_modules_on_meta(pytester):
     if not find_spec("transformers"):
         pytest.skip("transformers is not installed")
@@ -209,6 +211,7 @@ def test_unknown_parameter_is_listed():
 """
 
 
+@pytest.mark.reference  # the test module it runs imports torch
 def test_hand_written_transformer_with_a_gqa_mistake(pytester):
     if not find_spec("torch"):
         pytest.skip("torch is not installed")
@@ -227,3 +230,168 @@ def test_hand_written_transformer_with_a_gqa_mistake(pytester):
     # a parameter no rule knows is named
     result.stdout.fnmatch_lines(["*module 82,757, symcalc 82,752 (+5)*",
                                  "*parameters no rule maps (give name_map={glob: path}): mystery*"])
+
+
+# issue 25 item 5: bad arguments are clear failures, not errors from inside symcalc ---------
+
+BAD_ARGUMENTS_FILE = """
+import pytest
+from symcalc.algebra.spec import make_spec
+from symcalc.testing import assert_closed_form, assert_param_count
+
+class Param:
+    def __init__(self, *shape):
+        self.shape = shape
+
+class Module:  # shaped like torch.nn.Module, no torch
+    def __init__(self, params):
+        self.params = params
+    def named_parameters(self):
+        return iter(self.params)
+
+GOOD = Module([("transformer.wte.weight", Param(50257, 768))])
+SPEC = make_spec(name="tiny", family="decoder", L=2, d=64, n_h=4, d_ff=256, V=100)
+
+def test_model_int():
+    assert_closed_form(123, "12*L*d**2")
+
+def test_model_none():
+    assert_closed_form(None, "12*L*d**2")
+
+def test_model_dict():
+    assert_closed_form({"name": "gpt2"}, "12*L*d**2")
+
+def test_model_unknown_preset():
+    assert_closed_form("no-such-model", "12*L*d**2")
+
+def test_quantity_unknown():
+    assert_closed_form("gpt2", "12*L*d**2", quantity="params.nope")
+
+def test_quantity_not_text():
+    assert_closed_form("gpt2", "12*L*d**2", quantity=5)
+
+def test_assume_unknown():
+    assert_closed_form("gpt2", "12*L*d**2", assume="nope")
+
+def test_sets_int():
+    assert_closed_form("gpt2", "12*L*d**2", sets=5)
+
+def test_sets_unknown_field():
+    assert_closed_form("gpt2", "12*L*d**2", sets=["bogus=2"])
+
+def test_expected_none():
+    assert_closed_form("gpt2", None)
+
+def test_module_not_a_module():
+    assert_param_count(object(), "gpt2")
+
+def test_module_parameter_without_shape():
+    assert_param_count(Module([("a.weight", 5)]), "gpt2")
+
+def test_module_items_not_pairs():
+    assert_param_count(Module([5]), "gpt2")
+
+def test_param_count_model_int():
+    assert_param_count(GOOD, 123)
+
+def test_name_map_not_a_mapping():
+    assert_param_count(GOOD, "gpt2", name_map=["x"])
+
+def test_name_map_values():
+    assert_param_count(GOOD, "gpt2", name_map={"a*": 5})
+
+@pytest.mark.symcalc(123)
+def test_marker_model_int(symcalc_model):
+    pass
+
+@pytest.mark.symcalc("gpt2", bogus=1)
+def test_marker_unknown_option(symcalc_model):
+    pass
+
+@pytest.mark.symcalc("gpt2", dtype=5)
+def test_marker_option_of_the_wrong_type(symcalc_model):
+    pass
+
+@pytest.mark.symcalc("gpt2", 5)
+def test_marker_sets_int(symcalc_model):
+    pass
+
+@pytest.mark.symcalc("gpt2", batch="x")
+def test_marker_bad_batch(symcalc_model):
+    pass
+
+@pytest.mark.parametrize("symcalc_model", [{"sets": ["L=2"]}, ["gpt2"], 3.5], indirect=True)
+def test_indirect_not_models(symcalc_model):
+    pass
+
+def test_factory_unknown_option(symcalc_factory):
+    symcalc_factory("gpt2", seqlen=4)
+
+def test_factory_not_a_model(symcalc_factory):
+    symcalc_factory(object())
+
+# what still works: a spec or a Model with sets, a string as one KEY=VALUE
+def test_spec_with_sets_applies_them():  # a gated FFN: 3 d d_ff per layer, not 2
+    assert_closed_form(SPEC, "L*(3*d*d_ff + 2*d*d_h*n_h + 2*d*d_h*n_kv + 4*d) + V*d + 2*d",
+                       sets="ffn=gated")
+
+def test_factory_sets_as_one_text(symcalc_factory):
+    assert symcalc_factory("gpt2", "L=24").spec.L == 24
+
+@pytest.mark.parametrize("symcalc_model", [{"name": "gpt2", "sets": ["L=3"], "batch": 2}],
+                         indirect=True)
+def test_indirect_dict(symcalc_model):
+    assert symcalc_model.spec.L == 3 and symcalc_model.report["flops"]["batch"] == 2
+"""
+
+BAD = {  # test -> words of its one-line failure
+    "test_model_int": "assert_closed_form: model: must be a preset name",
+    "test_model_none": "assert_closed_form: model: must be a preset name",
+    "test_model_dict": "assert_closed_form: model: must be a preset name",
+    "test_model_unknown_preset": "assert_closed_form: MODEL: 'no-such-model' is not a preset",
+    "test_quantity_unknown": "assert_closed_form: quantity: must be one of",
+    "test_quantity_not_text": "assert_closed_form: quantity: must be text",
+    "test_assume_unknown": "assert_closed_form: --assume: must be one of",
+    "test_sets_int": "assert_closed_form: sets: must be KEY=VALUE texts",
+    "test_sets_unknown_field": "assert_closed_form: --set bogus: is not a symcalc spec field",
+    "test_expected_none": "assert_closed_form: expected: must be a formula",
+    "test_module_not_a_module": "assert_param_count: module: must have named_parameters()",
+    "test_module_parameter_without_shape": "assert_param_count: module: parameter 'a.weight' "
+                                           "has no shape",
+    "test_module_items_not_pairs": "assert_param_count: module: named_parameters() must give",
+    "test_param_count_model_int": "assert_param_count: model: must be a preset name",
+    "test_name_map_not_a_mapping": "assert_param_count: name_map: must map glob patterns",
+    "test_name_map_values": "assert_param_count: name_map: maps glob patterns",
+    "test_marker_model_int": "symcalc model: model: must be a preset name",
+    "test_marker_unknown_option": "symcalc model: bogus: is not an option (options: batch,",
+    "test_marker_option_of_the_wrong_type": "symcalc model: dtype: must be text",
+    "test_marker_sets_int": "symcalc model: sets: must be KEY=VALUE texts",
+    "test_marker_bad_batch": "symcalc model: batch: must be a positive integer",
+    "test_indirect_not_models": "symcalc model: ",
+    "test_factory_unknown_option": "symcalc model: seqlen: is not an option",
+    "test_factory_not_a_model": "symcalc model: model: must be a preset name",
+}
+
+
+def test_bad_arguments_are_clear_failures(pytester):
+    """Issue 25 item 5: each bad argument -- a model that is no model, an unknown option,
+    sets that are not KEY=VALUE texts, a module without named_parameters(), a name_map of
+    the wrong shape, an unknown preset -- fails its test with one line naming the argument
+    and the rule; before, most ended in a TypeError, AttributeError or a traceback through
+    symcalc's modules."""
+    result = run(pytester, BAD_ARGUMENTS_FILE, "-rfE", subprocess=True)  # sympy's lazy
+    # modules, dropped by an in-process run before, would be imported twice
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") == 3, result.stdout.str()[-3000:]
+    assert outcomes.get("failed", 0) + outcomes.get("errors", 0) == len(BAD) + 2
+    out = result.stdout.str()
+    # each failure's section ("___ test_x ___" or "___ ERROR at setup of test_x ___") holds
+    # its one line
+    sections = re.split(r"\n_{3,} (?:ERROR at setup of )?(\S+) _{3,}\n", out)
+    found = dict(zip(sections[1::2], sections[2::2]))
+    for name, words in BAD.items():
+        section = next((v for k, v in found.items() if k.split("[")[0] == name), "")
+        assert words in section, (name, words, section[:500])
+    for leak in ("TypeError", "AttributeError", "NameError", "Traceback",
+                 "site-packages/symcalc", "symcalc/inputs/", "symcalc/algebra/"):
+        assert leak not in out, (leak, out[-3000:])

@@ -3,7 +3,7 @@ text_config is read through its wrapper family file ([wrapper], docs/families.md
 says which part it covers and names the vision tower and projector it left out, and
 ``--part all`` adds their parameters (symcalc/algebra/vision.py) so that params.total is
 transformers' ForConditionalGeneration count. The per-family configs (tests/families/gemma3,
-mistral3, llama4) are compared with transformers in tests/test_family_reference.py."""
+mistral3, llama4) are compared with transformers in tests/reference/test_family_reference.py."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-import hf_reference as H
 from symcalc.algebra import vision
 from symcalc.derivations.sources import SOURCES
 from symcalc.errors import SymcalcError
@@ -87,10 +86,12 @@ def test_the_wrappers_tie_flag_decides_the_head():
     assert spec_from_config(cfg).head == "untied"
 
 
+@pytest.mark.reference
 def test_absent_nested_configs_are_transformers_defaults():
     """No text_config and no vision_config: transformers builds Gemma3TextConfig() and
     SiglipVisionConfig() (with its attention-pooling head); so does symcalc."""
-    from symcalc.options import Options
+    import hf_reference as H
+    from symcalc.algebra.options import Options
     from symcalc.report import report
 
     cfg = {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"]}
@@ -146,7 +147,10 @@ def test_report_says_part_text_and_names_what_it_left_out(cli):
     assert "part: text" in text.stdout and "left out: vision tower" in text.stdout
 
 
+@pytest.mark.reference
 def test_part_all_is_transformers_full_count(cli):
+    import hf_reference as H
+
     run = cli("report", TINY_GEMMA3, "--json", "--part", "all")
     assert run.returncode == 0, run.stderr
     rep = json.loads(run.stdout)

@@ -275,7 +275,7 @@ def is_routed_expert(path: str) -> bool:
 
 def active_total(bd: Breakdown) -> sympy.Expr:
     """The total of ``bd`` with the routed experts counted k times instead of E times (router
-    and shared experts in full; also used on the shape's breakdown by :mod:`symcalc.fast.codegen`,
+    and shared experts in full; also used on the shape's breakdown by :mod:`symcalc.fast.build_terms`,
     where dense models have E = k = 1 and no MoE parts)."""
     E, k = SIZES["E"].symbol, SIZES["k"].symbol
     total = sympy.Integer(0)

@@ -17,16 +17,16 @@ parallelism does. Three named models:
   matrix, a float32 log-sum-exp per query and head instead; keys and values at n_kv heads.
 
 The implementation facts (which norm, softmax upcast, dropouts, activation) are the
-``ac_*`` values of :func:`symcalc.algebra.activation_profiles.facts`; here they may be numbers
-(one spec) or symbols (the general expressions of :mod:`symcalc.fast.codegen`).
+``ac_*`` values of :func:`symcalc.algebra.implementation.facts`; here they may be numbers
+(one spec) or symbols (the term table's rows of :mod:`symcalc.fast.build_terms`).
 """
 from __future__ import annotations
 
 import sympy
 
 from ..errors import SymcalcError
-from . import activation_profiles as profiles
-from .activation_profiles import ACTIVATION_MODELS
+from . import implementation, options
+from .options import ACTIVATION_MODELS
 from .components import sw
 from .saved import Saved, norm_terms
 from .saved_attention import (attention_terms, layer_kind_terms, rope_table_terms,
@@ -85,8 +85,8 @@ def layer_terms(model: str, facts: dict, A, q_len=s, kv_len=None, cross: bool = 
 
 
 def facts_of(spec, dtype: str, batch: int = 2) -> dict:
-    """The spec's implementation facts (:func:`activation_profiles.facts`) as sympy integers."""
-    return {n: sympy.Integer(v) for n, v in profiles.facts(spec, dtype, batch).items()}
+    """The spec's implementation facts (:func:`implementation.facts`) as sympy integers."""
+    return {n: sympy.Integer(v) for n, v in implementation.facts(spec, dtype, batch).items()}
 
 
 def stack_terms(model: str, facts: dict, shape: str) -> list[tuple[str, list[Saved]]]:
@@ -117,7 +117,7 @@ def choice_weights(model: str, recompute: str, tensor_parallel: bool,
         raise SymcalcError("activations", f"must be one of {', '.join(ACTIVATION_MODELS)} (got {model!r})")
     if recompute not in RECOMPUTE:
         raise SymcalcError("recompute", f"must be one of {', '.join(RECOMPUTE)} (got {recompute!r})")
-    return profiles.choice_weights(model, recompute, tensor_parallel, sequence_parallel)
+    return options.choice_weights(model, recompute, tensor_parallel, sequence_parallel)
 
 
 CHOICE_MEANINGS = {
@@ -133,34 +133,56 @@ CHOICE_MEANINGS = {
 }
 
 
-def weighted_bytes(facts: dict, shape: str, w: dict) -> sympy.Expr:
-    """Activation bytes of every layer with the choices as weights ``w``
-    (:func:`choice_weights` values, or symbols): per model,
-    keep x (split terms x div_t + replicated terms x div_r), the attention core only with
-    keep_core; with full recomputation the layer inputs A s b d (x div_r). Tensor
-    parallelism divides the terms inside its region by t (div_t = p0 + (ptp + psp)/t);
-    sequence parallelism divides the rest too (div_r = p0 + ptp + psp/t)
-    (Korthikanti et al. 2022, Sec. 4.2-5)."""
-    A = facts["ac_width"]
-    div_t = w["ac_p0"] + (w["ac_ptp"] + w["ac_psp"]) / t
-    div_r = w["ac_p0"] + w["ac_ptp"] + w["ac_psp"] / t
+def divisors(w: dict) -> tuple:
+    """(div_t, div_r): what tensor parallelism leaves of a term inside its region
+    (p0 + (ptp + psp)/t) and of a term outside it, which only sequence parallelism divides
+    (p0 + ptp + psp/t) (Korthikanti et al. 2022, Sec. 4.2-5)."""
+    return (w["ac_p0"] + (w["ac_ptp"] + w["ac_psp"]) / t,
+            w["ac_p0"] + w["ac_ptp"] + w["ac_psp"] / t)
+
+
+def weighted_sums(sums: dict, inputs, w: dict) -> sympy.Expr:
+    """Activation bytes from per-model sums ``sums[model] = (split, replicated, core)`` and
+    the layer inputs ``inputs`` kept under full recomputation, with the choices as weights
+    ``w`` (:func:`choice_weights` values, or symbols): per model, keep x (split terms x div_t
+    + replicated terms x div_r), the attention core only with keep_core; with full
+    recomputation the layer inputs (x div_r)."""
+    div_t, div_r = divisors(w)
     total = sympy.Integer(0)
-    for model in ACTIVATION_MODELS:
+    for model, (split, rep, core) in sums.items():
         if w[f"ac_{model}"] * w["ac_keep"] == 0:  # a model not chosen (numbers, not symbols)
             continue
-        split = core = rep = sympy.Integer(0)
-        for _, terms in stack_terms(model, facts, shape):
-            for term in terms:
-                if term.core:
-                    core += term.bytes
-                elif term.split:
-                    split += term.bytes
-                else:
-                    rep += term.bytes
         total += w[f"ac_{model}"] * w["ac_keep"] * (
             (split + w["ac_keep_core"] * core) * div_t + rep * div_r)
-    inputs = L * s + (L_dec * s_dec if shape == "encoder-decoder" else 0)
-    return total + w["ac_full"] * A * b * d * inputs * div_r
+    return total + w["ac_full"] * inputs * div_r
+
+
+def layer_inputs(facts: dict, shape: str) -> sympy.Expr:
+    """Bytes of every layer's input, A b d per token: all that full recomputation keeps."""
+    tokens = L * s + (L_dec * s_dec if shape == "encoder-decoder" else 0)
+    return facts["ac_width"] * b * d * tokens
+
+
+def model_sums(model: str, facts: dict, shape: str) -> tuple:
+    """(split, replicated, core) bytes of ``model``'s terms over every layer."""
+    split = core = rep = sympy.Integer(0)
+    for _, terms in stack_terms(model, facts, shape):
+        for term in terms:
+            if term.core:
+                core += term.bytes
+            elif term.split:
+                split += term.bytes
+            else:
+                rep += term.bytes
+    return split, rep, core
+
+
+def weighted_bytes(facts: dict, shape: str, w: dict) -> sympy.Expr:
+    """Activation bytes of every layer with the choices as weights ``w``
+    (:func:`weighted_sums` over every model's terms)."""
+    sums = {m: model_sums(m, facts, shape) for m in ACTIVATION_MODELS
+            if w[f"ac_{m}"] * w["ac_keep"] != 0}
+    return weighted_sums(sums, layer_inputs(facts, shape), w)
 
 
 def activations_bytes(model: str, facts: dict, shape: str, recompute: str = "none",
@@ -179,12 +201,12 @@ def kept_terms(model: str, facts: dict, shape: str, recompute: str = "none",
     term's bytes over all the layers holding it and divided as :func:`weighted_bytes`
     divides it; under full recomputation the one term is each layer's input. Their sum is
     :func:`activations_bytes` (the derivation lists them one by one)."""
-    w = choice_weights(model, recompute, tensor_parallel, sequence_parallel)
-    div_t = w["ac_p0"] + sympy.Integer(w["ac_ptp"] + w["ac_psp"]) / t
-    div_r = w["ac_p0"] + w["ac_ptp"] + sympy.Integer(w["ac_psp"]) / t
+    w = {k: sympy.Integer(v) for k, v in
+         choice_weights(model, recompute, tensor_parallel, sequence_parallel).items()}
+    div_t, div_r = divisors(w)
     if w["ac_full"]:
-        inputs = L * s + (L_dec * s_dec if shape == "encoder-decoder" else 0)
-        term = Saved("layer_input", b * d * inputs, facts["ac_width"], "korthikanti2022",
+        term = Saved("layer_input", layer_inputs(facts, shape) / facts["ac_width"],
+                     facts["ac_width"], "korthikanti2022",
                      "full recomputation: each layer keeps only its input", split=False)
         return [("layers", term, term.bytes * div_r)]
     out = []

@@ -286,37 +286,52 @@ def shape_nonmatmul(shape: str) -> Breakdown:
     return Breakdown(leaves)
 
 
-def decode_matmul_per_token(shape: str, context) -> sympy.Expr:
-    """Matmul FLOPs to generate one token per sequence with a KV cache holding ``context``
-    tokens: every projection on the one new token, scores and context over ``context + 1``
-    keys, at most W in a sliding layer (single shape; for encoder-decoder the decoder side
-    with an encoder output of s). With MLA's latent cache the key/value up-projection runs
-    over every cached token again at each step (transformers' DeepseekV2/V3 attention); with
-    the expanded cache only over the new one."""
+def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
+    """(path, FLOPs, source) of generating one token per sequence with a KV cache holding
+    ``context`` tokens: every projection on the one new token, scores and context over
+    ``context + 1`` keys, at most W in a sliding layer (single shape; for encoder-decoder the
+    decoder side with an encoder output of s). With MLA's latent cache the key/value
+    up-projection runs over every cached token again at each step (transformers'
+    DeepseekV2/V3 attention); with the expanded cache only over the new one."""
     one = shape_matmul(shape)
     if shape == "single":
         subs = {s: 1}
         keys = memory.cached_layer_tokens(L_attn, context + 1)
-        attn = 2 * b * n_h * (qk_width() + value_width()) * keys
-        attn += (sw("mla") * (1 - sw("mla_expanded")) * L_attn * 2 * b * r_kv * n_h
-                 * (d_nope + d_v) * context)
-        # one convolution output per channel from the cached window (not s + K_conv - 1);
-        # the state read by the key and the query and the output read (linear attention), the
-        # state read by C (Mamba): the recurrent update of one token, not a padded chunk
-        attn += (L_lin * 2 * b * linear_qkv_width() * K_conv + L_ssm * 2 * b * ssm_conv_width()
-                 * K_conv + L_conv * 2 * b * d * K_conv)
-        attn += L_lin * 2 * b * n_lv * 2 * d_lk * d_lv + L_ssm * 2 * b * d_in * N_s
+        extra = [
+            ("layer/attention/scores_and_context",
+             2 * b * n_h * (qk_width() + value_width()) * keys, "pope2022"),
+            ("layer/attention/kv_b_over_cache",
+             sw("mla") * (1 - sw("mla_expanded")) * L_attn * 2 * b * r_kv * n_h
+             * (d_nope + d_v) * context, "deepseek2024"),
+            # one convolution output per channel from the cached window (not s + K_conv - 1);
+            # the state read by the key and the query and the output read (linear attention),
+            # the state read by C (Mamba): the recurrent update of one token, not a padded chunk
+            ("layer/linear_attention/conv_step", L_lin * 2 * b * linear_qkv_width() * K_conv,
+             "yang2025"),
+            ("layer/ssm/conv_step", L_ssm * 2 * b * ssm_conv_width() * K_conv, "dao2024"),
+            ("layer/short_conv/conv_step", L_conv * 2 * b * d * K_conv, "liquid2025"),
+            ("layer/linear_attention/state_step", L_lin * 2 * b * n_lv * 2 * d_lk * d_lv,
+             "yang2025"),
+            ("layer/ssm/state_step", L_ssm * 2 * b * d_in * N_s, "dao2024"),
+        ]
         drop = ("layer/attention/scores", "layer/attention/context", "pooler",
                 "layer/linear_attention/conv", "layer/ssm/conv", "layer/short_conv/conv",
                 "layer/linear_attention/core", "layer/ssm/core")
     else:
         subs = {s_dec: 1}
-        attn = L_dec * 2 * b * n_h * (qk_width() + value_width()) * (context + 1)
+        extra = [("decoder/layer/attention/scores_and_context",
+                  L_dec * 2 * b * n_h * (qk_width() + value_width()) * (context + 1),
+                  "pope2022")]
         drop = ("decoder/layer/attention/scores", "decoder/layer/attention/context",
                 "decoder/layer/cross_attention/k", "decoder/layer/cross_attention/v", "pooler")
-    kept = [l for l in one if not l.path.startswith("encoder/") and l.path not in drop]
-    total = sum((l.value.xreplace(subs) for l in kept), sympy.Integer(0))
-    return sympy.expand(total + attn)
+    kept = [(l.path, l.value.xreplace(subs), l.source) for l in one
+            if not l.path.startswith("encoder/") and l.path not in drop]
+    return kept + extra
+
+
+def decode_matmul_per_token(shape: str, context) -> sympy.Expr:
+    """Matmul FLOPs to generate one token per sequence (:func:`decode_terms` summed)."""
+    return sympy.expand(sympy.Add(*[e for _, e, _ in decode_terms(shape, context)]))
 
 
 # -- conventions on top of the breakdowns -------------------------------------------------

@@ -106,6 +106,31 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     return per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local)
 
 
+def kv_cache_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:
+    """(path, elements, source) of the KV cache of a model of ``shape``; times the bytes per
+    element they are :func:`kv_cache_bytes` (a single stack keeps a cache only as a decoder:
+    ``sw_decoder``, 1 unless it is an encoder)."""
+    if shape == "encoder-decoder":
+        return [("decoder/kv_cache", kv_cache_bytes("encoder-decoder", 1), "pope2022")]
+    return [("kv_cache", sympy.Symbol("sw_decoder", integer=True, nonnegative=True)
+             * kv_cache_bytes("decoder", 1), "pope2022")]
+
+
+def recurrent_state_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:
+    """(path, elements, source) of the recurrent state of b sequences, per mixer: its state
+    (``<mixer>/state``, kept at the state dtype) and its convolution window
+    (``<mixer>/conv``, at the KV-cache dtype)."""
+    if shape != "single":
+        return []
+    counts = {"linear_attention": L_lin, "ssm": L_ssm, "short_conv": L_conv}
+    sources = {"linear_attention": "yang2025", "ssm": "dao2024", "short_conv": "liquid2025"}
+    out = []
+    for mixer, (state, conv) in recurrent_state_elements().items():
+        out.append((f"{mixer}/state", b * counts[mixer] * state, sources[mixer]))
+        out.append((f"{mixer}/conv", b * counts[mixer] * conv, sources[mixer]))
+    return out
+
+
 def recurrent_state_elements() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
     """(state, convolution window) elements one sequence keeps per layer of each
     non-attention mixer, whatever its length (the cache objects of transformers 5.24,

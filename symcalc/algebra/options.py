@@ -6,11 +6,14 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..errors import SymcalcError
-from .activation_profiles import ACTIVATION_MODELS
 from . import quantized
 from .spec import check_limit
 
 CAUSAL = ("full", "half", "exact")
+# what the layers keep for backward: Korthikanti et al.'s terms, or what transformers' eager or
+# fused-attention (sdpa) code keeps (symcalc.algebra.activations)
+ACTIVATION_MODELS = ("paper", "eager", "sdpa")
+DEFAULT_ACTIVATIONS = "paper"
 MLA_CACHE = ("latent", "expanded")
 RECOMPUTE = ("none", "selective", "full")
 OPTIMIZER_NAMES = ("adam-mixed", "adam-fp32", "sgd-momentum")
@@ -134,3 +137,41 @@ def convention_switches(spec, opts: Options) -> dict[str, int]:
     causal = int(opts.causal != "full" and spec.family != "encoder")
     return {"sw_causal": causal, "sw_causal_exact": int(causal and opts.causal == "exact"),
             "sw_mla_expanded": int(spec.mla and opts.mla_cache == "expanded")}
+
+
+def choice_weights(model: str, recompute: str, tensor_parallel: bool,
+                   sequence_parallel: bool) -> dict[str, int]:
+    """One-hot weights of the activation model, recomputation and parallelism choices
+    (:func:`symcalc.algebra.activations.weighted_sums`)."""
+    out = {f"ac_{m}": int(m == model) for m in ACTIVATION_MODELS}
+    out.update(ac_keep=int(recompute != "full"), ac_keep_core=int(recompute == "none"),
+               ac_full=int(recompute == "full"),
+               ac_p0=int(not tensor_parallel and not sequence_parallel),
+               ac_ptp=int(tensor_parallel and not sequence_parallel),
+               ac_psp=int(bool(sequence_parallel)))
+    return out
+
+
+def choices(opts: Options) -> dict[str, int]:
+    """:func:`choice_weights` of one set of options."""
+    return choice_weights(opts.activations, opts.recompute, opts.tp > 1, opts.sequence_parallel)
+
+
+# -- the activation model in words (the report's convention note; derivations say the same) --
+ACTIVATION_TEXT = {
+    "paper": "paper: Korthikanti et al. 2022 term by term with this model's d_ff, gate, n_kv "
+             "and dropouts (1-byte masks)",
+    "eager": "eager: what transformers' eager attention keeps on CPU (float32 norm/softmax "
+             "upcasts, masks at the activation dtype)",
+    "sdpa": "sdpa: a fused attention kernel (no s^2 scores; float32 log-sum-exp)",
+}
+
+
+def activations_text(opts: Options) -> str:
+    """The activation model used (default paper), its width and the choices applied."""
+    width = 4 if opts.dtype.strip().lower() in ("fp32", "float32") else 2
+    return (f"--activations {ACTIVATION_TEXT[opts.activations]}; every layer, {width}-byte "
+            "activations, "
+            + (f"tensor parallel t={opts.tp}, " if opts.tp > 1 else "no parallelism, ")
+            + ("sequence parallel, " if opts.sequence_parallel else "")
+            + f"recompute {opts.recompute}")

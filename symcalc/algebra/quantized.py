@@ -58,8 +58,8 @@ class Format:
 
 
 NAMES = ("int8-g<G>[-zp]", "int4-g<G>[-zp]", "fp8-tensor", "fp8-block<N>", "mxfp4", "nvfp4")
-_INT = re.compile(r"int(8|4)-g(\d{1,7})(-zp)?")
-_BLOCK = re.compile(r"fp8-block(\d{1,4})")
+_INT = re.compile(r"int(8|4)-g([0-9]{1,7})(-zp)?")  # ASCII digits: \d also takes '１２８', '٣٢'
+_BLOCK = re.compile(r"fp8-block([0-9]{1,4})")
 
 
 def parse(name: str, field: str = "dtype") -> Optional[Format]:
@@ -85,6 +85,9 @@ def parse(name: str, field: str = "dtype") -> Optional[Format]:
         return Format(key, 8, n * n, Fraction(4), Fraction(0), 0, False,
                       ("micikevicius2022", "deepseek2024v3"),
                       f"fp8 e4m3 weights, one fp32 scale per {n} x {n} block")
+    if key.startswith(("int8-g", "int4-g", "fp8-block")):
+        raise SymcalcError(field, f"must be int8-gG or int4-gG [-zp] or fp8-blockN with G, N "
+                                  f"written in ASCII digits 0-9 (got {name!r:.40})")
     if key == "mxfp4":
         return Format(key, 4, 32, Fraction(1), Fraction(0), 0, True, ("ocp_mx2023",),
                       "MXFP4: fp4 e2m1 in blocks of 32, one E8M0 scale byte per block")

@@ -32,9 +32,10 @@ def part_breakdown(spec: Spec, kind: str, opts: Options):
     return q.matmul_breakdown(spec, opts)
 
 
-def part(spec: Spec, kind: str, path: str, opts: Options) -> sympy.Expr:
-    """The expression of ``KIND:PATH`` (a parent path sums its children)."""
-    bd = part_breakdown(spec, kind, opts)
+def part(spec: Spec, kind: str, path: str, opts: Options, bd=None) -> sympy.Expr:
+    """The expression of ``KIND:PATH`` (a parent path sums its children); ``bd``: the
+    breakdown of ``kind`` when the caller has it."""
+    bd = part_breakdown(spec, kind, opts) if bd is None else bd
     if path not in bd:
         top = ", ".join(bd.children(""))
         raise SymcalcError(f"{kind}:{path}", f"is not a part of {spec.name}'s {kind} breakdown "
@@ -45,6 +46,7 @@ def part(spec: Spec, kind: str, path: str, opts: Options) -> sympy.Expr:
 def lookup_for(spec: Spec, opts: Options, constants: dict) -> tuple[Callable, dict[str, str]]:
     """(lookup, names to match first): ``lookup(name)`` -> (expression, kind) or None."""
     by_lower = {k.lower(): v for k, v in constants.items()}
+    breakdowns: dict = {}  # one breakdown per kind, however many parts a relation names
 
     def lookup(name: str) -> Optional[tuple[sympy.Expr, str]]:
         if name.lower() in by_lower:
@@ -54,7 +56,9 @@ def lookup_for(spec: Spec, opts: Options, constants: dict) -> tuple[Callable, di
             kind, _, path = name.partition(":")
             if kind not in PART_KINDS:
                 raise SymcalcError(name, f"a part is params:PATH or flops:PATH (got {kind}:)")
-            return part(spec, kind, path, opts), PART_KINDS[kind]
+            if kind not in breakdowns:
+                breakdowns[kind] = part_breakdown(spec, kind, opts)
+            return part(spec, kind, path, opts, breakdowns[kind]), PART_KINDS[kind]
         if name in q.QUANTITIES:
             return q.expression(name, spec, opts), KINDS[name.split(".")[0]]
         if name in SIZES:

@@ -7,12 +7,18 @@ sympy gives exactly (radicals up to degree 2, ``CRootOf`` above).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable, Optional
 
 import sympy
 
-SEARCH_LIMIT = 100_000  # integer candidates tried on each side of a root
+SEARCH_LIMIT = 10_000  # integer candidates tried on each side of a root
+
+
+class Unsplittable(ValueError):
+    """A Min/Max that is not between the variable and a number."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +36,8 @@ def pieces(expr: sympy.Expr, x: sympy.Symbol, lo=sympy.Integer(0), hi=sympy.oo) 
     cap = caps[0]
     others = [a for a in cap.args if a != x]
     if len(cap.args) != 2 or len(others) != 1 or not others[0].is_number:
-        raise ValueError(f"cannot split {cap}")
+        raise Unsplittable(f"cannot solve through {cap}: a Min or Max is split only between "
+                           f"{x} itself and a number")
     c = others[0]
     small, large = (x, c) if isinstance(cap, sympy.Min) else (c, x)
     out = []
@@ -61,20 +68,75 @@ def positive_roots(expr: sympy.Expr, x: sympy.Symbol) -> list[sympy.Expr]:
     return sorted(set(found), key=lambda r: float(r))
 
 
+def evaluator(expr: sympy.Expr, x: sympy.Symbol) -> Callable[[int], object]:
+    """n -> ``expr`` at x = n, exactly: for a rational function of ``x`` alone (split at its
+    Min/Max) a Fraction from the pieces' integer coefficients (microseconds, where sympy's
+    xreplace takes a millisecond: the candidate search calls it thousands of times); else
+    sympy's own substitution."""
+    def slow(n: int):
+        return expr.xreplace({x: sympy.Integer(n)})
+
+    def edge(b) -> float | Fraction:
+        return math.inf if b == sympy.oo else Fraction(int(b.p), int(b.q))
+
+    def coefficients(poly_expr) -> list[Fraction]:
+        return [Fraction(int(c.p), int(c.q)) for c in sympy.Poly(poly_expr, x).all_coeffs()]
+
+    try:
+        parts = []
+        for piece in pieces(expr, x):
+            num, den = sympy.fraction(sympy.together(piece.expr))
+            lo, hi = sympy.Rational(piece.lo) if piece.lo != sympy.oo else piece.lo, \
+                sympy.Rational(piece.hi) if piece.hi != sympy.oo else piece.hi
+            parts.append((edge(lo), edge(hi), coefficients(num), coefficients(den)))
+    except (Unsplittable, sympy.PolynomialError, TypeError, AttributeError, ValueError):
+        return slow
+
+    def horner(coeffs: list[Fraction], n: int) -> Fraction:
+        out = Fraction(0)
+        for c in coeffs:
+            out = out * n + c
+        return out
+
+    def at(n: int):
+        for lo, hi, num, den in parts:
+            if lo < n <= hi:
+                d = horner(den, n)
+                return slow(n) if d == 0 else horner(num, n) / d
+        return slow(n)
+
+    return at
+
+
+def whole(root: sympy.Expr, below: bool) -> int:
+    """floor (``below``) or ceiling of a positive real ``root``, exactly. Where sympy's
+    numerical refinement gives up (an integer written as radicals sympy cannot compare),
+    the nearest integer is checked by simplifying the difference."""
+    try:
+        return int(sympy.floor(root) if below else sympy.ceiling(root))
+    except (sympy.core.evalf.PrecisionExhausted, TypeError, ValueError):
+        n = int(round(float(root)))
+        if sympy.simplify(root - n) == 0:
+            return n
+        return math.floor(float(root)) if below else math.ceil(float(root))
+
+
 def nearest(root: sympy.Expr, valid: Callable[[int], bool], step: int = 1,
-            below: bool = True) -> Optional[int]:
+            below: bool = True, limit: int | None = None) -> Optional[int]:
     """The nearest integer multiple of ``step`` at or below (``below``) / above ``root`` for
-    which ``valid`` holds; None when none within SEARCH_LIMIT candidates (or none >= 1)."""
-    if below:
-        n = int(sympy.floor(root / step)) * step
-    else:
-        n = int(sympy.ceiling(root / step)) * step
+    which ``valid`` holds; None when none within SEARCH_LIMIT candidates, none >= 1, or
+    (``limit``) none at most ``limit``."""
+    n = whole(root / step, below) * step
+    if limit is not None and below:
+        n = min(n, limit // step * step)
     for _ in range(SEARCH_LIMIT):
         if n < 1:
             if below:
                 return None
             n = step
             continue
+        if limit is not None and n > limit:
+            return None
         if valid(n):
             return n
         n += -step if below else step

@@ -1,7 +1,7 @@
 """Saved tensors of Gemma 3n's eager layer beyond a Gemma layer (transformers 5.24
 Gemma3nTextDecoderLayer): AltUp's predict and correct steps around the layer, LAuReL beside
 attention, the per-layer input gated into every layer, the value norm (its rotary tables as
-Gemma 3's: saved_attention.rope_table_terms). Not exact (tests/test_activations_families.py NOT_EXACT): KV sharing and
+Gemma 3's: saved_attention.rope_table_terms). Not exact (tests/reference/test_activations_families.py NOT_EXACT): KV sharing and
 the activation-sparsity FFN of the first layers are left out."""
 from __future__ import annotations
 

@@ -14,17 +14,20 @@ inequality (a crossover).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
+from math import lcm
 from typing import Optional
 
 import sympy
 
+from .deadline import SOLVE_LIMIT, cpu_limit, undecided
 from ..errors import SymcalcError
 from . import quantities as q
 from .options import Options, workload_values
 from .refs import lookup_for
 from .relation import Relation, parse_relation
-from .roots import nearest, positive_roots
-from .spec import Spec, size_values, with_overrides
+from .roots import Unsplittable, evaluator, nearest, positive_roots
+from .spec import SIZE_LIMIT, SIZE_LIMIT_TEXT, Spec, check_limit, size_values, with_overrides
 from .symbols import SIZES
 from .ties import Tie, all_ties, apply
 
@@ -83,13 +86,28 @@ def json_number(x):
     return int(x) if x.q == 1 else str(x)
 
 
-def solvable(spec: Spec, size: str, values: dict[str, int]) -> None:
-    if size not in SIZES:
-        raise SymcalcError("--for", f"{size!r:.40} is not a size (sizes: "
-                                    f"{', '.join(sorted(values))})")
+def size_name(text, field: str = "--for") -> str:
+    """The size a user names (``--for d``, ``--diff s``), read by the one expression parser
+    with only the sizes as names: it must be one of them, alone."""
+    from .expression import parse
+
+    known = ", ".join(sorted(SIZES))
+    try:
+        got = parse(text, field, lambda n: (SIZES[n].symbol, "count") if n in SIZES else None)
+    except SymcalcError:
+        got = None
+    if got is None or not got.expr.is_Symbol:
+        raise SymcalcError(field, f"{text!r:.40} is not a size (sizes: {known})")
+    return str(got.expr)
+
+
+def solvable(spec: Spec, size: str, values: dict[str, int], field: str = "--for") -> str:
+    """``size`` as a size name the model has (its sizes, or a workload symbol)."""
+    size = size_name(size, field)
     if size not in values or (size not in spec.sizes() and size not in WORKLOAD_SIZES):
-        raise SymcalcError("--for", f"{spec.name} has no size {size} (its sizes: "
-                                    f"{', '.join(sorted(set(spec.sizes()) | (set(values) & set(WORKLOAD_SIZES))))})")
+        raise SymcalcError(field, f"{spec.name} has no size {size} (its sizes: "
+                                  f"{', '.join(sorted(set(spec.sizes()) | (set(values) & set(WORKLOAD_SIZES))))})")
+    return size
 
 
 def _values(spec: Spec, opts: Options) -> dict[str, int]:
@@ -101,16 +119,18 @@ def _valid(spec: Spec, size: str, ties: list[Tie], values: dict[str, int], step:
     """Is the integer n a valid value of ``size``: whole followers, the spec's rules."""
     x = SIZES[size].symbol
     subs = {SIZES[k].symbol: sympy.Integer(v) for k, v in values.items() if k != size}
+    follows = [(t.name, evaluator(apply(SIZES[t.name].symbol, ties).xreplace(subs), x))
+               for t in ties]
 
     def valid(n: int) -> bool:
         if n % step:
             return False
         changes = {size: n} if size in spec.sizes() else {}
-        for t in ties:
-            v = apply(SIZES[t.name].symbol, ties).xreplace(subs).xreplace({x: n})
-            if not (v.is_integer and v > 0):
+        for name, at in follows:  # each follower, exactly (a Fraction, or a sympy number)
+            v = at(n)
+            if not (v > 0 and (v.denominator == 1 if isinstance(v, Fraction) else v.is_integer)):
                 return False
-            changes[t.name] = int(v)
+            changes[name] = int(v)
         spec_changes = {k: v for k, v in changes.items() if k in spec.sizes()}
         if spec_changes:
             try:
@@ -120,6 +140,19 @@ def _valid(spec: Spec, size: str, ties: list[Tie], values: dict[str, int], step:
         return True
 
     return valid
+
+
+def _denominators(spec: Spec, size: str, ties: list[Tie], values: dict[str, int]) -> list[int]:
+    """For each size that follows ``size`` in proportion (d_h = d / n_h), the denominator
+    ``size`` must be a multiple of for it to be whole: candidates step by their lcm."""
+    x = SIZES[size].symbol
+    subs = {SIZES[k].symbol: sympy.Integer(v) for k, v in values.items() if k != size}
+    out = []
+    for t in ties:
+        ratio = sympy.expand(apply(SIZES[t.name].symbol, ties).xreplace(subs)) / x
+        if ratio.is_Rational and ratio > 0:
+            out.append(int(ratio.q))
+    return out
 
 
 def _constraints(spec: Spec, size: str, ties: list[Tie], values: dict[str, int], step: int):
@@ -164,15 +197,25 @@ def solve(spec: Spec, size: str, relation: str, mode: str = "target", opts: Opti
     as name -> (bytes, kind)."""
     opts = opts.checked()
     values = _values(spec, opts)
-    solvable(spec, size, values)
+    size = solvable(spec, size, values)
     if isinstance(multiple_of, bool) or not isinstance(multiple_of, int) or multiple_of < 1:
-        raise SymcalcError("--multiple-of", f"must be a positive integer (got {multiple_of!r})")
+        raise SymcalcError("--multiple-of", f"must be a positive integer (got {multiple_of!r:.40})")
+    check_limit("--multiple-of", multiple_of)
+    if mode not in MODES:
+        raise SymcalcError("solve", f"mode must be one of {', '.join(MODES)} (got {mode!r:.40})")
     field = f"--{mode}"
     lookup, extra = lookup_for(spec, opts, constants or {})
-    rel = parse_relation(relation, field, lookup, MODES[mode], extra)
-    check_kinds(field, rel)
-    ties = all_ties(spec, keep, values, size)
-    return _solve(spec, size, mode, rel, ties, values, multiple_of)
+    with cpu_limit(SOLVE_LIMIT, field, "solving"):
+        rel = parse_relation(relation, field, lookup, MODES[mode], extra)
+        own = set(spec.sizes()) | (set(values) & set(WORKLOAD_SIZES))
+        missing = [n for n, _ in rel.names if n in SIZES and n not in own] + \
+            sorted(str(s) for s in rel.difference().free_symbols if str(s) not in values)
+        if missing:
+            raise SymcalcError(field, f"{spec.name} has no size {missing[0]} (its sizes: "
+                                      f"{', '.join(sorted(own))})")
+        ties = all_ties(spec, keep, values, size)
+        with undecided(field, rel.text):
+            return _solve(spec, size, mode, rel, ties, values, multiple_of)
 
 
 def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> Solution:
@@ -192,15 +235,27 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
     subs = {SIZES[k].symbol: sympy.Integer(v) for k, v in fixed.items()}
     reduced = sympy.expand(difference.xreplace(subs))
     lhs_at = sympy.expand(lhs.xreplace(subs))
-    roots = positive_roots(reduced, x)
+    try:
+        roots = positive_roots(reduced, x)
+    except Unsplittable as err:
+        raise SymcalcError(f"--{mode}", str(err)) from None
+    if any(r.has(sympy.nan, sympy.zoo, sympy.oo) for r in roots) or reduced.has(sympy.nan, sympy.zoo):
+        raise SymcalcError(f"--{mode}", f"{rel.text!r:.80} divides by zero at {spec.name}'s sizes")
     notes = []
     if len(roots) > 1:
         notes.append(f"{len(roots)} positive roots; the integers are taken around the largest")
     exact = roots[-1] if roots else None
+    if exact is not None and float(exact) > SIZE_LIMIT:
+        raise SymcalcError(f"--{mode}", f"the root of {rel.text!r:.80} is {size} = "
+                                        f"{float(exact):.4g}, over the largest size symcalc "
+                                        f"takes ({SIZE_LIMIT_TEXT}) for {spec.name}")
+    step = lcm(step, *_denominators(spec, size, ties, values))
     valid = _valid(spec, size, ties, values, step)
 
+    reduced_at = evaluator(reduced, x)
+
     def holds(n) -> bool:
-        return rel.holds(reduced.xreplace({x: n}), 0)
+        return rel.holds(reduced_at(int(n)), 0)
 
     below = above = None
     always = False
@@ -210,10 +265,11 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
                                             f"{spec.name}")
         always = True
     else:
-        below = nearest(exact, lambda n: valid(n) and (mode != "fit" or holds(n)), step, True)
-        above = nearest(exact, valid, step, False)
+        below = nearest(exact, lambda n: (mode != "fit" or holds(n)) and valid(n), step, True,
+                        SIZE_LIMIT)  # holds first: microseconds, where valid builds a spec
+        above = nearest(exact, valid, step, False, SIZE_LIMIT)
         if mode == "fit" and above is not None and above == below:
-            above = nearest(exact + 1, valid, step, False)
+            above = nearest(exact + 1, valid, step, False, SIZE_LIMIT)
         if mode == "fit" and below is None:
             raise SymcalcError("--fit", f"no positive {size} satisfies {rel.text!r:.80} for "
                                         f"{spec.name} (the root is {float(exact):.4g}; no valid "
@@ -222,7 +278,7 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
             and exact > spec.P:
         notes.append(f"beyond the learned position table P = {spec.P}: the model itself "
                      f"cannot run sequences that long")
-    value = (lambda n: None if n is None else lhs_at.xreplace({x: n}))
+    value = (lambda n: None if n is None else lhs_at.xreplace({x: sympy.Integer(n)}))
     closed = general = related = None
     if exact is not None:
         closed = _closed_form(difference, x, exact, subs)
@@ -246,15 +302,3 @@ def _solve(spec, size, mode, rel, all_ties_, values, step, cap_lifted=False) -> 
                     always, step, _constraints(spec, size, ties, values, step), tuple(notes),
                     uncapped)
 
-
-def check_kinds(field: str, rel: Relation) -> None:
-    """A byte amount (a unit such as GB, an accelerator's memory) needs a memory quantity in
-    the relation, a FLOP amount a FLOP quantity: 80GB against params.total is a mistake."""
-    names = {"bytes": "a memory.* quantity", "flops": "a flops.* quantity or a flops: part"}
-    quantities = {k for n, k in rel.names if "." in n or ":" in n}
-    amounts = list(rel.unit_kinds) + [k for n, k in rel.names if "." not in n and ":" not in n]
-    for kind in amounts:
-        if kind in names and kind not in quantities:
-            raise SymcalcError(field, f"{rel.text!r:.80} compares {kind} with quantities that "
-                                      f"are not {kind} (use {names[kind]}, or a number without "
-                                      "a unit)")

@@ -7,12 +7,13 @@ the field and the rule it broke.
 """
 from __future__ import annotations
 
-import re
+
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Optional
 
 from ..errors import SymcalcError
-from .activation_profiles import ACTS
+from . import implementation as impl
+from .limits import SIZE_LIMIT, SIZE_LIMIT_TEXT, check_limit, parse_int  # noqa: F401
 
 FAMILIES = ("encoder", "decoder", "encoder-decoder")
 FFN_KINDS = ("plain", "gated")
@@ -36,20 +37,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
-               "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "dropout_attn", "dropout_hidden",
-               "router_norm", "softcap", "bidirectional", "moe_jitter", "clip_qkv")
-# whole numbers, zero or more, that are not sizes (no symbol): the router's groups, the width
-# of GPT-J's per-layer rotary tables
-ROUTER_COUNTS = ("router_groups", "router_topk_groups", "rotary_tables", "qk_l2_layers",
-                 "temp_layers")
-# Every size, count and workload number is at most this: far above any real model (10^15
-# tokens, widths or layers), low enough that every quantity (a product of a few sizes) stays
-# far below float's 1.8e308 and json's 4,300-digit limit when rendered.
-SIZE_LIMIT = 10**15
-SIZE_LIMIT_TEXT = "10**15"
-# An integer as typed: digits, or groups of three digits after the first 1-3 separated by
-# one kind of thousands separator (3200, 3_200, 3,200; not 3,2 or 32_00).
-_INT_TEXT = re.compile(r"[0-9]+|[0-9]{1,3}(?:_[0-9]{3})+|[0-9]{1,3}(?:,[0-9]{3})+")
+               "ssm_norm", "ssm_inner_norms", "ssm_out_bias")
 MLA_FIELDS = ("r_kv", "d_nope", "d_rope", "d_v")
 
 
@@ -142,44 +130,10 @@ class Spec:
     head_bias: bool = False
     pooler: bool = False
     mlm_head: bool = False
-    # what the eager implementation keeps for backward (symcalc.algebra.activation_profiles):
-    # the transformers model_type, the FFN activation, nonzero attention / sublayer dropout
-    # (a hand-written spec keeps Korthikanti et al.'s assumptions: GeLU, both dropouts)
-    impl: str = ""
-    act: str = ""
-    dropout_attn: bool = True
-    dropout_hidden: bool = True
-    # attention logits soft-capped, c tanh(scores / c), before the softmax (Gemma 2's
-    # attn_logit_softcapping): eager keeps the tanh output too
-    softcap: bool = False
-    # attention bidirectional (EmbeddingGemma's use_bidirectional_attention): under sdpa
-    # every layer gets a mask
-    bidirectional: bool = False
-    # the MoE router's selection (what it keeps for backward): group-limited routing over
-    # router_groups expert groups keeping router_topk_groups of them (DeepSeek's n_group,
-    # topk_group; 0 = no groups), and whether the top-k weights are renormalised
-    # (norm_topk_prob)
-    router_groups: int = 0
-    router_topk_groups: int = 0
-    router_norm: bool = True
-    # the MoE block multiplies its input in place by uniform noise in training (Mixtral's
-    # router_jitter_noise, PhiMoE's input_jitter_noise): the noise is kept
-    moe_jitter: bool = False
-    # the fused q/k/v projection's output is clamped to [-c, c] (DBRX's clip_qkv): the clamp
-    # keeps its input
-    clip_qkv: bool = False
-    # how the eager code splits a fused q/k/v projection where that changes what it keeps
-    # (Falcon, GPT-NeoX: "mha" q, k, v per head; Falcon's "mqa" n_h queries then one key and
-    # one value, and "grouped" per key/value group, the new decoder architecture; "" elsewhere)
-    fused_qkv: str = ""
-    # width of the sin/cos tables the eager code rebuilds in every layer (GPT-J's rotary_dim;
-    # 0 where the tables are built once per forward)
-    rotary_tables: int = 0
-    # Llama 4's layers by what their attention keeps: those with the weightless L2 q/k norm
-    # (the rotary layers under use_qk_norm) and those whose queries attention temperature
-    # tuning scales (the NoPE layers under attn_temperature_tuning)
-    qk_l2_layers: int = 0
-    temp_layers: int = 0
+    # how its transformers implementation computes, which decides what it keeps for backward:
+    # the fields of symcalc/algebra/implementation.toml (a hand-written spec keeps their
+    # defaults, Korthikanti et al.'s assumptions: GeLU-like activation, both dropouts)
+    implementation: impl.Implementation = impl.Implementation()
     source: str = ""
 
     # -- derived views -------------------------------------------------------------------
@@ -239,7 +193,9 @@ class Spec:
                 if getattr(self, f) is not None}
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        out = {k: v for k, v in asdict(self).items() if v is not None}
+        out["implementation"] = self.implementation.given()
+        return out
 
 
 FIELD_NAMES = tuple(f.name for f in fields(Spec))
@@ -266,34 +222,6 @@ def _positive_int(field: str, value: Any) -> int:
         raise SymcalcError(field, f"must be a positive integer (got {value!r:.60})")
     if value <= 0:
         raise SymcalcError(field, f"must be a positive integer (got {value})")
-    check_limit(field, value)
-    return value
-
-
-def check_limit(field: str, value: int) -> None:
-    """Refuse a number over SIZE_LIMIT (shown by its digit count when huge)."""
-    if value > SIZE_LIMIT:
-        shown = f"{value:,}" if value < 10**30 else \
-            f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
-        raise SymcalcError(field, f"must be at most {SIZE_LIMIT_TEXT} (got {shown})")
-
-
-def parse_int(field: str, text: Any, zero: bool = False) -> int:
-    """A number as typed on the command line or in a CSV cell: ASCII digits, optionally
-    grouped by threes with ``_`` or ``,`` (``3200``, ``3_200``, ``3,200``; never ``3,2``),
-    positive (or zero when ``zero``), at most SIZE_LIMIT."""
-    raw = str(text).strip()
-    what = "a whole number, zero or more" if zero else "a positive integer"
-    if not _INT_TEXT.fullmatch(raw):
-        raise SymcalcError(field, f"must be {what}, digits optionally grouped by threes "
-                                  f"with _ or , (got {raw!r:.60})")
-    digits = raw.replace("_", "").replace(",", "").lstrip("0") or "0"
-    if len(digits) > len(str(SIZE_LIMIT)):  # before int(): Python refuses over 4,300 digits
-        raise SymcalcError(field, f"must be at most {SIZE_LIMIT_TEXT} (got a number of "
-                                  f"{len(digits):,} digits)")
-    value = int(digits)
-    if value == 0 and not zero:
-        raise SymcalcError(field, f"must be a positive integer (got {raw!r})")
     check_limit(field, value)
     return value
 
@@ -362,6 +290,11 @@ def _check_hybrid(v: dict[str, Any]) -> None:
     for f in counts:
         if v[f] > v["L"]:
             raise SymcalcError(f, f"must not exceed the layers L ({v[f]} > {v['L']})")
+    if counts and all((v["L"] if v.get(f) is None and f in ("L_attn", "L_ffn") else v.get(f) or 0)
+                      == 0 for f in HYBRID_COUNTS):
+        raise SymcalcError(counts[0], "leaves every layer empty: a decoder needs a mixer "
+                                      "(L_attn, L_lin, L_ssm, L_conv) or an FFN (L_ffn) in "
+                                      "some layer")
     lin, ssm = v.get("linear_attn", "none"), v.get("ssm", "none")
     has = {f: v.get(f) is not None for f in ("L_lin", "L_ssm", "L_conv")}
     if v.get("L_lin"):
@@ -381,6 +314,9 @@ def _check_hybrid(v: dict[str, Any]) -> None:
                 raise SymcalcError(f, f"is required with {ssm} layers (L_ssm)")
         if ssm == "mamba2" and v["d_in"] % v["H_s"]:
             raise SymcalcError("H_s", f"must divide d_in ({v['d_in']} % {v['H_s']} != 0)")
+        if ssm == "mamba2" and v["H_s"] % v["G_s"]:
+            raise SymcalcError("G_s", f"the Mamba-2 groups must divide the heads H_s "
+                                      f"({v['H_s']} % {v['G_s']} != 0)")
     elif ssm != "none" and not has["L_ssm"]:
         raise SymcalcError("L_ssm", f"is required with ssm = {ssm}")
     if v.get("L_conv") and v.get("K_conv") is None:
@@ -460,23 +396,28 @@ def make_spec(**values: Any) -> Spec:
     """Build a checked :class:`Spec`; derived sizes are filled in."""
     unknown = sorted(set(values) - set(FIELD_NAMES))
     if unknown:
+        if unknown[0] in impl.field_names():
+            raise SymcalcError(unknown[0], "is an implementation field: give it in the "
+                                           "[implementation] table")
         raise SymcalcError(unknown[0], "is not a symcalc spec field")
     for required in ("name", "family", "L", "d", "n_h", "d_ff"):
         if values.get(required) is None:
             raise SymcalcError(required, "is required")
     v = dict(values)
-    for f in ("name", "source", "impl"):
+    for f in ("name", "source"):
         if f in v and not isinstance(v[f], str):
             raise SymcalcError(f, f"must be text (got {v[f]!r})")
     for f in SIZE_FIELDS:
         if v.get(f) is not None:
             v[f] = _positive_int(f, v[f])
-    for f in COUNT_FIELDS + ROUTER_COUNTS:
+    for f in COUNT_FIELDS:
         if v.get(f) is not None:
             v[f] = _count(f, v[f])
-    if v.get("router_topk_groups", 0) > v.get("router_groups", 0):
-        raise SymcalcError("router_topk_groups", "must not exceed router_groups "
-                                                 f"({v['router_topk_groups']} > {v.get('router_groups', 0)})")
+    got = v.get("implementation")
+    if got is not None and not isinstance(got, (dict, impl.Implementation)):
+        raise SymcalcError("implementation", f"must be a table of implementation fields "
+                                             f"(got {got!r:.60})")
+    v["implementation"] = impl.make(got)
     _choice("family", v["family"], FAMILIES)
     _choice("ffn", v.get("ffn", "plain"), FFN_KINDS)
     _choice("norm", v.get("norm", "layernorm"), NORMS)
@@ -485,7 +426,6 @@ def make_spec(**values: Any) -> Spec:
     _choice("qk_norm", v.get("qk_norm", "none"), QK_NORMS)
     _choice("linear_attn", v.get("linear_attn", "none"), LINEAR_ATTNS)
     _choice("ssm", v.get("ssm", "none"), SSMS)
-    _choice("act", v.get("act", ""), tuple(sorted(ACTS)))
     for f in FLAG_FIELDS:
         if f in v and not (f == "ssm_out_bias" and v[f] is None):
             _flag(f, v[f])
@@ -541,14 +481,22 @@ def make_spec(**values: Any) -> Spec:
 def with_overrides(spec: Spec, overrides: dict[str, Any]) -> Spec:
     """``--set key=value`` on an existing spec, re-checked. Sizes that followed from others
     keep following them unless set too: d_h = d / n_h, n_kv = n_h, and d_ff = 4 d (so
-    ``gpt2 --set L=24 --set d=1024 --set n_h=16`` is GPT-2 medium)."""
+    ``gpt2 --set L=24 --set d=1024 --set n_h=16`` is GPT-2 medium). A key may also be an
+    implementation field (``--set act=relu``)."""
     base = asdict(spec)
+    implementation = spec.implementation.given()
     for key in overrides:
-        if key not in FIELD_NAMES:
+        if key in impl.field_names():
+            continue
+        if key not in FIELD_NAMES or key == "implementation":
             raise SymcalcError(f"--set {key}", "is not a symcalc spec field "
-                               f"(known: {', '.join(FIELD_NAMES)})")
-    base.update(overrides)
-    new_d = overrides.get("d")
+                               f"(known: {', '.join(f for f in FIELD_NAMES if f != 'implementation')}"
+                               f"; implementation: {', '.join(impl.field_names())})")
+    spec_overrides = {k: x for k, x in overrides.items() if k not in impl.field_names()}
+    implementation.update({k: x for k, x in overrides.items() if k in impl.field_names()})
+    base.update(spec_overrides)
+    base["implementation"] = implementation
+    new_d = spec_overrides.get("d")
     if "d_ff" not in overrides and spec.d_ff == 4 * spec.d and type(new_d) is int and new_d > 0:
         base["d_ff"] = 4 * new_d
     if "d" in overrides or "n_h" in overrides:
@@ -561,9 +509,10 @@ def with_overrides(spec: Spec, overrides: dict[str, Any]) -> Spec:
 
 def coerce_text(key: str, text: str) -> Any:
     """Turn the text of ``--set key=value`` into the field's type: sizes and counts are
-    integers (:func:`parse_int`), switches true/false (also yes/no, on/off, 1/0), and every
-    other field -- a name, a source, a choice -- is the text as typed, whatever it looks like."""
-    if key in SIZE_FIELDS or key in COUNT_FIELDS or key in ROUTER_COUNTS:
+    integers (:func:`parse_int`), switches true/false (also yes/no, on/off, 1/0), an
+    implementation field as it takes it, and every other field -- a name, a source, a
+    choice -- is the text as typed, whatever it looks like."""
+    if key in SIZE_FIELDS or key in COUNT_FIELDS:
         return parse_int(f"--set {key}", text, zero=True)  # make_spec refuses 0 for a size
     if key in FLAG_FIELDS:
         lowered = text.strip().lower()
@@ -572,6 +521,8 @@ def coerce_text(key: str, text: str) -> Any:
         if lowered in ("false", "no", "off", "0"):
             return False
         raise SymcalcError(f"--set {key}", f"must be true or false (got {text!r:.60})")
+    if key in impl.field_names():
+        return impl.coerce_text(key, text)
     return text
 
 

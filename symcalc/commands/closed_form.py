@@ -41,6 +41,9 @@ def run(args) -> int:
         raise SymcalcError("MODEL", "is required (a preset, config.json or .toml spec)")
     from .common import checked_names
 
+    if args.keep and args.diff is None:
+        raise SymcalcError("--keep", "applies only with --diff (the ratio kept while "
+                                     "differentiating: closed-form MODEL --diff SIZE --keep A/B)")
     spec = checked_names([resolve(args.model, args.sets)])[0]
     if args.diff is not None:
         return _diff(args, spec)
@@ -116,8 +119,10 @@ def _diff(args, spec) -> int:
     from ..errors import SymcalcError
 
     if args.assume != "none":
-        raise SymcalcError("--diff", "takes the architecture as it is (no --assume)")
-    s = sensitivity(spec, args.quantity, args.diff, options_from(args), tuple(args.keep))
+        raise SymcalcError("--assume", "does not apply with --diff (the derivative takes the "
+                                       "architecture as it is)")
+    s = sensitivity(spec, args.quantity, args.diff, options_from(args), tuple(args.keep),
+                    field="--diff")
     if args.json:
         print(json.dumps({"model": spec.name, **s.to_json()}, indent=1))
     else:

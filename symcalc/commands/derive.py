@@ -31,7 +31,7 @@ def add_lang(p) -> None:
 def register(sub) -> None:
     p = sub.add_parser("derive", help="a quantity worked out step by step (Markdown or LaTeX)")
     add_model(p)
-    p.add_argument("--quantity", default="params.total",
+    p.add_argument("--quantity", default=None,
                    help="params.total (default), params.active, flops.forward_matmul, "
                         "flops.training, memory.weights_bytes, memory.kv_cache_bytes, ...")
     p.add_argument("--format", default="md", choices=("md", "tex"), help="md (default) or tex")
@@ -43,7 +43,7 @@ def register(sub) -> None:
                    help="instead: the closed form under an assumption set (kaplan, textbook) "
                         "and its exact correction")
     p.add_argument("--form", default=None, metavar="NAME",
-                   help="instead: a published formula (see symcalc.published, e.g. "
+                   help="instead: a published formula (see symcalc.derivations.published, e.g. "
                         "seed-layer-mixed) at the model's sizes against symcalc's count")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE")
     p.add_argument("--exercises", action="store_true",
@@ -63,11 +63,29 @@ def units_from(args):
     return Units(params=args.unit, flops=args.flops_unit)
 
 
+INSTEAD = (("--against", "against"), ("--assume", "assume"), ("--form", "form"),
+           ("--quantity", "quantity"))
+
+
+def refuse_instead(args) -> None:
+    """--against, --assume, --form and --quantity choose what a derivation without --for
+    shows; with --for (a solution derives its own relation) they are refused, never ignored."""
+    from ..errors import SymcalcError
+
+    if args.solve_for is not None or any(getattr(args, m) is not None
+                                         for m in ("target", "fit", "when")):
+        for flag, name in INSTEAD:
+            if getattr(args, name) is not None:
+                raise SymcalcError(flag, "does not apply with --for (a solution derives its "
+                                         "own relation); leave it out, or derive without --for")
+
+
 def build(args):
     from ..derivations import derive as dv, derive_forms as forms
     from ..inputs.resolver import resolve
 
     latex = args.format == "tex"
+    refuse_instead(args)
     if args.solve_for is not None or any(getattr(args, m) is not None for m in ("target", "fit", "when")):
         from ..derivations.derive_solve import derive_solution
         from .solve import solution_from
@@ -77,6 +95,7 @@ def build(args):
 
             raise SymcalcError("--for", "names the size to solve for (with --target, --fit or --when)")
         return derive_solution(solution_from(args, latex))
+    quantity = args.quantity or "params.total"
     spec = checked_names([resolve(args.model, args.sets)], latex)[0]
     opts = options_from(args)
     if args.against is not None:  # '' is refused, never ignored
@@ -95,19 +114,46 @@ def build(args):
             raise SymcalcError("--form", f"must be one of {', '.join(FORMS)} (got {args.form!r})")
         return forms.derive_published(args.form, spec, opts)
     if args.assume is not None:  # assumption() refuses '' naming the sets
-        return forms.derive_closed_form(spec, args.assume, args.quantity, opts)
-    return dv.derive(spec, args.quantity, opts)
+        return forms.derive_closed_form(spec, args.assume, quantity, opts)
+    return dv.derive(spec, quantity, opts)
+
+
+SOLVE_ONLY = (("--keep", "keep"), ("--multiple-of", "multiple_of"), ("--gpus", "gpus"))
+
+
+def check_template(template: str | None) -> None:
+    """``--template ''`` is refused: an empty name would silently use the built-in one."""
+    if template is not None and not template.strip():
+        from ..errors import SymcalcError
+
+        raise SymcalcError("--template", f"must name a template file (got {template!r})")
+
+
+def refuse_unused(args) -> None:
+    """The solving options say nothing without --for: refused, never ignored."""
+    from ..errors import SymcalcError
+
+    if args.solve_for is None:
+        for option, dest in SOLVE_ONLY:
+            if getattr(args, dest) not in (None, []):
+                raise SymcalcError(option, "applies only with --for (derive MODEL --for SIZE "
+                                           "--target|--fit|--when ...: the solving steps)")
 
 
 def run(args) -> int:
     from ..errors import SymcalcError
 
+    check_template(args.template)
+    refuse_unused(args)
     if args.standalone and args.format != "tex":
         raise SymcalcError("--standalone", "applies only with --format tex")
     if args.exercises and args.output is None:
         raise SymcalcError("--exercises", "needs -o FILE (the sheet; the answers go beside it "
                                           "as FILE-answers)")
-    check_output(args.output)
+    from pathlib import Path
+
+    check_output(args.output, example="derivation",
+                 beside=[answers_path(Path(args.output))] if args.exercises else [])
     derivation = build(args)
     units = units_from(args)
 
@@ -122,8 +168,6 @@ def run(args) -> int:
 
     write(text_of(args.exercises), args.output)
     if args.exercises:
-        from pathlib import Path
-
         write(text_of(False), str(answers_path(Path(args.output))))
     return 0
 
@@ -133,23 +177,43 @@ def answers_path(out):
     return out.with_name(f"{out.stem}-answers{out.suffix}")
 
 
-def check_output(output: str | None, kinds: tuple[str, ...] = ()) -> None:
+def check_output(output: str | None, kinds: tuple[str, ...] = (), example: str = "out",
+                 beside=()) -> None:
     """Refuse a destination that cannot be written, before any work: a name that is only an
-    extension, a folder, a path under a file or a missing folder, a place not writable."""
+    extension (``.md``, ``out/.tex``: a hidden file nobody asked for), a folder, a path under
+    a file or a missing folder, a place not writable or whose status cannot be read, a name
+    over the system's limit, and anything but a regular file (a FIFO would hang the write, a
+    device swallow it), for the output and the files written ``beside`` it (an answer
+    sheet, a LaTeX log)."""
+    from ..errors import SymcalcError
+    from ..inputs.files import label_of
+
+    if output is None:
+        return
+    try:
+        _check_output(output, kinds, example, beside)
+    except OSError as err:  # a status that cannot be read (EACCES), a name too long, ...
+        from ..inputs.files import _reason
+
+        raise SymcalcError("-o", f"cannot write {label_of(output)!r} ({_reason(err)})") from None
+
+
+def _check_output(output: str, kinds: tuple[str, ...], example: str, beside=()) -> None:
     import os
     import tempfile
     from pathlib import Path
 
     from ..errors import SymcalcError
 
-    if output is None:
-        return
     out = Path(output)
+    for path in (out, *beside):
+        regular_or_absent(output, str(path))
     if output.endswith(("/", os.sep)) or out.is_dir():
         raise SymcalcError("-o", f"{output!r} is a folder; give a file name in it")
-    if kinds and (out.name.lower() in kinds or out.stem.startswith(".") and out.suffix == ""):
+    if out.name.lower() in kinds or (out.name.startswith(".") and "." not in out.name[1:]):
+        suffix = out.name.lower() if out.name.lower() in kinds or not kinds else kinds[0]
         raise SymcalcError("-o", f"{output!r} is only an extension; give a file name, "
-                                 f"e.g. handout{out.name.lower()}")
+                                 f"e.g. {example}{suffix}")
     if kinds and out.suffix.lower() not in kinds:
         raise SymcalcError("-o", f"must end in {', '.join(kinds[:-1])} or {kinds[-1]} "
                                  f"(got {output!r})")
@@ -171,8 +235,28 @@ def check_output(output: str | None, kinds: tuple[str, ...] = ()) -> None:
         raise SymcalcError("-o", f"cannot write in {str(folder)!r} ({err.strerror or err})") from None
 
 
+def regular_or_absent(output: str, path: str) -> None:
+    """Refuse ``path`` when it exists and is not a regular file (checked without opening)."""
+    import os
+    import stat
+
+    from ..errors import SymcalcError
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return  # absent, or refused by the other checks
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        what = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or \
+            stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+        raise SymcalcError("-o", f"{path!r} is {what}; symcalc writes only regular files")
+
+
 def write(text: str, output: str | None) -> None:
-    from pathlib import Path
+    """``text`` to stdout, or to the regular file ``output`` (opened without blocking and
+    checked once open: a FIFO put there since :func:`check_output` is refused too)."""
+    import os
+    import stat
 
     from ..errors import SymcalcError
 
@@ -180,6 +264,20 @@ def write(text: str, output: str | None) -> None:
         print(text, end="" if text.endswith("\n") else "\n")
         return
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, 0o666)
     except OSError as err:
         raise SymcalcError("-o", f"cannot write {output!r} ({err.strerror or err})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SymcalcError("-o", f"{output!r} is not a regular file; symcalc writes only "
+                                     "regular files")
+        os.set_blocking(fd, True)
+        os.ftruncate(fd, 0)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            fd = -1
+            f.write(text)
+    except OSError as err:
+        raise SymcalcError("-o", f"cannot write {output!r} ({err.strerror or err})") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .common import add_model, add_workload, checked_names, options_from
-from .derive import add_units, answers_path, check_output, units_from, write
+from .derive import add_units, answers_path, check_output, check_template, units_from, write
 
 
 def register(sub) -> None:
@@ -35,8 +35,12 @@ def run(args) -> int:
     from ..inputs.resolver import resolve
     from ..render import handout as render
 
-    check_output(args.output, (".md", ".tex", ".pdf"))  # before the (slow) build
+    check_template(args.template)
     out = Path(args.output)
+    beside = [answers_path(out)] if args.exercises else []
+    if out.suffix.lower() == ".pdf":  # a failed build keeps its log there
+        beside += [out.with_suffix(".log"), answers_path(out).with_suffix(".log")]
+    check_output(args.output, (".md", ".tex", ".pdf"), "handout", beside)  # before the build
     kind = out.suffix.lower()
     if kind == ".pdf":
         import shutil

@@ -13,14 +13,16 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..errors import SymcalcError
+    from ..inputs import presets
+    from ..inputs.resolver import check_path
     from ..page import build, models_of
+    from .derive import check_output, write
 
+    check_output(args.output, example="calc")  # a folder, a FIFO, ...: before the build
+    for name in args.model:  # a path whose status cannot be read: one line, as in report
+        if not presets.exists(name):
+            check_path(name)
     html = build(models_of(args.model))
-    try:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(html)
-    except OSError as err:
-        raise SymcalcError("-o", f"cannot write {args.output!r} ({err.strerror})") from None
+    write(html, args.output)
     print(f"wrote {args.output} ({len(html.encode('utf-8')):,} bytes)")
     return 0

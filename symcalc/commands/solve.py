@@ -22,8 +22,8 @@ def add_solve_args(p, required: bool = True) -> None:
                       help="an inequality, e.g. 'flops:layer/attention/scores >= flops:layer/ffn'")
     g.add_argument("--keep", action="append", default=[], metavar="A/B",
                    help="keep the ratio of two sizes at the model's value (repeatable), e.g. d_ff/d")
-    g.add_argument("--multiple-of", default="1", metavar="N",
-                   help="integer answers are multiples of N (e.g. 64 or 128)")
+    g.add_argument("--multiple-of", default=None, metavar="N",
+                   help="integer answers are multiples of N (e.g. 64 or 128; default 1)")
     g.add_argument("--gpus", action="append", default=[], metavar="FILE",
                    help="your own accelerators (TOML, the form of symcalc/inputs/gpus.toml)")
 
@@ -59,7 +59,8 @@ def solution_from(args, latex: bool = False):
     spec = checked_names([resolve(args.model, args.sets)], latex)[0]
     mode, text = relation_of(args)
     return solve_spec(spec, args.solve_for, text, mode, options_from(args), tuple(args.keep),
-                      parse_int("--multiple-of", args.multiple_of), tuple(args.gpus))
+                      parse_int("--multiple-of", "1" if args.multiple_of is None
+                                else args.multiple_of), tuple(args.gpus))
 
 
 def run(args) -> int:

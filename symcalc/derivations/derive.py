@@ -450,7 +450,7 @@ def _derive_flops(spec: Spec, quantity: str, opts: Options, values: dict) -> Der
             formulas += nm_formulas
             parts[part_symbol("C", "nonmatmul")] = nm_value
             fwd = fwd + part_symbol("C", "nonmatmul")
-            conv.append("non-matmul work at the per-element costs of symcalc.flops.NONMATMUL_COSTS")
+            conv.append("non-matmul work at the per-element costs of symcalc.algebra.flops.NONMATMUL_COSTS")
         steps, value = chain(Compose("flops.forward", "C", fwd, "forward pass"), parts)
         if quantity == "flops.training":
             steps += _training_steps(spec, opts, value, subs)
@@ -590,7 +590,7 @@ SINGLE_SOURCES = {"flops.decode_per_token": "pope2022", "memory.kv_cache_bytes":
 
 def activation_conventions(spec: Spec, opts: Options) -> str:
     """The activation model in words, as the report states it."""
-    from ..algebra.activation_profiles import activations_text
+    from ..algebra.options import activations_text
 
     return activations_text(opts)
 

@@ -79,8 +79,9 @@ def _answer(solution):
         return pick, f"the nearest valid {solution.size} where the condition holds"
     if b is None or a is None:
         return (a if b is None else b), f"the nearest valid {solution.size}"
-    target = solution.rhs.xreplace({SIZES[k].symbol: v for k, v in solution.fixed})
-    near = b if abs(solution.value_below - target) <= abs(solution.value_above - target) else a
+    # the gap f = lhs - rhs at each (the right side may move with the size too)
+    gap = {n: abs(solution.reduced.xreplace({solution.symbol: sympy.Integer(n)})) for n in (b, a)}
+    near = b if gap[b] <= gap[a] else a
     return near, f"the valid {solution.size} whose Q is nearest the target"
 
 

@@ -1,3 +1,3 @@
-"""Fast evaluators: plain-Python functions generated from the sympy expressions
-(:mod:`.codegen` writes :mod:`._generated`), the quick report (:mod:`.quick`) and grid
-sweeps (:mod:`.sweep`). Only :mod:`.codegen` imports sympy."""
+"""Numbers without sympy: the term table (:mod:`.build_terms` writes ``terms.json`` from the
+sympy expressions' component functions; :mod:`.terms` evaluates it), the quick report
+(:mod:`.quick`) and grid sweeps (:mod:`.sweep`). Only :mod:`.build_terms` imports sympy."""

@@ -1,5 +1,6 @@
-"""The report object without sympy: the numbers come from the evaluators that
-``python -m symcalc.fast.codegen`` generated from the sympy expressions (``symcalc/fast/_generated.py``).
+"""The report object without sympy: the numbers come from the term table
+(:mod:`symcalc.fast.terms`, ``symcalc/fast/terms.json``, written from the sympy expressions'
+component functions by ``python -m symcalc.fast.build_terms``).
 
 :func:`quick_report` returns exactly what :func:`symcalc.report.report` returns (a test
 compares them for every preset and many options); :func:`evaluate` gives one quantity.
@@ -9,17 +10,16 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from . import _generated as gen
+from . import terms
 from ..algebra.breakdown import Breakdown, Leaf
 from ..errors import SymcalcError
 from ..algebra.options import Options, convention_switches, dtype_fraction, seq_len_of, workload_values
-from ..algebra.activation_profiles import choices as activation_choices
-from ..algebra.activation_profiles import facts as activation_facts
-from ..algebra.activation_profiles import activations_text
+from ..algebra.options import activations_text, choices as activation_choices
+from ..algebra.implementation import facts as activation_facts
 from ..algebra import quantized
 from ..algebra.spec import Spec, layer_views, size_values, switch_values
 
-QUANTITIES = gen.QUANTITIES
+QUANTITIES = tuple(terms.quantities())
 
 
 def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
@@ -113,17 +113,18 @@ def _window_text(spec: Spec) -> str:
 
 
 def option_values(spec: Spec, opts: Options) -> dict[str, int]:
-    """Values of the option symbols of :mod:`symcalc.fast.codegen` (dtype bytes, optimizer bytes,
-    one-hot ZeRO stage and recomputation, ...)."""
-    # a quantized format: the generated evaluator sees 16 bits; the report and evaluate()
+    """Values of the option symbols of the term table (:mod:`symcalc.fast.build_terms`: dtype
+    bytes, optimizer bytes, one-hot ZeRO stage and recomputation, ...)."""
+    # a quantized format: the term table sees 16 bits; the report and evaluate()
     # replace its weights by quantized_weights()
     w_num, w_den = (2, 1) if quantized.parse(opts.dtype) else dtype_fraction(opts.dtype)
     kv_num, kv_den = dtype_fraction(opts.kv_dtype)
     st_num, st_den = dtype_fraction(opts.state_dtype)
-    if opts.optimizer not in gen.OPTIMIZERS:
-        raise SymcalcError("optimizer", f"must be one of {', '.join(gen.OPTIMIZERS)} "
+    optimizers = terms.optimizers()
+    if opts.optimizer not in optimizers:
+        raise SymcalcError("optimizer", f"must be one of {', '.join(optimizers)} "
                                         f"(got {opts.optimizer!r})")
-    opt_w, opt_g, opt_o = gen.OPTIMIZERS[opts.optimizer]
+    opt_w, opt_g, opt_o = optimizers[opts.optimizer]
     return {
         "w_num": w_num, "w_den": w_den, "kv_num": kv_num, "kv_den": kv_den,
         "st_num": st_num, "st_den": st_den,
@@ -132,7 +133,6 @@ def option_values(spec: Spec, opts: Options) -> dict[str, int]:
         "sw_zero3": int(opts.zero == 3),
         "sw_macs": int(opts.macs), "sw_nonmatmul": int(opts.nonmatmul),
         "sw_rc_sel": int(opts.recompute == "selective"), "sw_rc_full": int(opts.recompute == "full"),
-        "sw_tp": int(opts.tp > 1), "sw_sp": int(opts.sequence_parallel),
         "sw_decoder": int(spec.family != "encoder"),
         **activation_choices(opts),
         **activation_facts(spec, opts.dtype, opts.batch),
@@ -150,17 +150,17 @@ def values(spec: Spec, opts: Options = Options(), check_heads: bool = True) -> d
     return out
 
 
-def evaluator(name: str, shape: str):
-    """(evaluate, bound) functions of quantity ``name`` for models of ``shape``."""
-    if name not in gen.QUANTITIES:
-        raise SymcalcError("quantity", f"must be one of {', '.join(gen.QUANTITIES)} (got {name!r})")
-    return gen.EVALUATORS[(shape, name)]
+def check_quantity(name: str) -> str:
+    if name not in QUANTITIES:
+        raise SymcalcError("quantity", f"must be one of {', '.join(QUANTITIES)} (got {name!r})")
+    return name
 
 
 def evaluate(name: str, spec: Spec, opts: Options = Options(),
              at: Optional[dict[str, int]] = None) -> int:
     """Quantity ``name`` of ``spec`` as an exact int, as the report gives it (rounded up to a
     whole number; decode FLOPs at ``opts.context``); ``at`` overrides symbol values."""
+    check_quantity(name)
     opts = opts.checked()
     v = values(spec, opts)
     if name == "flops.decode_per_token" and opts.context:
@@ -169,7 +169,7 @@ def evaluate(name: str, spec: Spec, opts: Options = Options(),
         v.update(at)
     if name == "memory.weights_bytes" and quantized.parse(opts.dtype):
         return quantized_weights(spec, opts, Numbers(spec, opts), v)["bytes"]
-    return evaluator(name, spec.shape)[0](v)
+    return Numbers(spec, opts).number(name, v)
 
 
 def quantized_weights(spec: Spec, opts: Options, src, v: dict[str, int]) -> dict[str, Any]:
@@ -192,24 +192,42 @@ def quantized_weights(spec: Spec, opts: Options, src, v: dict[str, int]) -> dict
 
 
 class Numbers:
-    """Where a report's numbers come from: here, the generated evaluators.
-    :class:`symcalc.report.SympyNumbers` answers the same two questions by substitution."""
+    """Where a report's numbers come from: here, the term table (:mod:`symcalc.fast.terms`)."""
 
     def __init__(self, spec: Spec, opts: Options):
         self.spec, self.shape = spec, spec.shape
 
+    def _rows(self, v: dict[str, Any]):
+        constants, sizes = split_values(v)
+        return terms.specialize(self.shape, constants), sizes
+
     def number(self, name: str, v: dict[str, int]) -> int:
-        return gen.EVALUATORS[(self.shape, name)][0](v)
+        rows, sizes = self._rows(v)
+        return rows.number(name, sizes)
 
     def leaves(self, kind: str, v: dict[str, int]) -> Breakdown:
         """``params``, ``matmul`` (contract convention) or ``layer:<stack prefix>``."""
-        paths, fn = gen.LEAVES[(self.shape, kind)]
-        return Breakdown(Leaf(p, x) for p, x in zip(paths, fn(v)) if x != 0)
+        rows, sizes = self._rows(v)
+        return Breakdown(Leaf(p, x) for p, x in rows.leaves(kind, sizes) if x != 0)
 
     def layer_prefixes(self) -> list[str]:
-        out = [k.split(":", 1)[1] for (sh, k) in gen.LEAVES
-               if sh == self.shape and k.startswith("layer:")]
+        out = [k.split(":", 1)[1] for k in terms.table()["shapes"][self.shape]["sets"]
+               if k.startswith("layer:")]
         return layer_views(out, self.spec)
+
+
+def varying() -> frozenset[str]:
+    """Sizes that may vary from point to point of a sweep; every other value a row or
+    coefficient reads is folded in once (terms.specialize)."""
+    return frozenset(terms.table()["varying"])
+
+
+def split_values(v: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(constants, sizes) of a mapping of symbol values."""
+    constants, sizes, sized = {}, {}, varying()
+    for k, x in v.items():
+        (sizes if k in sized else constants)[k] = x
+    return constants, sizes
 
 
 def params_report(spec: Spec, src, v: dict[str, int]) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Sweeps: any quantity over a grid (Cartesian product) or a table of configurations,
-vectorised with numpy through the generated evaluators (no sympy).
+vectorised with numpy through the term table (:mod:`symcalc.fast.terms`; no sympy).
 
     >>> from symcalc.fast.sweep import sweep
     >>> r = sweep("mistral-7b", grid={"d": [2048, 4096], "L": [16, 32]},
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
-from . import quick
+from . import quick, terms
 from ..errors import SymcalcError
 from ..algebra.options import DEFAULT_SEQ_LEN, Options, heads_split_badly
 import re
@@ -231,9 +231,11 @@ def _maximum(np, v: dict[str, Any]) -> dict[str, int]:
 
 def _convert(np, v: dict[str, Any], numbers: str) -> dict[str, Any]:
     dtype = {"int64": np.int64, "exact": object, "float": np.float64}[numbers]
-    out = {}
+    out, sized = {}, quick.varying()
     for k, x in v.items():
-        if hasattr(x, "dtype"):
+        if k not in sized:  # switches, facts, options: folded in as Python ints
+            out[k] = x
+        elif hasattr(x, "dtype"):
             if dtype is object:
                 x = np.reshape(np.asarray([int(i) for i in x.ravel().tolist()], dtype=object),
                                x.shape)
@@ -250,13 +252,20 @@ def _convert(np, v: dict[str, Any], numbers: str) -> dict[str, Any]:
 
 def _evaluate(np, name: str, spec: Spec, v: dict[str, Any], vmax: dict[str, int],
               numbers: str, shape: tuple[int, ...]):
-    fn, bound = quick.evaluator(name, spec.shape)
-    if numbers == "int64" and bound(vmax) > INT64_MAX:
-        raise SymcalcError(name, f"may exceed int64 on this grid (intermediate values up to "
-                                 f"{float(bound(vmax)):.3g}); ask for exact Python integers "
-                                 "(--exact, numbers='exact') or floats (--float, numbers='float')")
+    """One quantity over the grid: the rows folded once for the model (terms.specialize),
+    the bound of every intermediate value checked against int64 first, then evaluated on the
+    grid's arrays."""
+    constants, sizes = quick.split_values(v)
+    rows = terms.specialize(spec.shape, constants)
+    if numbers == "int64":
+        top = rows.bound(name, quick.split_values(vmax)[1])
+        if top > INT64_MAX:
+            raise SymcalcError(name, f"may exceed int64 on this grid (intermediate values up "
+                                     f"to {float(top):.3g}); ask for exact Python integers "
+                                     "(--exact, numbers='exact') or floats (--float, "
+                                     "numbers='float')")
     dtype = {"int64": np.int64, "exact": object, "float": np.float64}[numbers]
-    return _flat(np, np.asarray(fn(v), dtype=dtype), shape)
+    return _flat(np, np.asarray(rows.number(name, sizes), dtype=dtype), shape)
 
 
 def _flat(np, arr, shape: tuple[int, ...]):
@@ -310,7 +319,7 @@ def sweep(model: Union[str, Spec], grid: Optional[dict[str, Any]] = None,
     opts = options.checked()
     quantities = list(quantities)
     for name in quantities:
-        quick.evaluator(name, spec.shape)
+        quick.check_quantity(name)
     from ..algebra import quantized
 
     if "memory.weights_bytes" in quantities and quantized.parse(opts.dtype):

@@ -21,20 +21,26 @@ Babel). This module imports neither sympy nor jinja2.
 """
 from __future__ import annotations
 
-import gettext as _gettext
 import io
+import os
 import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import SymcalcError
+
+if TYPE_CHECKING:
+    import gettext as _gettext
+    from pathlib import Path
 
 LANGS = ("en", "ru", "zh")
 LANG_NAMES = {"en": "English", "ru": "Russian", "zh": "Chinese (Simplified)"}
 DOMAIN = "symcalc"
-LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+# a plain path (pathlib and gettext cost a quick report milliseconds of imports: loaded when a
+# catalog is)
+LOCALE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "locale")
 
 _current: ContextVar[str] = ContextVar("symcalc_lang", default="en")
 # message ids asked for in a language whose catalog lacks them (tests read it)
@@ -65,13 +71,17 @@ def using(lang: str | None):
         _current.reset(token)
 
 
-def catalog_path(lang: str) -> Path:
-    return LOCALE_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+def catalog_path(lang: str) -> "Path":
+    from pathlib import Path
+
+    return Path(LOCALE_DIR) / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
 @lru_cache(maxsize=None)
-def translations(lang: str) -> _gettext.NullTranslations:
+def translations(lang: str) -> "_gettext.NullTranslations":
     """The compiled catalog of ``lang`` (English: the ids themselves)."""
+    import gettext as _gettext
+
     if lang == "en":
         return _gettext.NullTranslations()
     from babel.messages.mofile import write_mo
@@ -148,12 +158,16 @@ def _number(text: str, lang: str) -> str:
     other field as it is."""
     if not _NUMBER.fullmatch(text):
         return text
+    from decimal import Decimal, localcontext
+
     from babel.numbers import format_decimal
 
     plain = text.replace(",", "")
     digits = len(plain.partition(".")[2])
     pattern = "#,##0" + ("." + "0" * digits if digits else "")
-    return format_decimal(float(plain) if digits else int(plain), format=pattern, locale=lang)
+    with localcontext() as ctx:  # every digit: Babel's default 28 failed from 10^28 up
+        ctx.prec = max(ctx.prec, len(plain) + 10)
+        return format_decimal(Decimal(plain), format=pattern, locale=lang)
 
 
 # how a list of clauses (joined by "; " in English) is joined in each language

@@ -119,6 +119,9 @@ def _parse(loads, text: str, label: str, kind: str) -> Any:
     except RecursionError:
         raise _too_deep(label) from None
     except ValueError as err:  # JSONDecodeError / TOMLDecodeError, and integers over the digit limit
+        if "integer string conversion" in str(err):  # Python's advice is not for users
+            raise SymcalcError(label, f"is not valid {kind} for symcalc (an integer of more "
+                                      "than 4,300 digits; sizes are at most 10**15)") from None
         raise SymcalcError(label, f"is not valid {kind} ({err})") from None
     return check_depth(data, label)
 

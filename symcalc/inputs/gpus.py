@@ -14,11 +14,12 @@ from typing import Iterable
 
 from ..algebra.units import parse_amount
 from ..errors import SymcalcError
-from .files import read_toml
+from .files import label_of, read_toml
 
 BUILT_IN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpus.toml")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9._-]{0,39}")
 FIELDS = ("description", "memory", "bf16", "source", "aliases")
+AMOUNT_LIMIT = 40  # characters of a memory or bf16 amount ("80 GB", "989.4 TFLOPs")
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,14 @@ class Accelerator:
 
 
 def _whole(field: str, value: Fraction) -> int:
+    """A device's bytes or FLOP/s: whole and positive (0 bytes fits nothing, 0 FLOP/s makes
+    every time infinite), at most 10**30."""
     if value.denominator != 1:
         raise SymcalcError(field, f"must come to a whole number (got {float(value)})")
+    if value <= 0:
+        raise SymcalcError(field, f"must be more than 0 (got {int(value)})")
+    if value > 10**30:
+        raise SymcalcError(field, "must be at most 10**30")
     return int(value)
 
 
@@ -55,6 +62,11 @@ def _entry(label: str, name: str, table) -> tuple[Accelerator, list[str]]:
         if not isinstance(table.get(key), str) or not table[key].strip():
             raise SymcalcError(f"{where} {key}", "is required, as text (e.g. memory = \"80 GB\", "
                                                  "bf16 = \"989.4 TFLOPs\")")
+    for key in ("memory", "bf16"):  # before any number is read: 5,000 digits end here
+        if len(table[key].strip()) > AMOUNT_LIMIT:
+            raise SymcalcError(f"{where} {key}", f"is {len(table[key].strip()):,} characters "
+                                                 f"long; an amount is at most {AMOUNT_LIMIT} "
+                                                 "(e.g. \"80 GB\", \"989.4 TFLOPs\")")
     memory = parse_amount(f"{where} memory", table["memory"])
     if memory.kind != "bytes":
         raise SymcalcError(f"{where} memory", f"needs a byte unit, GB or GiB as the vendor "
@@ -78,7 +90,9 @@ def load(files: Iterable[str] = ()) -> dict[str, Accelerator]:
     file's (a user entry of the same name replaces the built-in one)."""
     out: dict[str, Accelerator] = {}
     for path in (BUILT_IN, *files):
-        label = "gpus.toml" if path == BUILT_IN else f"--gpus {path}"
+        if not str(path).strip():
+            raise SymcalcError("--gpus", f"must name a TOML file of accelerators (got {path!r})")
+        label = "gpus.toml" if path == BUILT_IN else f"--gpus {label_of(path)}"
         data = read_toml(path, label)
         for name, table in data.items():
             acc, aliases = _entry(label, name, table)

@@ -84,8 +84,7 @@ def read_model(data: dict[str, Any], name: str = "config.json", folder: str | No
                outside: bool = True) -> tuple["Spec", tuple[Outside, ...]]:
     """The language model's :class:`Spec` and, for a multimodal config, the parts outside it
     (empty for a text-only config; not computed when ``outside`` is false)."""
-    from ..algebra.activation_profiles import config_fields
-    from .family_data import build_fields, canonical_config, family_names, load_family
+    from .family_data import build_fields, build_implementation, family_names, load_family
 
     known = family_names(folder)
     model_type = data.get("model_type")
@@ -105,9 +104,8 @@ def read_model(data: dict[str, Any], name: str = "config.json", folder: str | No
         fields, keys = build_fields(family, role, data)
         fields.setdefault("name", name)
         fields["source"] = f"Hugging Face config ({model_type}, {cls})"
-        data = canonical_config(family.aliases, data)[0]
-        fields.update(config_fields(model_type, {**family.defaults, **data}))
-        return _make(fields, keys), ()
+        fields["implementation"], impl_keys = build_implementation(family, data)
+        return _make(fields, {**keys, **impl_keys}), ()
     return _read_wrapped(family, cls, role, data, name, folder, outside)
 
 
@@ -127,8 +125,8 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
                   folder: str | None, outside: bool) -> tuple["Spec", tuple[Outside, ...]]:
     """A multimodal config: the nested language model read by its own family file under the
     wrapper class's role, the wrapper's role entries on top, then the parts outside it."""
-    from ..algebra.activation_profiles import config_fields
-    from .family_data import build_fields, canonical_config, family_names, load_family
+    from .family_data import (build_fields, build_implementation, canonical_config,
+                              family_names, load_family)
 
     w = family.wrapper
     assert w is not None
@@ -145,9 +143,9 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
                                                 f"of {cls} (no {role!r} role in "
                                                 f"{text_family.label})")
     fields, read = build_fields(text_family, role, text)
+    fields["implementation"], impl_read = build_implementation(text_family, text)
+    keys = {f: tuple(f"{key}.{k}" for k in ks) for f, ks in {**read, **impl_read}.items()}
     text = canonical_config(text_family.aliases, text)[0]
-    fields.update(config_fields(text_type, {**text_family.defaults, **text}))
-    keys = {f: tuple(f"{key}.{k}" for k in ks) for f, ks in read.items()}
     # the wrapper's own entries see the nested configs with their defaults filled in
     view = dict(canonical_config(family.aliases, data)[0])
     view[key] = {**text_family.defaults, **text}
@@ -163,6 +161,25 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
                        f"{text_type} under {key})"
     spec = _make(fields, keys)
     return spec, (_outside(family, view) if outside and cls not in w.text_only else ())
+
+
+def _vision_size(sym: str, value: int, read) -> int:
+    """A vision size as the rules of every other size have it: a switch 0 or 1, any other
+    size a positive integer (a tower of width 0 is no tower) at most SIZE_LIMIT."""
+    from ..algebra import vision as vis
+    from ..algebra.spec import check_limit
+
+    field = ", ".join(read) or sym
+    if sym in vis.SWITCHES:
+        if value not in (0, 1):
+            raise SymcalcError(field, f"must be 0 or 1 (got {value:,})" if abs(value) < 10**30
+                               else "must be 0 or 1")
+        return value
+    if value <= 0:
+        raise SymcalcError(field, "must be a positive integer (got "
+                                  f"{value:,})" if value > -10**30 else "must be a positive integer")
+    check_limit(field, value)
+    return value
 
 
 def _outside(family: "Family", view: dict[str, Any]) -> tuple[Outside, ...]:
@@ -183,10 +200,10 @@ def _outside(family: "Family", view: dict[str, Any]) -> tuple[Outside, ...]:
             continue
         if isinstance(value, bool) and sym in vis.SWITCHES:
             value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            problems[sym] = f"{', '.join(read) or sym}: must be a whole number (got {value!r})"
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems[sym] = f"{', '.join(read) or sym}: must be a whole number (got {value!r:.60})"
             continue
-        sizes[sym] = value
+        sizes[sym] = _vision_size(sym, value, read)
     out = []
     for role, kind in (("vision_tower", w.vision), ("projector", w.projector)):
         if not kind:

@@ -25,15 +25,24 @@ def is_repo_id(text: str) -> bool:
 
 
 def hub_cache_dir() -> Path:
-    """The hub cache folder, as huggingface_hub resolves it."""
+    """The hub cache folder, as huggingface_hub resolves it. A ``~`` that names no home
+    directory (``HF_HOME=~nobody/hf``; no ``HOME`` and a user with no entry in the user
+    database) is one :class:`SymcalcError` saying what to set."""
     env = os.environ
-    if env.get("HF_HUB_CACHE"):
-        return Path(env["HF_HUB_CACHE"]).expanduser()
-    if env.get("HF_HOME"):
-        return Path(env["HF_HOME"]).expanduser() / "hub"
-    if env.get("XDG_CACHE_HOME"):
-        return Path(env["XDG_CACHE_HOME"]).expanduser() / "huggingface" / "hub"
-    return Path.home() / ".cache" / "huggingface" / "hub"
+    for var, below in (("HF_HUB_CACHE", ()), ("HF_HOME", ("hub",)),
+                       ("XDG_CACHE_HOME", ("huggingface", "hub"))):
+        if env.get(var):
+            try:
+                return Path(env[var]).expanduser().joinpath(*below)
+            except (RuntimeError, KeyError):
+                raise SymcalcError(var, f"{env[var]!r:.80}: its '~' names no home directory "
+                                        "known here; give the folder in full") from None
+    try:
+        return Path.home() / ".cache" / "huggingface" / "hub"
+    except (RuntimeError, KeyError):
+        raise SymcalcError("HOME", "is not set and this user has no home directory, so the "
+                                   "Hugging Face cache cannot be found; set HF_HUB_CACHE "
+                                   "(or HF_HOME) to its folder") from None
 
 
 def cached_config(repo_id: str) -> Path:

@@ -48,7 +48,8 @@ def load(name: str) -> Preset:
     from .files import read_toml
 
     data = read_toml(os.path.join(_FOLDER, f"{name}.toml"), f"presets/{name}.toml")
-    spec = make_spec(name=data["name"], source=data["source"], **data["spec"])
+    spec = make_spec(name=data["name"], source=data["source"], **data["spec"],
+                     implementation=data.get("implementation"))
     return Preset(name=data["name"], description=data["description"], source=data["source"],
                   expected_total=data["expected_total"], spec=spec,
                   expected_active=data.get("expected_active"), reference=data.get("reference", ""),

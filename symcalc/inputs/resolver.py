@@ -38,7 +38,7 @@ def resolve_model(model: str, sets: Iterable[str] = ()) -> tuple[Spec, tuple[Out
     from pathlib import Path  # not for presets: pathlib costs their quick report 3 ms
 
     path = Path(model)
-    _check_path(model)
+    check_path(model)
     if not path.exists() and _is_repo_id(model):  # owner/name: the local Hugging Face cache
         from .hf_cache import cached_config
 
@@ -60,11 +60,15 @@ def resolve_model(model: str, sets: Iterable[str] = ()) -> tuple[Spec, tuple[Out
     return _with_sets(spec, sets), outside
 
 
-def _check_path(model: str) -> None:
+def check_path(model: str) -> None:
     """A MODEL that cannot be a path at all (a name over the file-name limit, a NUL
-    character) is refused here, before pathlib's checks raise."""
+    character) or whose status cannot be read (a folder on its way that this user may not
+    enter, ``/proc/1/root/...``) is refused here, before pathlib's checks raise. A path
+    that does not exist passes: it may still be a repo id of the hub cache."""
     import errno
     import os
+
+    from .files import label_of
 
     try:
         os.stat(model)
@@ -76,6 +80,9 @@ def _check_path(model: str) -> None:
             raise SymcalcError("MODEL", f"is not a preset, and as a path its name is longer "
                                         f"than the system allows ({len(model)} characters; "
                                         "File name too long)") from None
+        if err.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            raise SymcalcError("MODEL", f"{label_of(model)!r} cannot be read "
+                                        f"({err.strerror or err})") from None
 
 
 def _is_repo_id(model: str) -> bool:

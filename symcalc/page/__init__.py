@@ -1,11 +1,18 @@
 """The calculator page (`symcalc page`): one self-contained HTML file.
 
-What the page carries: the BigInt evaluators generated from the sympy expressions
-(``_generated.js``, written by ``python -m symcalc.fast.jscodegen``), the spec rules, report
-assembly and family-file interpreter (``core.js``), the interface (``ui.js``, ``calc.css``,
-``calc.html``) and, as JSON, the data they read: the spec's fields and their defaults (taken
-from :mod:`symcalc.algebra.spec` when the page is built, so new fields flow in), the options'
-tables, the family files, the presets and the accelerators. No sympy is imported here.
+What the page carries: the term table's evaluator (``terms.js``, BigInt) and, as JSON, the
+term table itself (``symcalc/fast/terms.json``, the one the command line reads), the spec
+rules, report assembly and family-file interpreter (``core.js``), the interface (``ui.js``,
+``calc.css``, ``calc.html``) and, as JSON, the data they read: the spec's fields and their
+defaults (taken from :mod:`symcalc.algebra.spec` when the page is built, so new fields flow
+in), the options' tables, the family files, the presets and the accelerators. No sympy is
+imported here.
+
+The page is assembled in one pass over ``calc.html``: each ``{{NAME}}`` placeholder of the
+template is replaced once, and the text put in is never searched again, so no user text
+(a config's strings, a folder name) can add a placeholder. JSON lands inside
+``<script type="application/json">`` elements with ``<``, ``>``, ``&`` and U+2028/U+2029
+escaped, so no byte sequence in it can end or change the element.
 """
 from __future__ import annotations
 
@@ -25,58 +32,105 @@ CSP = ("default-src 'none'; script-src {scripts}; style-src 'unsafe-inline'; img
        "object-src 'none'")
 
 
+def _expr(e) -> dict[str, Any]:
+    """An expression of a data file as the page reads it: its text (for messages) and its
+    tree (symcalc.algebra.lang; the page's lang.js walks it)."""
+    return {"text": e.text, "tree": e.tree}
+
+
+def _entry(value: Any) -> Any:
+    from ..algebra.lang import Expr
+
+    return _expr(value) if isinstance(value, Expr) else value
+
+
+def family_payload(f) -> dict[str, Any]:
+    """A parsed family file (symcalc.inputs.family_data.Family) as the page reads it: the
+    tables of the file, each expression parsed once, here."""
+    out: dict[str, Any] = {
+        "model_type": f.model_type, "bare_class": f.bare_class, "classes": f.classes,
+        "defaults": f.defaults, "fixed": f.fixed,
+        "spec": {k: _expr(e) for k, e in f.spec.items()},
+        "roles": {r: {"fixed": role.fixed, "spec": {k: _expr(e) for k, e in role.spec.items()}}
+                  for r, role in f.roles.items()},
+        "checks": {k: {"require": _expr(c.require), "rule": c.rule} for k, c in f.checks.items()},
+        "implementation": {k: _entry(v) for k, v in f.implementation.items()},
+        "aliases": f.aliases,
+    }
+    if f.wrapper is not None:
+        w = f.wrapper
+        out["wrapper"] = {"text_config": w.text_config, "text_model_type": w.text_model_type,
+                          "text_absent": w.text_absent, "vision_config": w.vision_config,
+                          "vision": w.vision, "projector": w.projector,
+                          "vision_defaults": w.vision_defaults, "vision_absent": w.vision_absent,
+                          "sizes": {k: _expr(e) for k, e in w.sizes.items()},
+                          "text_only": list(w.text_only)}
+    return out
+
+
+def implementation_payload() -> dict[str, Any]:
+    """symcalc/algebra/implementation.toml as the page reads it (symcalc.algebra.implementation)."""
+    from ..algebra.implementation import definitions
+
+    d = definitions()
+    return {
+        "fields": {n: {"kind": f.kind, "default": f.default, "choices": f.choices,
+                       "meaning": f.meaning,
+                       "config_other": f.config_other,
+                       "config": _expr(f.config) if f.config is not None else None}
+                   for n, f in d.fields.items()},
+        "checks": {n: {"require": _expr(e), "rule": rule} for n, (e, rule) in d.checks.items()},
+        "lets": [[n, _expr(e)] for n, e in d.lets],
+        "facts": [[n, _expr(e)] for n, (_, e) in d.facts.items()],
+    }
+
+
 def meta() -> dict[str, Any]:
-    """Everything the page's scripts read besides the evaluators."""
-    from ..algebra import activation_profiles as ap
+    """Everything the page's scripts read besides the term table."""
     from ..algebra import options as op
     from ..algebra import spec as sp
-    from ..algebra.activation_profiles import ACTIVATION_TEXT
     from ..inputs import presets
-    from ..inputs.family_data import FAMILIES_DIR, family_names
+    from ..inputs.family_data import load_families
     from ..inputs.gpus import load as load_gpus
 
     fields = []
     for f in dataclasses.fields(sp.Spec):
+        if f.name == "implementation":
+            continue
         default = None if f.default is dataclasses.MISSING else f.default
         kind = ("size" if f.name in sp.SIZE_FIELDS
-                else "count" if f.name in sp.COUNT_FIELDS + sp.ROUTER_COUNTS
+                else "count" if f.name in sp.COUNT_FIELDS
                 else "flag" if f.name in sp.FLAG_FIELDS else "text")
         fields.append({"name": f.name, "default": default, "kind": kind})
     choices = {"family": sp.FAMILIES, "ffn": sp.FFN_KINDS, "norm": sp.NORMS, "head": sp.HEADS,
                "position": sp.POSITIONS, "qk_norm": sp.QK_NORMS,
-               "linear_attn": sp.LINEAR_ATTNS, "ssm": sp.SSMS, "act": tuple(sorted(ap.ACTS))}
+               "linear_attn": sp.LINEAR_ATTNS, "ssm": sp.SSMS}
     spec = {"fields": fields, "size_fields": sp.SIZE_FIELDS, "count_fields": sp.COUNT_FIELDS,
-            "router_counts": sp.ROUTER_COUNTS,
             "flag_fields": sp.FLAG_FIELDS, "hybrid_counts": sp.HYBRID_COUNTS,
             "linear_fields": sp.LINEAR_FIELDS, "ssm_fields": sp.SSM_FIELDS,
             "gemma3n_sizes": sp.GEMMA3N_SIZES, "mla_fields": sp.MLA_FIELDS, "chunk": sp.CHUNK,
             "size_limit": sp.SIZE_LIMIT, "size_limit_text": sp.SIZE_LIMIT_TEXT,
             "choices": choices}
-    from ..fast import _generated as gen
+    from ..fast import terms
 
     options = {
         "defaults": dataclasses.asdict(op.Options()),
         "dtype_bytes": op.DTYPE_BYTES, "default_seq_len": op.DEFAULT_SEQ_LEN,
         "choices": {"causal": op.CAUSAL, "recompute": op.RECOMPUTE,
-                    "activations": ap.ACTIVATION_MODELS, "optimizer": op.OPTIMIZER_NAMES,
+                    "activations": op.ACTIVATION_MODELS, "optimizer": op.OPTIMIZER_NAMES,
                     "mla_cache": op.MLA_CACHE},
-        "optimizers": gen.OPTIMIZERS,
+        "optimizers": terms.optimizers(),
     }
-    # every implementation table of activation_profiles (frozensets as sorted lists), by its
-    # Python name: core.js's configFields and activationFacts read them
-    activations = {"models": ap.ACTIVATION_MODELS, "text": ACTIVATION_TEXT}
-    for name, value in vars(ap).items():
-        if name.isupper() and name not in ("FACT_MEANINGS", "ACTIVATION_TEXT"):
-            activations[name] = sorted(value) if isinstance(value, frozenset) else value
-    families = {name: tomllib.loads((FAMILIES_DIR / f"{name}.toml").read_text(encoding="utf-8"))
-                for name in family_names()}
+    activations = {"models": op.ACTIVATION_MODELS, "text": op.ACTIVATION_TEXT}
+    families = {name: family_payload(f) for name, f in load_families().items()}
     preset_data = {}
     for name in presets.names():
         p = presets.load(name)
         raw = tomllib.loads(Path(presets._FOLDER, f"{name}.toml").read_text(encoding="utf-8"))
         preset_data[name] = {"name": p.name, "description": p.description, "source": p.source,
                              "expected_total": p.expected_total,
-                             "expected_active": p.expected_active, "spec": raw["spec"]}
+                             "expected_active": p.expected_active, "spec": raw["spec"],
+                             "implementation": raw.get("implementation", {})}
     gpus = {}
     for acc in load_gpus().values():
         gpus[acc.name] = {"name": acc.name, "description": acc.description, "memory": acc.memory,
@@ -85,42 +139,68 @@ def meta() -> dict[str, Any]:
     from ..commands.report import PARTS_NOTE
 
     return {"spec": spec, "options": options, "activations": activations,
+            "implementation": implementation_payload(),
             "families": families, "presets": preset_data, "gpus": gpus, "parts_note": PARTS_NOTE}
 
 
+_JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
+                 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
 def _json(data: Any) -> str:
-    """JSON safe inside a <script> element (floats keep their point: 2.0, not 2)."""
-    return json.dumps(data, separators=(",", ":"), sort_keys=False).replace("</", "<\\/")
+    """JSON that cannot end or change the <script> element it lands in (floats keep their
+    point: 2.0, not 2)."""
+    return json.dumps(data, separators=(",", ":"), sort_keys=False).translate(_JSON_ESCAPES)
 
 
 def _hash(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
 
 
+SCRIPTS = ("terms.js", "core.js", "ui.js")
+BOOT = ("SYMCALC_TERMS.init(JSON.parse(document.getElementById('symcalc-terms').textContent));\n"
+        "SYMCALC_CORE.init(JSON.parse(document.getElementById('symcalc-meta').textContent), "
+        "() => SYMCALC_CORE.parseJSON(document.getElementById('symcalc-families').textContent));\n"
+        "SYMCALC_UI.start();\nwindow.SYMCALC_READY_MS = performance.now();\n")
+
+
 def scripts() -> list[str]:
-    """The page's scripts in load order (the evaluators first)."""
-    return [(HERE / n).read_text(encoding="utf-8") for n in ("_generated.js", "core.js", "ui.js")]
+    """The page's scripts in load order (the term evaluator first), then the boot script."""
+    return [(HERE / n).read_text(encoding="utf-8") for n in SCRIPTS] + [BOOT]
+
+
+def fill(template: str, parts: dict[str, str]) -> str:
+    """``template`` with each ``{{NAME}}`` replaced by ``parts[NAME]`` in one pass: the text put
+    in is never searched for placeholders again."""
+    pieces = template.split("{{")
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        name, sep, rest = piece.partition("}}")
+        if not sep or name not in parts:
+            raise ValueError(f"calc.html: unknown placeholder {{{{{name}}}}}")
+        out += [parts[name], rest]
+    return "".join(out)
 
 
 def build(models: Iterable[dict[str, Any]] = (), meta_data: dict | None = None) -> str:
     """The page. ``models``: up to two initial models, each ``{"preset": name}`` or
     ``{"config": text, "name": ...}`` (a config.json's text, read in the page)."""
+    from ..fast import terms
+
     data = meta_data if meta_data is not None else meta()
     families = data["families"]  # parsed by the page only when a config.json is read
     data = {**{k: v for k, v in data.items() if k != "families"}, "initial": list(models)}
     code = scripts()
-    boot = ("SYMCALC_CORE.init(JSON.parse(document.getElementById('symcalc-meta').textContent), "
-            "() => SYMCALC_CORE.parseJSON(document.getElementById('symcalc-families').textContent));\n"
-            "SYMCALC_UI.start();\nwindow.SYMCALC_READY_MS = performance.now();\n")
-    code.append(boot)
     csp = CSP.format(scripts=" ".join(_hash(c) for c in code))
     template = (HERE / "calc.html").read_text(encoding="utf-8")
-    body = "\n".join(f"<script>{c}</script>" for c in code)
-    return (template.replace("{{CSP}}", csp)
-            .replace("{{CSS}}", (HERE / "calc.css").read_text(encoding="utf-8"))
-            .replace("{{META}}", _json(data))
-            .replace("{{FAMILIES}}", _json(families))
-            .replace("{{SCRIPTS}}", body))
+    return fill(template, {
+        "CSP": csp,
+        "CSS": (HERE / "calc.css").read_text(encoding="utf-8"),
+        "META": _json(data),
+        "FAMILIES": _json(families),
+        "TERMS": _json(terms.table()),
+        "SCRIPTS": "\n".join(f"<script>{c}</script>" for c in code),
+    })
 
 
 def models_of(names: Iterable[str]) -> list[dict[str, Any]]:

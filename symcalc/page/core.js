@@ -2,7 +2,7 @@
 // generated evaluators read, the report object, and the family files' expression language.
 // Each function follows the Python function of the same name (named in its comment); the
 // tests run both on every preset, drawn models and every tests/families config and compare.
-// Needs SYMCALC_GEN (_generated.js) and META (the data symcalc page embeds).
+// Needs SYMCALC_TERMS (terms.js, the term table's evaluator) and META (the data symcalc page embeds).
 "use strict";
 const SYMCALC_CORE = (() => {
 let META = null;
@@ -267,18 +267,23 @@ function checkMla(v) {
 
 function makeSpec(values) {  // make_spec
   const names = S().fields.map(f => f.name);
-  const unknown = Object.keys(values).filter(k => !names.includes(k)).sort();
-  if (unknown.length) throw new SymcalcError(unknown[0], "is not a symcalc spec field");
+  const unknown = Object.keys(values).filter(k => !names.includes(k) && k !== "implementation").sort();
+  if (unknown.length) {
+    if (unknown[0] in IMPL().fields) throw new SymcalcError(unknown[0], "is an implementation field: give it in the [implementation] table");
+    throw new SymcalcError(unknown[0], "is not a symcalc spec field");
+  }
   for (const r of ["name", "family", "L", "d", "n_h", "d_ff"]) if (!has(values, r)) throw new SymcalcError(r, "is required");
   const v = {...values};
-  for (const f of ["name", "source", "impl"]) if (f in v && typeof v[f] !== "string") throw new SymcalcError(f, `must be text (got ${repr(v[f])})`);
+  for (const f of ["name", "source"]) if (f in v && typeof v[f] !== "string") throw new SymcalcError(f, `must be text (got ${repr(v[f])})`);
   for (const f of S().size_fields) if (has(v, f)) v[f] = positiveInt(f, v[f]);
-  for (const f of [...S().count_fields, ...S().router_counts]) if (has(v, f)) v[f] = count(f, v[f]);
-  if (get(v, "router_topk_groups", 0) > get(v, "router_groups", 0))
-    throw new SymcalcError("router_topk_groups", `must not exceed router_groups (${v.router_topk_groups} > ${get(v, "router_groups", 0)})`);
+  for (const f of S().count_fields) if (has(v, f)) v[f] = count(f, v[f]);
+  const got = v.implementation;
+  if (got !== undefined && got !== null && (typeof got !== "object" || Array.isArray(got) || isFloat(got)))
+    throw new SymcalcError("implementation", `must be a table of implementation fields (got ${r60(got)})`);
+  const implementation = makeImplementation(got);
   const C = S().choices;
   choice("family", v.family, C.family);
-  for (const f of ["ffn", "norm", "head", "position", "qk_norm", "linear_attn", "ssm", "act"])
+  for (const f of ["ffn", "norm", "head", "position", "qk_norm", "linear_attn", "ssm"])
     choice(f, get(v, f, FIELD_DEFAULTS[f]), C[f]);
   for (const f of S().flag_fields) if (f in v && !(f === "ssm_out_bias" && v[f] === null)) flag(f, v[f]);
   parseBias(get(v, "attention_bias", "none"));
@@ -310,11 +315,20 @@ function makeSpec(values) {  // make_spec
   if (get(v, "head", "tied") === "tied" && !get(v, "token_embedding", true)) throw new SymcalcError("head", "a tied head needs a token embedding");
   const spec = {};
   for (const f of names) spec[f] = v[f] === undefined ? FIELD_DEFAULTS[f] : v[f];
+  spec.implementation = implementation;
   return Object.freeze(spec);
 }
 
 function coerceText(key, text) {  // coerce_text (the text of --set key=value)
-  if (S().size_fields.includes(key) || S().count_fields.includes(key) || S().router_counts.includes(key)) return parseInt_(`--set ${key}`, text, true);
+  if (S().size_fields.includes(key) || S().count_fields.includes(key)) return parseInt_(`--set ${key}`, text, true);
+  const f = IMPL().fields[key];
+  if (f && f.kind === "count") return parseInt_(`--set ${key}`, text, true);
+  if (f && f.kind === "bool") {
+    const l = text.trim().toLowerCase();
+    if (["true", "yes", "on", "1"].includes(l)) return true;
+    if (["false", "no", "off", "0"].includes(l)) return false;
+    throw new SymcalcError(`--set ${key}`, `must be true or false (got ${r60(text)})`);
+  }
   if (S().flag_fields.includes(key)) {
     const l = text.trim().toLowerCase();
     if (["true", "yes", "on", "1"].includes(l)) return true;
@@ -326,10 +340,13 @@ function coerceText(key, text) {  // coerce_text (the text of --set key=value)
 
 function withOverrides(spec, overrides) {  // with_overrides
   const base = {...spec};
-  const names = S().fields.map(f => f.name);
+  const names = S().fields.map(f => f.name), impl = IMPL().fields;
   for (const key of Object.keys(overrides))
-    if (!names.includes(key)) throw new SymcalcError(`--set ${key}`, `is not a symcalc spec field (known: ${names.join(", ")})`);
-  Object.assign(base, overrides);
+    if (!names.includes(key) && !(key in impl))
+      throw new SymcalcError(`--set ${key}`, `is not a symcalc spec field (known: ${names.join(", ")}; implementation: ${Object.keys(impl).join(", ")})`);
+  const implementation = {...(spec.implementation || {})};
+  for (const [k, x] of Object.entries(overrides)) if (k in impl) implementation[k] = x; else base[k] = x;
+  base.implementation = implementation;
   const newD = overrides.d;
   if (!("d_ff" in overrides) && spec.d_ff === 4 * spec.d && typeof newD === "number" && Number.isInteger(newD) && newD > 0) base.d_ff = 4 * newD;
   if (("d" in overrides || "n_h" in overrides) && !("d_h" in overrides) && spec.d_h === Math.floor(spec.d / spec.n_h) && spec.d % spec.n_h === 0) base.d_h = null;
@@ -443,80 +460,68 @@ function conventionSwitches(spec, o) {
   return {sw_causal: causal, sw_causal_exact: causal && o.causal === "exact" ? 1 : 0,
           sw_mla_expanded: spec.mla && o.mla_cache === "expanded" ? 1 : 0};
 }
-function activationFacts(spec, dtype, batch) {  // activation_profiles.facts
-  const A = META.activations, impl = spec.impl, act = spec.act, I = x => (x ? 1 : 0);
-  const inA = (name, x = impl) => (Array.isArray(A[name]) ? A[name].includes(x) : x in A[name]);
+// ---- implementation facts (symcalc.algebra.implementation.facts) -----------------------------
+const IMPL = () => META.implementation;
+function implementationValues(spec) {  // Implementation.values(): every field, its default unless given
+  const out = {};
+  for (const [name, f] of Object.entries(IMPL().fields)) out[name] = f.default;
+  return Object.assign(out, spec.implementation || {});
+}
+function activationFacts(spec, dtype, batch) {  // implementation.toml's [let] and [facts]
   const width = ["fp32", "float32"].includes(String(dtype).trim().toLowerCase()) ? 4 : 2;
-  const f32 = width === 4;
-  const rms = spec.norm === "rmsnorm" || inA("T5_NORM");
-  const layernorm = (["layernorm", "layernorm_nobias"].includes(spec.norm)
-                     || spec.norm === "none" && inA("LAYERNORM_WITHOUT_PARAMS")) && !rms;
-  const ln32 = layernorm && inA("LAYERNORM_FP32");
-  const soft32 = !inA("SOFTMAX_IN_MODEL_DTYPE");
-  const dropAttn = !!spec.dropout_attn, dropHidden = !!spec.dropout_hidden;
-  const dropFfn = dropHidden && inA("DROPOUT_INSIDE_FFN");
-  const dropProbs = dropAttn && !(inA("PROB_DROPOUT_ONLY_WITH_ALIBI") && spec.position === "rotary");
-  const dropOut = inA("ATTN_OUT_DROPOUT_NONE") ? false
-    : inA("ATTN_OUT_DROPOUT_BY_ATTENTION") ? dropAttn && !spec.parallel : dropHidden;
-  const actOut = inA("ACT_SAVES_OUTPUT", act), gated = spec.ffn === "gated";
-  const nKv = spec.n_kv || spec.n_h;
-  return {
-    ac_width: width, ac_ln: I(layernorm && !ln32), ac_ln32: I(ln32), ac_rms32: I(rms),
-    ac_rms_pow: I(rms && inA("GEMMA3N")), ac_g3n: I(inA("GEMMA3N")),
-    ac_t5_16: I(rms && inA("T5_NORM") && !f32),
-    ac_norm_w32: I(rms && (inA("NORM_WEIGHT_FP32") || inA("GEMMA_NORM")) || ln32),
-    ac_norm_wcopy: I(rms && inA("GEMMA_NORM") || (ln32 || rms && inA("NORM_WEIGHT_CAST32")) && !f32),
-    ac_qk_head_stats: I(ln32 || inA("QK_NORM_PER_HEAD")),
-    ac_softcap: I(spec.softcap), ac_bidir: I(spec.bidirectional), ac_sdpa_kv_copy: I(spec.n_kv !== 1),
-    ac_sdpa_out_copy: I(inA("ROTARY_CAT_HEADS_FIRST") && spec.n_h > 1),
-    ac_rope_local: I(inA("ROPE_LOCAL_TABLE") && spec.position === "rotary"),
-    ac_parallel_in: I(spec.parallel && !spec.norm_ffn_in), ac_parallel_norms: I(spec.parallel && spec.norm_ffn_in),
-    ac_qk32: I(inA("QK_FP32")), ac_q_pos_scale: I(inA("QUERY_POSITION_SCALE")),
-    ac_rot_tables: inA("ROTARY_TABLES_PER_LAYER") || inA("ROTARY_PAIR_PER_LAYER") ? spec.rotary_tables : 0,
-    ac_kv_gather: 2 * I(["mqa", "grouped"].includes(spec.fused_qkv)),
-    ...fusedQkvFacts(spec, batch),
-    ac_sdpa_o_copy: I(inA("SDPA_OUTPUT_COPY")), ac_drop_attn_out: I(dropOut), ac_soft_bytes: soft32 ? 4 : width, ac_cast: I(soft32 && !f32 && !dropProbs),
-    ac_drop_attn: I(dropProbs), ac_drop_hidden: I(dropHidden), ac_drop_ffn: I(dropFfn), ac_act_in: I(!actOut),
-    ac_act_tanh: I(inA("ACT_TANH_FORMULA", act)), ac_act_kept: I(actOut || gated || !dropFfn),
-    ac_prod: I(gated && !dropFfn), ac_kv_rep: I(!(spec.n_kv === 1 && batch === 1)),
-    ac_v_qkv: I(inA("FUSED_QKV_V_VIEW") && (nKv === spec.n_h || spec.n_kv === 1 && batch === 1)
-                && (batch === 1 || spec.n_h === 1)),
-    ac_fused_qkv: I(inA("FUSED_QKV_V_VIEW")),
-    ac_mla_v_view: I(spec.mla && (batch === 1 || spec.n_h === 1)),
-    ac_rope_tables: A.ROPE_TABLES_PER_LAYER[impl] || 0, ac_rope_bytes: inA("ROPE_TABLE_FP32") ? 4 : width,
-    ac_b1: I(batch === 1), ac_ssm_beside_attn: I(inA("SSM_BESIDE_ATTENTION")), ac_block_norm: I(inA("BLOCK_NORMS")),
-    ac_gdn_zview: I(f32 && inA("GDN_FUSED_QKVZ") && spec.n_lk !== null && spec.n_lk === spec.n_lv),
-    ac_lin_qkview: I(f32 && spec.n_lk !== null && spec.n_lk === spec.n_lv),
-    ...routerFacts(spec, f32, width),
-  };
+  const data = {...spec};
+  delete data.implementation;
+  Object.assign(data, implementationValues(spec), {width, batch});
+  const scope = makeScope(data);
+  for (const [name, e] of IMPL().lets) data[name] = evaluate(e, scope, `symcalc/algebra/implementation.toml: let.${name}`)[0];
+  const out = {};
+  for (const [name, e] of IMPL().facts) {
+    const value = evaluate(e, scope, `symcalc/algebra/implementation.toml: facts.${name}`)[0];
+    out[name] = typeof value === "boolean" ? +value : Number(value);
+  }
+  return out;
 }
-function fusedQkvFacts(spec, batch) {  // activation_profiles.fused_qkv_facts
-  const layout = spec.fused_qkv, rotary = spec.position === "rotary";
-  const fold = batch === 1 || spec.n_h === 1, nKv = spec.n_kv || spec.n_h;
-  const qView = layout === "mqa" || layout === "grouped" && (nKv === 1 || nKv === spec.n_h);
-  const view = fold && (layout === "mha" && rotary || qView && !rotary);
-  return {ac_fused_view: view ? 1 : 0, ac_sdpa_fused_view: layout === "mha" ? 1 : 0, ac_k_bcast: layout === "grouped" && rotary && nKv === 1 && batch === 1 ? 1 : 0};
+function makeImplementation(values) {  // implementation.make
+  const fields = IMPL().fields, given = {};
+  for (const [name, value] of Object.entries(values || {})) {
+    const f = fields[name];
+    if (!f) throw new SymcalcError(name, `is not an implementation field (known: ${Object.keys(fields).join(", ")})`);
+    if (f.kind === "bool" && typeof value !== "boolean") throw new SymcalcError(name, `must be true or false (got ${r60(value)})`);
+    if (f.kind === "count") {
+      if (typeof value === "boolean" || !isInt(value) || value < 0) throw new SymcalcError(name, `must be a whole number, zero or more (got ${r60(value)})`);
+      checkLimit(name, value);
+    }
+    if (f.kind === "choice" && !f.choices.includes(value)) throw new SymcalcError(name, `must be one of ${f.choices.map(c => repr(c)).join(", ")} (got ${r60(value)})`);
+    if (value !== f.default) given[name] = f.kind === "count" ? Number(value) : value;
+  }
+  if (Object.keys(given).length) {
+    const scope = makeScope({...implementationValues({implementation: given})});
+    for (const [name, c] of Object.entries(IMPL().checks))
+      if (!condition(evaluate(c.require, scope, "symcalc/algebra/implementation.toml"), "symcalc/algebra/implementation.toml"))
+        throw new SymcalcError(name, `${c.rule} (${repr(given[name] === undefined ? IMPL().fields[name].default : given[name])})`);
+  }
+  return Object.freeze(given);
 }
-function routerFacts(spec, f32, width) {  // activation_profiles.router_facts
-  const A = META.activations, impl = spec.impl, I = x => (x ? 1 : 0);
-  const inA = name => (Array.isArray(A[name]) ? A[name].includes(impl) : impl in A[name]);
-  const r32 = inA("ROUTER_FP32");
-  const sharedModule = spec.E_s !== null || inA("SHARED_MLP_ALWAYS");
-  const perGroup = (A.GROUP_ROUTERS[impl] || [0])[0];
-  const groups = perGroup ? spec.router_groups : 0;
-  const norm = I(spec.router_norm);
-  return {
-    ac_f32: I(f32), ac_router32: I(r32), ac_moe_in: I(!r32 || f32 || sharedModule),
-    ac_group_idx: perGroup * groups + (groups ? spec.router_topk_groups : 0), ac_group_mask: I(groups > 0),
-    ac_topk_norm: I(norm || inA("ROUTER_TOPK_SOFTMAX")), ac_topk_sums: norm * (inA("ROUTER_CLAMPED_SUM") ? 2 : 1),
-    ac_rw_bytes: inA("ROUTING_WEIGHTS_IN_MODEL_DTYPE") ? width : 4,
-    ac_router_probs: I(!inA("ROUTER_TOPK_SOFTMAX") && !inA("SPARSEMIXER")), ac_sparsemixer: I(inA("SPARSEMIXER")),
-    ac_jitter: (A.INPUT_JITTER[impl] || ["", 0])[1] * I(spec.moe_jitter),
-    ac_router_bytes: inA("ROUTER_IN_MODEL_DTYPE") ? width : 4, ac_moe_loop: I(inA("EXPERTS_LOOP")),
-    ac_glu_clamp: I(inA("GLU_CLAMPED")), ac_clip_qkv: I(spec.clip_qkv), ac_sinks: I(spec.sinks),
-    ac_moe_all: I(inA("EXPERTS_ALL")), ac_score_col: I(!(f32 && spec.E === 1)),
-    ac_l2qk_layers: spec.qk_l2_layers, ac_temp_layers: spec.temp_layers,
-  };
+function implementationFromConfig(values) {  // implementation.from_config
+  const out = {...values};
+  for (const [name, value] of Object.entries(values)) {
+    const f = IMPL().fields[name];
+    if (f && f.kind === "choice" && !f.choices.includes(value) && f.config_other !== null) out[name] = f.config_other;
+  }
+  return out;
+}
+function buildImplementation(fam, data) {  // family_data.build_implementation
+  const label = `families/${fam.model_type}.toml`;
+  const [canon, spelled] = canonicalConfig(fam.aliases, data);
+  const scope = makeScope(canon, fam.defaults || {}, spelled);
+  const values = {}, keys = {};
+  for (const [name, f] of Object.entries(IMPL().fields)) {
+    const entry = name in (fam.implementation || {}) ? fam.implementation[name] : f.config;
+    if (entry === null || entry === undefined) continue;
+    if (isExpr(entry)) [values[name], keys[name]] = evaluate(entry, scope, `${label}: implementation.${name}`);
+    else values[name] = entry;
+  }
+  return [implementationFromConfig(values), keys];
 }
 function activationChoices(o) {
   const out = {};
@@ -544,25 +549,18 @@ function values(spec, o) {  // quick.values, as plain numbers
 const big = v => Object.fromEntries(Object.entries(v).map(([k, x]) => [k, BigInt(x)]));
 
 // ---- the report (symcalc.fast.quick.assemble) -------------------------------------------------
-let TABLES = null;
-function tables() {
-  if (TABLES) return TABLES;
-  const G = SYMCALC_GEN;
-  TABLES = {q: {}, l: {}, prefixes: {}};
-  for (const [sh, name, entry] of G.EVALUATORS) TABLES.q[`${sh}|${name}`] = entry;
-  for (const [sh, kind, paths, fn] of G.LEAVES) {
-    TABLES.l[`${sh}|${kind}`] = [paths, fn];
-    if (kind.startsWith("layer:")) (TABLES.prefixes[sh] = TABLES.prefixes[sh] || []).push(kind.slice(6));
-  }
-  return TABLES;
+const T = () => SYMCALC_TERMS;
+function rowsAt(sh, v) {  // quick.Numbers._rows: the constants folded in, the sizes apart
+  const sized = new Set(T().table().varying), constants = {}, sizes = {};
+  for (const [k, x] of Object.entries(v)) (sized.has(k) ? sizes : constants)[k] = x;
+  return [T().specialize(sh, constants), sizes];
 }
-function number(sh, name, v) { return tables().q[`${sh}|${name}`][0](v); }
+function number(sh, name, v) { const [rows, sizes] = rowsAt(sh, v); return rows.number(name, sizes); }
 function leaves(sh, kind, v) {
-  const [paths, fn] = tables().l[`${sh}|${kind}`];
-  const xs = fn(v), leavesOut = [];
-  paths.forEach((p, i) => { if (xs[i] !== 0n) leavesOut.push([p, xs[i]]); });
-  return leavesOut;
+  const [rows, sizes] = rowsAt(sh, v);
+  return rows.leaves(kind, sizes).filter(([, x]) => x !== 0n);
 }
+function layerPrefixes(sh) { return Object.keys(T().table().shapes[sh].sets).filter(k => k.startsWith("layer:")).map(k => k.slice(6)); }
 function asDict(ls) {  // Breakdown.as_dict: every parent path (sum of its children), then leaves
   const out = {};
   for (const [path, x] of ls) {
@@ -585,7 +583,7 @@ function paramsReport(spec, sh, v) {
   const total = bd.reduce((a, [, x]) => a + x, 0n);
   const embedding = number(sh, "params.embedding", v);
   const perLayer = {};
-  for (const prefix of layerViews(tables().prefixes[sh] || [], spec)) {
+  for (const prefix of layerViews(layerPrefixes(sh), spec)) {
     const nums = asDict(leaves(sh, `layer:${prefix}`, v));
     const head = prefix.includes("/") ? prefix.split("/")[0] + "/" : (prefix === "layer" ? "" : prefix + "/");
     perLayer[head ? `${head}total` : "total"] = Object.entries(nums).filter(([p]) => !p.includes("/")).reduce((a, [, x]) => a + x, 0n);
@@ -673,37 +671,33 @@ function report(spec, options) {  // quick.quick_report
   return {model: spec.name, family: spec.family, params: paramsReport(spec, sh, v), flops, memory};
 }
 // ---- derivations: formula, numbers substituted, result (for every figure the page shows) -----
-// The groups of a quantity's general numerator whose switch product is not 0 for this model and
-// these options, each as its coefficient (the product's value), its polynomial in MathML and
-// that polynomial's value; the numerator is their sum, the figure that over the denominator
-// rounded up. With --part all the parameter figures add the vision tower and projector.
-const LET_QUANTITY = {params_total: "params.total", forward_num: "flops.forward"};
+// The quantity's combination of row sets for this model and these options: each set with its
+// exact coefficient and its rows that do not vanish (path, source, folded tree, value); the
+// figure is the coefficients times the sums over one common denominator, rounded up once. With
+// --part all the parameter figures add the vision tower and projector.
 function derivation(spec, options, q, outside = [], part = "text") {
   const o = checkedOptions({...defaultOptions(), ...options});
-  const sh = shape(spec), entry = tables().q[`${sh}|${q}`];
-  const plain = values(spec, o);
+  const sh = shape(spec), plain = values(spec, o);
   let v = big(plain);
   if (q === "flops.decode_per_token") v = {...v, s: BigInt(o.context || plain.s)};
-  if (q === "flops.forward_matmul") v = {...v, sw_causal: 0n, sw_causal_exact: 0n};
-  const [, denML, groups, , denFn] = entry;
-  const terms = [];
-  for (const [c, p, ml, names] of groups) {
-    const k = c(v);
-    if (k !== 0n) terms.push({coefficient: k, value: p(v), ml, names});
-  }
+  let [rows, sizes] = rowsAt(sh, v);
+  rows = rows.at(q);
+  const groups = rows.coefficients(q).map(([name, n, d]) => ({
+    set: name, numerator: n, denominator: d,
+    rows: rows.rows(name).map(r => ({...r, value: T().evaluate(r.tree, sizes)})),
+  }));
   const symbols = {};
-  for (const t of terms) for (const n of t.names) symbols[n] = n in LET_QUANTITY ? tables().q[`${sh}|${LET_QUANTITY[n]}`][3](v) : v[n];
-  const numerator = terms.reduce((a, t) => a + t.coefficient * t.value, 0n);
-  const den = denFn(v);
+  for (const g of groups) for (const r of g.rows) for (const n of T().names(r.tree)) symbols[n] = sizes[n];
+  const [numerator, den] = rows.exact(q, sizes);
   let result = _cdiv(numerator, den);
   const extra = [];
   if (part === "all" && ["params.total", "params.active", "params.non_embedding"].includes(q))
     for (const x of outside) {
-      extra.push({role: x.role, description: x.description, source: x.source, ml: x.ml, names: x.symbols, value: x.params});
+      extra.push({role: x.role, description: x.description, source: x.source, tree: x.ml, names: x.symbols, value: x.params});
       for (const n of x.symbols) symbols[n] = x.sizes[n];
       result += x.params;
     }
-  return {quantity: q, den: denML, den_value: den, terms, extra, symbols, numerator, result};
+  return {quantity: q, groups, extra, symbols, numerator, den, result};
 }
 function _cdiv(n, d) { let r = n / d; if (r * d !== n && ((n > 0n) === (d > 0n))) r += 1n; return r; }
 
@@ -718,101 +712,9 @@ function toJSON(value, indent = 1) {  // JSON with BigInts as exact digits
   return JSON.stringify(value, (k, x) => (typeof x === "bigint" ? `@@${x}@@` : x), indent).replace(/"@@(-?\d+)@@"/g, "$1");
 }
 
-// ---- the family files' expression language (symcalc.inputs.family_data) ---------------------
-// A Python expression, tokenised and parsed into a tree by precedence climbing; only what
-// family_data's checker admits is parsed (anything else is a SyntaxError).
-function tokenize(text) {
-  const out = [];
-  const re = /\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(\/\/|==|!=|<=|>=|[-+*<>()[\],]))/y;
-  let i = 0;
-  text = text.trim();
-  while (i < text.length) {
-    re.lastIndex = i;
-    const m = re.exec(text);
-    if (!m) throw new SyntaxError(`cannot read ${text.slice(i)}`);
-    i = re.lastIndex;
-    if (m[1] !== undefined) out.push({t: "num", v: Number(m[1])});
-    else if (m[2] !== undefined) out.push({t: "name", v: m[2]});
-    else if (m[3] !== undefined) out.push({t: "str", v: unquote(m[3])});
-    else out.push({t: "op", v: m[4]});
-  }
-  out.push({t: "end"});
-  return out;
-}
-function unquote(s) {
-  const body = s.slice(1, -1);
-  return body.replace(/\\(.)/g, (_, c) => ({n: "\n", t: "\t", r: "\r", "\\": "\\", "'": "'", '"': '"'}[c] ?? "\\" + c));
-}
-function parseExpression(text) {
-  const toks = tokenize(text);
-  let p = 0;
-  const peek = () => toks[p], next = () => toks[p++];
-  const isOp = (v) => peek().t === "op" && peek().v === v;
-  const isKw = (v) => peek().t === "name" && peek().v === v;
-  const expect = (v) => { if (!isOp(v)) throw new SyntaxError(`expected ${v}`); next(); };
-  function ifexp() {
-    const body = or();
-    if (isKw("if")) { next(); const test = or(); if (!isKw("else")) throw new SyntaxError("expected else"); next(); return {k: "if", test, body, orelse: ifexp()}; }
-    return body;
-  }
-  function or() { let xs = [and()]; while (isKw("or")) { next(); xs.push(and()); } return xs.length > 1 ? {k: "or", xs} : xs[0]; }
-  function and() { let xs = [not()]; while (isKw("and")) { next(); xs.push(not()); } return xs.length > 1 ? {k: "and", xs} : xs[0]; }
-  function not() { if (isKw("not")) { next(); return {k: "not", x: not()}; } return cmp(); }
-  function cmp() {
-    const left = sum(); const ops = [], rights = [];
-    for (;;) {
-      let op = null;
-      if (peek().t === "op" && ["==", "!=", "<", "<=", ">", ">="].includes(peek().v)) op = next().v;
-      else if (isKw("in")) { next(); op = "in"; }
-      else if (isKw("not") && toks[p + 1].t === "name" && toks[p + 1].v === "in") { p += 2; op = "not in"; }
-      else if (isKw("is")) { next(); if (isKw("not")) { next(); op = "is not"; } else op = "is"; }
-      if (!op) break;
-      ops.push(op); rights.push(sum());
-    }
-    return ops.length ? {k: "cmp", left, ops, rights} : left;
-  }
-  function sum() { let x = term(); while (isOp("+") || isOp("-")) { const op = next().v; x = {k: "bin", op, a: x, b: term()}; } return x; }
-  function term() { let x = unary(); while (isOp("*") || isOp("//")) { const op = next().v; x = {k: "bin", op, a: x, b: unary()}; } return x; }
-  function unary() { if (isOp("-")) { next(); return {k: "neg", x: unary()}; } return postfix(); }
-  function postfix() {
-    let x = atom();
-    for (;;) {
-      if (isOp("[")) {
-        next(); const key = next();
-        if (!(key.t === "str" || key.t === "num")) throw new SyntaxError("a subscript takes one constant key");
-        expect("]"); x = {k: "sub", x, key: key.v};
-      } else if (isOp("(")) {
-        if (x.k !== "name") throw new SyntaxError("only named functions are called");
-        next(); const args = [];
-        while (!isOp(")")) { args.push(ifexp()); if (isOp(",")) next(); else break; }
-        expect(")"); x = {k: "call", fn: x.v, args};
-      } else return x;
-    }
-  }
-  function atom() {
-    const t = next();
-    if (t.t === "num") return {k: "const", v: t.v};
-    if (t.t === "str") { let v = t.v; while (peek().t === "str") v += next().v; return {k: "const", v}; }
-    if (t.t === "name") {
-      if (["and", "or", "not", "if", "else", "in", "is"].includes(t.v)) throw new SyntaxError(`unexpected ${t.v}`);
-      return {k: "name", v: t.v};
-    }
-    if (t.t === "op" && (t.v === "(" || t.v === "[")) {
-      const close = t.v === "(" ? ")" : "]";
-      const xs = []; let comma = false;
-      while (!isOp(close)) { xs.push(ifexp()); if (isOp(",")) { next(); comma = true; } else break; }
-      expect(close);
-      if (t.v === "(" && xs.length === 1 && !comma) return xs[0];
-      return {k: "list", xs};
-    }
-    throw new SyntaxError("unexpected token");
-  }
-  const tree = ifexp();
-  if (peek().t !== "end") throw new SyntaxError("unexpected text after the expression");
-  return {text, tree};
-}
-
-const LITERALS = {null: null, true: true, false: false, None: null, True: true, False: false};
+// ---- the data files' expression language (symcalc.algebra.lang) -----------------------------
+// Python parses each expression once into a tree (symcalc.algebra.lang.parse_expression); the
+// page carries the trees and walks them as symcalc.algebra.lang.evaluate does.
 class ValueProblem extends Error { constructor(rule, value) { super(rule); this.rule = rule; this.value = value; } }
 function intArg(v, allowZero = false) {
   if (typeof v === "boolean" || !isInt(v) || v < 0 || (v == 0 && !allowZero))
@@ -898,15 +800,30 @@ const FUNCTIONS = {
   matches: (text, pattern) => { if (typeof pattern !== "string") throw new ValueProblem("pattern must be text", pattern); return typeof text === "string" && new RegExp(`^(?:${pattern})$`).test(text); },
   is_list: (v) => Array.isArray(v),
   any: (...cs) => { for (const c of cs) if (c !== null && typeof c !== "boolean") throw new ValueProblem("must be true or false", c); return cs.some(Boolean); },
-  trunc: (v) => {  // family_data._trunc: Python's int() of a number
-    if (Array.isArray(v)) throw new ValueProblem("must be a number", v);
-    const x = numbers([v])[0];
-    if (!isFloat(x)) return x;
-    if (!Number.isFinite(x.x)) throw new ValueProblem("must be a finite number", v);
-    const t = Math.trunc(x.x) || 0;  // no -0
-    return Number.isSafeInteger(t) ? t : BigInt(t);
+  count_true: (items, n) => { if (!Array.isArray(items)) throw new ValueProblem("must be a list", items); return items.slice(0, intArg(n, true)).filter(truthy).length; },
+  floor: (x) => {
+    if (Array.isArray(x)) throw new ValueProblem("must be a number", x);
+    const v = numbers([x])[0];
+    if (num(v) < 0) throw new ValueProblem("must not be negative", x);
+    if (!Number.isFinite(num(v))) throw new ValueProblem("must be a finite number", x);
+    return isFloat(v) ? Math.floor(v.x) : v;
+  },
+  positive: (x) => pyFloat(x) > 0,
+  last_part: (text, sep) => {
+    if (typeof text !== "string" || typeof sep !== "string" || !sep) throw new ValueProblem("must be text", typeof text !== "string" ? text : sep);
+    return text.split(sep).pop();
   },
 };
+function pyFloat(x) {  // float(x) as Python gives it, NaN where Python raises
+  if (x === null || x === undefined || Array.isArray(x)) return NaN;
+  if (typeof x === "boolean") return +x;
+  if (isNumber(x)) return num(x);
+  if (typeof x !== "string") return NaN;
+  const s = x.trim().toLowerCase().replace(/(\d)_(?=\d)/g, "$1");
+  if (/^[+-]?(inf|infinity)$/.test(s)) return s.startsWith("-") ? -Infinity : Infinity;
+  if (/^[+-]?nan$/.test(s)) return NaN;
+  return /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(s) ? Number(s) : NaN;
+}
 const merge = (...groups) => { const out = []; for (const g of groups) for (const k of g) if (!out.includes(k)) out.push(k); return out; };
 function condition([v, keys], where) {
   if (v === null || typeof v === "boolean") return !!v;
@@ -916,67 +833,74 @@ function condition([v, keys], where) {
 function numeric([v, keys], where, text) {
   if (!isNumber(v)) throw new SymcalcError(keys.join(", ") || where, `must be a number (got ${repr(v)}; in ${repr(text)})`);
 }
-function evalNode(n, scope, where, text) {
-  switch (n.k) {
-    case "const": return [n.v, []];
-    case "name": return n.v in LITERALS ? [LITERALS[n.v], []] : [scope(n.v), [scope.spelled && scope.spelled[n.v] || n.v]];
-    case "list": { const items = n.xs.map(x => evalNode(x, scope, where, text)); return [items.map(i => i[0]), merge(...items.map(i => i[1]))]; }
-    case "or": { let value = [null, []]; for (const x of n.xs) { value = evalNode(x, scope, where, text); if (value[0] !== null) return value; } return value; }
-    case "and": { let keys = []; for (const x of n.xs) { const value = evalNode(x, scope, where, text); keys = merge(keys, value[1]); if (!condition(value, where)) return [false, keys]; } return [true, keys]; }
-    case "not": { const value = evalNode(n.x, scope, where, text); return [!condition(value, where), value[1]]; }
-    case "neg": { const value = evalNode(n.x, scope, where, text); numeric(value, where, text); return [isFloat(value[0]) ? new PyFloat(-value[0].x) : arith("-", 0, value[0]), value[1]]; }
-    case "if": return condition(evalNode(n.test, scope, where, text), where) ? evalNode(n.body, scope, where, text) : evalNode(n.orelse, scope, where, text);
-    case "bin": {
-      const a = evalNode(n.a, scope, where, text), b = evalNode(n.b, scope, where, text);
-      numeric(a, where, text); numeric(b, where, text);
-      if (n.op === "//" && num(b[0]) === 0) throw new SymcalcError(b[1].join(", ") || where, `must not be 0 (divides in ${repr(text)})`);
-      return [arith(n.op, typeof a[0] === "boolean" ? +a[0] : a[0], typeof b[0] === "boolean" ? +b[0] : b[0]), merge(a[1], b[1])];
-    }
+const ARITH = ["+", "-", "*", "//"];
+function evalTree(t, scope, where, text) {  // symcalc.algebra.lang._eval
+  if (t === null || typeof t === "boolean" || typeof t === "number") return [t, []];
+  if (typeof t === "string") return [scope(t), [scope.spelled && scope.spelled[t] || t]];
+  const op = t[0], args = t.slice(1);
+  const ev = (x) => evalTree(x, scope, where, text);
+  switch (op) {
+    case "'": return [args[0], []];
+    case "[": { const items = args.map(ev); return [items.map(i => i[0]), merge(...items.map(i => i[1]))]; }
+    case "or": { let value = [null, []]; for (const x of args) { value = ev(x); if (value[0] !== null) return value; } return value; }
+    case "and": { let keys = []; for (const x of args) { const value = ev(x); keys = merge(keys, value[1]); if (!condition(value, where)) return [false, keys]; } return [true, keys]; }
+    case "not": { const value = ev(args[0]); return [!condition(value, where), value[1]]; }
+    case "neg": { const value = ev(args[0]); numeric(value, where, text); return [isFloat(value[0]) ? new PyFloat(-value[0].x) : arith("-", 0, value[0]), value[1]]; }
+    case "if": return condition(ev(args[0]), where) ? ev(args[1]) : ev(args[2]);
     case "cmp": {
-      let left = evalNode(n.left, scope, where, text), keys = left[1], result = true;
-      n.ops.forEach((op, i) => {
-        const right = evalNode(n.rights[i], scope, where, text);
+      let left = ev(args[0]), keys = left[1], result = true;
+      for (const [name, rightTree] of args.slice(1)) {
+        const right = ev(rightTree);
         keys = merge(keys, right[1]);
         let ok;
-        try { ok = CMP[op](left[0], right[0]); } catch (e) {
+        try { ok = CMP[name](left[0], right[0]); } catch (e) {
           if (!(e instanceof TypeError)) throw e;
-          const bad = op === "in" || op === "not in" ? right : left;
+          const bad = name === "in" || name === "not in" ? right : left;
           throw new SymcalcError(keys.join(", ") || where, `cannot be compared in ${repr(text)} (got ${repr(bad[0])})`);
         }
         result = result && ok; left = right;
-      });
+      }
       return [result, keys];
     }
     case "sub": {
-      const [container, keys] = evalNode(n.x, scope, where, text);
-      const key = n.key, root = keys.length === 1 ? keys[0] : null;
+      const [container, keys] = ev(args[0]);
+      const key = args[1], root = keys.length === 1 ? keys[0] : null;
       const path = root ? [typeof key === "string" ? `${root}.${key}` : `${root}[${key}]`] : keys;
       if (container === null) return [null, path];
       if (typeof key === "string") {
         if (typeof container !== "object" || Array.isArray(container) || isFloat(container))
           throw new SymcalcError(keys.join(", ") || where, `must be an object to read ${repr(key)} (got ${repr(container)}; in ${repr(text)})`);
-        return [key in container ? container[key] : null, path];
+        return [Object.prototype.hasOwnProperty.call(container, key) ? container[key] : null, path];
       }
       if (!Array.isArray(container)) throw new SymcalcError(keys.join(", ") || where, `must be a list to read item ${key} (got ${repr(container)}; in ${repr(text)})`);
       return [key < container.length ? container[key] : null, path];
     }
     case "call": {
-      const args = n.args.map(a => evalNode(a, scope, where, text));
-      const keys = merge(...args.map(a => a[1]));
-      try { return [FUNCTIONS[n.fn](...args.map(a => a[0])), keys]; } catch (e) {
+      const fn = args[0], vals = args.slice(1).map(ev);
+      const keys = merge(...vals.map(a => a[1]));
+      try { return [FUNCTIONS[fn](...vals.map(a => a[0])), keys]; } catch (e) {
         if (!(e instanceof ValueProblem)) throw e;
-        const culprit = (args.find(([v, k]) => v === e.value && k.length) || [null, keys])[1];
-        throw new SymcalcError(culprit.join(", ") || where, `${e.rule} (got ${repr(e.value)}; in ${n.fn}())`);
+        const culprit = (vals.find(([v, k]) => v === e.value && k.length) || [null, keys])[1];
+        throw new SymcalcError(culprit.join(", ") || where, `${e.rule} (got ${repr(e.value)}; in ${fn}())`);
       }
     }
   }
-  throw new SymcalcError(where, `forbidden construct in ${repr(text)}`);
+  if (ARITH.includes(op)) {
+    const a = ev(args[0]), b = ev(args[1]);
+    numeric(a, where, text); numeric(b, where, text);
+    if (op === "//" && num(b[0]) === 0) throw new SymcalcError(b[1].join(", ") || where, `must not be 0 (divides in ${repr(text)})`);
+    return [arith(op, a[0], b[0]), merge(a[1], b[1])];
+  }
+  throw new SymcalcError(where, `forbidden construct ${repr(op)} in ${repr(text)}`);
 }
 
-// family files as the page carries them: the TOML tables as JSON, expressions parsed on first use
-const PARSED = new Map();
-function expr(text) { if (!PARSED.has(text)) PARSED.set(text, parseExpression(text)); return PARSED.get(text); }
-function makeScope(data, defaults, spelled = {}) { const scope = (key) => (Object.prototype.hasOwnProperty.call(data, key) ? data[key] : (key in defaults ? defaults[key] : null)); scope.spelled = spelled; return scope; }
+// family files as the page carries them: their tables, each expression as {text, tree}
+function makeScope(data, defaults = {}, spelled = {}) {
+  const scope = (key) => (Object.prototype.hasOwnProperty.call(data, key) ? data[key]
+    : (Object.prototype.hasOwnProperty.call(defaults, key) ? defaults[key] : null));
+  scope.spelled = spelled;  // lang.Scope.name: a key as the config spelled it (an alias)
+  return scope;
+}
 // family_data.canonical_config: each alias of [aliases] replaced by the key it names (a later alias in the file wins)
 function canonicalConfig(aliases, data) {
   aliases = aliases || {};
@@ -986,7 +910,8 @@ function canonicalConfig(aliases, data) {
   for (const [k, v] of Object.entries(data)) if (Object.prototype.hasOwnProperty.call(aliases, k)) { out[aliases[k]] = v; spelled[aliases[k]] = k; }
   return [out, spelled];
 }
-function evaluate(text, scope, where) { const e = expr(text); return evalNode(e.tree, scope, where, e.text); }
+function evaluate(e, scope, where) { return evalTree(e.tree, scope, where, e.text); }
+const isExpr = x => x !== null && typeof x === "object" && !Array.isArray(x) && "tree" in x;
 function families() {
   if (!META.families && FAMILIES_LOADER) META.families = FAMILIES_LOADER();
   return META.families;
@@ -1014,110 +939,8 @@ function buildFields(fam, role, data) {  // family_data.build_fields
   }
   return [values, keys];
 }
-// ---- activation_profiles: what an implementation keeps, read from a config.json ------------
 const truthy = v => !(v === null || v === undefined || v === false || v === 0 || v === 0n || v === ""
   || (isFloat(v) && v.x === 0) || (Array.isArray(v) && !v.length));
-const isDict = v => v !== null && typeof v === "object" && !Array.isArray(v) && !isFloat(v);
-const pyGet = (data, key, dflt) => (Object.prototype.hasOwnProperty.call(data, key) ? data[key] : dflt);
-const isCount = v => isInt(v) && typeof v !== "boolean";
-function positive(value, dflt) {  // activation_profiles._positive
-  value = value === null || value === undefined ? dflt : value;
-  if (isNumber(value) || typeof value === "boolean") return num(value) > 0;
-  if (typeof value === "string") { const t = value.trim(); const x = Number(t); return t !== "" && !Number.isNaN(x) ? x > 0 : (/^\+?inf(inity)?$/i.test(t)); }
-  return false;
-}
-function dotted(data, key) {  // activation_profiles._dotted
-  const parts = key.split(".");
-  for (const part of parts.slice(0, -1)) data = isDict(data[part]) ? data[part] : {};
-  const v = data[parts[parts.length - 1]];
-  return v === undefined ? null : v;
-}
-function configFields(modelType, data) {  // activation_profiles.config_fields
-  const A = META.activations;
-  const first = (keys) => { for (const k of keys) if (data[k] !== null && data[k] !== undefined) return data[k]; return null; };
-  let act = first(modelType in A.ACT_KEY_OF ? [A.ACT_KEY_OF[modelType]] : A.ACT_KEYS);
-  if (modelType in A.ACT_FIXED) act = A.ACT_FIXED[modelType];
-  if (A.T5_NORM.includes(modelType)) {
-    const proj = String(truthy(data.feed_forward_proj) ? data.feed_forward_proj : "relu");
-    act = proj.split("-").pop(); act = act === "gelu" ? "gelu_new" : act;
-  }
-  if (typeof act !== "string") act = A.ACT_DEFAULTS[modelType] || "silu";
-  const [attnDefault, hiddenDefault] = A.DROPOUT_DEFAULTS[modelType] || [0, 0];
-  let pAttn = first(A.ATTN_DROPOUT_KEYS);
-  let pHidden = first(A.HIDDEN_DROPOUT_KEYS);
-  if (modelType in A.DROPOUT_KEYS_OF) [pAttn, pHidden] = A.DROPOUT_KEYS_OF[modelType].map(k => dotted(data, k));
-  if (A.T5_NORM.includes(modelType) || modelType === "bert") pHidden = pHidden !== null ? pHidden : hiddenDefault;
-  const cap = pyGet(data, "attn_logit_softcapping", A.SOFTCAP_DEFAULTS[modelType] ?? null);
-  return {impl: modelType, act: A.ACTS.includes(act) ? act : "",
-          dropout_attn: positive(pAttn, attnDefault),
-          dropout_hidden: modelType in A.DROPOUT_DEFAULTS ? positive(pHidden, hiddenDefault) : false,
-          softcap: positive(cap, 0), bidirectional: data.use_bidirectional_attention === true,
-          ...routerFields(modelType, data), ...layoutFields(modelType, data)};
-}
-function layoutFields(modelType, data) {  // activation_profiles.layout_fields
-  const A = META.activations, out = {};
-  if (modelType === "falcon")
-    out.fused_qkv = truthy(data.new_decoder_architecture) ? "grouped" : truthy(data.multi_query) ? "mqa" : "mha";
-  if (modelType === "gpt_neox") out.fused_qkv = "mha";
-  if (A.ROTARY_TABLES_PER_LAYER.includes(modelType)) {
-    const width = truthy(data.rotary_dim) ? data.rotary_dim : truthy(data.hidden_size) ? data.hidden_size : data.n_embd;
-    out.rotary_tables = isCount(width) ? Number(width) : 0;
-  }
-  if (modelType in A.ROTARY_PAIR_PER_LAYER) {
-    const rope = isDict(data.rope_parameters) ? data.rope_parameters : {};
-    let factor = pyGet(rope, "partial_rotary_factor", data.partial_rotary_factor);
-    factor = factor === null || factor === undefined ? A.ROTARY_PAIR_PER_LAYER[modelType] : factor;
-    const heads = data.num_attention_heads;
-    let headDim = data.head_dim;
-    if (!truthy(headDim)) headDim = isCount(heads) && heads > 0 ? Math.floor(num(data.hidden_size) / num(heads)) : 0;
-    const h = Math.trunc(num(headDim)), f = num(factor);
-    out.rotary_tables = Number.isFinite(h) && Number.isFinite(f) && typeof factor !== "string" ? Math.floor((Math.trunc(h * f) + 1) / 2) : 0;
-  }
-  if (modelType === "mpt") out.clip_qkv = truthy(dotted(data, "attn_config.clip_qkv"));
-  return out;
-}
-function llama4LayerCounts(data) {  // activation_profiles.llama4_layer_counts
-  const n = data.num_hidden_layers;
-  const interval = truthy(data.no_rope_layer_interval) ? data.no_rope_layer_interval : 4;
-  if (!isCount(n) || n < 0 || !isCount(interval)) return {};
-  let rope = data.no_rope_layers;
-  if (!Array.isArray(rope) || !rope.length)
-    rope = Array.from({length: Number(n)}, (_, i) => ((i + 1) % Number(interval) !== 0 ? 1 : 0));
-  const rotary = rope.slice(0, Number(n)).filter(truthy).length;
-  const qk = pyGet(data, "use_qk_norm", true), temp = pyGet(data, "attn_temperature_tuning", true);
-  return {qk_l2_layers: truthy(qk) ? rotary : 0, temp_layers: truthy(temp) ? Number(n) - rotary : 0};
-}
-function routerFields(modelType, data) {  // activation_profiles.router_fields
-  const A = META.activations, out = {};
-  if (modelType in A.INPUT_JITTER) out.moe_jitter = positive(data[A.INPUT_JITTER[modelType][0]], 0);
-  if (modelType === "llama4_text") Object.assign(out, {router_norm: false}, llama4LayerCounts(data));
-  if (modelType === "dbrx") {
-    const ffn = isDict(data.ffn_config) ? data.ffn_config : {}, attn = isDict(data.attn_config) ? data.attn_config : {};
-    out.moe_jitter = ffn.moe_jitter_eps !== undefined && ffn.moe_jitter_eps !== null;
-    out.router_norm = pyGet(ffn, "moe_normalize_expert_weights", 1) !== null;
-    out.clip_qkv = attn.clip_qkv !== undefined && attn.clip_qkv !== null;
-  }
-  if (modelType === "olmoe") out.clip_qkv = data.clip_qkv !== undefined && data.clip_qkv !== null;
-  if (modelType in A.NORM_TOPK_DEFAULTS) {
-    const norm = data.norm_topk_prob;
-    out.router_norm = truthy(norm === null || norm === undefined ? A.NORM_TOPK_DEFAULTS[modelType] : norm);
-  }
-  if ([...A.ROUTER_TOPK_SOFTMAX, ...A.SPARSEMIXER, ...A.ROUTER_NO_RENORM].includes(modelType)) out.router_norm = false;
-  if (!(modelType in A.GROUP_ROUTERS)) return out;
-  let [, groups, topkGroups, norm] = A.GROUP_ROUTERS[modelType];
-  const aliases = A.GROUP_ROUTER_ALIASES[modelType] || {};
-  data = {...Object.fromEntries(Object.entries(aliases).filter(([, alias]) => alias in data)
-                                  .map(([key, alias]) => [key, data[alias]])), ...data};
-  groups = pyGet(data, "n_group", groups);
-  topkGroups = pyGet(data, "topk_group", topkGroups);
-  if (modelType === "deepseek_v2") {
-    norm = false;
-    if ((truthy(data.topk_method) ? data.topk_method : "greedy") !== "group_limited_greedy") groups = topkGroups = 0;
-  } else norm = pyGet(data, "norm_topk_prob", norm);
-  const ok = [groups, topkGroups].every(x => isCount(x) && x >= 0);
-  return {...out, router_groups: ok ? Number(groups) : 0, router_topk_groups: ok ? Number(topkGroups) : 0,
-          router_norm: truthy(norm)};
-}
 function makeWithKeys(fields, keys) {
   try { return makeSpec(fields); } catch (e) {
     if (!(e instanceof SymcalcError)) throw e;
@@ -1142,8 +965,9 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
     const [fields, keys] = buildFields(fam, role, data);
     if (!("name" in fields)) fields.name = name;
     fields.source = `Hugging Face config (${modelType}, ${cls})`;
-    Object.assign(fields, configFields(modelType, {...(fam.defaults || {}), ...canonicalConfig(fam.aliases, data)[0]}));
-    return [makeWithKeys(fields, keys), []];
+    const [implementation, implKeys] = buildImplementation(fam, data);
+    fields.implementation = implementation;
+    return [makeWithKeys(fields, {...keys, ...implKeys}), []];
   }
   const w = fam.wrapper, key = w.text_config;
   const nested = (k, absent) => {
@@ -1162,9 +986,10 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
   if (tf.wrapper || !(role in (tf.roles || {})))
     throw new SymcalcError(`${key}.model_type`, `${repr(textType)} cannot be the language model of ${cls} (no ${repr(role)} role in families/${textType}.toml)`);
   const [fields, read] = buildFields(tf, role, text);
+  const [implementation, implRead] = buildImplementation(tf, text);
+  fields.implementation = implementation;
+  const keys = Object.fromEntries(Object.entries({...read, ...implRead}).map(([f, ks]) => [f, ks.map(k => `${key}.${k}`)]));
   const canonText = canonicalConfig(tf.aliases, text)[0];
-  Object.assign(fields, configFields(textType, {...(tf.defaults || {}), ...canonText}));
-  const keys = Object.fromEntries(Object.entries(read).map(([f, ks]) => [f, ks.map(k => `${key}.${k}`)]));
   const view = {...canonicalConfig(fam.aliases, data)[0], [key]: {...(tf.defaults || {}), ...canonText}};
   if (w.vision_config) view[w.vision_config] = {...(w.vision_defaults || {}), ...nested(w.vision_config, w.vision_absent || {})};
   const textOnly = (w.text_only || []).includes(cls);  // a text-only class is its language model alone
@@ -1193,8 +1018,7 @@ function outsideParts(fam, view) {  // hf._outside: the vision tower and project
   const out = [];
   for (const [role, kind] of [["vision_tower", w.vision], ["projector", w.projector]]) {
     if (!kind) continue;
-    const part = SYMCALC_GEN.VISION.find(p => p[0] === role && p[1] === kind);
-    const [, , description, source, symbols, ml, terms] = part;
+    const {description, source, symbols, total: ml, count} = T().visionPart(role, kind);
     const missing = symbols.filter(x => !(x in sizes)).sort();
     if (missing.length) {
       const why = missing.map(x => problems[x] || `${x}: not given by the family file`).join("; ");
@@ -1203,7 +1027,7 @@ function outsideParts(fam, view) {  // hf._outside: the vision tower and project
     }
     const breakdown = {};
     let total = 0n;
-    for (const [path, fn] of terms) { const x = fn(sizes); total += x; if (x) breakdown[path] = x; }
+    for (const [path, x] of count(sizes)) { total += x; if (x) breakdown[path] = x; }
     out.push({role, kind, description, source, params: total, breakdown, why: "", ml, symbols,
               sizes: Object.fromEntries(symbols.map(x => [x, sizes[x]]))});
   }
@@ -1243,11 +1067,11 @@ function parseConfig(text, name) {
 }
 function presetSpec(name) {
   const p = META.presets[name];
-  return makeSpec({name: p.name, source: p.source, ...p.spec});
+  return makeSpec({name: p.name, source: p.source, ...p.spec, implementation: p.implementation});
 }
 
-return {init, meta: () => META, tables, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
-        values, report, fits, toJSON, derivation, withParts, readConfigModel, readModel, parseExpression, evaluate, makeScope, specFromConfig, readConfigText,
+return {init, meta: () => META, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
+        values, report, fits, toJSON, derivation, withParts, readConfigModel, readModel, evaluate, makeScope, specFromConfig, readConfigText,
         presetSpec, checkedOptions, defaultOptions, shape, hybrid, moe, seqLenOf, big, number, checkDtype,
         activationFacts};
 })();

@@ -1,8 +1,8 @@
 // symcalc calculator page: the interface. Reads SYMCALC_CORE (rules, report, family files)
-// and SYMCALC_GEN (generated evaluators); every figure it shows comes from core.report.
+// and SYMCALC_TERMS (the term table's evaluator); every figure it shows comes from core.report.
 "use strict";
 const SYMCALC_UI = (() => {
-const C = SYMCALC_CORE, G = SYMCALC_GEN;
+const C = SYMCALC_CORE;
 let META = null;
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
@@ -42,13 +42,19 @@ function readOptions() {  // commands.common.options_from, then Options.checked
 
 // ---- spec fields ---------------------------------------------------------------------------
 function fieldKind(f) {
+  if (f.choices) return "choice";
   const ch = META.spec.choices;
   if (f.name in ch) return "choice";
   if (f.name === "ssm_out_bias") return "tristate";
   return f.kind;
 }
+// implementation fields (symcalc/algebra/implementation.toml), edited as --set edits them
+const IMPL_FIELDS = () => Object.entries(META.implementation.fields).map(([name, f]) => (
+  {name, default: f.default, kind: f.kind === "bool" ? "flag" : f.kind, choices: f.kind === "choice" ? f.choices : null, impl: true}));
 function specText(spec, name) {
-  const x = spec ? spec[name] : null;
+  const x = !spec ? null : name in META.implementation.fields
+    ? (name in (spec.implementation || {}) ? spec.implementation[name] : META.implementation.fields[name].default)
+    : spec[name];
   return x === null || x === undefined ? "" : String(x);
 }
 
@@ -69,11 +75,11 @@ function paneHTML(i) {
   const base = state.panes[i].base;
   const fieldHTML = (f) => {
     const id = `f${i}-${f.name}`, err = `${id}-err`, kind = fieldKind(f);
-    const meaning = (G.SYMBOLS[f.name] || {}).meaning || f.name.replace(/_/g, " ");
+    const meaning = (f.impl ? META.implementation.fields[f.name].meaning : SYMCALC_TERMS.table().symbols[f.name]) || f.name.replace(/_/g, " ");
     const lab = `<label for="${id}" title="${esc(meaning)}">${esc(f.name)}</label>`;
     if (kind === "flag") return `<div class="field check" data-field="${f.name}"><input type="checkbox" id="${id}" data-key="${f.name}" aria-describedby="${err}">${lab}<span class="err" id="${err}"></span></div>`;
     let control;
-    if (kind === "choice") control = `<select id="${id}" data-key="${f.name}" aria-describedby="${err}">${META.spec.choices[f.name].map(c => `<option value="${esc(c)}">${esc(c || "(default)")}</option>`).join("")}</select>`;
+    if (kind === "choice") control = `<select id="${id}" data-key="${f.name}" aria-describedby="${err}">${(f.choices || META.spec.choices[f.name]).map(c => `<option value="${esc(c)}">${esc(c || "(default)")}</option>`).join("")}</select>`;
     else if (kind === "tristate") control = `<select id="${id}" data-key="${f.name}" aria-describedby="${err}"><option value="">(follows ssm_bias)</option><option>true</option><option>false</option></select>`;
     else control = `<input type="text" id="${id}" data-key="${f.name}" inputmode="${kind === "size" || kind === "count" ? "numeric" : "text"}" autocomplete="off" aria-describedby="${err}">`;
     return `<div class="field" data-field="${f.name}">${lab}${control}<span class="err" id="${err}"></span></div>`;
@@ -83,6 +89,7 @@ function paneHTML(i) {
   const used = (f) => !base || (f.kind === "size" || f.kind === "count" ? base[f.name] !== null && base[f.name] !== FIELD_DEFAULT(f) : f.kind === "flag" ? base[f.name] !== FIELD_DEFAULT(f) : true);
   const fields = all.filter(used).map(fieldHTML).join("");
   const more = all.filter(f => !used(f)).map(fieldHTML).join("");
+  const impl = IMPL_FIELDS().map(fieldHTML).join("");
   return `<section class="pane" id="pane-${i}" aria-labelledby="pane-${i}-h">
   <h2 id="pane-${i}-h">Model ${"AB"[i]}</h2>
   <div class="row"><label for="preset-${i}">Preset</label><select id="preset-${i}"><option value="">(pasted config.json)</option>${presetOptions}</select>
@@ -95,7 +102,8 @@ function paneHTML(i) {
   <div class="pane-error" id="error-${i}" role="alert"></div>
   <div class="pane-body">
   <div class="pane-fields"><details open id="fields-${i}"><summary>Sizes and switches</summary><p class="muted">Changes apply as <code>--set</code> would; an empty size is absent.</p><div class="grid">${fields}</div>
-  <details id="more-${i}"><summary>Sizes and switches this model does not use</summary><div class="grid">${more}</div></details></details></div>
+  <details id="more-${i}"><summary>Sizes and switches this model does not use</summary><div class="grid">${more}</div></details>
+  <details id="impl-${i}"><summary>Implementation (what transformers' code keeps for backward)</summary><div class="grid">${impl}</div></details></details></div>
   <div id="results-${i}" class="pane-results" tabindex="-1"></div></div>
 </section>`;
 }
@@ -333,32 +341,29 @@ function breakdownHTML(pane, key, title, bd) {
   return `<details data-open="${key}"${pane.open.has(key) ? " open" : ""}><summary>${esc(title)}</summary><div class="scroll"><table><tbody>${rows}</tbody></table></div></details>`;
 }
 
-// ---- derivations: the formula for the switches that are on, numbers substituted, the result ----
-function symbolMarkup(name) {
-  const k = name.indexOf("_");
-  return k < 0 ? `<mi>${name}</mi>` : `<msub><mi>${name.slice(0, k)}</mi><mi>${name.slice(k + 1).replace(/_/g, " ")}</mi></msub>`;
-}
+// ---- derivations: the terms that are on, numbers substituted, the result ----------------------
 function derivation(pane, q, value) {
   const d = C.derivation(pane.spec, state.opts, q, pane.outside, pane.part);
-  const substitute = (ml, names) => {
-    for (const n of [...names].sort((a, b) => b.length - a.length)) ml = ml.split(symbolMarkup(n)).join(`<mn>${group3(d.symbols[n])}</mn>`);
-    return ml.replace(/&InvisibleTimes;/g, "&#xD7;");
+  const T = SYMCALC_TERMS;
+  const frac = (n, den) => (den === 1n ? `<mn>${group3(n)}</mn>` : `<mfrac><mn>${group3(n)}</mn><mn>${group3(den)}</mn></mfrac>`);
+  const row = (r, v) => (r.den === 1n ? T.mathml(r.tree, v) : `<mfrac>${T.mathml(r.tree, v)}<mn>${group3(r.den)}</mn></mfrac>`);
+  const group = (g, v) => {
+    const body = g.rows.map(r => row(r, v)).join("<mo>+</mo>") || "<mn>0</mn>";
+    const one = g.numerator === 1n && g.denominator === 1n;
+    return (one ? "" : `${frac(g.numerator, g.denominator)}<mo>&#xB7;</mo>`) + `<mrow><mo>(</mo>${body}<mo>)</mo></mrow>`;
   };
-  const term = (c, ml) => (c === 1n ? "" : `<mn>${group3(c)}</mn><mo>&#xB7;</mo>`) + `<mrow><mo>(</mo>${ml}<mo>)</mo></mrow>`;
-  const sum = (sub) => d.terms.map((t, k) => (k ? "<mo>+</mo>" : "") + term(t.coefficient, sub(t.ml, t.names))).join("") || "<mn>0</mn>";
-  const whole = d.den === "<mn>1</mn>";
-  const wrap = (body, den) => (whole ? body : `<mfrac><mrow>${body}</mrow>${den}</mfrac>`);
-  const extra = (sub) => d.extra.map(x => `<mo>+</mo><mrow><mo>(</mo>${sub(x.ml, x.names)}<mo>)</mo></mrow>`).join("");
+  const sum = (v) => d.groups.map((g, k) => (k ? "<mo>+</mo>" : "") + group(g, v)).join("") || "<mn>0</mn>";
+  const extra = (v) => d.extra.map(x => `<mo>+</mo><mrow><mo>(</mo>${T.mathml(x.tree, v)}<mo>)</mo></mrow>`).join("");
   const name = `<mtext>${esc(q)}</mtext>`;
-  const used = [...new Set([...d.terms, ...d.extra].flatMap(t => t.names))].sort();
-  const meaning = (n) => (G.SYMBOLS[n] || {}).meaning || {params_total: "the parameter total (params.total)",
-    forward_num: `the numerator of the forward FLOPs (flops.forward = forward_num / ${C.tables().q[`${C.shape(pane.spec)}|flops.forward`][4](C.big(C.values(pane.spec, state.opts)))} before rounding)`}[n]
-    || (n.startsWith("v_") ? "a size of the vision tower or projector (symcalc.algebra.vision)" : "");
-  let html = `<p class="muted">Formula (the terms of symcalc's general expression whose switches are on for this model and these options${d.extra.length ? `, plus the ${d.extra.map(x => esc(x.description)).join(" and ")} (--part all)` : ""}):</p>`;
-  html += `<math display="block" data-step="formula"><mrow>${name}<mo>=</mo>${wrap(sum((ml) => ml), d.den)}${extra((ml) => ml)}</mrow></math>`;
-  html += `<p class="muted">Numbers substituted:</p><math display="block" data-step="substituted"><mrow><mo>=</mo>${wrap(sum(substitute), whole ? d.den : `<mn>${group3(d.den_value)}</mn>`)}${extra(substitute)}</mrow></math>`;
-  const exact = d.numerator % d.den_value === 0n;
+  const used = Object.keys(d.symbols).sort();
+  const meaning = (n) => (SYMCALC_TERMS.table().symbols[n] || "") || (n.startsWith("v_") ? "a size of the vision tower or projector (symcalc.algebra.vision)" : "");
+  let html = `<p class="muted">Formula (each term of symcalc's table that does not vanish for this model and these options${d.extra.length ? `, plus the ${d.extra.map(x => esc(x.description)).join(" and ")} (--part all)` : ""}):</p>`;
+  html += `<math display="block" data-step="formula"><mrow>${name}<mo>=</mo>${sum(null)}${extra(null)}</mrow></math>`;
+  html += `<p class="muted">Numbers substituted:</p><math display="block" data-step="substituted"><mrow><mo>=</mo>${sum(d.symbols)}${extra(d.symbols)}</mrow></math>`;
+  const exact = d.numerator % d.den === 0n;
   html += `<p>Result: <strong data-step="result">${group3(d.result)}</strong>${exact ? "" : " (rounded up to a whole number)"}${d.extra.length ? " (the language model's figure plus the parts above)" : ""}</p>`;
+  const terms = d.groups.flatMap(g => g.rows.map(r => `<tr><td>${esc(r.path)}</td><td>${esc(r.source)}</td><td class="num">${group3(r.den === 1n ? r.value : T.cdiv(r.value, r.den))}</td><td>${esc(r.choice)}</td></tr>`));
+  html += `<details><summary>Terms</summary><div class="scroll"><table><tbody>${terms.join("")}</tbody></table></div></details>`;
   html += `<details><summary>Symbols</summary><table><tbody>${used.map(n => `<tr><th scope="row">${esc(n)}</th><td class="num">${group3(d.symbols[n])}</td><td>${esc(meaning(n))}</td></tr>`).join("")}</tbody></table></details>`;
   return html;
 }

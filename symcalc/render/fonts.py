@@ -3,7 +3,9 @@ has every Latin, Cyrillic or Greek character of the document, and (for Chinese, 
 Korean characters) xeCJK with a CJK font, chosen among the Debian fonts installed
 (fonts-liberation, fonts-dejavu, fonts-noto-cjk, fonts-arphic-*), as fontconfig (``fc-list``) reports them.
 
-A character no candidate font has is refused before LaTeX runs, naming the character.
+A character no candidate font has in every face the document sets text in (regular, bold,
+italic: a handout's title and model names are bold) is refused before LaTeX runs, naming
+the character.
 """
 from __future__ import annotations
 
@@ -32,26 +34,67 @@ def is_cjk(ch: str) -> bool:
             or 0x20000 <= c <= 0x3FFFF)
 
 
+# the weights fontspec sets text in: regular (book, medium) and bold (semibold, bold);
+# a face outside both (ExtraLight, Black) is never used by \setmainfont's defaults
+REGULAR_WEIGHTS = range(50, 106)
+BOLD_WEIGHTS = range(180, 211)
+
+
+def _weight(text: str) -> int | None:
+    try:
+        return int(float(text))
+    except ValueError:  # a variable font's range, "[0 210]": it sets every weight
+        return None
+
+
 @lru_cache(maxsize=None)
-def charset(family: str) -> frozenset[int] | None:
-    """The code points the installed font ``family`` has (fontconfig), None if not installed."""
+def faces(family: str) -> tuple[tuple[str, frozenset[int]], ...] | None:
+    """(style, code points) of each face of the installed font ``family`` that a document
+    sets text in -- regular, bold, italic and bold italic, every optical size and width
+    fontconfig lists for them (``fc-list``) -- or None if the family is not installed.
+    Handouts set names and titles in bold (``\\textbf``, the title) as well as upright, so a
+    character must be in every one of these faces, not only in one."""
     fc = shutil.which("fc-list")
     if not fc:
         return None
     try:
-        out = subprocess.run([fc, "--format", "%{charset}\n", f":family={family}"],
+        out = subprocess.run([fc, "--format", "%{weight}|%{style[0]}|%{charset}\n",
+                              f":family={family}"],
                              capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
-    points: set[int] = set()
+    found, others = [], []
     for line in out.splitlines():
-        for part in line.split():
+        weight, _, rest = line.partition("|")
+        style, _, ranges = rest.partition("|")
+        points: set[int] = set()
+        for part in ranges.split():
             lo, _, hi = part.partition("-")
             try:
                 points.update(range(int(lo, 16), int(hi or lo, 16) + 1))
             except ValueError:
                 continue
-    return frozenset(points) or None
+        if not points:
+            continue
+        w = _weight(weight)
+        used = w is None or w in REGULAR_WEIGHTS or w in BOLD_WEIGHTS
+        (found if used else others).append((style or "Regular", frozenset(points)))
+    return tuple(found or others) or None
+
+
+@lru_cache(maxsize=None)
+def charset(family: str) -> frozenset[int] | None:
+    """The code points every face of ``family`` that text is set in has (:func:`faces`),
+    None if the family is not installed."""
+    got = faces(family)
+    if not got:
+        return None
+    return frozenset.intersection(*(points for _, points in got))
+
+
+def lacking(family: str, ch: str) -> list[str]:
+    """The styles of ``family``'s faces (of :func:`faces`) that lack ``ch``."""
+    return sorted({style for style, points in faces(family) or () if ord(ch) not in points})
 
 
 def _ignorable(ch: str) -> bool:
@@ -67,12 +110,17 @@ def _pick(candidates, needed: set[str], what: str) -> str:
     for family in installed:
         if all(ord(ch) in charset(family) for ch in needed):
             return family
-    # the character that no installed font has, named (else the best font's first miss)
+    # the character that no installed font has in every face, named (else the best font's
+    # first miss); a font that has it in some faces only is named with the faces it lacks
     for ch in sorted(needed):
         if not any(ord(ch) in charset(f) for f in installed):
+            partly = [f for f in installed if len(lacking(f, ch)) < len(faces(f))]
+            some = (f"; {partly[0]} has it, but not in its {', '.join(lacking(partly[0], ch))} "
+                    "face (names and titles are also set in bold)") if partly else ""
             raise SymcalcError("-o", f"character {ch!r} (U+{ord(ch):04X}, "
                                      f"{unicodedata.name(ch, 'unnamed')}) is in no installed "
-                                     f"font symcalc can use (tried {', '.join(installed)})")
+                                     f"font symcalc can use in every face it sets text in "
+                                     f"(tried {', '.join(installed)}){some}")
     best = max(installed, key=lambda f: sum(ord(ch) in charset(f) for ch in needed))
     return best
 

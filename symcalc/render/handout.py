@@ -17,7 +17,7 @@ from .escape import latex_text, markdown_text
 from .latex import tex_view, with_fonts
 from .markdown import md_view
 from ..i18n import _, current, tr, using
-from .numbers import GB, decimal, grouped, math_decimal, percent, short, si
+from .numbers import GB, decimal, grouped, math_decimal, percent, ratio, short, si
 from .templates import render, render_user
 from .view import SourceIndex, Units, number_tex
 
@@ -36,7 +36,10 @@ def _sci(x: int) -> str:
 
 
 def _approx(x) -> str:
-    return grouped(int(x)) if x == int(x) else decimal(float(x), 1)
+    import sympy
+
+    x = sympy.Rational(x)
+    return grouped(int(x)) if x.q == 1 else decimal(ratio(x.p, x.q), 1)
 
 
 def _no_sizes(v: dict) -> dict:
@@ -46,7 +49,8 @@ def _no_sizes(v: dict) -> dict:
 
 
 def _bytes_short(n: int) -> str:
-    return _("{x} GB", x=decimal(n / GB, 2)) if n >= 10**7 else _("{x} MB", x=decimal(n / 10**6, 2))
+    return _("{x} GB", x=decimal(ratio(n, GB), 2)) if n >= 10**7 else \
+        _("{x} MB", x=decimal(ratio(n, 10**6), 2))
 
 
 def _chunks(items: list, size: int = TABLE_MODELS) -> list[list]:
@@ -165,7 +169,7 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
             if not blanks and sh.closed.meta.get("exact") is not None else "",
             "crossover": _approx(sh.curve.crossover),
             "crossover_tex": number_tex(sh.curve.crossover) if sh.curve.crossover.q == 1
-            else math_decimal(float(sh.curve.crossover), 1),
+            else math_decimal(ratio(sh.curve.crossover.p, sh.curve.crossover.q), 1),
             "crossover_point": f"({_sci(sh.curve.crossover)},{_sci(sh.curve.linear * sh.curve.crossover)})",
             "linear_coords": " ".join(f"({p},{_sci(lin)})" for p, lin, _ in sh.curve.points),
             "quadratic_coords": " ".join(f"({p},{_sci(quad)})" for p, _, quad in sh.curve.points),

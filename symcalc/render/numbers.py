@@ -7,7 +7,9 @@ space and writes a decimal comma (7 241 732 096; 7,242 млрд), Chinese counts
 """
 from __future__ import annotations
 
+import math
 import re
+from decimal import Decimal, localcontext
 from functools import lru_cache
 
 from ..i18n import current
@@ -32,15 +34,55 @@ def symbols(lang: str) -> tuple[str, str]:
     return get_group_symbol(lang), get_decimal_symbol(lang)
 
 
-def decimal(x: float, digits: int, lang: str | None = None) -> str:
+# Numbers of any size render exactly. A quotient (n / 10^9 for GB, n / 10^12 for "T") is a
+# float while its whole part is exact in one (below 2^53), else an exact Decimal: a float
+# overflows past 1.8e308 and prints noise past 2^53 (10^40 / 10^12 as 9999999999999999583
+# ...). Integers of any length are grouped through Decimal (str() refuses over 4,300
+# digits), and Babel formats inside a decimal context wide enough for every digit (its
+# default 28 digits raised InvalidOperation from 10^28 up in Russian and Chinese).
+FLOAT_EXACT = 2**53
+
+
+def ratio(n: int, div: int) -> float | Decimal:
+    """``n / div`` for display: a float while that is exact to the unit, else a Decimal
+    correct to ten places after the point."""
+    n = int(n)
+    if abs(n) < FLOAT_EXACT * div:
+        return n / div
+    with localcontext() as ctx:
+        ctx.prec = int(abs(n).bit_length() * 0.30103) + 12
+        return Decimal(n) / Decimal(div)
+
+
+def _commas(n: int) -> str:
+    """An integer grouped by threes with commas, of any length."""
+    n = int(n)
+    return f"{n:,}" if n.bit_length() < 13_000 else format(Decimal(n), ",")
+
+
+def _babel(x, lang: str, pattern: str | None = None) -> str:
+    """Babel's format_decimal of ``x`` (an int, a float or a Decimal) with every digit."""
+    from babel.numbers import format_decimal
+
+    if isinstance(x, int) and x.bit_length() >= 13_000:
+        x = Decimal(x)  # Babel takes str() of an int, which refuses over 4,300 digits
+    if isinstance(x, Decimal):
+        size = x.adjusted() if x.is_finite() and x else 0
+    elif isinstance(x, int):
+        size = int(abs(x).bit_length() * 0.30103)
+    else:  # a float: at most 309 digits before the point
+        size = int(math.log10(abs(x))) if x and math.isfinite(x) else 0
+    with localcontext() as ctx:
+        ctx.prec = max(ctx.prec, size + 40)
+        return format_decimal(x, format=pattern, locale=lang)
+
+
+def decimal(x: float | Decimal, digits: int, lang: str | None = None) -> str:
     """``x`` with ``digits`` decimals, grouped, in ``lang``'s format (14,48 in Russian)."""
     lang = lang or current()
     if lang == "en":
         return f"{x:,.{digits}f}"
-    from babel.numbers import format_decimal
-
-    pattern = "#,##0" + ("." + "0" * digits if digits else "")
-    return format_decimal(x, format=pattern, locale=lang)
+    return _babel(x, lang, "#,##0" + ("." + "0" * digits if digits else ""))
 
 
 def grouped(n: int, sep: str = ",") -> str:
@@ -48,20 +90,18 @@ def grouped(n: int, sep: str = ",") -> str:
     no-break spaces, CLDR's grouping)."""
     lang = current()
     if lang == "en" or sep != ",":
-        return f"{int(n):,}".replace(",", sep)
-    from babel.numbers import format_decimal
-
-    return format_decimal(int(n), locale=lang)
+        return _commas(n).replace(",", sep)
+    return _babel(int(n), lang)
 
 
 def math_grouped(n: int) -> str:
     """An integer inside TeX math: 7{,}241{,}732{,}096; Russian 7\\,241\\,732\\,096."""
     group, _ = symbols(current()) if current() != "en" else (",", ".")
-    text = f"{int(n):,}"
+    text = _commas(n)
     return text.replace(",", "{,}" if group == "," else "\\,")
 
 
-def math_decimal(x: float, digits: int = 1) -> str:
+def math_decimal(x: float | Decimal, digits: int = 1) -> str:
     """A decimal inside TeX math, in the current language's separators."""
     lang = current()
     group, point = symbols(lang) if lang != "en" else (",", ".")
@@ -90,8 +130,8 @@ def count_unit(n: int, power: int, digits: int = 3, lang: str | None = None) -> 
     lang = lang or current()
     word = dict(count_words(lang)).get(power)
     if word is None:
-        return decimal(int(n) / power, digits, lang)
-    return decimal(int(n) / power, digits, lang) + word
+        return decimal(ratio(n, power), digits, lang)
+    return decimal(ratio(n, power), digits, lang) + word
 
 
 def short(n: int) -> str:
@@ -107,7 +147,7 @@ def short(n: int) -> str:
         return grouped(n)
     for div, unit in ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K")):
         if abs(n) >= div:
-            return f"{n / div:.2f} {unit}"
+            return f"{ratio(n, div):.2f} {unit}"
     return str(n)
 
 
@@ -121,21 +161,21 @@ def si(n: int, prefix: str | None = None, unit: str = "FLOPs") -> str:
     n = int(n)
     if prefix is None:
         prefix = next((p for p in ("E", "P", "T", "G", "M", "K") if abs(n) >= SI[p]), "")
-    return f"{decimal(n / SI[prefix], 2)}{_space()}{prefix}{unit}"
+    return f"{decimal(ratio(n, SI[prefix]), 2)}{_space()}{prefix}{unit}"
 
 
 def yi(n: int) -> str:
     """In units of 10^8 (亿), as the estimator in the seeds shows: 0.849 亿 (Chinese 0.849亿)."""
     if current() == "zh":
         return count_unit(n, 10**8)
-    return f"{decimal(int(n) / 10**8, 3)}{_space()}亿"
+    return f"{decimal(ratio(n, 10**8), 3)}{_space()}亿"
 
 
 def bytes_both(n: int) -> str:
     """Bytes in GB (10^9) and GiB (2^30), always both named: 14.48 GB / 13.49 GiB."""
     n = int(n)
     sp = _space()
-    return f"{decimal(n / GB, 2)}{sp}GB / {decimal(n / GiB, 2)}{sp}GiB"
+    return f"{decimal(ratio(n, GB), 2)}{sp}GB / {decimal(ratio(n, GiB), 2)}{sp}GiB"
 
 
 PARAM_UNITS = {"exact": None, "K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12, "yi": 10**8}
@@ -153,7 +193,7 @@ def params_in(n: int, unit: str = "auto") -> str:
     lang = current()
     if lang != "en" and PARAM_UNITS[unit] in dict(count_words(lang)):
         return count_unit(n, PARAM_UNITS[unit])
-    return f"{decimal(int(n) / PARAM_UNITS[unit], 3)}{_space()}{unit}"
+    return f"{decimal(ratio(n, PARAM_UNITS[unit]), 3)}{_space()}{unit}"
 
 
 def flops_in(n: int, prefix: str = "auto") -> str:

@@ -25,10 +25,15 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from decimal import Decimal
+from fractions import Fraction
+from string import Formatter
+
 import jinja2
 import jinja2.sandbox
 from jinja2.compiler import CodeGenerator
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
 
 from .. import i18n
 from ..errors import SymcalcError
@@ -301,18 +306,75 @@ def _alarm(seconds: float):
     return previous
 
 
+# what a user template's _() fills its fields with: text and numbers, never an object
+# (a function, a method) whose attributes a format field could walk or whose repr it shows
+_FIELD_TYPES = (str, int, float, Decimal, Fraction, type(None))
+
+
+class _MessageFormatter(SandboxedFormatter):
+    """The sandbox's formatter (``.attr`` and ``[key]`` checked as in a template) that
+    shows only text and numbers: ``{f}`` of a function, ``{s.upper}`` or ``{s.upper!r}``
+    are refused, never printed as ``<built-in method ...>``."""
+
+    def _plain(self, value):
+        if not isinstance(value, (_FIELD_TYPES, jinja2.Undefined)):
+            raise SecurityError(f"_() shows text and numbers only (a field is "
+                                f"{type(value).__name__!r})")
+        return value
+
+    def convert_field(self, value, conversion):
+        return super().convert_field(self._plain(value), conversion)
+
+    def format_field(self, value, format_spec):
+        return super().format_field(self._plain(value), format_spec)
+
+
+def user_messages(env: "BoundedSandbox") -> "BoundedSandbox":
+    """``_`` for a user template. The package's ``_`` formats with ``str.format``, which
+    walks attributes and items outside the sandbox: ``_("{f.__globals__[...]}", f=_)``
+    read the environment. Here the translated text is formatted by the sandbox's own
+    formatter (:class:`_MessageFormatter`: attributes and items checked, only text and
+    numbers shown), a format spec may not take a field (``{x:{w}}``) nor a width of a
+    million or more, and the result counts against the template's limits."""
+    formatter = _MessageFormatter(env)
+
+    def _(message, **fields):
+        text = i18n.gettext(str(message))
+        if not fields:
+            return text
+        if _WIDTH.search(text):
+            raise TemplateLimit("formats with a width of a million or more")
+        try:
+            specs = [spec for _, field, spec, _ in Formatter().parse(text) if field is not None]
+        except ValueError as err:
+            raise SecurityError(f"_() cannot read {text!r:.60} as a message ({err})") from None
+        if any("{" in (spec or "") for spec in specs):
+            raise SecurityError("_() takes no field inside a format spec (such as {x:{w}})")
+        return env.checked(formatter.vformat(text, (), fields))
+
+    env.globals["_"] = _
+    return env
+
+
 def render_user(path: str, tex: bool, **data) -> str:
     """Render a user's template file in a bounded sandbox (:class:`BoundedSandbox`); it may
     include files of its own folder (never through a link out of it) and the package's
     templates. Any error is one line, ``TEMPLATE:LINE: what``."""
+    from ..inputs.files import _reason, label_of
+
     file = Path(path)
-    if not file.is_file():
-        raise SymcalcError("--template", f"{path!r} is not a readable file")
-    real = file.resolve()
+    try:
+        if not file.is_file():
+            raise SymcalcError("--template", f"{label_of(path)!r} is not a readable file")
+        real = file.resolve()
+    except OSError as err:  # a status that cannot be read, a name over the system's limit
+        raise SymcalcError("--template", f"{label_of(path)!r} cannot be read "
+                                         f"({_reason(err)})") from None
     seen: dict = {}
     loader = jinja2.ChoiceLoader([_FolderLoader(real.parent, seen),
                                   jinja2.FileSystemLoader(str(template_dir()))])
-    env = with_messages(BoundedSandbox(seen, loader=loader, **COMMON, **(TEX_SYNTAX if tex else {})))
+    env = user_messages(with_messages(BoundedSandbox(seen, loader=loader, **COMMON,
+                                                     **(TEX_SYNTAX if tex else {}))))
     seen[str(real)] = path
     previous = _alarm(TIME_LIMIT)
     out, size = [], 0

@@ -15,7 +15,7 @@ from ..derivations import derivation as dv
 from ..derivations.sources import SOURCES
 from ..algebra.symbols import SIZES, latex_names
 from ..i18n import _, ngettext, tr
-from .numbers import GB, GiB, bytes_both, flops_in, grouped, math_decimal, math_grouped, params_in
+from .numbers import GB, GiB, bytes_both, flops_in, grouped, math_decimal, math_grouped, params_in, ratio
 
 LINE_LIMIT = 66  # visible characters of math per line before a break (A4, 11pt)
 SUM_CHUNK = 4  # terms per line of a long sum
@@ -72,7 +72,8 @@ def value_tex(value) -> str:
     exact = number_tex(value)
     if isinstance(value, int) or sympy.Rational(value).q == 1:
         return exact
-    return f"{exact} \\approx {math_decimal(float(value), 1)}"
+    value = sympy.Rational(value)
+    return f"{exact} \\approx {math_decimal(ratio(value.p, value.q), 1)}"
 
 
 # symbols a derivation introduces for itself (not sizes of the model)

@@ -10,32 +10,50 @@ def _spec(model: Any, sets=()):
     from symcalc.model import Model
 
     if isinstance(model, Model):
-        return model.spec, model.options
+        return with_sets(model.spec, sets), model.options
     from symcalc.algebra.options import Options
 
     if isinstance(model, str):
         from symcalc.inputs.resolver import resolve
 
         return resolve(model, tuple(sets)), Options()
-    return model, Options()
+    return with_sets(model, sets), Options()
+
+
+def with_sets(spec, sets=()):
+    """A spec with ``sets`` (``KEY=VALUE``) applied: never silently left out."""
+    if not sets:
+        return spec
+    from symcalc.algebra.spec import with_overrides
+    from symcalc.inputs.resolver import parse_sets
+
+    return with_overrides(spec, parse_sets(sets))
 
 
 def _expected(expected):
-    """A sympy expression, or text in the canonical size names (``12*L*d**2``)."""
+    """A sympy expression, or text in the canonical size names (``12*L*d**2``), read by
+    symcalc's one expression parser (:func:`symcalc.algebra.expression.parse`): numbers,
+    the canonical symbols, ``+ - * /``, powers 0 to 4, ``Min``/``Max``; nothing is run."""
     import sympy
 
     if isinstance(expected, sympy.Basic):
         return sympy.expand(expected)
     if isinstance(expected, (int, float)):
         return sympy.nsimplify(expected)
-    from sympy.parsing.sympy_parser import parse_expr
-
+    from symcalc.algebra.expression import parse
     from symcalc.algebra.symbols import ALL
+    from symcalc.errors import SymcalcError
 
-    names = {name: info.symbol for name, info in ALL.items()}
-    return sympy.expand(parse_expr(str(expected), local_dict=names, global_dict={
-        "Integer": sympy.Integer, "Rational": sympy.Rational, "Symbol": sympy.Symbol,
-        "Min": sympy.Min, "Max": sympy.Max, "Float": sympy.Float}))
+    def lookup(name: str):
+        info = ALL.get(name)
+        return None if info is None else (info.symbol, "count")
+
+    got = parse(expected, "expected", lookup, unknown="the canonical size names are L, d, "
+                "n_h, d_ff, s, b ... (docs/architecture.md)")
+    if got.unit_kinds:
+        raise SymcalcError("expected", f"a closed form takes numbers without units (got a "
+                                       f"{got.unit_kinds[0]} unit in {expected!r:.80})")
+    return sympy.expand(got.expr)
 
 
 def _parts(spec, quantity: str, assume: str, opts):
@@ -87,9 +105,17 @@ def assert_closed_form(model: Any, expected: Any, quantity: str = "params.total"
 
     from symcalc.algebra.closed_form import closed_form
 
-    spec, opts = _spec(model, sets)
-    actual = closed_form(spec, quantity, assume, opts).expanded
-    want = _expected(expected)
+    from .checks import clear, expected_arg, model_arg, sets_arg, text_arg
+
+    where = "assert_closed_form"
+    model, sets = model_arg(where, model), sets_arg(where, sets)
+    text_arg(where, "quantity", quantity, "'params.total'")
+    text_arg(where, "assume", assume, "'kaplan'")
+    expected_arg(where, expected)
+    with clear(where):  # an unknown preset, --set field, quantity or assumption set
+        spec, opts = _spec(model, sets)
+        actual = closed_form(spec, quantity, assume, opts).expanded
+        want = _expected(expected)
     difference = sympy.expand(actual - want)
     if difference == 0:
         return

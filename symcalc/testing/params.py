@@ -17,13 +17,15 @@ def _numel(param) -> tuple[tuple[int, ...], int]:
 def _spec(model_or_spec, sets=()):
     from symcalc.model import Model
 
+    from .closed import with_sets
+
     if isinstance(model_or_spec, Model):
-        return model_or_spec.spec
+        return with_sets(model_or_spec.spec, sets)
     if isinstance(model_or_spec, str):
         from symcalc.inputs.resolver import resolve
 
         return resolve(model_or_spec, tuple(sets))
-    return model_or_spec
+    return with_sets(model_or_spec, sets)
 
 
 def symcalc_leaves(spec) -> dict[str, int]:
@@ -37,10 +39,14 @@ def symcalc_leaves(spec) -> dict[str, int]:
 def param_groups(module, spec, name_map: dict | None = None):
     """(groups, unmatched parameter names): every parameter of ``module`` put in the group
     of the symcalc leaves it counts toward (groups sharing a leaf are merged)."""
+    from .checks import module_arg, name_map_arg
+
+    name_map = name_map_arg("assert_param_count", name_map)
+    params = module_arg("assert_param_count", module)
     leaves = symcalc_leaves(spec)
     groups: list[Group] = []
     unmatched = []
-    for name, param in module.named_parameters():
+    for name, param in params:
         shape, n = _numel(param)
         paths = targets(name, name_map, spec.shape == "encoder-decoder")
         if paths is None:
@@ -68,8 +74,15 @@ def assert_param_count(module: Any, model_or_spec: Any, name_map: dict | None = 
     "layer/attention/k"}``); the built-in rules cover the names of transformers' decoders and
     encoders (:mod:`symcalc.testing.names`)."""
     __tracebackhide__ = True
-    spec = _spec(model_or_spec, sets)
-    groups, unmatched, leaves = param_groups(module, spec, name_map)
+    from .checks import clear, model_arg, module_arg, name_map_arg, sets_arg
+
+    where = "assert_param_count"
+    module_arg(where, module)
+    name_map_arg(where, name_map)
+    model_or_spec, sets = model_arg(where, model_or_spec), sets_arg(where, sets)
+    with clear(where):  # an unknown preset or --set field
+        spec = _spec(model_or_spec, sets)
+        groups, unmatched, leaves = param_groups(module, spec, name_map)
     found = sum(g.found for g in groups) + sum(n for _, _, n in unmatched)
     expected = sum(leaves.values())
     covered = set().union(*(g.leaves for g in groups)) if groups else set()

@@ -26,14 +26,23 @@ class Loaded:
 
 
 def load(name, sets=(), **options) -> Loaded:
+    """The model ``name`` (a preset, config.json or .toml path, a spec or a Model) with
+    ``sets`` (``KEY=VALUE`` texts) and workload ``options``; a bad argument is one clear
+    failure (:mod:`symcalc.testing.checks`)."""
+    __tracebackhide__ = True
     from symcalc.algebra.options import Options
     from symcalc.fast.quick import quick_report
-    from symcalc.inputs.resolver import resolve
     from symcalc.model import Model
+    from symcalc.testing.checks import clear, model_arg, options_arg, sets_arg
+    from symcalc.testing.closed import _spec
 
-    spec = resolve(name, tuple(sets))
-    opts = Options(**options).checked()
-    return Loaded(spec, quick_report(spec, opts), Model(spec, opts))
+    where = "symcalc model"
+    name, sets = model_arg(where, name), sets_arg(where, sets)
+    options = options_arg(where, options)
+    with clear(where):
+        spec, base = _spec(name, sets)
+        opts = (base.with_(**options) if options else base).checked()
+        return Loaded(spec, quick_report(spec, opts), Model(spec, opts))
 
 
 def pytest_configure(config) -> None:
@@ -50,8 +59,15 @@ def symcalc_factory():
 def symcalc_model(request):
     if getattr(request, "param", None) is not None:
         param = request.param
-        if isinstance(param, dict):
-            return load(**param)
+        if isinstance(param, dict):  # {"name": MODEL, "sets": [...], **options}
+            param = dict(param)
+            if "name" not in param:
+                from symcalc.testing.checks import fail
+
+                fail("symcalc model", "name", "an indirect parameter given as a dict names "
+                                              "its model with 'name' (and may give 'sets' "
+                                              "and options)")
+            return load(param.pop("name"), param.pop("sets", ()), **param)
         return load(param)
     marker = request.node.get_closest_marker("symcalc")
     if marker is None or not marker.args:

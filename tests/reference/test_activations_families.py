@@ -57,7 +57,7 @@ SDPA_EXACT |= {"lfm2", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}
 
 # Families added by issue 21 whose implementation facts (what their eager code keeps: router
 # dtype, shared-MLP gate, dropouts, ...) wait for the [implementation] table of issue 20; their
-# parameters, FLOPs and caches are checked (tests/test_family_reference.py), their activations
+# parameters, FLOPs and caches are checked (tests/reference/test_family_reference.py), their activations
 # not yet.
 AWAITING_IMPLEMENTATION = frozenset({
     "glm4_moe_lite", "exaone", "internlm3", "iquestcoder", "gpt-sw3", "sarvam_moe",
@@ -110,7 +110,7 @@ def with_more_layers(cfg: dict, extra: int) -> dict:
 
 def symcalc_bytes(cfg: dict, batch: int, seq: int, dtype: str, model: str) -> int:
     """memory.activations_bytes as the report gives it (the generated evaluators, which
-    tests/test_codegen.py holds equal to the sympy expressions)."""
+    tests/test_terms.py holds equal to the sympy expressions)."""
     spec = spec_from_config(copy.deepcopy(cfg))
     return evaluate("memory.activations_bytes", spec,
                     Options(batch=batch, seq_len=seq, dtype=dtype, activations=model))
@@ -176,7 +176,7 @@ def test_conventions_table_is_current():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "docs" / "activations_table.py"
+    path = Path(__file__).resolve().parents[2] / "docs" / "activations_table.py"
     spec = importlib.util.spec_from_file_location("activations_table", path)
     table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(table)

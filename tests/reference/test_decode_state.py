@@ -46,11 +46,11 @@ import pytest
 import torch
 
 import hf_reference as H
-from symcalc.hf import spec_from_config
-from symcalc.options import Options
+from symcalc.inputs.hf import spec_from_config
+from symcalc.algebra.options import Options
 from symcalc.report import report
 
-FAMILIES = Path(__file__).parent / "families"
+FAMILIES = Path(__file__).resolve().parents[1] / "families"
 # (config file, batch, seq_len): linear-attention hybrids at a short and a two-chunk sequence
 LINEAR_CONFIGS = [
     ("qwen3_next/causal-lm-default-interval-moe.json", 2, 5),

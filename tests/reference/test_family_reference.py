@@ -2,7 +2,7 @@
 
 For every test config ``tests/families/<model_type>/*.json`` (tiny configs, one per switch
 combination, and ``hub-<preset>.json``, the real config.json of the family's flagship):
-``symcalc.hf.spec_from_config`` -> params total == ``num_parameters()`` (meta device) and
+``symcalc.inputs.hf.spec_from_config`` -> params total == ``num_parameters()`` (meta device) and
 flops.forward_matmul == FlopCounterMode (eager attention, experts through exactly their top-k)
 at (batch, seq) = (2, 7) and (1, 5) (hub configs: (1, 5)).  How transformers is run:
 tests/hf_reference.py.
@@ -30,10 +30,10 @@ from hypothesis import strategies as st
 
 import hf_reference as H
 from family_draw import drawn_config, small_templates
-from symcalc import presets
+from symcalc.inputs import presets
 from symcalc.errors import SymcalcError
-from symcalc.hf import read_model, spec_from_config
-from symcalc.options import Options
+from symcalc.inputs.hf import read_model, spec_from_config
+from symcalc.algebra.options import Options
 from symcalc.report import report
 
 WORKLOADS = [(2, 7), (1, 5)]

@@ -65,7 +65,7 @@ def _field_default(field):
 def test_every_key_read_has_the_class_default(model_type):
     """A key an expression reads whose dataclass field defaults to a number, text, boolean or
     list is in [defaults] with that value (a None default is absence: null; a default that
-    __post_init__ replaces -- "auto", -1 -- is left out, as tests/test_hf_defaults.py wants)."""
+    __post_init__ replaces -- "auto", -1 -- is left out, as tests/reference/test_hf_defaults.py wants)."""
     family = FAMILIES[model_type]
     cls = config_class(model_type)
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -96,19 +96,9 @@ def _resaved(cfg: dict, use_diff: bool, tmp_path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-# The implementation fields of Spec (what the eager code keeps for backward) are moving to
-# family data (issue 20) and are left out here: today a config without hidden_act reads
-# another activation than its class default for gemma3n, gemma3n_text and starcoder2 (silu
-# for gelu_pytorch_tanh), and Gemma's legacy "gelu", which GemmaConfig turns into
-# gelu_pytorch_tanh, is read as gelu; a re-saved file names the activation, so it differs.
-IMPLEMENTATION = ("impl", "act", "dropout_attn", "dropout_hidden", "softcap", "bidirectional",
-                  "router_groups", "router_topk_groups", "router_norm", "moe_jitter",
-                  "clip_qkv", "fused_qkv", "rotary_tables", "qk_l2_layers", "temp_layers")
-
-
 def _fields(spec) -> dict:
     return {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)
-            if f.name not in ("name", "source", *IMPLEMENTATION)}
+            if f.name not in ("name", "source")}
 
 
 @pytest.mark.parametrize("use_diff", [True, False], ids=["diff", "full"])

@@ -25,8 +25,8 @@ import pytest
 import torch
 
 import hf_reference as H
-from symcalc.hf import spec_from_config
-from symcalc.options import Options
+from symcalc.inputs.hf import spec_from_config
+from symcalc.algebra.options import Options
 from symcalc.report import report
 
 _BASE = {"vocab_size": 97, "hidden_size": 32, "intermediate_size": 40, "num_attention_heads": 4,

@@ -1,0 +1,379 @@
+"""Writes the term table, ``symcalc/fast/terms.json``: ``python -m symcalc.fast.build_terms``
+(``--check``: exit 1 when the committed table is stale; a test runs it).
+
+The component functions of :mod:`symcalc.algebra` stay the single source of truth. Each of
+their terms -- a parameter :class:`~symcalc.algebra.breakdown.Leaf`, a FLOP leaf, a saved
+tensor (:class:`~symcalc.algebra.saved.Saved`), a KV-cache or recurrent-state term -- becomes
+one *row*: its slash path, its expression in the canonical symbols (sizes, the structural
+switches ``sw_*``, the implementation facts ``ac_*``), its source and, for saved tensors, the
+choice it depends on and how parallelism and recomputation treat it. Nothing is expanded
+across rows. A quantity is a linear combination of row sums whose coefficients are built by
+the same functions (``flops.forward_total``, ``memory.training_bytes`` ...) from the options
+as symbols. The Python evaluator (:mod:`symcalc.fast.terms`) and the page read this one
+table; see docs/evaluators.md.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import sympy
+
+from ..algebra import accounting, activations, flops, memory
+from ..algebra.activations import CHOICE_MEANINGS
+from ..algebra.implementation import fact_meanings
+from ..algebra.options import ACTIVATION_MODELS
+from ..algebra.quantities import QUANTITIES
+from ..algebra.symbols import ALL, SIZES, SWITCHES, s
+
+SHAPES = ("single", "encoder-decoder")
+TARGET = Path(__file__).with_name("terms.json")
+
+OPTION_MEANINGS = {
+    "w_num": "weight bytes per element, numerator (int4: 1)",
+    "w_den": "weight bytes per element, denominator (int4: 2)",
+    "kv_num": "KV-cache bytes per element, numerator",
+    "kv_den": "KV-cache bytes per element, denominator",
+    "st_num": "recurrent-state bytes per element, numerator",
+    "st_den": "recurrent-state bytes per element, denominator",
+    "opt_w": "optimizer: bytes per parameter of weights",
+    "opt_g": "optimizer: bytes per parameter of gradients",
+    "opt_o": "optimizer: bytes per parameter of optimizer state",
+    "sw_zero1": "ZeRO stage 1 (one-hot with 2 and 3; all 0: stage 0)",
+    "sw_zero2": "ZeRO stage 2",
+    "sw_zero3": "ZeRO stage 3",
+    "sw_macs": "count multiply-accumulates (matmul FLOPs / 2)",
+    "sw_nonmatmul": "add non-matmul FLOPs",
+    "sw_rc_sel": "selective recomputation (one-hot with sw_rc_full; both 0: none)",
+    "sw_rc_full": "full recomputation",
+    "sw_decoder": "the single stack is a decoder (keeps a KV cache)",
+    **CHOICE_MEANINGS,
+}
+OPTIONS = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in OPTION_MEANINGS}
+FACT_MEANINGS = fact_meanings()
+FACTS = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in FACT_MEANINGS}
+# symbols whose value is fixed by the model's structure, the facts and the options (never a
+# grid axis): a row's factors among them form its guard
+CONSTANT_NAMES = frozenset(SWITCHES) | frozenset(OPTIONS) | frozenset(FACTS)
+
+
+def _o(name: str) -> sympy.Symbol:
+    return OPTIONS[name]
+
+
+# -- sympy -> tree ------------------------------------------------------------------------
+def tree(expr: sympy.Expr):
+    """``expr`` (integer or rational coefficients, symbols, Min, ceiling) as a JSON tree:
+    an int, a symbol name, or ``[op, args...]`` with op ``+``, ``*``, ``^`` (positive integer
+    power), ``/`` (exact division), ``min`` and ``cd`` (ceiling of a quotient)."""
+    if isinstance(expr, sympy.Integer):
+        return _int(int(expr))
+    if isinstance(expr, sympy.Rational):
+        return ["/", _int(int(expr.p)), _int(int(expr.q))]
+    if isinstance(expr, sympy.Symbol):
+        return expr.name
+    if isinstance(expr, sympy.Add):
+        return ["+", *(tree(a) for a in sympy.Add.make_args(expr))]
+    if isinstance(expr, sympy.Mul):
+        num, den = [], []
+        for f in sympy.Mul.make_args(expr):
+            if isinstance(f, sympy.Rational) and not isinstance(f, sympy.Integer):
+                num.append(sympy.Integer(f.p))
+                den.append(sympy.Integer(f.q))
+            elif isinstance(f, sympy.Pow) and f.exp.is_Integer and f.exp < 0:
+                den.append(f.base ** -f.exp)
+            else:
+                num.append(f)
+        out = ["*", *(tree(f) for f in num if f != 1)]
+        out = out if len(out) > 2 else (out[1] if len(out) == 2 else 1)
+        if den:
+            d = ["*", *(tree(f) for f in den)] if len(den) > 1 else tree(den[0])
+            return ["/", out, d]
+        return out
+    if isinstance(expr, sympy.Pow):
+        base, exp = expr.args
+        if exp.is_Integer and exp > 0:
+            return ["^", tree(base), int(exp)]
+        if exp.is_Integer and exp < 0:
+            return ["/", 1, tree(base ** -exp)]
+        raise ValueError(f"not an integer power: {expr}")
+    if isinstance(expr, sympy.Min):
+        out = tree(expr.args[0])
+        for a in expr.args[1:]:
+            out = ["min", out, tree(a)]
+        return out
+    if isinstance(expr, sympy.ceiling):
+        num, den = expr.args[0].as_numer_denom()
+        return ["cd", tree(sympy.expand(num)), tree(den)]
+    raise ValueError(f"cannot write {type(expr).__name__} as a term tree: {expr}")
+
+
+def _int(x: int):
+    return x if abs(x) < 2**53 else f"#{x}"  # JSON numbers are doubles in the page
+
+
+def split_fraction(expr: sympy.Expr) -> tuple[sympy.Expr, int]:
+    """``expr == num / den`` with ``num`` a polynomial with integer coefficients, ``den`` an
+    integer."""
+    expr = sympy.expand(expr)
+    den = sympy.Integer(1)
+    for term in sympy.Add.make_args(expr):
+        den = sympy.ilcm(den, term.as_numer_denom()[1]) if term.as_numer_denom()[1].is_Integer \
+            else _no_symbolic_den(expr)
+    num = sympy.expand(expr * den)
+    return num, int(den)
+
+
+def _no_symbolic_den(expr):
+    raise ValueError(f"a row must not divide by a symbol: {expr}")
+
+
+def row_tree(expr: sympy.Expr):
+    """(guard, tree, den): the row ``expr`` as ``prod(guard) * tree / den`` with ``guard``
+    the constant symbols (switches, facts) that multiply all of it, ``den`` an integer."""
+    num, den = split_fraction(expr)
+    if num == 0:
+        return None
+    num = sympy.factor_terms(num)
+    guard, rest = [], []
+    for f in sympy.Mul.make_args(num):
+        if isinstance(f, sympy.Symbol) and f.name in CONSTANT_NAMES:
+            guard.append(f.name)
+        else:
+            rest.append(f)
+    body = sympy.Mul(*rest)
+    return sorted(guard), tree(body), den
+
+
+# -- rows ---------------------------------------------------------------------------------
+class Strings:
+    """Each text once: rows refer to paths, sources and choice texts by index."""
+
+    def __init__(self):
+        self.items: list[str] = []
+        self.index: dict[str, int] = {}
+
+    def __call__(self, text: str) -> int:
+        if text not in self.index:
+            self.index[text] = len(self.items)
+            self.items.append(text)
+        return self.index[text]
+
+
+def _rows(strings: Strings, items, choice=None) -> list:
+    """``[path, source, guard, tree, den]`` (and the choice text's index) per item
+    ``(path, expression, source)`` that is not identically 0."""
+    out = []
+    for item in items:
+        path, expr, source = item[:3]
+        made = row_tree(expr)
+        if made is None:
+            continue
+        guard, t, den = made
+        row = [strings(path), strings(source), guard, t, den]
+        if len(item) > 3:
+            row.append(strings(item[3]))
+        out.append(row)
+    return out
+
+
+def _leaves(breakdown, keep=lambda leaf: True, change=lambda leaf: leaf.value):
+    return [(leaf.path, change(leaf), leaf.source) for leaf in breakdown if keep(leaf)]
+
+
+def _is_core(leaf) -> bool:
+    return leaf.path.rsplit("/", 1)[-1] in flops.ATTENTION_CORE
+
+
+def act_sets(strings: Strings, shape: str) -> dict[str, list]:
+    """Per activation model, its saved tensors over all the layers that hold them (the facts
+    as symbols), in three sets: ``act:<model>:split`` (tensor parallelism divides them),
+    ``act:<model>:rep`` (only sequence parallelism does) and ``act:<model>:core`` (the
+    attention core, dropped by selective recomputation); rows carry the choice text."""
+    out = {}
+    for model in ACTIVATION_MODELS:
+        kinds = {"split": [], "rep": [], "core": []}
+        for stack, terms in activations.stack_terms(model, FACTS, shape):
+            for term in terms:
+                kind = "core" if term.core else "split" if term.split else "rep"
+                kinds[kind].append((f"{stack}/{term.name}", term.bytes, term.source, term.choice))
+        for kind, items in kinds.items():
+            out[f"act:{model}:{kind}"] = _rows(strings, items)
+    out["act_input"] = _rows(strings, [("layers/layer_input",
+                                        activations.layer_inputs(FACTS, shape),
+                                        "korthikanti2022",
+                                        "full recomputation: each layer keeps only its input")])
+    return out
+
+
+def sets_for(strings: Strings, shape: str) -> dict:
+    """Every row set of ``shape``: parameters (with the embedding and routed-expert rows again,
+    and the routed experts' active count), one layer of each stack, matmul and non-matmul
+    FLOPs (with the attention core again), decode FLOPs, KV cache, recurrent state and
+    convolution windows, activations."""
+    E, k = SIZES["E"].symbol, SIZES["k"].symbol
+    params = accounting.shape_params(shape)
+    routed = lambda leaf: accounting.is_routed_expert(leaf.path)
+    sets = {
+        "params": _rows(strings, _leaves(params)),
+        "embedding": _rows(strings, _leaves(params, lambda l: l.path in accounting.EMBEDDING_PATHS)),
+        "routed": _rows(strings, _leaves(params, routed)),
+        "active": _rows(strings, _leaves(params, routed, lambda l: l.value.xreplace({E: k}))),
+    }
+    for prefix, (_, layer) in accounting.shape_layers(shape).items():
+        sets[f"layer:{prefix}"] = _rows(strings, _leaves(layer))
+    for name, bd in (("matmul", flops.shape_matmul(shape)), ("nonmatmul", flops.shape_nonmatmul(shape))):
+        sets[name] = _rows(strings, _leaves(bd))
+        sets[f"{name}_core"] = _rows(strings, _leaves(bd, _is_core))
+    sets["decode"] = _rows(strings, flops.decode_terms(shape, s))
+    sets["kv"] = _rows(strings, memory.kv_cache_terms(shape))
+    state = memory.recurrent_state_terms(shape)
+    sets["state"] = _rows(strings, [x for x in state if x[0].endswith("/state")])
+    sets["conv"] = _rows(strings, [x for x in state if x[0].endswith("/conv")])
+    sets.update(act_sets(strings, shape))
+    return sets
+
+
+# -- quantities: linear combinations of row sums ----------------------------------------------
+def _sum(name: str) -> sympy.Symbol:
+    """The symbol of a row set's sum."""
+    return sympy.Symbol("S:" + name)
+
+
+def activation_formula(shape: str) -> sympy.Expr:
+    """:func:`symcalc.algebra.activations.weighted_sums` over the row sums of each model."""
+    w = {n: _o(n) for n in CHOICE_MEANINGS}
+    return activations.weighted_sums(
+        {m: tuple(_sum(f"act:{m}:{kind}") for kind in ("split", "rep", "core"))
+         for m in ACTIVATION_MODELS}, _sum("act_input"), w)
+
+
+def formulas(shape: str) -> dict[str, sympy.Expr]:
+    """Every quantity as a linear combination of row sums, built by the functions the sympy
+    expressions use (coefficients in the options)."""
+    params = _sum("params")
+    macs, nonmatmul = _o("sw_macs"), _o("sw_nonmatmul")
+    core = flops.forward_total(_sum("matmul_core"), _sum("nonmatmul_core"), macs, nonmatmul)
+    forward = flops.forward_total(_sum("matmul"), _sum("nonmatmul"), macs, nonmatmul)
+    opt = memory.Optimizer("general", _o("opt_w"), _o("opt_g"), _o("opt_o"), "symbols")
+    z1, z2, z3 = _o("sw_zero1"), _o("sw_zero2"), _o("sw_zero3")
+    zero = {0: 1 - z1 - z2 - z3, 1: z1, 2: z2, 3: z3}
+    kv = _o("kv_num") / _o("kv_den")
+    state = _o("st_num") / _o("st_den")
+    return {
+        "params.total": params,
+        "params.active": params - _sum("routed") + _sum("active"),
+        "params.embedding": _sum("embedding"),
+        "params.non_embedding": params - _sum("embedding"),
+        "flops.forward_matmul": _sum("matmul"),
+        "flops.forward": forward,
+        "flops.training": flops.training_total(forward, core, _o("sw_rc_full"), _o("sw_rc_sel")),
+        "flops.decode_per_token": _sum("decode"),
+        "memory.weights_bytes": memory.weights_bytes(params, _o("w_num") / _o("w_den")),
+        "memory.kv_cache_bytes": kv * _sum("kv"),
+        "memory.recurrent_state_bytes": state * _sum("state") + kv * _sum("conv"),
+        "memory.activations_bytes": activation_formula(shape),
+        "memory.training_bytes": sum((on * memory.training_bytes(params, opt, z)
+                                      for z, on in zero.items()), sympy.Integer(0)),
+    }
+
+
+# values a quantity fixes whatever the options say: the contract's matmul FLOPs count the full
+# s x s scores
+FIXED = {"flops.forward_matmul": {"sw_causal": 0, "sw_causal_exact": 0}}
+
+
+def quantity_entry(name: str, expr: sympy.Expr) -> dict:
+    """``{"sum": [[set, coefficient tree], ...]}`` (and ``"fix"``: values the quantity fixes)."""
+    out = {"sum": linear_terms(expr)}
+    if name in FIXED:
+        out["fix"] = FIXED[name]
+    return out
+
+
+def linear_terms(expr: sympy.Expr) -> list:
+    """``[[sum name, coefficient tree], ...]`` of a linear combination of row sums."""
+    expr = sympy.expand(expr)
+    sums = sorted((x for x in expr.free_symbols if x.name.startswith("S:")), key=lambda x: x.name)
+    out = []
+    rest = expr
+    for x in sums:
+        c = sympy.factor(expr.coeff(x))
+        rest -= sympy.expand(c * x)
+        out.append([x.name[2:], tree(c)])
+    if sympy.expand(rest) != 0:
+        raise ValueError(f"not a linear combination of row sums: {expr}")
+    return out
+
+
+def vision_parts() -> list:
+    """``[role, kind, description, source, symbols, [[path, tree], ...], total tree]`` of every
+    vision tower and projector of :mod:`symcalc.algebra.vision` (the page counts a multimodal
+    config's parts from these)."""
+    from ..algebra import vision as vis
+
+    out = []
+    for role, table in (("vision_tower", vis.TOWERS), ("projector", vis.PROJECTORS)):
+        for kind, make in table.items():
+            part = make()
+            rows = [[path, tree(sympy.expand(e))] for path, e in part.terms.items()]
+            out.append([role, kind, part.description, part.source, sorted(part.symbols), rows,
+                        tree(sympy.factor_terms(sympy.expand(part.total)))])
+    return out
+
+
+# -- the table ------------------------------------------------------------------------------
+def meanings() -> dict[str, str]:
+    """Every symbol a row or coefficient reads, with its meaning."""
+    out = {name: info.meaning for name, info in ALL.items()}
+    out.update(OPTION_MEANINGS)
+    out.update(FACT_MEANINGS)
+    return out
+
+
+def generate() -> str:
+    strings = Strings()
+    shapes = {}
+    for shape in SHAPES:
+        sets = sets_for(strings, shape)
+        shapes[shape] = {"sets": sets,
+                         "quantities": {q: quantity_entry(q, e)
+                                        for q, e in formulas(shape).items()}}
+    table = {
+        "about": "GENERATED by `python -m symcalc.fast.build_terms` from symcalc.algebra; "
+                 "do not edit (docs/evaluators.md)",
+        "quantities": QUANTITIES,
+        "optimizers": {o.name: [o.weights, o.gradients, o.state]
+                       for o in memory.OPTIMIZERS.values()},
+        "symbols": meanings(),
+        # sizes that may differ from point to point of a sweep; every other value is folded
+        # into the rows once per model (terms.specialize)
+        "varying": sorted(n for n in SIZES if n not in ("t", "N_d")),
+        "strings": strings.items,
+        "shapes": shapes,
+        "vision": vision_parts(),
+    }
+    return json.dumps(table, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def write_or_check(target: Path, text: str, command: str, argv: list[str]) -> int:
+    """Write ``text`` to ``target``, or with ``--check`` in ``argv`` report whether it is
+    already there (exit status 1 when stale, naming ``command`` that regenerates it)."""
+    if "--check" in argv:
+        same = target.exists() and target.read_text(encoding="utf-8") == text
+        print(f"{target.name} is {'up to date' if same else f'STALE: run python -m {command}'}")
+        return 0 if same else 1
+    target.write_text(text, encoding="utf-8")
+    print(f"wrote {target} ({len(text.encode()):,} bytes)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return write_or_check(TARGET, generate(), "symcalc.fast.build_terms",
+                          sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""The term table cannot drift from the sympy expressions:
+
+* symcalc/fast/terms.json equals a fresh build (run ``python -m symcalc.fast.build_terms``
+  after changing any expression);
+* read back into sympy, each quantity's combination of rows, with a model's switches, facts
+  and options put in, is symbolically equal to ``quantities.expression``;
+* the evaluator (symcalc.fast.terms) agrees with sympy substitution on every preset and on
+  hypothesis-drawn models and options, for every quantity; its bound bounds.
+"""
+from __future__ import annotations
+
+import pytest
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from strategies import models, workloads
+from symcalc.algebra import quantities as q
+from symcalc.algebra.options import Options, workload_values
+from symcalc.algebra.spec import size_values
+from symcalc.algebra.symbols import ALL
+from symcalc.fast import build_terms, quick, terms
+from symcalc.inputs import presets
+
+PRESETS = presets.names()
+OPTION_SETS = [
+    Options(),
+    Options(batch=3, seq_len=100, dtype="int4", kv_dtype="fp32", causal="exact", macs=True,
+            nonmatmul=True, recompute="full", optimizer="sgd-momentum", zero=2, dp=7, context=333),
+    Options(batch=2, seq_len=513, causal="half", recompute="selective", zero=3, dp=64, tp=2,
+            sequence_parallel=True, dtype="bits3", macs=True, activations="eager"),
+    Options(nonmatmul=True, tp=4, zero=1, dp=3, kv_dtype="bits5", seq_len=77, dec_seq_len=13,
+            optimizer="adam-fp32", activations="sdpa"),
+]
+
+
+def test_table_is_fresh():
+    assert build_terms.TARGET.read_text(encoding="utf-8") == build_terms.generate(), \
+        "symcalc/fast/terms.json is stale: run `python -m symcalc.fast.build_terms`"
+
+
+def to_sympy(t):
+    """A term tree back as a sympy expression (symbols with the canonical assumptions)."""
+    if isinstance(t, int):
+        return sympy.Integer(t)
+    if isinstance(t, str):
+        if t.startswith("#"):
+            return sympy.Integer(int(t[1:]))
+        return ALL[t].symbol if t in ALL else sympy.Symbol(t, integer=True, nonnegative=True)
+    op, args = t[0], [to_sympy(a) for a in t[1:]]
+    if op == "+":
+        return sympy.Add(*args)
+    if op == "*":
+        return sympy.Mul(*args)
+    if op == "^":
+        return args[0] ** args[1]
+    if op == "/":
+        return args[0] / args[1]
+    if op == "min":
+        return sympy.Min(*args)
+    if op == "cd":
+        return sympy.ceiling(args[0] / args[1])
+    raise AssertionError(op)
+
+
+def table_expression(name, spec, opts):
+    """Quantity ``name`` rebuilt from the table's rows and coefficients, the model's switches,
+    facts and options put in (sizes left as symbols)."""
+    v = quick.values(spec, opts)
+    constants, _ = quick.split_values(v)
+    shape = terms.table()["shapes"][spec.shape]
+    entry = shape["quantities"][name]
+    constants.update(entry.get("fix", {}))
+    put = {to_sympy(k): sympy.Integer(x) for k, x in constants.items()}
+    total = sympy.Integer(0)
+    for set_name, coef in entry["sum"]:
+        rows = sympy.Add(*[sympy.Mul(*[to_sympy(g) for g in row[2]]) * to_sympy(row[3]) / row[4]
+                           for row in shape["sets"][set_name]])
+        total += to_sympy(coef) * rows
+    return sympy.expand(total.xreplace(put))
+
+
+# one model of each kind: dense GQA, MoE, MLA + MoE, hybrid, encoder, encoder-decoder, Gemma 3n
+SAMPLE = ["mistral-7b", "mixtral-8x7b", "deepseek-v2-lite", "qwen3-next-80b-a3b", "bert-base",
+          "t5-small", "gemma-3n-e4b", "falcon-7b", "jamba-1.5-mini"]
+
+
+@pytest.mark.parametrize("name", SAMPLE)
+@pytest.mark.parametrize("opts", OPTION_SETS[:3], ids=["default", "options", "parallel"])
+def test_rows_add_up_to_the_quantities(name, opts):
+    spec = presets.load(name).spec
+    if opts.tp > 1 and (spec.n_h % opts.tp or spec.n_kv % opts.tp and opts.tp % spec.n_kv):
+        opts = opts.with_(tp=1)
+    fix = {ALL[n].symbol: sympy.Integer(x) for n, x in size_values(spec).items()
+           if n in ("L_attn", "L_ffn", "L_dense", "L_local", "L_lin", "L_ssm", "L_conv",
+                    "L_kv_shared", "L_kv_shared_local") and x in (0, spec.L)}
+    # the table folds the ranks in (options, not sizes of the model)
+    ranks = {ALL[n].symbol: sympy.Integer(x) for n, x in workload_values(spec, opts).items()
+             if n in ("t", "N_d")}
+    for quantity in q.QUANTITIES:
+        got = table_expression(quantity, spec, opts)
+        want = q.expression(quantity, spec, opts)
+        # the sympy expression has the layer groups of a uniform stack substituted away
+        got = sympy.expand(got.xreplace({k: (ALL["L"].symbol if x == spec.L else x)
+                                         for k, x in fix.items()}))
+        want = sympy.expand(want.xreplace(ranks).xreplace(
+            {k: (ALL["L"].symbol if x == spec.L else x) for k, x in fix.items()}))
+        if quantity == "flops.decode_per_token":
+            continue  # evaluated at the context, compared by value below
+        assert sympy.expand(got - want) == 0, quantity
+
+
+def _sympy_value(quantity, spec, opts) -> int:
+    at = {**size_values(spec), **workload_values(spec, opts)}
+    if quantity == "flops.decode_per_token":
+        at["s"] = opts.context or at["s"]
+    return q.whole(q.value(q.expression(quantity, spec, opts), at))
+
+
+def _check_all(spec, opts):
+    for quantity in q.QUANTITIES:
+        assert quick.evaluate(quantity, spec, opts) == _sympy_value(quantity, spec, opts), quantity
+
+
+@pytest.mark.parametrize("name", PRESETS)
+@pytest.mark.parametrize("opts", OPTION_SETS, ids=["default", "a", "b", "c"])
+def test_evaluator_equals_sympy_on_presets(name, opts):
+    spec = presets.load(name).spec
+    if opts.tp > 1 and (spec.n_h % opts.tp or spec.n_kv % opts.tp and opts.tp % spec.n_kv):
+        opts = opts.with_(tp=1)
+    _check_all(spec, opts)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_evaluator_equals_sympy_on_drawn_models(data):
+    spec = data.draw(models())
+    _check_all(spec, data.draw(workloads(spec)))
+
+
+@pytest.mark.parametrize("name", ["mixtral-8x7b", "deepseek-v3", "qwen3-next-80b-a3b", "t5-base"])
+def test_bound_is_an_upper_bound_of_the_value(name):
+    spec = presets.load(name).spec
+    v = quick.values(spec, Options(seq_len=32768, activations="eager", nonmatmul=True))
+    constants, sizes = quick.split_values(v)
+    rows = terms.specialize(spec.shape, constants)
+    for quantity in q.QUANTITIES:
+        assert 0 <= rows.number(quantity, sizes) <= rows.bound(quantity, sizes), quantity
+
+
+def test_min_and_ceiling_work_on_ints():
+    v = {"a": 10**30, "b": 5, "c": 7}
+    assert terms.evaluate(["min", "a", "b"], v) == 5
+    assert terms.evaluate(["min", "b", "a"], v) == 5
+    assert terms.evaluate(["cd", "c", "b"], v) == 2
+    assert terms.fold(["*", "x", ["+", 1, -1]], {}) == 0
+    assert terms.ratio(["/", ["+", "x", 1], 4], {"x": 3}) == (1, 1)
