@@ -256,7 +256,9 @@ def test_unknown_model_type_cli_one_line_exit_2(cli, write_config):
     run = cli("report", write_config({"model_type": "xyz"}), "--json")
     assert run.returncode == 2 and run.stdout == ""
     (line,) = run.stderr.splitlines()
-    assert line.startswith("symcalc: error: model_type: must be one of bert, ")
+    first = fd.family_names()[0]  # the known types, sorted
+    assert line.startswith(f"symcalc: error: model_type: must be one of {first}, ")
+    assert ", bert, " in line
     assert line.endswith("(got 'xyz'); see docs/families.md")
 
 

@@ -183,8 +183,19 @@ def test_core_activation_facts_are_pythons(meta_file):
         assert g == w, (job.get("preset") or job["config"][:200], job["dtype"], job["batch"])
 
 
-MULTIMODAL = [p for p in CONFIGS if Path(p).parent.name in ("gemma3", "mistral3", "llama4", "qwen3_5",
-                                                            "qwen3_5_moe")]
+def _text_only(path) -> bool:
+    """A wrapper config naming a class of the language model alone (wrapper.text_only)."""
+    from symcalc.inputs.family_data import load_family
+
+    cfg = json.loads(Path(path).read_text(encoding="utf-8"))
+    wrapper = load_family(cfg["model_type"]).wrapper
+    return bool(wrapper and (cfg.get("architectures") or [None])[0] in wrapper.text_only)
+
+
+WRAPPED = [p for p in CONFIGS if Path(p).parent.name in ("gemma3", "mistral3", "llama4", "qwen3_5",
+                                                         "qwen3_5_moe")]
+MULTIMODAL = [p for p in WRAPPED if not _text_only(p)]
+TEXT_ONLY = [p for p in WRAPPED if _text_only(p)]
 
 
 @needs_node
@@ -204,6 +215,18 @@ def test_multimodal_configs_say_what_is_left_out_and_count_it_with_part_all(meta
             assert g["ok"]["left_out"] == [] and g["ok"]["params"]["total"] > g["ok"]["parts"]["text"]["params"]
         else:
             assert g["ok"]["left_out"] == roles
+
+
+@needs_node
+def test_text_only_classes_of_a_multimodal_config_have_nothing_outside(meta_file):
+    """Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM and Llama4ForCausalLM on a wrapper config:
+    the language model alone, also with --part all."""
+    jobs = [{"kind": "report", "config": Path(p).read_text(encoding="utf-8"), "name": "cfg",
+             "part": "all"} for p in TEXT_ONLY]
+    want = [python(lambda: _cli_report(j["config"], "all")) for j in jobs]
+    assert len(TEXT_ONLY) >= 3
+    for path, w, g in zip(TEXT_ONLY, want, node(meta_file, jobs)):
+        assert g == w and "parts" not in g["ok"], path
 
 
 @needs_node
@@ -271,6 +294,15 @@ BAD_CONFIGS = [
     '"layer_types": "sliding_attention"}',
     '{"model_type": "gemma3n_text", "num_hidden_layers": 3, "num_kv_shared_layers": 0, '
     '"laurel_rank": 0}',
+    # [aliases]: the error names the key as the file spells it; a later alias wins
+    '{"model_type": "qwen3_moe", "num_local_experts": "x"}',
+    '{"model_type": "mixtral", "num_local_experts": 4, "num_experts": 2, "num_experts_per_tok": 3}',
+    '{"model_type": "gpt2", "n_embd": 64, "hidden_size": 30, "n_head": 4}',
+    '{"model_type": "kimi_linear", "num_experts_per_token": 0}',
+    # trunc(): LFM2's float width multiplier
+    '{"model_type": "lfm2", "block_ffn_dim_multiplier": [1.5]}',
+    '{"model_type": "lfm2", "block_ffn_dim_multiplier": null}',
+    '{"model_type": "lfm2", "block_ffn_dim_multiplier": "x"}',
 ]
 BAD_SPECS = [
     dict(name="x", family="decoder", L=2, d=10, n_h=3, d_ff=5, V=9),

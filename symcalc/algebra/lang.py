@@ -118,9 +118,13 @@ def _max(*args: Any) -> Any:
 
 def _floor(x: Any) -> int:
     """The whole part of a non-negative number (``int()`` in transformers' code)."""
+    if isinstance(x, list):
+        raise ValueProblem("must be a number", x)
     value = _numbers((x,))[0]
     if value < 0:
         raise ValueProblem("must not be negative", x)
+    if value != value or value == float("inf"):  # int() of nan or infinity raises
+        raise ValueProblem("must be a finite number", x)
     return int(value)
 
 
@@ -319,14 +323,20 @@ def _tree(ast, node, where: str, key: str, text: str, names: set[str]):
 # -- evaluating a tree ----------------------------------------------------------------------------
 class Scope:
     """Name lookup for one evaluation: the data's value (an explicit ``null`` stays null),
-    else the defaults', else null."""
+    else the defaults', else null. ``spelled`` names a key the way the data spelled it (an
+    alias of a family's ``[aliases]``), for error messages."""
 
-    def __init__(self, data: dict[str, Any], defaults: dict[str, Any] | None = None):
+    def __init__(self, data: dict[str, Any], defaults: dict[str, Any] | None = None,
+                 spelled: dict[str, str] | None = None):
         self.data = data
         self.defaults = defaults or {}
+        self.spelled = spelled or {}
 
     def get(self, key: str) -> Any:
         return self.data[key] if key in self.data else self.defaults.get(key)
+
+    def name(self, key: str) -> str:
+        return self.spelled.get(key, key)
 
 
 # an evaluated value and the names it came from (for error messages)
@@ -369,7 +379,7 @@ def _eval(t, scope: Scope, where: str, text: str) -> Value:
     if t is None or isinstance(t, (bool, int)):
         return t, ()
     if isinstance(t, str):
-        return scope.get(t), (t,)
+        return scope.get(t), (scope.name(t),)
     op = t[0]
     if op == "'":
         return t[1], ()

@@ -25,10 +25,10 @@ from ..algebra.spec import FIELD_NAMES
 FAMILIES_DIR = Path(__file__).parent / "families"
 
 TOP_KEYS = ("model_type", "description", "sources", "not_modelled", "bare_class", "classes",
-            "defaults", "fixed", "spec", "implementation", "roles", "checks", "wrapper",
-            "tp_plan")
+            "aliases", "defaults", "fixed", "spec", "implementation", "roles", "checks",
+            "wrapper", "tp_plan")
 # [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
-WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls",
+WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls", "text_only",
                 "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes")
 ROLE_KEYS = ("fixed", "spec")
 # Spec fields a family file may set (name and source come from the config and its class).
@@ -62,6 +62,9 @@ class Wrapper:
     vision_defaults: dict[str, Any] = field(default_factory=dict)  # the vision config class's
     vision_absent: dict[str, Any] = field(default_factory=dict)  # when vision_config is absent
     sizes: dict[str, Expr] = field(default_factory=dict)  # vision symbol -> expression
+    # classes that build the language model alone from the wrapper config (transformers'
+    # causal-LM mapping: Qwen3_5ForCausalLM on a qwen3_5 config): no part outside it
+    text_only: tuple[str, ...] = ()
 
     def nested(self, data: dict[str, Any], key: str | None, absent: dict[str, Any]
                ) -> dict[str, Any]:
@@ -95,6 +98,8 @@ class Family:
     implementation: dict[str, Any] = field(default_factory=dict)
     # the config class's base_model_tp_plan: (module, style, parts, transposed, per_expert)
     tp_plan: tuple[tuple[str, str, tuple[str, ...], bool, bool], ...] = ()
+    # another spelling of a config key (transformers' attribute_map) -> the key read here
+    aliases: dict[str, str] = field(default_factory=dict)
 
     def fields_for(self, role: str) -> dict[str, Any]:
         """Field -> literal value or :class:`Expr`, the role's entries over the base ones."""
@@ -179,7 +184,11 @@ def parse_family(text: str, label: str, stem: str) -> Family:
                                   f"({', '.join(classes)}; got {bare!r})")
 
     defaults = _table(raw, "defaults", label)
+    aliases = _aliases(_table(raw, "aliases", label), defaults, label)
     wrapper = _wrapper(raw, label) if "wrapper" in raw else None
+    for cls in (wrapper.text_only if wrapper else ()):
+        if cls not in classes:
+            raise SymcalcError(label, f"wrapper.text_only: {cls!r} is not a class of [classes]")
     fixed = _fields(_table(raw, "fixed", label), "fixed", label, exprs=False)
     spec_table = _table(raw, "spec", label, required=wrapper is None)
     if not spec_table and wrapper is None:
@@ -220,10 +229,61 @@ def parse_family(text: str, label: str, stem: str) -> Family:
                                       "rule = \"<text>\" }")
         checks[key] = Check(parse_expression(body["require"], label, f"{prefix}.require"),
                             body["rule"])
+    _reads_no_alias(aliases, [spec, implementation, *(r.spec for r in roles.values())],
+                    [c.require for c in checks.values()], label)
     return Family(model_type, description, tuple(sources), bare, dict(classes),
                   dict(defaults), fixed, spec, roles, checks, label, wrapper,
                   tuple(" ".join(s.split()) for s in not_modelled), implementation,
-                  _tp_plan(raw, label))
+                  _tp_plan(raw, label), aliases)
+
+
+def _reads_no_alias(aliases: dict[str, str], tables: list[dict[str, Any]],
+                    more: list[Expr], label: str) -> None:
+    """An expression reads the key an alias names, never the alias (the config is rewritten
+    to that key before it is read)."""
+    exprs = [e for t in tables for e in t.values() if isinstance(e, Expr)] + more
+    for e in exprs:
+        read = sorted(e.names & set(aliases))
+        if read:
+            raise SymcalcError(label, f"aliases.{read[0]}: is read by {e.text!r}; read "
+                                      f"{aliases[read[0]]!r} (the alias is rewritten to it)")
+
+
+def _aliases(table: dict, defaults: dict, label: str) -> dict[str, str]:
+    """``[aliases]``: text -> text, an alias is not itself a target nor a defaulted key."""
+    for alias, target in table.items():
+        where = f"aliases.{alias}"
+        if not isinstance(target, str) or not target or target == alias:
+            raise SymcalcError(label, f"{where}: must name another config key (got {target!r})")
+        if target in table:
+            raise SymcalcError(label, f"{where}: {target!r} is an alias itself (name the key "
+                                      "the expressions read)")
+        if alias in defaults:
+            raise SymcalcError(label, f"{where}: is in [defaults] (give the default under "
+                                      f"{target!r})")
+    return dict(table)
+
+
+def canonical_config(aliases: dict[str, str], data: dict[str, Any]
+                     ) -> tuple[dict[str, Any], dict[str, str]]:
+    """A config.json with every alias of ``aliases`` (another spelling -> the key the family
+    file reads) replaced by that key, as transformers' config class reads it, and for each key
+    so set the spelling it came from.
+
+    transformers' ``attribute_map`` makes both spellings one attribute; the config class sets
+    its own fields first and every other key of the file after them, in the file's order. So
+    when a file has both spellings the alias (not a field) wins, and of two aliases of one key
+    the later in the file wins (``[aliases]`` maps the non-field spellings to the field)."""
+    if not aliases or not any(k in aliases for k in data):
+        return data, {}
+    out = {k: v for k, v in data.items() if k not in aliases}
+    spelled: dict[str, str] = {}
+    for key, value in data.items():  # file order: a later alias wins
+        target = aliases.get(key)
+        if target is not None:
+            out[target] = value
+            spelled[target] = key
+    return out, spelled
 
 
 def _implementation(table: dict, label: str) -> dict[str, Any]:
@@ -316,10 +376,15 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
         raise SymcalcError(label, f"wrapper.text_absent_nulls: must be a list of keys "
                                   f"(got {nulls!r})")
     absent.update({k: None for k in nulls})
+    text_only = body.get("text_only", [])
+    if not isinstance(text_only, list) or not all(isinstance(c, str) for c in text_only):
+        raise SymcalcError(label, f"wrapper.text_only: must be a list of class names "
+                                  f"(got {text_only!r})")
     return Wrapper(text["text_config"], text["text_model_type"], absent,
                    text["vision_config"], text["vision"], text["projector"],
                    dict(_table(body, "vision_defaults", label, prefix="wrapper.")),
-                   dict(_table(body, "vision_absent", label, prefix="wrapper.")), sizes)
+                   dict(_table(body, "vision_absent", label, prefix="wrapper.")), sizes,
+                   tuple(text_only))
 
 
 @functools.lru_cache(maxsize=None)
@@ -355,7 +420,8 @@ def build_implementation(family: Family, data: dict[str, Any]
     keys each was read from."""
     from ..algebra import implementation as impl
 
-    scope = Scope(data, family.defaults)
+    data, spelled = canonical_config(family.aliases, data)
+    scope = Scope(data, family.defaults, spelled)
     values: dict[str, Any] = {}
     keys: dict[str, tuple[str, ...]] = {}
     for name, fld in impl.definitions().fields.items():
@@ -376,11 +442,12 @@ def build_fields(family: Family, role: str, data: dict[str, Any]
     """The spec fields of one config.json, and for each field the config keys it was read
     from (so that a size error can name the key beside the symcalc field). For a wrapper
     family these are only its own entries, which change its language model's fields."""
-    scope = Scope(data, family.defaults)
+    data, spelled = canonical_config(family.aliases, data)
+    scope = Scope(data, family.defaults, spelled)
     for key, check in family.checks.items():
         where = f"{family.label}: checks.{key}"
         if not condition(evaluate(check.require, scope, where), where):
-            raise SymcalcError(key, f"{check.rule} (got {scope.get(key)!r})")
+            raise SymcalcError(scope.name(key), f"{check.rule} (got {scope.get(key)!r})")
     values: dict[str, Any] = {}
     keys: dict[str, tuple[str, ...]] = {}
     for name, entry in family.fields_for(role).items():

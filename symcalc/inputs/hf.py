@@ -125,7 +125,8 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
                   folder: str | None, outside: bool) -> tuple["Spec", tuple[Outside, ...]]:
     """A multimodal config: the nested language model read by its own family file under the
     wrapper class's role, the wrapper's role entries on top, then the parts outside it."""
-    from .family_data import build_fields, build_implementation, family_names, load_family
+    from .family_data import (build_fields, build_implementation, canonical_config,
+                              family_names, load_family)
 
     w = family.wrapper
     assert w is not None
@@ -144,20 +145,22 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
     fields, read = build_fields(text_family, role, text)
     fields["implementation"], impl_read = build_implementation(text_family, text)
     keys = {f: tuple(f"{key}.{k}" for k in ks) for f, ks in {**read, **impl_read}.items()}
+    text = canonical_config(text_family.aliases, text)[0]
     # the wrapper's own entries see the nested configs with their defaults filled in
-    view = dict(data)
+    view = dict(canonical_config(family.aliases, data)[0])
     view[key] = {**text_family.defaults, **text}
     if w.vision_config:
         vision = w.nested(data, w.vision_config, w.vision_absent)
         view[w.vision_config] = {**w.vision_defaults, **vision}
-    more, more_keys = build_fields(family, role, view)
-    fields.update(more)
-    keys.update(more_keys)
+    if cls not in w.text_only:  # a text-only class is its language model alone
+        more, more_keys = build_fields(family, role, view)
+        fields.update(more)
+        keys.update(more_keys)
     fields.setdefault("name", name)
     fields["source"] = f"Hugging Face config ({family.model_type}, {cls}; language model " \
                        f"{text_type} under {key})"
     spec = _make(fields, keys)
-    return spec, (_outside(family, view) if outside else ())
+    return spec, (_outside(family, view) if outside and cls not in w.text_only else ())
 
 
 def _vision_size(sym: str, value: int, read) -> int:

@@ -56,6 +56,7 @@ def family_payload(f) -> dict[str, Any]:
         "checks": {k: {"require": _expr(c.require), "rule": c.rule} for k, c in f.checks.items()},
         "implementation": {k: _entry(v) for k, v in f.implementation.items()},
         "has_tp_plan": bool(f.tp_plan),
+        "aliases": f.aliases,
     }
     if f.wrapper is not None:
         w = f.wrapper
@@ -63,7 +64,8 @@ def family_payload(f) -> dict[str, Any]:
                           "text_absent": w.text_absent, "vision_config": w.vision_config,
                           "vision": w.vision, "projector": w.projector,
                           "vision_defaults": w.vision_defaults, "vision_absent": w.vision_absent,
-                          "sizes": {k: _expr(e) for k, e in w.sizes.items()}}
+                          "sizes": {k: _expr(e) for k, e in w.sizes.items()},
+                          "text_only": list(w.text_only)}
     return out
 
 

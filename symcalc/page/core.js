@@ -513,7 +513,8 @@ function implementationFromConfig(values) {  // implementation.from_config
 }
 function buildImplementation(fam, data) {  // family_data.build_implementation
   const label = `families/${fam.model_type}.toml`;
-  const scope = makeScope(data, fam.defaults || {});
+  const [canon, spelled] = canonicalConfig(fam.aliases, data);
+  const scope = makeScope(canon, fam.defaults || {}, spelled);
   const values = {}, keys = {};
   for (const [name, f] of Object.entries(IMPL().fields)) {
     const entry = name in (fam.implementation || {}) ? fam.implementation[name] : f.config;
@@ -803,8 +804,10 @@ const FUNCTIONS = {
   any: (...cs) => { for (const c of cs) if (c !== null && typeof c !== "boolean") throw new ValueProblem("must be true or false", c); return cs.some(Boolean); },
   count_true: (items, n) => { if (!Array.isArray(items)) throw new ValueProblem("must be a list", items); return items.slice(0, intArg(n, true)).filter(truthy).length; },
   floor: (x) => {
+    if (Array.isArray(x)) throw new ValueProblem("must be a number", x);
     const v = numbers([x])[0];
     if (num(v) < 0) throw new ValueProblem("must not be negative", x);
+    if (!Number.isFinite(num(v))) throw new ValueProblem("must be a finite number", x);
     return isFloat(v) ? Math.floor(v.x) : v;
   },
   positive: (x) => pyFloat(x) > 0,
@@ -835,7 +838,7 @@ function numeric([v, keys], where, text) {
 const ARITH = ["+", "-", "*", "//"];
 function evalTree(t, scope, where, text) {  // symcalc.algebra.lang._eval
   if (t === null || typeof t === "boolean" || typeof t === "number") return [t, []];
-  if (typeof t === "string") return [scope(t), [t]];
+  if (typeof t === "string") return [scope(t), [scope.spelled && scope.spelled[t] || t]];
   const op = t[0], args = t.slice(1);
   const ev = (x) => evalTree(x, scope, where, text);
   switch (op) {
@@ -894,9 +897,20 @@ function evalTree(t, scope, where, text) {  // symcalc.algebra.lang._eval
 }
 
 // family files as the page carries them: their tables, each expression as {text, tree}
-function makeScope(data, defaults = {}) {
-  return (key) => (Object.prototype.hasOwnProperty.call(data, key) ? data[key]
+function makeScope(data, defaults = {}, spelled = {}) {
+  const scope = (key) => (Object.prototype.hasOwnProperty.call(data, key) ? data[key]
     : (Object.prototype.hasOwnProperty.call(defaults, key) ? defaults[key] : null));
+  scope.spelled = spelled;  // lang.Scope.name: a key as the config spelled it (an alias)
+  return scope;
+}
+// family_data.canonical_config: each alias of [aliases] replaced by the key it names (a later alias in the file wins)
+function canonicalConfig(aliases, data) {
+  aliases = aliases || {};
+  if (!Object.keys(data).some(k => Object.prototype.hasOwnProperty.call(aliases, k))) return [data, {}];
+  const out = {}, spelled = {};
+  for (const [k, v] of Object.entries(data)) if (!Object.prototype.hasOwnProperty.call(aliases, k)) out[k] = v;
+  for (const [k, v] of Object.entries(data)) if (Object.prototype.hasOwnProperty.call(aliases, k)) { out[aliases[k]] = v; spelled[aliases[k]] = k; }
+  return [out, spelled];
 }
 function evaluate(e, scope, where) { return evalTree(e.tree, scope, where, e.text); }
 const isExpr = x => x !== null && typeof x === "object" && !Array.isArray(x) && "tree" in x;
@@ -912,10 +926,11 @@ function fieldsFor(fam, role) {
 }
 function buildFields(fam, role, data) {  // family_data.build_fields
   const label = `families/${fam.model_type}.toml`;
-  const scope = makeScope(data, fam.defaults || {});
+  const [canon, spelled] = canonicalConfig(fam.aliases, data);
+  const scope = makeScope(canon, fam.defaults || {}, spelled);
   for (const [key, check] of Object.entries(fam.checks || {})) {
     const where = `${label}: checks.${key}`;
-    if (!condition(evaluate(check.require, scope, where), where)) throw new SymcalcError(key, `${check.rule} (got ${repr(scope(key))})`);
+    if (!condition(evaluate(check.require, scope, where), where)) throw new SymcalcError(spelled[key] || key, `${check.rule} (got ${repr(scope(key))})`);
   }
   const values = {}, keys = {};
   const seen = new Map();
@@ -976,14 +991,15 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
   const [implementation, implRead] = buildImplementation(tf, text);
   fields.implementation = implementation;
   const keys = Object.fromEntries(Object.entries({...read, ...implRead}).map(([f, ks]) => [f, ks.map(k => `${key}.${k}`)]));
-  const view = {...data, [key]: {...(tf.defaults || {}), ...text}};
+  const canonText = canonicalConfig(tf.aliases, text)[0];
+  const view = {...canonicalConfig(fam.aliases, data)[0], [key]: {...(tf.defaults || {}), ...canonText}};
   if (w.vision_config) view[w.vision_config] = {...(w.vision_defaults || {}), ...nested(w.vision_config, w.vision_absent || {})};
-  const [more, moreKeys] = buildFields(fam, role, view);
-  Object.assign(fields, more); Object.assign(keys, moreKeys);
+  const textOnly = (w.text_only || []).includes(cls);  // a text-only class is its language model alone
+  if (!textOnly) { const [more, moreKeys] = buildFields(fam, role, view); Object.assign(fields, more); Object.assign(keys, moreKeys); }
   if (!("name" in fields)) fields.name = name;
   fields.source = `Hugging Face config (${fam.model_type}, ${cls}; language model ${textType} under ${key})`;
   const spec = makeWithKeys(fields, keys);
-  return [spec, outsideParts(fam, view)];
+  return [spec, textOnly ? [] : outsideParts(fam, view)];
 }
 function outsideParts(fam, view) {  // hf._outside: the vision tower and projector, counted where the sizes allow
   const w = fam.wrapper, label = `families/${fam.model_type}.toml`;
