@@ -6,9 +6,10 @@ const path = require("path");
 const fs = require("fs");
 const root = path.join(__dirname, "..", "symcalc", "page");
 global.SYMCALC_TERMS = require(path.join(root, "terms.js"));
-SYMCALC_TERMS.init(JSON.parse(fs.readFileSync(path.join(root, "..", "fast", "terms.json"), "utf-8")));
-const core = require(path.join(root, "core.js"));
 const input = JSON.parse(fs.readFileSync(0, "utf-8"));
+// the term table as the page embeds it, written beside the meta file by tests/test_page.py
+SYMCALC_TERMS.init(JSON.parse(fs.readFileSync(path.join(path.dirname(input.meta), "terms.json"), "utf-8")));
+const core = require(path.join(root, "core.js"));
 core.init(core.parseJSON(fs.readFileSync(input.meta, "utf-8")));
 function spec(job) {
   let s;

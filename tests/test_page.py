@@ -24,6 +24,7 @@ from symcalc.algebra.options import Options
 from symcalc.algebra.spec import coerce_text, make_spec, parse_int, with_overrides
 from symcalc.commands.report import with_parts
 from symcalc.errors import SymcalcError
+from symcalc.fast import terms
 from symcalc.fast.quick import quick_report
 from symcalc.inputs import presets
 from symcalc.inputs.hf import read_model
@@ -47,6 +48,8 @@ OPTION_SETS = [
 def meta_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("page") / "meta.json"
     path.write_text(_json(meta()), encoding="utf-8")
+    # the term table as the page embeds it (symcalc.fast.terms.table: the store's entries)
+    path.with_name("terms.json").write_text(_json(terms.table()), encoding="utf-8")
     return path
 
 

@@ -3,7 +3,7 @@ example of one quantity, every component's formula with its source, the numbers
 substituted, each intermediate value and the total."""
 from __future__ import annotations
 
-from .common import add_model, add_workload, checked_names, options_from
+from .common import add_lang, add_model, add_workload, checked_names, options_from
 
 PARAM_UNITS = ("auto", "exact", "K", "M", "B", "T", "yi")
 FLOP_PREFIXES = ("auto", "K", "M", "G", "T", "P", "E")
@@ -17,15 +17,6 @@ def add_units(p) -> None:
     p.add_argument("--template", default=None, metavar="FILE",
                    help="your own jinja2 template (run sandboxed) instead of the built-in one")
     add_lang(p)
-
-
-def add_lang(p) -> None:
-    """--lang en|ru|zh: the words and number formats of what the command writes."""
-    from ..i18n import LANGS
-
-    p.add_argument("--lang", default="en", choices=LANGS, metavar="LANG",
-                   help="language of labels, headings, notes and number formats: "
-                        + ", ".join(LANGS) + " (default en)")
 
 
 def register(sub) -> None:

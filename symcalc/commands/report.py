@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from .common import add_model, add_workload, options_from
+from .common import add_lang, add_model, add_workload, options_from
 from .fits import add_gpu_args, with_fits
 
 
@@ -17,8 +17,6 @@ def register(sub) -> None:
     add_workload(p)
     p.add_argument("--json", action="store_true", help="one JSON object (the contract)")
     add_gpu_args(p)
-    from .derive import add_lang
-
     add_lang(p)
     p.set_defaults(func=run)
     p = sub.add_parser("presets", help="list the built-in models")

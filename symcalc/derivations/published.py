@@ -42,7 +42,9 @@ Which symcalc settings reproduce each form exactly (for a model meeting its assu
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+from ..records import replace
 from typing import Callable, Optional
 
 import sympy

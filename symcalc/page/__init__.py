@@ -1,7 +1,7 @@
 """The calculator page (`symcalc page`): one self-contained HTML file.
 
 What the page carries: the term table's evaluator (``terms.js``, BigInt) and, as JSON, the
-term table itself (``symcalc/fast/terms.json``, the one the command line reads), the spec
+term table itself (``symcalc/fast/terms.store``, the one the command line reads), the spec
 rules, report assembly and family-file interpreter (``core.js``), the interface (``ui.js``,
 ``calc.css``, ``calc.html``) and, as JSON, the data they read: the spec's fields and their
 defaults (taken from :mod:`symcalc.algebra.spec` when the page is built, so new fields flow
@@ -17,11 +17,10 @@ escaped, so no byte sequence in it can end or change the element.
 from __future__ import annotations
 
 import base64
-import dataclasses
+from .. import records
 import hashlib
 import json
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -95,10 +94,10 @@ def meta() -> dict[str, Any]:
     from ..inputs.gpus import load as load_gpus
 
     fields = []
-    for f in dataclasses.fields(sp.Spec):
+    for f in records.fields(sp.Spec):
         if f.name == "implementation":
             continue
-        default = None if f.default is dataclasses.MISSING else f.default
+        default = None if f.default is records.MISSING else f.default
         kind = ("size" if f.name in sp.SIZE_FIELDS
                 else "count" if f.name in sp.COUNT_FIELDS
                 else "flag" if f.name in sp.FLAG_FIELDS else "text")
@@ -114,7 +113,7 @@ def meta() -> dict[str, Any]:
     from ..fast import terms
 
     options = {
-        "defaults": dataclasses.asdict(op.Options()),
+        "defaults": records.asdict(op.Options()),
         "dtype_bytes": op.DTYPE_BYTES, "default_seq_len": op.DEFAULT_SEQ_LEN,
         "choices": {"causal": op.CAUSAL, "recompute": op.RECOMPUTE,
                     "activations": op.ACTIVATION_MODELS, "optimizer": op.OPTIMIZER_NAMES,
@@ -126,7 +125,7 @@ def meta() -> dict[str, Any]:
     preset_data = {}
     for name in presets.names():
         p = presets.load(name)
-        raw = tomllib.loads(Path(presets._FOLDER, f"{name}.toml").read_text(encoding="utf-8"))
+        raw = presets.raw(name)
         preset_data[name] = {"name": p.name, "description": p.description, "source": p.source,
                              "expected_total": p.expected_total,
                              "expected_active": p.expected_active, "spec": raw["spec"],
