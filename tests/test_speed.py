@@ -231,6 +231,10 @@ def test_megatron_numerator_is_symcalcs_training_flops_causal_half(name, s):
     assert SP.numerator_per_token(spec, opts, "megatron") * 2 * s == theirs
     half = quick_report(spec, opts.with_(causal="half"))["flops"]["training"]
     assert half == theirs
+    # the named convention: the published form "megatron-mfu" is symcalc's count, exactly
+    from symcalc.derivations import published
+
+    assert published.difference("megatron-mfu", spec) == 0
 
 
 def test_palm_numerator_is_the_published_form():
