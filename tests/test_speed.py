@@ -390,3 +390,33 @@ def test_speed_options_are_checked(capsys, argv, message):
         assert code == 0, err
         return
     assert code == 2 and message in err, err
+
+
+# -- derivations ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("quantity,key", [
+    ("speed.prefill_seconds", ("speed", "prefill_seconds")),
+    ("speed.decode_seconds_per_token", ("speed", "decode_seconds_per_token")),
+    ("capacity.max_sequences", ("capacity", "max_sequences")),
+    ("utilization.mfu", ("utilization", "mfu")),
+])
+@pytest.mark.parametrize("extra", [[], ["--tp", "2", "--efficiency", "compute=0.5,network=0.8"]])
+def test_each_figure_is_derived_step_by_step(capsys, quantity, key, extra):
+    """derive --quantity ends on the report's exact figure, cites its sources, renders to
+    Markdown and LaTeX."""
+    from symcalc.commands.derive import build, register  # noqa: F401
+    from symcalc.cli import build_parser
+    from symcalc.render.latex import derivation_latex
+    from symcalc.render.markdown import derivation_markdown
+
+    common = ["mistral-7b", "--gpu", "H100", "--batch", "4", "--seq-len", "2048",
+              "--step-time", "0.8", *extra]
+    code, out, err = run(capsys, "report", *common, "--json", "--exact")
+    assert code == 0, err
+    figure = json.loads(out)[key[0]][key[1]]
+    args = build_parser("derive").parse_args(["derive", *common, "--quantity", quantity])
+    d = build(args)
+    got = d.result.value
+    assert Q(str(got)) == Q(str(figure))
+    assert d.sources() and all(s for s in d.sources())
+    assert "Result" in derivation_markdown(d) and "\\frac" in derivation_latex(d, False)

@@ -15,7 +15,8 @@ from ..derivations import derivation as dv
 from ..derivations.sources import SOURCES
 from ..algebra.symbols import SIZES, latex_names
 from ..i18n import _, ngettext, tr
-from .numbers import GB, GiB, bytes_both, flops_in, grouped, math_decimal, math_grouped, params_in, ratio
+from .numbers import (GB, GiB, bytes_both, decimal, flops_in, grouped, math_decimal, math_grouped,
+                      params_in, percent, ratio)
 
 LINE_LIMIT = 66  # visible characters of math per line before a break (A4, 11pt)
 SUM_CHUNK = 4  # terms per line of a long sum
@@ -68,12 +69,23 @@ def _plain_number(value) -> str:
 
 
 def value_tex(value) -> str:
-    """An evaluated value: exact, and a fraction followed by its decimal value."""
+    """An evaluated value: exact, and a fraction followed by its decimal value (one decimal,
+    or four significant digits below 10)."""
     exact = number_tex(value)
     if isinstance(value, int) or sympy.Rational(value).q == 1:
         return exact
     value = sympy.Rational(value)
-    return f"{exact} \\approx {math_decimal(ratio(value.p, value.q), 1)}"
+    return f"{exact} \\approx {math_decimal(ratio(value.p, value.q), decimals_for(value))}"
+
+
+def decimals_for(value) -> int:
+    """Decimals that show a rational with about four significant digits (one from 10 on)."""
+    x = abs(float(value))
+    if x >= 10 or x == 0:
+        return 1
+    import math as _math
+
+    return min(15, max(1, 3 - int(_math.floor(_math.log10(x)))))
 
 
 # symbols a derivation introduces for itself (not sizes of the model)
@@ -308,6 +320,14 @@ def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
         return [_("{n} FLOPs", n=grouped(n)), flops_in(n, units.flops)]
     if result.unit == "size":
         return [f"{result.path} = {grouped(n)}"]
+    if result.unit == "seconds":
+        x = float(n)
+        return [_("{t} seconds", t=decimal(x, decimals_for(n))),
+                _("{t} ms", t=decimal(1000 * x, decimals_for(1000 * sympy.Rational(n))))]
+    if result.unit == "utilization":
+        return [percent(100 * float(n), 2)]
+    if result.unit == "sequences":
+        return [ngettext("{n} sequence", "{n} sequences", n).format(n=grouped(n))]
     return [ngettext("{n} byte", "{n} bytes", n).format(n=grouped(n)), bytes_both(n)]
 
 
@@ -332,7 +352,7 @@ def derivation_view(d: dv.Derivation, esc: Callable[[str], str], units: Units = 
                    else part_name(r.letter, r.path))
             sections.append({"title": esc(tr(section.title)), "kind": "result",
                              "lhs": lhs, "value_tex": BLANK if blanks else number_tex(r.value),
-                             "value": "____" if blanks else grouped(r.value),
+                             "value": "____" if blanks else _plain_number(r.value),
                              "words": ([esc("____ " + tr(r.unit))] if blanks else
                                        [esc(w) for w in result_text(r, units, yi_text)]),
                              "meaning": esc(tr(r.meaning)) if r.meaning != r.unit else ""})
