@@ -574,9 +574,9 @@ def utilization(fig: Figures) -> Optional[dict]:
 
 # -- the report's blocks --------------------------------------------------------------------
 
-def speed(fig: Figures) -> dict:
+def speed(fig: Figures, compute_bound_batch: bool = True) -> dict:
     pre, dec = fig.phase("prefill"), fig.phase("decode")
-    b_star = fig.compute_bound_batch()
+    b_star = fig.compute_bound_batch() if compute_bound_batch else None
     note = ("lower bounds (rooflines): every efficiency is 1" if fig.sopts.is_bound else
             "estimates at efficiency compute={}, memory={}, network={}".format(
                 *(str(e) for e in fig.sopts.efficiency)))
@@ -612,11 +612,12 @@ def speed(fig: Figures) -> dict:
     }
 
 
-def blocks(spec: Spec, opts: Options, rep: dict, sopts: SpeedOptions) -> dict:
+def blocks(spec: Spec, opts: Options, rep: dict, sopts: SpeedOptions,
+           compute_bound_batch: bool = True) -> dict:
     """``speed``, ``capacity`` and (with a measurement or --train-tokens) ``utilization``,
-    exact."""
+    exact (``compute_bound_batch``: search the batch at which decode turns compute-bound)."""
     fig = Figures(spec, opts, rep, sopts)
-    out = {"speed": speed(fig), "capacity": capacity(fig)}
+    out = {"speed": speed(fig, compute_bound_batch), "capacity": capacity(fig)}
     util = utilization(fig)
     if util is not None:
         out["utilization"] = util
