@@ -471,3 +471,21 @@ def test_fewest_gpus_that_serve_64_sequences(capsys):
         for p in range(1, fewer // t + 1):
             if fewer % (t * p) == 0:
                 assert not serves(t, p, fewer // (t * p)), (t, p)
+
+
+def test_sweep_takes_accelerators_and_layouts_as_axes(capsys):
+    """Each row is the report's figure at that point (accelerator, tp, batch)."""
+    code, out, err = run(capsys, "sweep", "llama-2-7b", "--grid", "gpu=H100,MI300X",
+                         "--grid", "tp=1,2", "--grid", "batch=1,32", "--seq-len", "2048",
+                         "--quantity", "speed.decode_seconds_per_token", "--quantity",
+                         "capacity.max_sequences", "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert len(rows) == 8
+    for row in rows:
+        code, out, _ = run(capsys, "report", "llama-2-7b", "--gpu", row["gpu"], "--tp",
+                           str(row["tp"]), "--batch", str(row["batch"]), "--seq-len", "2048",
+                           "--json")
+        rep = json.loads(out)
+        assert row["speed.decode_seconds_per_token"] == rep["speed"]["decode_seconds_per_token"]
+        assert row["capacity.max_sequences"] == rep["capacity"]["max_sequences"]

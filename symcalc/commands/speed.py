@@ -13,8 +13,9 @@ COMPUTE_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
 NUMBER_LIMIT = 40  # characters of a decimal option
 
 
-def add_speed_args(p, gpu: bool = False) -> None:
-    """``gpu``: also --gpu and --gpus (commands without the report's fits columns)."""
+def add_speed_args(p, gpu: bool = False, exact: bool = True) -> None:
+    """``gpu``: also --gpu and --gpus (commands without the report's fits columns);
+    ``exact``: also --exact (sweep has its own)."""
     g = p.add_argument_group("how fast (with --gpu; docs/cli.md 'How fast')")
     if gpu:
         g.add_argument("--gpu", action="append", default=[], metavar="NAME",
@@ -45,8 +46,10 @@ def add_speed_args(p, gpu: bool = False) -> None:
     g.add_argument("--mfu-numerator", default="megatron", choices=("megatron", "palm"),
                    help="model FLOPs of MFU: megatron (Megatron-LM's count, default) | palm "
                         "(6N + 12 L n_h d_h s per token)")
-    g.add_argument("--exact", action="store_true",
-                   help="speed, capacity and utilization as exact fractions \"p/q\" in --json")
+    if exact:
+        g.add_argument("--exact", action="store_true",
+                       help="speed, capacity and utilization as exact fractions \"p/q\" in "
+                            "--json")
 
 
 def decimal(field: str, text: Any, upper: Optional[Fraction] = None) -> Fraction:
