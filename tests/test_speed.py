@@ -489,3 +489,55 @@ def test_sweep_takes_accelerators_and_layouts_as_axes(capsys):
         rep = json.loads(out)
         assert row["speed.decode_seconds_per_token"] == rep["speed"]["decode_seconds_per_token"]
         assert row["capacity.max_sequences"] == rep["capacity"]["max_sequences"]
+
+
+# -- the handout's "How fast" section --------------------------------------------------------------
+
+def _speed_handout(names, lang="en", tex=False, seq=256, exercises=False):
+    from symcalc.derivations.handout_data import SECTIONS, handout
+    from symcalc.render.handout import handout_latex, handout_markdown
+
+    h = handout([resolve(n) for n in names], None, Options(seq_len=seq), SECTIONS,
+                exercises=exercises, gpu=H100)
+    return (handout_latex if tex else handout_markdown)(h, lang=lang), h
+
+
+def test_handout_section_how_fast_with_its_exercise():
+    """The section shows each model's prefill and decode against the report, and the
+    exercise's answer, worked from the three numbers it gives, is the report's batch."""
+    text, h = _speed_handout(["llama-3-8b", "gpt2"])
+    assert "## How fast" in text and "Exercise." in text
+    for sh in h.sheets:
+        sp = sh.speed
+        rep = _figures(sh.spec.name, Options(seq_len=256))["speed"]
+        assert sp.decode.seconds == rep["decode_seconds_per_token"]
+        assert sp.prefill.seconds == rep["prefill_seconds"]
+        from symcalc.render.handout_speed import linear_batch
+
+        assert linear_batch(sp) == rep["compute_bound_batch"]
+    assert "b\\* = ceil(W pi / (c beta - m pi)) = " in text
+    sheet, _h = _speed_handout(["llama-3-8b"], exercises=True)
+    assert "ceil(W pi" not in sheet and "____" in sheet
+
+
+@pytest.mark.parametrize("lang", ["ru", "zh"])
+def test_handout_section_is_fully_translated(lang):
+    from symcalc import i18n
+
+    i18n.missing.pop(lang, None)
+    text, _h = _speed_handout(["llama-3-8b"], lang=lang)
+    assert not i18n.missing.get(lang), sorted(i18n.missing[lang])[:5]
+    assert ("## Насколько быстро" if lang == "ru" else "## 有多快") in text
+
+
+def test_handout_roofline_figure_compiles(tmp_path):
+    import shutil
+
+    from symcalc.render.handout import compile_pdf
+
+    if not shutil.which("pdflatex"):
+        pytest.skip("needs pdflatex")
+    tex, _h = _speed_handout(["llama-3-8b", "mixtral-8x7b"], tex=True)
+    assert "\\addplot[black, very thick, forget plot]" in tex
+    compile_pdf(tex, tmp_path / "h.pdf")
+    assert (tmp_path / "h.pdf").stat().st_size > 10_000

@@ -14,7 +14,13 @@ def register(sub) -> None:
     p.add_argument("--title", default=None, help="the handout's title (shown as plain text)")
     p.add_argument("--sections", default=None, metavar="LIST",
                    help="comma-separated sections to include, in any order: breakdown, params, "
-                        "closed, budget, compute (default: all)")
+                        "closed, budget, compute, speed (default: all but speed; with --gpu, "
+                        "all)")
+    p.add_argument("--gpu", default=None, metavar="NAME",
+                   help="accelerator of the \"How fast\" section (adds it; default H100 when "
+                        "--sections names speed)")
+    p.add_argument("--gpus", action="append", default=[], metavar="FILE",
+                   help="your own accelerators (TOML, the form of symcalc/inputs/gpus.toml)")
     p.add_argument("--exercises", action="store_true",
                    help="write an exercise sheet to FILE (formulas and sizes, numbers left blank) "
                         "and the worked answers beside it as FILE-answers")
@@ -31,7 +37,7 @@ def run(args) -> int:
     from ..errors import SymcalcError
     from dataclasses import replace
 
-    from ..derivations.handout_data import SECTIONS, handout
+    from ..derivations.handout_data import DEFAULT_SECTIONS, SECTIONS, handout
     from ..inputs.resolver import resolve
     from ..render import handout as render
 
@@ -53,9 +59,17 @@ def run(args) -> int:
     if args.title is not None:
         check_text("--title", args.title, latex=kind != ".md")
     specs = checked_names([resolve(m, args.sets) for m in args.model], latex=kind != ".md")
-    sections = SECTIONS if args.sections is None else [
+    sections = (SECTIONS if args.gpu else DEFAULT_SECTIONS) if args.sections is None else [
         x.strip() for x in args.sections.split(",") if x.strip()]
-    data = handout(specs, args.title, options_from(args), sections, exercises=args.exercises)
+    gpu = None
+    if args.gpu is not None:
+        from ..inputs.gpus import accelerator
+
+        gpu = accelerator(args.gpu, tuple(args.gpus))
+    elif args.gpus:
+        raise SymcalcError("--gpus", "adds accelerators for --gpu NAME; name one with --gpu")
+    data = handout(specs, args.title, options_from(args), sections, exercises=args.exercises,
+                   gpu=gpu)
     units = units_from(args)
     outputs = [(data, out)]
     if args.exercises:  # the sheet, and the full worked answers beside it

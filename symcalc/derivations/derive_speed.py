@@ -59,10 +59,8 @@ def _given(path: str, letter: str, value, meaning: str, source: str = "") -> lis
 
 def _accelerator(fig: SP.Figures, network: bool) -> Section:
     gpu = fig.gpu
-    steps = [Define(pi_c, int(fig.peak), f"peak dense {fig.dtype} FLOP/s of one {gpu.name} "
-                                         f"({gpu.sources.get('flops.' + fig.dtype, '')})"),
-             Define(beta_m, int(gpu.memory_bandwidth), f"memory bandwidth, bytes/s "
-                                                       f"({gpu.sources.get('memory_bandwidth', '')})")]
+    steps = [Define(pi_c, int(fig.peak), f"peak dense {fig.dtype} FLOP/s of one {gpu.name}"),
+             Define(beta_m, int(gpu.memory_bandwidth), "memory bandwidth, bytes/s")]
     if network:
         link = next(l[1] for l in fig.links.values() if l and l[1])
         steps.append(Define(beta_n, link.bandwidth, f"{link.name}, bytes/s one way"))
@@ -98,7 +96,7 @@ def derive_phase(spec: Spec, opts: Options, rep: dict, sopts: SP.SpeedOptions,
     flops_meaning = ("FLOPs of the forward pass (flops.forward)" if phase == "prefill" else
                      "FLOPs of one decoded token per sequence (flops.decode_per_token)")
     if not fig.layout.trivial:
-        flops_meaning += ", the rank's share"
+        flops_meaning += ", the rank's share"  # its own message id (i18n)
     work = _given(phase, "C", p.flops, flops_meaning)
     rank = fig.layout.trivial
     for k, x in p.bytes.items():
@@ -149,7 +147,9 @@ def derive_phase(spec: Spec, opts: Options, rep: dict, sopts: SP.SpeedOptions,
              Evaluate(phase, "I", _value(p.intensity)),
              Relate(phase, "I", I, "<" if p.intensity < fig.ridge() else ">=",
                     (ridge_expr, _r(fig.ridge())),
-                    f"the ridge point: {p.bound}-bound", "williams2009")]
+                    {"compute": "the ridge point: compute-bound",
+                     "memory": "the ridge point: memory-bound",
+                     "network": "the ridge point: network-bound"}[p.bound], "williams2009")]
     conventions = [fig.sopts.is_bound and "a lower bound: every efficiency is 1" or
                    "an estimate at the efficiencies given",
                    f"{fig.dtype} peak of {fig.gpu.name}", "compute and memory traffic overlap; "

@@ -92,10 +92,13 @@ class Sheet:
     curve: Curve
     budget: Budget | None = None
     context: int | None = None  # the context length the checkpoint was built for
+    speed: object | None = None  # handout_speed.SpeedSheet: how fast, on the handout's --gpu
 
 
-SECTIONS = ("breakdown", "params", "closed", "budget", "compute")
-SECTION_MEANINGS = {"breakdown": "where the parameters are (table and chart)",
+DEFAULT_SECTIONS = ("breakdown", "params", "closed", "budget", "compute")
+SECTIONS = DEFAULT_SECTIONS + ("speed",)  # speed: with an accelerator (handout --gpu)
+SECTION_MEANINGS = {"speed": "how fast: the roofline of prefill and decode on an accelerator",
+                    "breakdown": "where the parameters are (table and chart)",
                     "params": "parameters step by step",
                     "closed": "closed forms under Kaplan et al.'s assumptions",
                     "budget": "the whole budget: weights, KV cache, training memory and compute",
@@ -108,7 +111,7 @@ class Handout:
     sheets: tuple[Sheet, ...]
     dimensions: tuple[str, ...]  # the size symbols any model has, in display order
     points: tuple[int, ...]  # sequence lengths of the FLOPs table and figure
-    sections: tuple[str, ...] = SECTIONS
+    sections: tuple[str, ...] = DEFAULT_SECTIONS
     options: Options = Options()
     coincide: tuple[tuple[str, ...], ...] = ()  # models whose FLOPs curves are the same
     exercises: bool = False  # an exercise sheet: every computed number left blank
@@ -250,7 +253,7 @@ def budget(spec: Spec, opts: Options) -> Budget:
                   tuple(notes))
 
 
-def sheet(spec: Spec, opts: Options, with_budget: bool = True) -> Sheet:
+def sheet(spec: Spec, opts: Options, with_budget: bool = True, gpu=None) -> Sheet:
     values = accounting.numbers(accounting.params(spec), model_values(spec, opts))
     cats = {c: 0 for c in CATEGORIES}
     for leaf in values:
@@ -260,7 +263,16 @@ def sheet(spec: Spec, opts: Options, with_budget: bool = True) -> Sheet:
     return Sheet(spec, dims, attention_kind(spec), values.total,
                  {c: v for c, v in cats.items() if v}, derive(spec, "params.total", opts),
                  derive_closed_form(spec, "kaplan", "params.total", opts), flops, curve,
-                 budget(spec, opts) if with_budget else None, context_length(spec))
+                 budget(spec, opts) if with_budget else None, context_length(spec),
+                 _speed(spec, opts, gpu))
+
+
+def _speed(spec: Spec, opts: Options, gpu):
+    if gpu is None:
+        return None
+    from .handout_speed import speed_sheet
+
+    return speed_sheet(spec, opts, gpu)
 
 
 def check_sections(sections) -> tuple[str, ...]:
@@ -278,9 +290,17 @@ def check_sections(sections) -> tuple[str, ...]:
 
 
 def handout(specs: list[Spec], title: str | None = None, opts: Options = Options(),
-            sections=SECTIONS, exercises: bool = False) -> Handout:
+            sections=DEFAULT_SECTIONS, exercises: bool = False, gpu=None) -> Handout:
+    """``gpu``: the accelerator of the "speed" section (handout_speed.DEFAULT_GPU when that
+    section is asked for without one)."""
     sections = check_sections(sections)
-    sheets = [sheet(spec, opts, "budget" in sections) for spec in specs]
+    if "speed" in sections and gpu is None:
+        from ..inputs.gpus import accelerator
+        from .handout_speed import DEFAULT_GPU
+
+        gpu = accelerator(DEFAULT_GPU)
+    sheets = [sheet(spec, opts, "budget" in sections, gpu if "speed" in sections else None)
+              for spec in specs]
     contexts = [sh.context for sh in sheets if sh.context]
     points = _points([sh.curve.crossover for sh in sheets], max(contexts, default=0))
     sheets = [replace(sh, curve=Curve(sh.curve.quadratic, sh.curve.linear, sh.curve.constant,
