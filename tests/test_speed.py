@@ -541,3 +541,49 @@ def test_handout_roofline_figure_compiles(tmp_path):
     assert "\\addplot[black, very thick, forget plot]" in tex
     compile_pdf(tex, tmp_path / "h.pdf")
     assert (tmp_path / "h.pdf").stat().st_size > 10_000
+
+
+# -- the page --------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(__import__("shutil").which("node") is None, reason="needs Node.js")
+@pytest.mark.parametrize("name,options", [
+    ("llama-2-7b", {}), ("mixtral-8x7b", {"batch": 8, "seq_len": 1024}),
+    ("gpt2", {"batch": 3, "context": 700}), ("jamba-1.5-mini", {"seq_len": 4096}),
+    ("deepseek-v2-lite", {"dtype": "fp32", "batch": 2}), ("mistral-7b", {"seq_len": 8192, "context": 9000}),
+])
+def test_the_page_shows_the_same_figures(tmp_path, name, options):
+    """The page walks the trees symcalc.fast.speed.page_rules records from the same rules;
+    on its own report it gives the report's exact figures."""
+    for gpu in ("H100", "TPU-v5e"):
+        [got] = _node_jobs([{"kind": "speed", "preset": name, "options": options, "gpu": gpu}])
+        page = got["ok"]
+        if page is None:  # the chip has no peak for the dtype: the command line refuses it
+            with pytest.raises(Exception, match="no fp32 peak"):
+                _figures(name, Options(**options), gpu=accelerator(gpu))
+            continue
+        sp = _figures(name, Options(**options), gpu=accelerator(gpu))["speed"]
+        assert Q(page["prefill_seconds"]) == sp["prefill_seconds"]
+        assert Q(page["decode_seconds"]) == sp["decode_seconds_per_token"]
+        for phase in ("prefill", "decode"):
+            assert Q(page[f"{phase}_intensity"]) == sp["arithmetic_intensity"][phase]
+            assert Q(page[f"{phase}_bytes"]) == sp["phases"][phase]["bytes"]["total"]
+            assert Q(page[f"{phase}_tokens_per_second"]) == sp["tokens_per_second"][phase]
+            bound = "compute" if page[f"{phase}_compute_bound"] == "1/1" else "memory"
+            assert bound == sp["bound"][phase]
+        assert Q(page["ridge_point"]) == sp["ridge_point"]
+
+
+def _node_jobs(jobs):
+    import json as _json
+    import subprocess as _sp
+    from pathlib import Path
+
+    from symcalc.page import _json as page_json, meta
+
+    root = Path(__file__).resolve().parent.parent
+    path = Path(__import__("tempfile").mkdtemp()) / "meta.json"
+    path.write_text(page_json(meta()), encoding="utf-8")
+    r = _sp.run(["node", str(root / "tests" / "page_harness.js")], capture_output=True, text=True,
+                input=_json.dumps({"meta": str(path), "jobs": jobs}), timeout=300)
+    assert r.returncode == 0, r.stderr
+    return _json.loads(r.stdout)

@@ -93,6 +93,26 @@ def hidden_bytes(layers: Any, tokens: Any, width: Any, value_bytes: Any) -> Any:
     return 2 * X.q(layers) * X.q(tokens) * X.q(width) * X.q(value_bytes)
 
 
+def weights_read(weights: Any, lookup: Any, routed: Any, tokens: Any, E: Any = 1,
+                 k: Any = 1) -> Any:
+    """Weight bytes a phase over ``tokens`` tokens reads: all but the lookup-only tables and
+    the share of the routed experts (``routed`` bytes over E experts) no token picks."""
+    return X.q(weights) - X.q(lookup) - X.q(routed) * (1 - X.q(experts_read(tokens, E, k)) / E)
+
+
+def prefill_bytes(weights: Any, kv_cache: Any, state: Any, hidden: Any) -> Any:
+    """Bytes a prefill moves: the weights it reads, the KV cache and recurrent state it
+    writes, the hidden states."""
+    return X.q(weights) + X.q(kv_cache) + X.q(state) + X.q(hidden)
+
+
+def decode_bytes(weights: Any, kv_context: Any, kv_token: Any, state: Any, hidden: Any) -> Any:
+    """Bytes one decoded token per sequence moves: the weights it reads, the KV cache of the
+    context read and the new token's written, the recurrent state read and written, the
+    hidden states."""
+    return X.q(weights) + X.q(kv_context) + X.q(kv_token) + 2 * X.q(state) + X.q(hidden)
+
+
 def experts_read(tokens: Any, E: Any, k: Any) -> Any:
     """Routed experts of one MoE layer that ``tokens`` tokens read, each picking k of E
     at random (uniform routing): E (1 - (1 - k/E)^tokens) on average, rounded up to whole

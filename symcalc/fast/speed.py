@@ -326,13 +326,9 @@ class Phase:
 
 
 def weights_read(w: Whole, tokens: int) -> Fraction:
-    """Weights a phase over ``tokens`` tokens reads: all but the lookup-only tables and the
-    routed experts no token picks (:func:`symcalc.algebra.roofline.experts_read`)."""
-    read = w.weights - w.lookup
-    if w.experts and w.routed:
-        E, k = w.experts
-        read -= w.routed * (1 - Fraction(RL.experts_read(tokens, E, k), E))
-    return read
+    """Weights a phase over ``tokens`` tokens reads (:func:`symcalc.algebra.roofline.weights_read`)."""
+    E, k = w.experts or (1, 1)
+    return RL.weights_read(w.weights, w.lookup, w.routed, tokens, E, k)
 
 
 class Figures:
@@ -396,19 +392,22 @@ class Figures:
                      "kv_cache": w.kv_prefill * k * self.s_kv,
                      "recurrent_state": w.state * k * self.s_st,
                      "hidden": self.hidden(tokens, True)}
+            total = RL.prefill_bytes(*moved.values())
             wire = {d: x * k for d, x in self.r.prefill_wire.items()}
         else:
             tokens = b
             flops = self.flops(w.decode_flops * k, w.decode_core * k, False)
-            moved = {"weights": weights_read(w, tokens) * self.s_w,
-                     "kv_cache": (w.kv_context + w.kv_token) * k * self.s_kv,
-                     "recurrent_state": 2 * w.state * k * self.s_st,
-                     "hidden": self.hidden(tokens, False)}
+            parts = (weights_read(w, tokens) * self.s_w, w.kv_context * k * self.s_kv,
+                     w.kv_token * k * self.s_kv, w.state * k * self.s_st,
+                     self.hidden(tokens, False))
+            total = RL.decode_bytes(*parts)
+            moved = {"weights": parts[0], "kv_cache": parts[1] + parts[2],
+                     "recurrent_state": 2 * parts[3], "hidden": parts[4]}
             wire = {d: x * k for d, x in self.r.decode_wire.items()}
+        assert total == sum(moved.values(), Fraction(0))
         return Phase(name, tokens, flops, moved, wire,
                      RL.compute_seconds(flops, self.peak, self.eta_c),
-                     RL.memory_seconds(sum(moved.values(), Fraction(0)),
-                                       self.gpu.memory_bandwidth, self.eta_m),
+                     RL.memory_seconds(total, self.gpu.memory_bandwidth, self.eta_m),
                      self._network(wire), self.layout.pp)
 
     def ridge(self) -> Fraction:
@@ -431,10 +430,8 @@ class Figures:
         out = {}
         for g, row in sorted(w.groups.items()):
             flops = row[f"{phase}_flops"] * self.s_w / (self.layout.cp if phase == "prefill" else 1)
-            weights = row["weights"]
-            if row["routed"] and w.experts:
-                E, k = w.experts
-                weights -= row["routed"] * (1 - Fraction(RL.experts_read(tokens, E, k), E))
+            E, k = w.experts or (1, 1)
+            weights = RL.weights_read(row["weights"], 0, row["routed"], tokens, E, k)
             moved = weights * self.s_w
             if g.endswith("/attention"):
                 moved += (w.kv_prefill if phase == "prefill" else w.kv_context + w.kv_token) \
@@ -636,3 +633,52 @@ def as_json(value: Any, exact: bool = False) -> Any:
             return value.numerator
         return f"{value.numerator}/{value.denominator}" if exact else float(value)
     return value
+
+
+# -- the page -------------------------------------------------------------------------------
+
+COMPUTE_DTYPES = {"fp32": "fp32", "float32": "fp32", "fp16": "fp16", "float16": "fp16",
+                  "fp8": "fp8"}  # any other --dtype computes in bf16 (compute_dtype)
+
+
+def page_rules() -> dict:
+    """The rules of one model on one device as trees the page walks
+    (:class:`symcalc.algebra.exact.Rec`; ``symcalc/page/speed.js``): the same functions of
+    :mod:`symcalc.algebra.roofline` as the report uses, recorded. Each output may name the
+    ones before it; ``ge`` is 1 when its first argument is at least its second (the bound)."""
+    R = X.Rec
+    b, s = R("batch"), R("seq_len")
+    E, k = R("E"), R("k")
+    hidden = lambda tokens: RL.hidden_bytes(R("layers"), tokens, R("width"), R("value_bytes"))  # noqa: E731
+    out = {
+        "prefill_bytes": RL.prefill_bytes(
+            RL.weights_read(R("weights"), R("lookup"), R("routed"), b * s, E, k),
+            R("kv_cache"), R("state"), hidden(b * s)),
+        "decode_bytes": RL.decode_bytes(
+            RL.weights_read(R("weights"), R("lookup"), R("routed"), b, E, k),
+            R("kv_context"), R("kv_token"), R("state"), hidden(b)),
+    }
+    for phase in ("prefill", "decode"):
+        c = RL.compute_seconds(R(f"{phase}_flops"), R("peak"))
+        m = RL.memory_seconds(R(f"{phase}_bytes"), R("bandwidth"))
+        tokens = b * s if phase == "prefill" else b
+        out.update({
+            f"{phase}_compute_seconds": c, f"{phase}_memory_seconds": m,
+            f"{phase}_seconds": RL.phase_seconds(R(f"{phase}_compute_seconds"),
+                                                 R(f"{phase}_memory_seconds")),
+            f"{phase}_compute_bound": R(["ge", f"{phase}_compute_seconds",
+                                         f"{phase}_memory_seconds"]),
+            f"{phase}_intensity": RL.intensity(R(f"{phase}_flops"), R(f"{phase}_bytes")),
+            f"{phase}_tokens_per_second": RL.tokens_per_second(tokens, R(f"{phase}_seconds")),
+        })
+    out["ridge_point"] = RL.ridge_point(R("peak"), R("bandwidth"))
+    for phase in ("prefill", "decode"):
+        out[f"{phase}_attainable"] = RL.attainable(R(f"{phase}_intensity"), R("peak"),
+                                                   R("bandwidth"))
+    return {
+        "rules": {name: X.Rec.of(x) for name, x in out.items()},
+        "lookup": list(LOOKUP_TABLES), "lookup_untied_head": ["embedding/token"],
+        "routed_prefix": "layer/moe/experts/", "compute_dtypes": COMPUTE_DTYPES,
+        "fp16_falls_back_to": "bf16", "value_bytes": {"fp32": 4, "float32": 4},
+        "value_bytes_default": value_bytes(Options()),
+    }
