@@ -497,8 +497,10 @@ def _speed_handout(names, lang="en", tex=False, seq=256, exercises=False):
     from symcalc.derivations.handout_data import SECTIONS, handout
     from symcalc.render.handout import handout_latex, handout_markdown
 
+    from symcalc.commands.handout import speed_of
+
     h = handout([resolve(n) for n in names], None, Options(seq_len=seq), SECTIONS,
-                exercises=exercises, gpu=H100)
+                exercises=exercises, speed=speed_of(H100))
     return (handout_latex if tex else handout_markdown)(h, lang=lang), h
 
 

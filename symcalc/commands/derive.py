@@ -140,9 +140,11 @@ def speed_derivation(args, spec, opts, quantity: str):
     refuse_without_gpu(args)
     if not args.gpu:
         raise SymcalcError("--gpu", f"{quantity} needs an accelerator: name one with --gpu")
+    from ..fast import speed as SP
+
     gpu = accelerator(args.gpu[0], tuple(args.gpus))
-    return derive_speed(spec, quantity, opts, quick_report(spec, opts),
-                        speed_options(args, opts, gpu))
+    fig = SP.Figures(spec, opts, quick_report(spec, opts), speed_options(args, opts, gpu))
+    return derive_speed(spec, quantity, fig, SP.capacity(fig), SP.utilization(fig))
 
 
 SOLVE_ONLY = (("--keep", "keep"), ("--multiple-of", "multiple_of"), ("--gpus", "gpus"))

@@ -61,15 +61,15 @@ def run(args) -> int:
     specs = checked_names([resolve(m, args.sets) for m in args.model], latex=kind != ".md")
     sections = (SECTIONS if args.gpu else DEFAULT_SECTIONS) if args.sections is None else [
         x.strip() for x in args.sections.split(",") if x.strip()]
-    gpu = None
-    if args.gpu is not None:
-        from ..inputs.gpus import accelerator
+    from ..derivations.handout_speed import DEFAULT_GPU
+    from ..inputs.gpus import accelerator
 
-        gpu = accelerator(args.gpu, tuple(args.gpus))
-    elif args.gpus:
+    if args.gpus and args.gpu is None:
         raise SymcalcError("--gpus", "adds accelerators for --gpu NAME; name one with --gpu")
+    speed = speed_of(accelerator(args.gpu or DEFAULT_GPU, tuple(args.gpus))) \
+        if "speed" in sections else None
     data = handout(specs, args.title, options_from(args), sections, exercises=args.exercises,
-                   gpu=gpu)
+                   speed=speed)
     units = units_from(args)
     outputs = [(data, out)]
     if args.exercises:  # the sheet, and the full worked answers beside it
@@ -83,3 +83,18 @@ def run(args) -> int:
             render.compile_pdf(render.handout_latex(one, units, args.template), path)
     return 0
 
+
+
+def speed_of(gpu):
+    """The "How fast" section's data of one model on ``gpu`` (handout_data.handout's
+    ``speed``): the quick path's figures (fast.speed), the derivation built from them."""
+    from ..derivations.handout_speed import speed_sheet
+    from ..fast import speed as SP
+    from ..fast.quick import quick_report
+
+    def one(spec, opts):
+        if spec.family == "encoder-decoder" or not gpu.memory_bandwidth:
+            return None
+        fig = SP.Figures(spec, opts, quick_report(spec, opts), SP.SpeedOptions(gpu=gpu))
+        return speed_sheet(spec, fig, SP.capacity(fig))
+    return one

@@ -2,8 +2,9 @@
 KV-cache capacity as vLLM lays it out, MFU. The formulas are the rules of
 :mod:`symcalc.algebra.roofline`, :mod:`symcalc.algebra.serving` and
 :mod:`symcalc.algebra.utilization` applied to sympy symbols; the numbers are the quick path's
-(:mod:`symcalc.fast.speed`), so a derivation ends on the report's figure. Data only: no
-formatting here.
+(:mod:`symcalc.fast.speed`, computed by the caller and passed in as ``fig``, a
+:class:`symcalc.fast.speed.Figures`, with its capacity and utilization blocks), so a derivation
+ends on the report's figure. Data only: no formatting here.
 """
 from __future__ import annotations
 
@@ -13,11 +14,9 @@ import sympy
 
 from ..algebra import roofline as RL, serving as SV, utilization as UT
 from ..algebra.spec import Spec
-from ..algebra.options import Options
 from ..algebra.symbols import (B_blk, L, M_gpu, N_gpu, N_tok, R_tok, b, beta_m, beta_n, d,
                                eta_c, eta_m, eta_n, pi_c, u_mem)
 from ..errors import SymcalcError
-from ..fast import speed as SP
 from .derivation import (Compose, Define, Derivation, Evaluate, Formula, Relate, Result,
                          Section, Substitute, part_symbol)
 
@@ -57,7 +56,7 @@ def _given(path: str, letter: str, value, meaning: str, source: str = "") -> lis
     return [Formula(path, letter, sympy.sympify(v), source, meaning), Evaluate(path, letter, v)]
 
 
-def _accelerator(fig: SP.Figures, network: bool) -> Section:
+def _accelerator(fig, network: bool) -> Section:
     gpu = fig.gpu
     steps = [Define(pi_c, int(fig.peak), f"peak dense {fig.dtype} FLOP/s of one {gpu.name}"),
              Define(beta_m, int(gpu.memory_bandwidth), "memory bandwidth, bytes/s")]
@@ -72,10 +71,8 @@ def _accelerator(fig: SP.Figures, network: bool) -> Section:
     return Section("The accelerator", tuple(steps))
 
 
-def derive_phase(spec: Spec, opts: Options, rep: dict, sopts: SP.SpeedOptions,
-                 phase: str) -> Derivation:
-    """The roofline time of ``phase`` (prefill or decode) on the most-loaded rank."""
-    fig = SP.Figures(spec, opts, rep, sopts)
+def derive_phase(spec: Spec, fig, phase: str) -> Derivation:
+    """The roofline time of ``phase`` (prefill or decode) on the most-loaded rank of ``fig``."""
     p = fig.phase(phase)
     w = fig.w
     network = any(p.wire.values())
@@ -168,9 +165,7 @@ def derive_phase(spec: Spec, opts: Options, rep: dict, sopts: SP.SpeedOptions,
                       f"on {fig.gpu.name}", "T", sections, tuple(conventions))
 
 
-def derive_capacity(spec: Spec, opts: Options, rep: dict, sopts: SP.SpeedOptions) -> Derivation:
-    fig = SP.Figures(spec, opts, rep, sopts)
-    cap = SP.capacity(fig)
+def derive_capacity(spec: Spec, fig, cap) -> Derivation:
     if cap is None:
         raise SymcalcError("--quantity", f"capacity.max_sequences needs a decoder with a KV "
                                          f"cache or a recurrent state ({spec.name})")
@@ -236,9 +231,8 @@ def derive_capacity(spec: Spec, opts: Options, rep: dict, sopts: SP.SpeedOptions
                           "symcalc's estimate of vLLM's profile run")))
 
 
-def derive_mfu(spec: Spec, opts: Options, rep: dict, sopts: SP.SpeedOptions) -> Derivation:
-    fig = SP.Figures(spec, opts, rep, sopts)
-    util = SP.utilization(fig)
+def derive_mfu(spec: Spec, fig, util) -> Derivation:
+    sopts = fig.sopts
     if not util or "mfu" not in util:
         raise SymcalcError("--quantity", "utilization.mfu needs a measured --step-time or "
                                          "--tokens-per-second")
@@ -260,15 +254,16 @@ def derive_mfu(spec: Spec, opts: Options, rep: dict, sopts: SP.SpeedOptions) -> 
                       (f"numerator: {sopts.mfu_numerator}",))
 
 
-def derive_speed(spec: Spec, quantity: str, opts: Options, rep: dict,
-                 sopts: SP.SpeedOptions) -> Derivation:
+def derive_speed(spec: Spec, quantity: str, fig, capacity=None, utilization=None) -> Derivation:
+    """``fig``: the figures of the model on the accelerator (symcalc.fast.speed.Figures);
+    ``capacity``, ``utilization``: its blocks (fast.speed.capacity / utilization)."""
     if quantity not in QUANTITIES:
         raise SymcalcError("--quantity", f"must be one of {', '.join(QUANTITIES)} for how fast "
                                          f"(got {quantity!r})")
     if quantity == "speed.prefill_seconds":
-        return derive_phase(spec, opts, rep, sopts, "prefill")
+        return derive_phase(spec, fig, "prefill")
     if quantity == "speed.decode_seconds_per_token":
-        return derive_phase(spec, opts, rep, sopts, "decode")
+        return derive_phase(spec, fig, "decode")
     if quantity == "capacity.max_sequences":
-        return derive_capacity(spec, opts, rep, sopts)
-    return derive_mfu(spec, opts, rep, sopts)
+        return derive_capacity(spec, fig, capacity)
+    return derive_mfu(spec, fig, utilization)

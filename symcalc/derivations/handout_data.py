@@ -253,7 +253,7 @@ def budget(spec: Spec, opts: Options) -> Budget:
                   tuple(notes))
 
 
-def sheet(spec: Spec, opts: Options, with_budget: bool = True, gpu=None) -> Sheet:
+def sheet(spec: Spec, opts: Options, with_budget: bool = True, speed=None) -> Sheet:
     values = accounting.numbers(accounting.params(spec), model_values(spec, opts))
     cats = {c: 0 for c in CATEGORIES}
     for leaf in values:
@@ -264,15 +264,7 @@ def sheet(spec: Spec, opts: Options, with_budget: bool = True, gpu=None) -> Shee
                  {c: v for c, v in cats.items() if v}, derive(spec, "params.total", opts),
                  derive_closed_form(spec, "kaplan", "params.total", opts), flops, curve,
                  budget(spec, opts) if with_budget else None, context_length(spec),
-                 _speed(spec, opts, gpu))
-
-
-def _speed(spec: Spec, opts: Options, gpu):
-    if gpu is None:
-        return None
-    from .handout_speed import speed_sheet
-
-    return speed_sheet(spec, opts, gpu)
+                 speed(spec, opts) if speed else None)
 
 
 def check_sections(sections) -> tuple[str, ...]:
@@ -290,16 +282,16 @@ def check_sections(sections) -> tuple[str, ...]:
 
 
 def handout(specs: list[Spec], title: str | None = None, opts: Options = Options(),
-            sections=DEFAULT_SECTIONS, exercises: bool = False, gpu=None) -> Handout:
-    """``gpu``: the accelerator of the "speed" section (handout_speed.DEFAULT_GPU when that
-    section is asked for without one)."""
+            sections=DEFAULT_SECTIONS, exercises: bool = False, speed=None) -> Handout:
+    """``speed``: the "speed" section's data of one model, ``speed(spec, opts)`` ->
+    handout_speed.SpeedSheet or None (the command line builds it from the quick path:
+    symcalc.commands.handout.speed_of)."""
     sections = check_sections(sections)
-    if "speed" in sections and gpu is None:
-        from ..inputs.gpus import accelerator
-        from .handout_speed import DEFAULT_GPU
+    if "speed" in sections and speed is None:
+        from ..errors import SymcalcError
 
-        gpu = accelerator(DEFAULT_GPU)
-    sheets = [sheet(spec, opts, "budget" in sections, gpu if "speed" in sections else None)
+        raise SymcalcError("--sections", "speed needs an accelerator's figures (handout --gpu NAME)")
+    sheets = [sheet(spec, opts, "budget" in sections, speed if "speed" in sections else None)
               for spec in specs]
     contexts = [sh.context for sh in sheets if sh.context]
     points = _points([sh.curve.crossover for sh in sheets], max(contexts, default=0))

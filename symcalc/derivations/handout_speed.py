@@ -10,10 +10,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
-from ..algebra.options import Options
+from ..algebra import roofline as RL
 from ..algebra.spec import Spec
-from ..fast import speed as SP
-from ..fast.quick import quick_report
 from .derivation import Derivation
 from .derive_speed import derive_phase
 
@@ -47,28 +45,21 @@ class SpeedSheet:
     derivation: Derivation  # the decode time, step by step
 
 
-def _point(fig: SP.Figures, phase: SP.Phase) -> Point:
-    from ..algebra import roofline as RL
-
+def _point(fig, phase) -> Point:
     return Point(phase.intensity, RL.attainable(phase.intensity, fig.peak,
                                                 fig.gpu.memory_bandwidth, fig.eta_c, fig.eta_m),
                  phase.seconds, phase.bound, Fraction(phase.tokens) / phase.seconds)
 
 
-def speed_sheet(spec: Spec, opts: Options, gpu) -> Optional[SpeedSheet]:
-    """How fast ``spec`` runs on ``gpu`` at the handout's workload (None for an
-    encoder-decoder, which the roofline of one stack does not cover)."""
-    if spec.family == "encoder-decoder" or not gpu.memory_bandwidth:
-        return None
-    rep = quick_report(spec, opts)
-    sopts = SP.SpeedOptions(gpu=gpu)
-    fig = SP.Figures(spec, opts, rep, sopts)
+def speed_sheet(spec: Spec, fig, cap) -> SpeedSheet:
+    """How fast ``spec`` runs: ``fig`` its figures on the accelerator at the handout's workload
+    (symcalc.fast.speed.Figures), ``cap`` its capacity block."""
+    gpu = fig.gpu
     pre, dec = fig.phase("prefill"), fig.phase("decode")
     one = fig.phase("decode", 1)
     two = fig.phase("decode", 2)
     per_seq = two.moved - one.moved  # the bytes one more sequence adds (weights aside)
-    cap = SP.capacity(fig)
     return SpeedSheet(gpu.name, int(fig.peak), gpu.memory_bandwidth, fig.ridge(),
                       _point(fig, pre), _point(fig, dec), fig.compute_bound_batch(),
                       cap["max_sequences"] if cap else None, one.flops, one.moved - per_seq,
-                      per_seq, derive_phase(spec, opts, rep, sopts, "decode"))
+                      per_seq, derive_phase(spec, fig, "decode"))
