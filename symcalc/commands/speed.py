@@ -79,12 +79,16 @@ def efficiencies(text: Optional[str]) -> tuple[Fraction, Fraction, Fraction]:
         return tuple(out.values())
     if not str(text).strip():
         raise SymcalcError("--efficiency", "must be NAME=VALUE pairs, e.g. compute=0.6,memory=0.8")
+    seen = set()
     for item in str(text).split(","):
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep or name not in out:
             raise SymcalcError("--efficiency", f"{item.strip()!r:.40} is not NAME=VALUE with NAME "
                                                "compute, memory or network")
+        if name in seen:
+            raise SymcalcError("--efficiency", f"{name} is given twice")
+        seen.add(name)
         out[name] = decimal(f"--efficiency {name}", value, Fraction(1))
     return tuple(out.values())
 

@@ -589,7 +589,7 @@ def speed(fig: Figures, compute_bound_batch: bool = True) -> dict:
                                                   fig.eta_m),
                 "groups": fig.groups(p.name)}
 
-    return {
+    out = {
         "gpu": fig.gpu.name, "compute_dtype": fig.dtype, "peak_flops": fig.peak,
         "memory_bandwidth": fig.gpu.memory_bandwidth,
         "efficiency": dict(zip(EFFICIENCIES, fig.sopts.efficiency)),
@@ -607,6 +607,12 @@ def speed(fig: Figures, compute_bound_batch: bool = True) -> dict:
         "per_rank_from": fig.r.source,
         "phases": {"prefill": phase_dict(pre), "decode": phase_dict(dec)},
     }
+    if fig.spec.family == "encoder":  # an encoder generates nothing: no decode
+        out.update(decode_seconds_per_token=None, compute_bound_batch=None)
+        for key in ("bound", "tokens_per_second", "arithmetic_intensity"):
+            out[key]["decode"] = None
+        del out["phases"]["decode"]
+    return out
 
 
 def blocks(spec: Spec, opts: Options, rep: dict, sopts: SpeedOptions,

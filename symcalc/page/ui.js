@@ -375,7 +375,7 @@ function speedHTML(pane, r) {
     + `<td class="num">${N(f[`${p}_tokens_per_second`]).toFixed(1)}</td><td class="num" data-speed="${p}_intensity">${N(f[`${p}_intensity`]).toFixed(1)}</td>`
     + `<td>${f[`${p}_compute_bound`][0] === 1n ? "compute" : "memory"}</td></tr>`;
   return `<h3>How fast on one ${esc(gpu.name)} (${esc(f.dtype)} peak; lower bounds: roofline)</h3><div class="scroll"><table><thead><tr><th scope="col">Phase</th><th scope="col">Time</th><th scope="col">Tokens/s</th><th scope="col">FLOPs/byte</th><th scope="col">Bound</th></tr></thead><tbody>`
-    + row("prefill (time to first token)", "prefill") + row("decode, per token", "decode")
+    + row("prefill (time to first token)", "prefill") + (pane.spec.family === "encoder" ? "" : row("decode, per token", "decode"))
     + `</tbody></table></div><p class="muted">Ridge point ${N(f.ridge_point).toFixed(1)} FLOPs/byte: above it compute bounds a phase, below it memory does.</p>`
     + rooflineSVG(f, gpu);
 }

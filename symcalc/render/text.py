@@ -137,15 +137,18 @@ def speed_table(rep: dict[str, Any]) -> list[str]:
                                   _("tokens/s")),
                                  ("decode", _("decode, per token"), _("tokens/s"))):
         seconds = sp["prefill_seconds" if phase == "prefill" else "decode_seconds_per_token"]
+        if seconds is None:  # an encoder: no decode
+            continue
         rows.append((label, _("{t}, {bound}-bound, {r} {unit}, {i} FLOPs/byte",
                               t=_seconds(seconds), bound=_(sp["bound"][phase]),
                               r=decimal(_num(sp["tokens_per_second"][phase]), 1), unit=tokens,
                               i=decimal(_num(sp["arithmetic_intensity"][phase]), 1))))
     rows.append((_("ridge point"), _("{i} FLOPs/byte", i=decimal(_num(sp["ridge_point"]), 1))))
     b = sp["compute_bound_batch"]
-    rows.append((_("decode compute-bound from"),
-                 _("batch {b}", b=b) if b is not None else
-                 _("no batch: each sequence's KV cache keeps decode memory-bound")))
+    if sp["decode_seconds_per_token"] is not None:
+        rows.append((_("decode compute-bound from"),
+                     _("batch {b}", b=b) if b is not None else
+                     _("no batch: each sequence's KV cache keeps decode memory-bound")))
     lines += _rows(rows)
     if cap:
         lines += ["", _("KV cache as vLLM lays it out (gpu_memory_utilization {u})",
