@@ -79,13 +79,19 @@ def value_tex(value) -> str:
 
 
 def decimals_for(value) -> int:
-    """Decimals that show a rational with about four significant digits (one from 10 on)."""
+    """Decimals that show a rational with about four significant digits (one from 10 on),
+    fewer when it ends sooner (1/2: 0.5)."""
     x = abs(float(value))
     if x >= 10 or x == 0:
         return 1
     import math as _math
 
-    return min(15, max(1, 3 - int(_math.floor(_math.log10(x)))))
+    want = min(15, max(1, 3 - int(_math.floor(_math.log10(x)))))
+    q = sympy.Rational(value)
+    for places in range(1, want):
+        if (q * 10**places).q == 1:
+            return places
+    return want
 
 
 # symbols a derivation introduces for itself (not sizes of the model)
