@@ -202,6 +202,7 @@ def cli_rows(runs: int, cache: str) -> list[Row]:
     plain, report, report_cfg = got["plain"], got["report"], got["report_cfg"]
     plain_mla, report_mla = got["plain_mla"], got["report_mla"]
     report_nocache = wall([*SYMCALC, "report", "mistral-7b", "--json"], runs, _env(None), 0)
+    report_gpu = wall([*SYMCALC, "report", "mistral-7b", "--json", "--gpu", "H100"], runs, env)
     sympy_path = wall([PY, "-c", "import json; from symcalc.inputs import resolve; "
                        "from symcalc.report import report; "
                        "print(json.dumps(report(resolve('mistral-7b'))))"], max(3, runs // 2), env)
@@ -223,6 +224,10 @@ def cli_rows(runs: int, cache: str) -> list[Row]:
             "<= 2x the peer", "yes" if report and plain and report <= 2 * plain else "NO"),
         Row("symcalc report bench/mistral-7b/config.json --json", report_cfg, f"{runs}",
             ratio(report_cfg)),
+        Row("symcalc report mistral-7b --json --gpu H100 (fits, speed, capacity)", report_gpu,
+            f"{runs}", ratio(report_gpu), "<= 1.5x the report without --gpu",
+            "yes" if report_gpu and report and report_gpu <= 1.5 * report else "NO",
+            note="issue 23: accelerators as exact integers, no unit parser"),
         Row("peer: plain-Python script, params from DeepSeek-V3's config.json (MLA, MoE)",
             plain_mla, f"{runs}", ratio(plain_mla)),
         Row("symcalc report bench/deepseek-v3/config.json --json", report_mla, f"{runs}",

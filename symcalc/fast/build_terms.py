@@ -14,9 +14,7 @@ table; see docs/evaluators.md.
 """
 from __future__ import annotations
 
-import json
 import sys
-from functools import lru_cache
 from pathlib import Path
 
 import sympy

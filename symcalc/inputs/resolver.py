@@ -5,6 +5,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Iterable
 
 from ..algebra.spec import Spec, coerce_text, with_overrides

@@ -134,12 +134,16 @@ def meta() -> dict[str, Any]:
     for acc in load_gpus().values():
         gpus[acc.name] = {"name": acc.name, "description": acc.description, "memory": acc.memory,
                           "memory_bytes": acc.memory_bytes, "bf16": acc.bf16,
-                          "bf16_flops": acc.bf16_flops, "source": acc.source}
+                          "bf16_flops": acc.bf16_flops, "source": acc.source,
+                          "memory_bandwidth": acc.memory_bandwidth, "flops": acc.flops}
     from ..commands.report import PARTS_NOTE
+    from ..fast.speed import page_rules
 
+    speed = {**page_rules(), "dtype_bytes": op.DTYPE_BYTES}
     return {"spec": spec, "options": options, "activations": activations,
             "implementation": implementation_payload(),
-            "families": families, "presets": preset_data, "gpus": gpus, "parts_note": PARTS_NOTE}
+            "families": families, "presets": preset_data, "gpus": gpus, "speed": speed,
+            "parts_note": PARTS_NOTE}
 
 
 _JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
@@ -156,7 +160,7 @@ def _hash(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
 
 
-SCRIPTS = ("terms.js", "core.js", "ui.js")
+SCRIPTS = ("terms.js", "core.js", "speed.js", "ui.js")
 BOOT = ("SYMCALC_TERMS.init(JSON.parse(document.getElementById('symcalc-terms').textContent));\n"
         "SYMCALC_CORE.init(JSON.parse(document.getElementById('symcalc-meta').textContent), "
         "() => SYMCALC_CORE.parseJSON(document.getElementById('symcalc-families').textContent));\n"

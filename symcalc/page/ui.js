@@ -296,6 +296,7 @@ function renderResults(pane, i) {
   if (r.memory.decode_state) html += `<p class="muted">Decode state: ${group3(r.memory.decode_state.total_bytes)} bytes in all; ${group3(r.memory.decode_state.per_sequence_bytes)} per sequence; ${group3(r.memory.decode_state.per_token_bytes)} per cached token.</p>`;
   if (r.parts) html += partsHTML(r);
   html += fitsHTML(r);
+  html += speedHTML(pane, r);
   html += barsHTML("Parameters by part", topLevel(r.params.breakdown), null);
   html += breakdownHTML(pane, "params", "Parameter breakdown", r.params.breakdown);
   html += breakdownHTML(pane, "layer", "One layer", r.params.per_layer);
@@ -335,6 +336,48 @@ function fitsHTML(r) {
       + `</tbody></table></div>`;
   }
   return html + barsHTML(gpu ? `Memory (green line: one ${gpu.name})` : "Memory", items, gpu ? BigInt(gpu.memory_bytes) : null);
+}
+// ---- how fast: the roofline of prefill and decode (SYMCALC_SPEED walks symcalc's rules) ------
+function speedFigures(pane, r) {
+  const gpu = META.gpus[state.gpu];
+  if (!gpu || !META.speed) return null;
+  const kvAt = (s) => C.report(pane.spec, {...state.opts, seq_len: Number(s), context: null}).memory.kv_cache_bytes;
+  try { return SYMCALC_SPEED.figures(META.speed, r, kvAt, pane.spec, state.opts, gpu); } catch (e) { return null; }
+}
+function seconds(x) {
+  const v = SYMCALC_SPEED.toNumber(x);
+  return v >= 1 ? `${v.toFixed(3)} s` : `${(v * 1000).toFixed(3)} ms`;
+}
+function rooflineSVG(f, gpu) {  // log-log: intensity (FLOPs/byte) against attainable FLOP/s
+  const N = SYMCALC_SPEED.toNumber, ridge = N(f.ridge_point), peak = N(f.peak), bw = N(f.bandwidth);
+  const xs = [N(f.prefill_intensity), N(f.decode_intensity), ridge];
+  const lo = Math.min(...xs) / 4, hi = Math.max(...xs) * 4, ylo = lo * bw / 2, yhi = peak * 2;
+  const W = 420, H = 260, m = 40;
+  const X = (x) => m + (W - 2 * m) * (Math.log(x) - Math.log(lo)) / (Math.log(hi) - Math.log(lo));
+  const Y = (y) => H - m - (H - 2 * m) * (Math.log(y) - Math.log(ylo)) / (Math.log(yhi) - Math.log(ylo));
+  const roof = [[lo, lo * bw], [ridge, peak], [hi, peak]].map(([x, y]) => `${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join(" ");
+  const dot = (x, y, cls, label) => `<circle class="${cls}" cx="${X(x).toFixed(1)}" cy="${Y(y).toFixed(1)}" r="5"><title>${esc(label)}</title></circle>`;
+  return `<svg class="roofline" role="img" viewBox="0 0 ${W} ${H}" width="100%" aria-label="Roofline of ${esc(gpu.name)}">`
+    + `<polyline class="roof" points="${roof}" fill="none" stroke="currentColor" stroke-width="2"/>`
+    + dot(N(f.prefill_intensity), N(f.prefill_attainable), "pt-prefill", `prefill: ${N(f.prefill_intensity).toFixed(1)} FLOPs/byte`)
+    + dot(N(f.decode_intensity), N(f.decode_attainable), "pt-decode", `decode: ${N(f.decode_intensity).toFixed(1)} FLOPs/byte`)
+    + `<text x="${W / 2}" y="${H - 8}" text-anchor="middle" font-size="11">arithmetic intensity (FLOPs per byte, log)</text>`
+    + `<text x="12" y="${H / 2}" transform="rotate(-90 12 ${H / 2})" text-anchor="middle" font-size="11">attainable FLOP/s (log)</text>`
+    + `<text x="${X(ridge).toFixed(1)}" y="${(Y(peak) - 8).toFixed(1)}" text-anchor="middle" font-size="11">ridge ${ridge.toFixed(1)}</text></svg>`;
+}
+function speedHTML(pane, r) {
+  const gpu = META.gpus[state.gpu];
+  if (!gpu) return "";
+  const f = speedFigures(pane, r);
+  if (!f) return `<p class="muted">How fast: not shown for this model or dtype on the page (symcalc report --gpu gives it).</p>`;
+  const N = SYMCALC_SPEED.toNumber;
+  const row = (name, p, tokens) => `<tr><th scope="row">${name}</th><td class="num" data-speed="${p}_seconds">${seconds(f[`${p}_seconds`])}</td>`
+    + `<td class="num">${N(f[`${p}_tokens_per_second`]).toFixed(1)}</td><td class="num" data-speed="${p}_intensity">${N(f[`${p}_intensity`]).toFixed(1)}</td>`
+    + `<td>${f[`${p}_compute_bound`][0] === 1n ? "compute" : "memory"}</td></tr>`;
+  return `<h3>How fast on one ${esc(gpu.name)} (${esc(f.dtype)} peak; lower bounds: roofline)</h3><div class="scroll"><table><thead><tr><th scope="col">Phase</th><th scope="col">Time</th><th scope="col">Tokens/s</th><th scope="col">FLOPs/byte</th><th scope="col">Bound</th></tr></thead><tbody>`
+    + row("prefill (time to first token)", "prefill") + (pane.spec.family === "encoder" ? "" : row("decode, per token", "decode"))
+    + `</tbody></table></div><p class="muted">Ridge point ${N(f.ridge_point).toFixed(1)} FLOPs/byte: above it compute bounds a phase, below it memory does.</p>`
+    + rooflineSVG(f, gpu);
 }
 function breakdownHTML(pane, key, title, bd) {
   const rows = Object.entries(bd).map(([p, x]) => `<tr><td style="padding-left:${0.4 + 1.1 * (p.split("/").length - 1)}rem">${esc(p.split("/").pop())}</td><td class="num">${group3(x)}</td></tr>`).join("");
