@@ -17,12 +17,13 @@ escaped, so no byte sequence in it can end or change the element.
 from __future__ import annotations
 
 import base64
-from .. import records
 import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any, Iterable
+
+from .. import records
 
 HERE = Path(__file__).resolve().parent
 CSP = ("default-src 'none'; script-src {scripts}; style-src 'unsafe-inline'; img-src data:; "

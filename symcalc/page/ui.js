@@ -52,8 +52,8 @@ function fieldKind(f) {
 const IMPL_FIELDS = () => Object.entries(META.implementation.fields).map(([name, f]) => (
   {name, default: f.default, kind: f.kind === "bool" ? "flag" : f.kind, choices: f.kind === "choice" ? f.choices : null, impl: true}));
 function specText(spec, name) {
-  const x = !spec ? null : name in META.implementation.fields
-    ? (name in (spec.implementation || {}) ? spec.implementation[name] : META.implementation.fields[name].default)
+  const x = !spec ? null : C.own(META.implementation.fields, name)
+    ? (C.own(spec.implementation, name) ? spec.implementation[name] : META.implementation.fields[name].default)
     : spec[name];
   return x === null || x === undefined ? "" : String(x);
 }
@@ -323,7 +323,7 @@ function barsHTML(title, items, limit) {
     `<div class="bar" role="listitem"><span>${esc(name)}</span><span class="track" title="${esc(name)}: ${group3(x)}"><span class="fill${limit && x > limit ? " over" : ""}" style="width:${pct(x)}%"></span>${limit ? `<span class="gpu-line" style="left:${pct(limit)}%"></span>` : ""}</span></div>`).join("") + `</div>`;
 }
 function fitsHTML(r) {
-  const gpu = META.gpus[state.gpu];
+  const gpu = C.ownGet(META.gpus, state.gpu);
   const mem = r.memory;
   const items = [["weights", mem.weights_bytes], ["KV cache", mem.kv_cache_bytes]];
   if (mem.recurrent_state_bytes !== undefined) items.push(["recurrent state", mem.recurrent_state_bytes]);
@@ -339,7 +339,7 @@ function fitsHTML(r) {
 }
 // ---- how fast: the roofline of prefill and decode (SYMCALC_SPEED walks symcalc's rules) ------
 function speedFigures(pane, r) {
-  const gpu = META.gpus[state.gpu];
+  const gpu = C.ownGet(META.gpus, state.gpu);
   if (!gpu || !META.speed) return null;
   const kvAt = (s) => C.report(pane.spec, {...state.opts, seq_len: Number(s), context: null}).memory.kv_cache_bytes;
   try { return SYMCALC_SPEED.figures(META.speed, r, kvAt, pane.spec, state.opts, gpu); } catch (e) { return null; }
@@ -366,7 +366,7 @@ function rooflineSVG(f, gpu) {  // log-log: intensity (FLOPs/byte) against attai
     + `<text x="${X(ridge).toFixed(1)}" y="${(Y(peak) - 8).toFixed(1)}" text-anchor="middle" font-size="11">ridge ${ridge.toFixed(1)}</text></svg>`;
 }
 function speedHTML(pane, r) {
-  const gpu = META.gpus[state.gpu];
+  const gpu = C.ownGet(META.gpus, state.gpu);
   if (!gpu) return "";
   const f = speedFigures(pane, r);
   if (!f) return `<p class="muted">How fast: not shown for this model or dtype on the page (symcalc report --gpu gives it).</p>`;
@@ -446,6 +446,25 @@ function decodeState(text) {
   const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
   return JSON.parse(new TextDecoder().decode(Uint8Array.from(bin, c => c.charCodeAt(0))));
 }
+function readState(text) {  // a permalink's state, checked: anything else is refused whole
+  const s = decodeState(text);
+  const isObj = (x) => x !== null && typeof x === "object" && !Array.isArray(x);
+  if (!isObj(s) || !Array.isArray(s.m) || !s.m.length) throw new Error("not a symcalc permalink");
+  const texts = (o) => Object.fromEntries(Object.entries(isObj(o) ? o : {})
+    .filter(([k, v]) => typeof v === "string" || typeof v === "boolean"));
+  const panes = s.m.slice(0, 2).map((m) => {
+    const src = isObj(m) && isObj(m.s) ? m.s : null;
+    let source;
+    if (src && typeof src.preset === "string") source = {preset: src.preset};
+    else if (src && typeof src.config === "string")
+      source = {config: src.config, name: typeof src.name === "string" ? src.name : "config.json"};
+    else throw new Error("a model of the permalink names no preset and no config.json");
+    return {s: source, e: Object.fromEntries(Object.entries(texts(m.e)).filter(([, v]) => typeof v === "string")),
+            p: m.p === "all" ? "all" : "text"};
+  });
+  const options = Object.fromEntries(Object.entries(texts(s.o)).filter(([k]) => OPTIONS.some(([key]) => key === k)));
+  return {m: panes, o: options, g: typeof s.g === "string" ? s.g : undefined};
+}
 function saveHash() { try { history.replaceState(null, "", "#s=" + encodeState()); } catch (e) { /* file:// without history: the permalink button still works */ } }
 function permalink() { return location.href.split("#")[0] + "#s=" + encodeState(); }
 
@@ -465,7 +484,10 @@ function optionsHTML() {
 function start() {
   META = C.meta();
   let restored = null;
-  try { if (location.hash.startsWith("#s=")) restored = decodeState(location.hash.slice(3)); } catch (e) { restored = null; }
+  let unread = "";
+  try { if (location.hash.startsWith("#s=")) restored = readState(location.hash.slice(3)); } catch (e) {
+    restored = null; unread = `The permalink could not be read (${e && e.message || e}); showing the default model.`;
+  }
   const initial = restored ? restored.m.map(m => Object.assign(newPane(m.s), {sets: m.e || {}, part: m.p === "all" ? "all" : "text"}))
     : (META.initial.length ? META.initial : [{preset: "mistral-7b"}]).map(m => newPane(m.preset ? {preset: m.preset} : {config: m.config, name: m.name}));
   state.panes = initial.slice(0, 2);
@@ -491,6 +513,7 @@ function start() {
   state.panes.forEach(loadBase);
   renderPanes();
   updateAll();
+  if (unread) $("status").textContent = unread;
 }
 return {start, state, updateAll, cliCommand: (i) => cliCommand(state.panes[i]), encodeState};
 })();
