@@ -678,6 +678,34 @@ def test_phone_width_has_no_sideways_scroll(page):
         page.set_window_size(1300, 1000)
 
 
+WIDEST = [("deepseek-v3", "qwen3-next-80b-a3b"), ("gemma-3n-e4b", "t5-base"),
+          ("jamba-1.5-mini", "llama-4-scout-17b-16e"), ("seed-layer-calculator-bert-base", "kimi-linear-48b-a3b")]
+
+
+@needs_browser
+def test_two_models_side_by_side_at_1280_px_need_no_sideways_scroll(page, tmp_path):
+    """Issue 20: at 1,280 px two models fit side by side: no page-wide sideways scroll and no
+    card, figures table or breakdown that scrolls sideways, for the presets with the longest
+    figures, names and most rows (MLA + MoE, hybrids, Gemma 3n's per-layer tables, an
+    encoder-decoder, a long preset name)."""
+    overflow = ("return [document.documentElement.scrollWidth - window.innerWidth, "
+                "document.querySelectorAll('#panes.two .pane').length, "
+                "[...document.querySelectorAll('.scroll, .pane, .cli, details, table')]"
+                ".filter(e => e.scrollWidth > e.clientWidth + 1)"
+                ".map(e => (e.id || e.className || e.tagName) + ':' + e.scrollWidth + '>' + e.clientWidth)]")
+    page.set_window_size(1280, 900)
+    try:
+        for a, b in WIDEST:
+            path = tmp_path / f"{a}.html"
+            path.write_text(build([{"preset": a}, {"preset": b}]), encoding="utf-8")
+            page.get(path.as_uri())
+            doc, panes, boxes = page.execute_script(overflow)
+            assert panes == 2 and doc <= 0 and boxes == [], (a, b, doc, boxes)
+    finally:
+        page.set_window_size(1300, 1000)
+        page.get(page.page_path.as_uri())
+
+
 def open_every_derivation(d, pane=0):
     """Click every figure's derive button; [(quantity, figure shown, result shown, MathML
     steps)] from the derivation panels."""

@@ -281,12 +281,12 @@ function renderResults(pane, i) {
   if (!r) { host.innerHTML = `<p class="muted">No figures until the input above is fixed.</p>`; return; }
   const rows = ROWS.filter(([, , , f]) => f(r) !== undefined);
   let html = `<h3>Figures <span class="muted">(${esc(r.model)}, ${esc(r.family)}; batch ${r.flops.batch}, seq-len ${r.flops.seq_len}; computed in ${pane.ms.toFixed(2)} ms)</span></h3>`;
-  html += `<div class="scroll"><table class="totals"><thead><tr><th scope="col">Figure</th><th scope="col">Exact</th><th scope="col" class="short">Short</th><th scope="col">GB</th><th scope="col">GiB</th><th scope="col"><span class="sr">Derivation</span></th></tr></thead><tbody>`;
+  html += `<div class="scroll"><table class="totals"><thead><tr><th scope="col">Figure</th><th scope="col">Exact</th><th scope="col" class="short">Short</th><th scope="col">GB, GiB</th><th scope="col"><span class="sr">Derivation</span></th></tr></thead><tbody>`;
   for (const [kind, q, label, f] of rows) {
     const x = f(r), bytes = kind === "memory";
     const open = pane.derive.has(q);
     html += `<tr><th scope="row">${esc(label)}</th><td class="num" data-q="${q}">${group3(x)}</td><td class="num short">${short(x, bytes)}</td>`
-      + `<td class="num">${bytes ? decimal(x, GB) : ""}</td><td class="num">${bytes ? decimal(x, GIB) : ""}</td>`
+      + `<td class="num">${bytes ? `${decimal(x, GB)}&nbsp;GB<br>${decimal(x, GIB)}&nbsp;GiB` : ""}</td>`
       + `<td><button type="button" data-derive="${q}" aria-expanded="${open}" aria-controls="d${i}-${q.replace(".", "-")}">${open ? "hide" : "derive"}</button></td></tr>`;
   }
   html += `</tbody></table></div>`;
