@@ -47,6 +47,8 @@ def _entry(value: Any) -> Any:
 def family_payload(f) -> dict[str, Any]:
     """A parsed family file (symcalc.inputs.family_data.Family) as the page reads it: the
     tables of the file, each expression parsed once, here."""
+    from ..inputs.family_data import tp_plan_name
+
     out: dict[str, Any] = {
         "model_type": f.model_type, "bare_class": f.bare_class, "classes": f.classes,
         "defaults": f.defaults, "fixed": f.fixed,
@@ -55,7 +57,8 @@ def family_payload(f) -> dict[str, Any]:
                   for r, role in f.roles.items()},
         "checks": {k: {"require": _expr(c.require), "rule": c.rule} for k, c in f.checks.items()},
         "implementation": {k: _entry(v) for k, v in f.implementation.items()},
-        "has_tp_plan": bool(f.tp_plan),
+        # the tp_plan implementation value of each role (family_data.tp_plan_name)
+        "tp_plan_names": {r: tp_plan_name(f, r) for r in f.roles},
     }
     if f.wrapper is not None:
         w = f.wrapper

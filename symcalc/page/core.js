@@ -511,7 +511,7 @@ function implementationFromConfig(values) {  // implementation.from_config
   }
   return out;
 }
-function buildImplementation(fam, data) {  // family_data.build_implementation
+function buildImplementation(fam, data, role = null) {  // family_data.build_implementation
   const label = `families/${fam.model_type}.toml`;
   const scope = makeScope(data, fam.defaults || {});
   const values = {}, keys = {};
@@ -521,7 +521,8 @@ function buildImplementation(fam, data) {  // family_data.build_implementation
     if (isExpr(entry)) [values[name], keys[name]] = evaluate(entry, scope, `${label}: implementation.${name}`);
     else values[name] = entry;
   }
-  if (fam.has_tp_plan && !("tp_plan" in values)) values.tp_plan = fam.model_type;  // its own base_model_tp_plan
+  const plan = (fam.tp_plan_names || {})[role] || "";  // family_data.tp_plan_name, computed when the page is built
+  if (plan && !("tp_plan" in values)) values.tp_plan = plan;  // its own base_model_tp_plan (and its class's entries)
   return [implementationFromConfig(values), keys];
 }
 function activationChoices(o) {
@@ -952,7 +953,7 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
     const [fields, keys] = buildFields(fam, role, data);
     if (!("name" in fields)) fields.name = name;
     fields.source = `Hugging Face config (${modelType}, ${cls})`;
-    const [implementation, implKeys] = buildImplementation(fam, data);
+    const [implementation, implKeys] = buildImplementation(fam, data, role);
     fields.implementation = implementation;
     return [makeWithKeys(fields, {...keys, ...implKeys}), []];
   }
@@ -973,7 +974,7 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
   if (tf.wrapper || !(role in (tf.roles || {})))
     throw new SymcalcError(`${key}.model_type`, `${repr(textType)} cannot be the language model of ${cls} (no ${repr(role)} role in families/${textType}.toml)`);
   const [fields, read] = buildFields(tf, role, text);
-  const [implementation, implRead] = buildImplementation(tf, text);
+  const [implementation, implRead] = buildImplementation(tf, text, role);
   fields.implementation = implementation;
   const keys = Object.fromEntries(Object.entries({...read, ...implRead}).map(([f, ks]) => [f, ks.map(k => `${key}.${k}`)]));
   const view = {...data, [key]: {...(tf.defaults || {}), ...text}};
