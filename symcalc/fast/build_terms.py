@@ -27,6 +27,9 @@ from ..algebra.implementation import fact_meanings
 from ..algebra.options import ACTIVATION_MODELS
 from ..algebra.quantities import QUANTITIES
 from ..algebra.symbols import ALL, SIZES, SWITCHES, s
+from ..algebra.layout import PER_RANK
+from ..algebra.tp_styles import FACT_KINDS
+from . import build_parallel
 
 SHAPES = ("single", "encoder-decoder")
 TARGET = Path(__file__).with_name("terms.json")
@@ -50,6 +53,7 @@ OPTION_MEANINGS = {
     "sw_rc_full": "full recomputation",
     "sw_decoder": "the single stack is a decoder (keeps a KV cache)",
     **CHOICE_MEANINGS,
+    **build_parallel.OPTION_MEANINGS,
 }
 OPTIONS = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in OPTION_MEANINGS}
 FACT_MEANINGS = fact_meanings()
@@ -65,9 +69,10 @@ def _o(name: str) -> sympy.Symbol:
 
 # -- sympy -> tree ------------------------------------------------------------------------
 def tree(expr: sympy.Expr):
-    """``expr`` (integer or rational coefficients, symbols, Min, ceiling) as a JSON tree:
-    an int, a symbol name, or ``[op, args...]`` with op ``+``, ``*``, ``^`` (positive integer
-    power), ``/`` (exact division), ``min`` and ``cd`` (ceiling of a quotient)."""
+    """``expr`` (integer or rational coefficients, symbols, Min, Max, ceiling, floor) as a
+    JSON tree: an int, a symbol name, or ``[op, args...]`` with op ``+``, ``*``, ``^``
+    (positive integer power), ``/`` (exact division), ``min``, ``max``, ``cd`` (ceiling of a
+    quotient) and ``fd`` (floor of a quotient)."""
     if isinstance(expr, sympy.Integer):
         return _int(int(expr))
     if isinstance(expr, sympy.Rational):
@@ -104,9 +109,15 @@ def tree(expr: sympy.Expr):
         for a in expr.args[1:]:
             out = ["min", out, tree(a)]
         return out
-    if isinstance(expr, sympy.ceiling):
-        num, den = expr.args[0].as_numer_denom()
-        return ["cd", tree(sympy.expand(num)), tree(den)]
+    if isinstance(expr, sympy.Max):
+        out = tree(expr.args[0])
+        for a in expr.args[1:]:
+            out = ["max", out, tree(a)]
+        return out
+    if isinstance(expr, (sympy.ceiling, sympy.floor)):
+        num, den = sympy.together(expr.args[0]).as_numer_denom()
+        op = "cd" if isinstance(expr, sympy.ceiling) else "fd"
+        return [op, tree(sympy.expand(num)), tree(sympy.expand(den))]
     raise ValueError(f"cannot write {type(expr).__name__} as a term tree: {expr}")
 
 
@@ -189,16 +200,19 @@ def _is_core(leaf) -> bool:
 
 def act_sets(strings: Strings, shape: str) -> dict[str, list]:
     """Per activation model, its saved tensors over all the layers that hold them (the facts
-    as symbols), in three sets: ``act:<model>:split`` (tensor parallelism divides them),
-    ``act:<model>:rep`` (only sequence parallelism does) and ``act:<model>:core`` (the
-    attention core, dropped by selective recomputation); rows carry the choice text."""
+    as symbols), in sets: ``act:<model>:s:<region>`` (tensor parallelism divides them where
+    the plan runs the region split), ``act:<model>:rep`` (only sequence parallelism does) and
+    ``act:<model>:core:<region>`` (the attention core, dropped by selective recomputation);
+    rows carry the choice text."""
     out = {}
     for model in ACTIVATION_MODELS:
-        kinds = {"split": [], "rep": [], "core": []}
+        kinds = {"rep": []}
+        kinds.update({f"s:{r}": [] for r in build_parallel.REGIONS})
+        kinds.update({f"core:{r}": [] for r in ("attention", "other")})
         for stack, terms in activations.stack_terms(model, FACTS, shape):
             for term in terms:
-                kind = "core" if term.core else "split" if term.split else "rep"
-                kinds[kind].append((f"{stack}/{term.name}", term.bytes, term.source, term.choice))
+                kinds[_act_kind(term)].append((f"{stack}/{term.name}", term.bytes, term.source,
+                                               term.choice))
         for kind, items in kinds.items():
             out[f"act:{model}:{kind}"] = _rows(strings, items)
     out["act_input"] = _rows(strings, [("layers/layer_input",
@@ -206,6 +220,23 @@ def act_sets(strings: Strings, shape: str) -> dict[str, list]:
                                         "korthikanti2022",
                                         "full recomputation: each layer keeps only its input")])
     return out
+
+
+def _act_kind(term) -> str:
+    """The set of a saved term: ``rep`` (outside tensor parallelism), ``s:<region>`` (split
+    where the plan runs the region split; the routed experts' over t_e), ``core:<region>``
+    (the attention core, which selective recomputation drops)."""
+    region = term.name.split("/", 1)[0]
+    if term.name.startswith("moe/experts/"):
+        region = "experts"
+    if term.core:
+        return f"core:{'attention' if region == 'attention' else 'other'}"
+    if not term.split:
+        return "rep"
+    return f"s:{region if region in build_parallel.REGIONS else 'other'}"
+
+
+ACT_REGIONS = tuple(f"s:{r}" for r in build_parallel.REGIONS)
 
 
 def sets_for(strings: Strings, shape: str) -> dict:
@@ -233,6 +264,10 @@ def sets_for(strings: Strings, shape: str) -> dict:
     sets["state"] = _rows(strings, [x for x in state if x[0].endswith("/state")])
     sets["conv"] = _rows(strings, [x for x in state if x[0].endswith("/conv")])
     sets.update(act_sets(strings, shape))
+    leaves = list(params)
+    made = lambda items: _rows(strings, items)  # noqa: E731
+    sets.update(build_parallel.rank_rows(shape, strings, sets["params"], leaves, row_tree, made))
+    sets.update(build_parallel.comm_rows(shape, strings, sets["params"], leaves, row_tree, made))
     return sets
 
 
@@ -246,7 +281,8 @@ def activation_formula(shape: str) -> sympy.Expr:
     """:func:`symcalc.algebra.activations.weighted_sums` over the row sums of each model."""
     w = {n: _o(n) for n in CHOICE_MEANINGS}
     return activations.weighted_sums(
-        {m: tuple(_sum(f"act:{m}:{kind}") for kind in ("split", "rep", "core"))
+        {m: (sympy.Add(*[_sum(f"act:{m}:{r}") for r in ACT_REGIONS]), _sum(f"act:{m}:rep"),
+             _sum(f"act:{m}:core:attention") + _sum(f"act:{m}:core:other"))
          for m in ACTIVATION_MODELS}, _sum("act_input"), w)
 
 
@@ -277,6 +313,7 @@ def formulas(shape: str) -> dict[str, sympy.Expr]:
         "memory.activations_bytes": activation_formula(shape),
         "memory.training_bytes": sum((on * memory.training_bytes(params, opt, z)
                                       for z, on in zero.items()), sympy.Integer(0)),
+        **build_parallel.formulas(shape, ACTIVATION_MODELS),
     }
 
 
@@ -285,16 +322,26 @@ def formulas(shape: str) -> dict[str, sympy.Expr]:
 FIXED = {"flops.forward_matmul": {"sw_causal": 0, "sw_causal_exact": 0}}
 
 
-def quantity_entry(name: str, expr: sympy.Expr) -> dict:
-    """``{"sum": [[set, coefficient tree], ...]}`` (and ``"fix"``: values the quantity fixes)."""
-    out = {"sum": linear_terms(expr)}
+def quantity_entry(name: str, expr: sympy.Expr, sets: dict) -> dict:
+    """``{"sum": [[set, coefficient tree(, view)], ...]}`` (and ``"fix"``: values the quantity
+    fixes; ``"stage": 1``: its coefficients and views read the stage index i_p). Sums of
+    sets the shape does not have (no rows) are left out."""
+    times = None
+    if isinstance(expr, build_parallel.Times):
+        expr, times = expr
+    out = {"sum": [x for x in linear_terms(expr) if sets.get(x[0])]}
+    if times is not None:
+        out["times"] = tree(times)
     if name in FIXED:
         out["fix"] = FIXED[name]
+    if name.split(".", 1)[0] in ("per_rank", "communication"):
+        out["stage"] = 1
     return out
 
 
 def linear_terms(expr: sympy.Expr) -> list:
-    """``[[sum name, coefficient tree], ...]`` of a linear combination of row sums."""
+    """``[[sum name, coefficient tree(, view)], ...]`` of a linear combination of row sums (a
+    sum symbol ``S:set@view`` is the set summed at a view)."""
     expr = sympy.expand(expr)
     sums = sorted((x for x in expr.free_symbols if x.name.startswith("S:")), key=lambda x: x.name)
     out = []
@@ -302,7 +349,8 @@ def linear_terms(expr: sympy.Expr) -> list:
     for x in sums:
         c = sympy.factor(expr.coeff(x))
         rest -= sympy.expand(c * x)
-        out.append([x.name[2:], tree(c)])
+        name, _, view = x.name[2:].partition("@")
+        out.append([name, tree(c)] + ([view] if view else []))
     if sympy.expand(rest) != 0:
         raise ValueError(f"not a linear combination of row sums: {expr}")
     return out
@@ -339,18 +387,31 @@ def generate() -> str:
     for shape in SHAPES:
         sets = sets_for(strings, shape)
         shapes[shape] = {"sets": sets,
-                         "quantities": {q: quantity_entry(q, e)
+                         "quantities": {q: quantity_entry(q, e, sets)
                                         for q, e in formulas(shape).items()}}
     table = {
         "about": "GENERATED by `python -m symcalc.fast.build_terms` from symcalc.algebra; "
                  "do not edit (docs/evaluators.md)",
         "quantities": QUANTITIES,
+        "per_rank": PER_RANK,
         "optimizers": {o.name: [o.weights, o.gradients, o.state]
                        for o in memory.OPTIMIZERS.values()},
         "symbols": meanings(),
+        # the kinds of plan facts (a fact is "<kind>:<part>[:<part>]"), each with its meaning
+        # ({0}, {1}: the parts it names); rows and coefficients read them, and one a plan
+        # does not set is 0 (symcalc.algebra.tp_styles.plan_facts)
+        "fact_kinds": FACT_KINDS,
+        # sizes substituted before a set is summed (a quantity's [set, coefficient, view])
+        "views": {name: {str(k): tree(sympy.expand(x) if not x.is_Atom else x)
+                         for k, x in view.items()}
+                  for name, view in build_parallel.views().items()},
+        # named coefficients, in order: each a tree of the constants, the stage index and the
+        # lets before it, computed once per model, options and stage
+        "lets": [[name, tree(x)] for name, x in build_parallel.lets()],
         # sizes that may differ from point to point of a sweep; every other value is folded
-        # into the rows once per model (terms.specialize)
-        "varying": sorted(n for n in SIZES if n not in ("t", "N_d")),
+        # into the rows once per model (terms.specialize); the layout's degrees are folded
+        # too, and the stage index i_p is given per stage
+        "varying": sorted(n for n in SIZES if n not in build_parallel.LAYOUT_NAMES),
         "strings": strings.items,
         "shapes": shapes,
         "vision": vision_parts(),
