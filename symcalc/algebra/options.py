@@ -46,6 +46,40 @@ class Options:
     sequence_parallel: bool = False
     context: Optional[int] = None  # decode FLOPs per token at this KV-cache length
     mla_cache: str = "latent"  # MLA: the latent (transformers, serving) | expanded keys and values
+    # the rest of the parallel layout (symcalc.algebra.layout.Layout; docs/conventions.md)
+    pp: int = 1  # pipeline stages p
+    vpp: int = 1  # model chunks per pipeline rank v (> 1: the interleaved schedule)
+    microbatches: int = 1  # microbatches per step m (--batch is the microbatch size)
+    ep: int = 1  # expert-parallel degree e
+    etp: Optional[int] = None  # tensor-parallel degree inside each expert t_e (None: tp)
+    cp: int = 1  # context-parallel degree c
+    tp_plan: str = "hf"  # what tensor parallelism splits: hf | megatron
+    cp_algorithm: str = "ring"  # ring | ulysses
+    distributed_optimizer: bool = False  # Megatron-LM's (the optimizer state sharded, as ZeRO-1)
+    per_stage: bool = False  # the report lists every pipeline stage's figures too
+
+    def layout(self):
+        """The parallel layout of these options (:class:`symcalc.algebra.layout.Layout`)."""
+        from .layout import Layout
+
+        return Layout(tp=self.tp, pp=self.pp, vpp=self.vpp, microbatches=self.microbatches,
+                      ep=self.ep, etp=self.etp, cp=self.cp, dp=self.dp, zero=self.zero,
+                      distributed_optimizer=self.distributed_optimizer,
+                      sequence_parallel=self.sequence_parallel, tp_plan=self.tp_plan,
+                      cp_algorithm=self.cp_algorithm)
+
+    @property
+    def parallel(self) -> bool:
+        """A parallel option is given: the report adds per_rank and communication."""
+        return (max(self.tp, self.pp, self.ep, self.cp, self.dp) > 1 or self.zero > 0
+                or self.sequence_parallel or self.distributed_optimizer or self.vpp > 1
+                or self.microbatches > 1 or self.etp is not None or self.tp_plan != "hf"
+                or self.cp_algorithm != "ring")
+
+    @property
+    def zero_stage(self) -> int:
+        """The ZeRO stage in effect: Megatron-LM's distributed optimizer is stage 1."""
+        return 1 if self.distributed_optimizer else self.zero
 
     def checked(self) -> "Options":
         for name in ("batch", "seq_len", "dec_seq_len", "dp", "tp", "context"):
@@ -68,6 +102,7 @@ class Options:
             check_dtype(name.replace("_", "-"), getattr(self, name))
         if self.zero not in (0, 1, 2, 3):
             raise SymcalcError("zero", f"stage must be 0, 1, 2 or 3 (got {self.zero})")
+        self.layout().checked()
         return self
 
     def with_(self, **changes) -> "Options":

@@ -89,6 +89,15 @@ MEGATRON_MODULES = (
     ("output_layer.bias", "vocab_colwise", ("head/bias",)),
 )
 
+# Every part a plan may split (symcalc.algebra.tp_plans.linears builds their shapes; a test
+# holds the two equal): a part the plan leaves whole has the fact tpn:<part>
+SPLITTABLE = tuple(f"layer/{x}" for x in (
+    "attention/q", "attention/q_gate", "attention/q_a", "attention/q_b", "attention/k",
+    "attention/v", "attention/kv_a", "attention/kv_b", "attention/o", "ffn/gate", "ffn/up",
+    "ffn/down", "moe/experts/gate", "moe/experts/up", "moe/experts/down", "moe/shared/gate",
+    "moe/shared/up", "moe/shared/down", "linear_attention/qkv", "linear_attention/output_gate",
+    "linear_attention/beta", "linear_attention/decay", "linear_attention/o")) + (
+    "embedding/token", "head/weight", "head/bias")
 # Parts that are a bias vector of their module's output (no width of their own in a fused
 # module: split with the output rows)
 BIAS_ONLY = ("head/bias",)
@@ -178,7 +187,7 @@ FACT_KINDS = {
     "tpl": "{0} is split as part of a fused module (torch.chunk over the module's rows)",
     "tpv": "{0}'s vocabulary rows are split, padded to a multiple of 128 t (Megatron-LM)",
     "tpn": "tensor parallelism leaves {0} whole",
-    "tpw": "{0}'s fused module holds {1} too",
+    "tpw": "{0}'s module holds {1} too",
     "tpb": "{1} comes before {0} in their fused module",
     "tfa": "the module led by {0} all-reduces its output in the forward",
     "tfg": "the module led by {0} all-gathers its output in the forward",
@@ -225,20 +234,24 @@ def plan_facts(rows: Iterable[PlanRow], convention: str) -> dict[str, int]:
                 raise SymcalcError("tp-plan", f"{module}: a fused module split along its input "
                                               "columns is not modelled")
             out[f"tpl:{name}"] = 1
-            group = fusable_group(part)
             before = True
             for other in widths:
                 if other == part:
                     before = False
-                    continue
-                if other not in group:
-                    raise SymcalcError("tp-plan", f"{module}: fuses {part} and {other}, which "
-                                                  "symcalc does not fuse (tp_styles.FUSABLE)")
-                out[f"tpw:{name}:{short(other)}"] = 1
-                if before:
+                elif before:
                     out[f"tpb:{name}:{short(other)}"] = 1
         else:
             out[f"tp{'o' if direction == 'out' else 'i'}:{name}"] = 1
+    for row in rows:  # the parts each module fuses with each of its parts
+        module, parts = row[0], [x for x in row[2] if x not in BIAS_ONLY]
+        for part in parts:
+            for other in parts:
+                if other == part:
+                    continue
+                if other not in fusable_group(part):
+                    raise SymcalcError("tp-plan", f"{module}: fuses {part} and {other}, which "
+                                                  "symcalc does not fuse (tp_styles.FUSABLE)")
+                out[f"tpw:{short(part)}:{short(other)}"] = 1
     for row in rows:
         module, style_name, parts, per_expert = row[0], row[1], row[2], row[4]
         style = STYLES[style_name]
@@ -269,6 +282,9 @@ def plan_facts(rows: Iterable[PlanRow], convention: str) -> dict[str, int]:
                     out[f"{fact}:{name}"] = 1
         if per_expert:
             out[f"tpe:{name}"] = 1
+    for part in SPLITTABLE:
+        if part not in split:
+            out[f"tpn:{short(part)}"] = 1
     for region, on in regions(rows).items():
         if on:
             out[f"tpr:{region}"] = 1

@@ -253,14 +253,24 @@ def comm_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, make_
             pres, n_out, n_in = sympy.Integer(1), d, d
             pe = 1 + fact(f"tpe:{name}") * (E - 1)
         else:
+            # a module led by x (its first part): in the model when any of its parts is
             f = shapes[x]
             count = part_count(x)
-            pres = _sw("sw_head") if x == "head/weight" else presence(present[x], row_tree_fn)
             group = [y for y in fusable_group(x) if y != x and y not in BIAS_ONLY
                      and y in present]
-            n_out = f.n_out + sympy.Add(*[fact(f"tpw:{name}:{short(y)}")
-                                          * presence(present[y], row_tree_fn) * shapes[y].n_out
-                                          for y in group])
+            if x == "head/weight":
+                mine = pres = _sw("sw_head")  # a tied head runs on the token table
+            else:
+                mine = presence(present[x], row_tree_fn) if x in present else 0
+                absent = (1 - mine) * sympy.Mul(*[
+                    1 - fact(f"tpw:{name}:{short(y)}") * presence(present[y], row_tree_fn)
+                    for y in group])
+                pres = 1 - absent if absent != 1 - mine else mine
+            n_out = f.n_out * mine + sympy.Add(*[fact(f"tpw:{name}:{short(y)}")
+                                                 * presence(present[y], row_tree_fn)
+                                                 * shapes[y].n_out for y in group])
+            if x == "head/weight":
+                n_out, pres = f.n_out, pres
             n_in, pe = f.n_in, sympy.Integer(1)
         where = {}
         for base_set, value in (("tc:out", pres * count * tokens * n_out * pe),
@@ -281,7 +291,7 @@ def comm_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, make_
     # routing weights
     for path, leaf in present.items():
         if path.startswith("layer/") and path not in shapes and not is_routed_expert(path):
-            add("tc:bx:L", [["params", index[path], [f"tbw:{short(path)}"]]])
+            add("tc:bw:L", [["params", index[path], [f"tbw:{short(path)}"]]])
     if "layer/attention/kv_a" in present:
         add("tc:bx:L", make("layer/attention/kv_a", fact("tbr:attention/kv_a")
                             * part_count("layer/attention/kv_a") * tokens * S["d_rope"],
@@ -422,23 +432,29 @@ def comm_formulas() -> dict[str, sympy.Expr]:
     tce = fact("tce:loss")
 
     def tp_sum(name, view="stage"):
-        return sum((flags[h] * _sum(f"{name}:{h}", view if h == "L" else None)
+        # the stage's layers for the layer modules; the tables and the head at one decoded
+        # token too
+        return sum((flags[h] * _sum(f"{name}:{h}", view if h == "L" or view != "stage" else None)
                     for h in ("L", "F", "T")), sympy.Integer(0))
 
     on_t = let("on_t")
     fo_ar, fo_ag = tp_sum("tc:fo:ar"), tp_sum("tc:fo:ag")
     bi_ar, bi_ag, bx = tp_sum("tc:bi:ar"), tp_sum("tc:bi:ag"), _sum("tc:bx:L", "stage")
+    bw = c * _sum("tc:bw:L", "stage")  # a gradient of parameters: not per token (not / c)
     ce = 12 * tce * last * _sum("tc:ce:T")
-    tp_fwd = on_t * (A * (fo_ar + fo_ag) + ce) / c
-    tp_bwd = on_t * A * (bi_ar + bi_ag + bx) / c
+    # sequence parallelism: each all-reduce of an activation is a reduce-scatter and an
+    # all-gather of the same payload (communication.tp_comm): twice the payload, the same
+    # bytes on the wire
+    tp_fwd = on_t * (A * ((1 + sp) * fo_ar + fo_ag) + ce) / c
+    tp_bwd = on_t * A * ((1 + sp) * bi_ar + bi_ag + bx + bw) / c
     ar_wire, ag_wire = wire_factor("all_reduce", t), wire_factor("all_gather", t)
-    tp_wire = on_t * (A * (ar_wire * (fo_ar + bi_ar + bx) + ag_wire * (fo_ag + bi_ag))
+    tp_wire = on_t * (A * (ar_wire * (fo_ar + bi_ar + bx + bw) + ag_wire * (fo_ag + bi_ag))
                       + ar_wire * ce) / c
     out = {
         "communication.tp.forward_bytes": tp_fwd,
         "communication.tp.step_bytes": m * (tp_fwd + tp_bwd),
         "communication.tp.step_wire_bytes": m * tp_wire,
-        "communication.tp.decode_bytes_per_token": on_t * A * (tp_sum("tc:fo:ar", "decode")
+        "communication.tp.decode_bytes_per_token": on_t * A * ((1 + sp) * tp_sum("tc:fo:ar", "decode")
                                                                + tp_sum("tc:fo:ag", "decode")),
         "communication.tp.forward_allreduce_count": on_t * ((1 - sp) * tp_sum("tc:fn")
                                                             + 3 * tce * last * _sum("tc:cen:T")),

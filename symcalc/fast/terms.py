@@ -321,7 +321,8 @@ class Rows:
                                                   for k, t in table()["views"][name].items()}
         out = dict(v)
         for k, t in trees.items():
-            out[k] = evaluate(t, v)
+            if k in v:  # a size the model has (s_dec: an encoder-decoder model's)
+                out[k] = evaluate(t, v)
         return out
 
     def set_sum(self, name: str, v: dict[str, Any]) -> tuple[Any, int]:
@@ -345,7 +346,7 @@ class Rows:
             key = None
             if memo is not None:
                 key = (name, view) if view is None else \
-                    (name, view, tuple(sizes[k] for k in table()["views"][view]))
+                    (name, view, tuple(sizes.get(k) for k in table()["views"][view]))
                 got = memo.get(key)
             else:
                 got = None
