@@ -47,9 +47,8 @@ def fact(name: str) -> sympy.Symbol:
 
 
 def _o(name: str) -> sympy.Symbol:
-    from .build_terms import OPTIONS
-
-    return OPTIONS[name]
+    """An option symbol (as build_terms.OPTIONS makes it: the same symbol)."""
+    return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
 def _sw(name: str) -> sympy.Symbol:
@@ -95,18 +94,18 @@ def views() -> dict[str, dict]:
 
 
 # -- per-part rows --------------------------------------------------------------------------------
-def compact_row(strings, path: str, expr, source: str):
+def compact_row(strings, path: str, expr, source: str, constants=frozenset()):
     """``expr`` as one row without expanding it: its symbol factors among the constants
     (facts, switches) as the guard, the rest as a tree of products and sums (the split rows
     are products of a layer count, a width and a share; expanded they would be several times
     longer). None when it is 0."""
-    from .build_terms import CONSTANT_NAMES, tree
+    from .trees import tree
 
     if expr == 0:
         return None
     guard, rest = [], []
     for f in sympy.Mul.make_args(expr):
-        if isinstance(f, sympy.Symbol) and (f.name in CONSTANT_NAMES or _is_fact(f.name)):
+        if isinstance(f, sympy.Symbol) and (f.name in constants or _is_fact(f.name)):
             guard.append(f.name)
         else:
             rest.append(f)
@@ -160,7 +159,7 @@ def split_value(path: str, f, direction: str, share) -> sympy.Expr:
     return count * per(share)
 
 
-def rank_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, make_rows):
+def rank_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, constants):
     """Sets ``rp:layers``, ``rp:experts``, ``rp:first``, ``rp:last``, ``rp:tied``: every
     parameter leaf as tensor-parallel rank 0 holds it, by plan fact (whole, output rows,
     input columns, part of a fused module, Megatron-LM's padded vocabulary)."""
@@ -205,7 +204,8 @@ def rank_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, make_
             items.append(("tpl", split_value(path, f, "out", share)))
         guard = presence(leaf, row_tree_fn)
         for kind, value in items:
-            row = compact_row(strings, path, fact(f"{kind}:{name}") * guard * value, leaf.source)
+            row = compact_row(strings, path, fact(f"{kind}:{name}") * guard * value, leaf.source,
+                              constants)
             if row is not None:
                 sets[target].append(row)
     # the tied head's copy of the token table on the last stage (pipeline parallelism):
@@ -223,7 +223,7 @@ def _path_of(row, strings, params_rows) -> str:
 
 
 # -- communication rows ------------------------------------------------------------------------
-def comm_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, make_rows):
+def comm_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, constants):
     """Tensor-parallel payloads per module (led by its first part) per holder, referenced with
     the fact of each collective; pipeline, expert and context payloads."""
     shapes = linears()
@@ -236,7 +236,7 @@ def comm_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, make_
         sets.setdefault(name, []).extend(rows)
 
     def make(path, expr, source):
-        row = compact_row(strings, path, expr, source)
+        row = compact_row(strings, path, expr, source, constants)
         return [row] if row is not None else []
 
     tokens = b * s
@@ -400,8 +400,7 @@ def activation_formula(models) -> "Times":
     """Per-rank activations of the stage: each region's terms divided where it runs split,
     the rest by sequence parallelism, at the stage's layers and s/c tokens, times the
     microbatches in flight (parallel.rank_activations)."""
-    from .build_terms import _o as opt
-
+    opt = _o
     total = sympy.Integer(0)
     div = {r: (let(f"div_{r}") if f else let("sp")) for r, (f, _) in REGIONS.items()}
     for model in models:
@@ -511,8 +510,7 @@ def comm_formulas() -> dict[str, sympy.Expr]:
 def formulas(shape: str, models) -> dict[str, sympy.Expr]:
     """Every per-rank and communication quantity of one stage (i_p) as a combination of set
     sums (some at a view), its coefficients in the lets."""
-    from .build_terms import _o as opt
-
+    opt = _o
     dense, experts = dense_params(), expert_params()
 
     def states(kind):

@@ -107,7 +107,7 @@ def conventions_text(spec, opts: Options) -> dict[str, str]:
                 "the output projections row-parallel, norms and routers whole, embedding and "
                 "head vocabulary-parallel over a vocabulary padded to a multiple of 128 t")
     elif name:
-        plan = (f"transformers' plan for {name} (tp_plan=\"auto\": the base model's plan and "
+        plan = (f"transformers' plan for {name} (tp_plan=auto: the base model's plan and "
                 "the class's own entries) as PyTorch's parallelize_module applies it; uneven "
                 "widths as torch.chunk splits them (rank 0 holds ceil(n/t))")
     else:
@@ -118,12 +118,12 @@ def conventions_text(spec, opts: Options) -> dict[str, str]:
                 "training peak (states_bytes + activations_bytes)",
         "tp_plan": plan,
         "pipeline": f"{lay.schedule}: {lay.pp} stages, {lay.microbatches} microbatches of "
-                    f"--batch sequences per step" + (f", {lay.vpp} chunks per rank"
-                                                     if lay.vpp > 1 else ""),
-        "states": f"{opts.optimizer}, ZeRO stage {opts.zero_stage}"
-                  + (" (Megatron-LM's distributed optimizer)" if lay.distributed_optimizer
-                     else "") + f" over each parameter's data-parallel group (N_d c = "
-                                f"{lay.dp * lay.cp} for the dense ones)",
+                    f"--batch sequences per step, {lay.vpp} model chunks per rank",
+        "states": (f"{opts.optimizer}, Megatron-LM's distributed optimizer (ZeRO stage 1)"
+                   if lay.distributed_optimizer else
+                   f"{opts.optimizer}, ZeRO stage {opts.zero_stage}")
+                  + f" over each parameter's data-parallel group (N_d c = {lay.dp * lay.cp} "
+                    "for the dense ones)",
         "communication": "payload bytes (each collective's whole tensor) per microbatch's "
                          "forward, per step (m microbatches' forward and backward, and the "
                          "data-parallel traffic) and per decoded token; step_wire_bytes: "
