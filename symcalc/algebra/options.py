@@ -70,11 +70,9 @@ class Options:
 
     @property
     def parallel(self) -> bool:
-        """A parallel option is given: the report adds per_rank and communication."""
-        return (max(self.tp, self.pp, self.ep, self.cp, self.dp) > 1 or self.zero > 0
-                or self.sequence_parallel or self.distributed_optimizer or self.vpp > 1
-                or self.microbatches > 1 or self.etp is not None or self.tp_plan != "hf"
-                or self.cp_algorithm != "ring")
+        """A parallel option is given (a layout field differs from its default): the report
+        adds per_rank and communication."""
+        return any(getattr(self, f) != getattr(DEFAULT, f) for f in LAYOUT_FIELDS)
 
     @property
     def zero_stage(self) -> int:
@@ -107,6 +105,12 @@ class Options:
 
     def with_(self, **changes) -> "Options":
         return replace(self, **changes)
+
+
+# the options that make a parallel layout (Options.layout)
+LAYOUT_FIELDS = ("tp", "pp", "vpp", "microbatches", "ep", "etp", "cp", "dp", "zero",
+                 "sequence_parallel", "tp_plan", "cp_algorithm", "distributed_optimizer")
+DEFAULT = Options()
 
 
 def _bits(key: str) -> str:
