@@ -33,7 +33,9 @@ def register(sub) -> None:
     add_model(p)
     p.add_argument("--quantity", default=None,
                    help="params.total (default), params.active, flops.forward_matmul, "
-                        "flops.training, memory.weights_bytes, memory.kv_cache_bytes, ...")
+                        "flops.training, memory.weights_bytes, memory.kv_cache_bytes, ...; "
+                        "with a layout per_rank.peak_bytes, per_rank.weights_bytes, "
+                        "communication.tp.step_bytes, ... (docs/cli.md)")
     p.add_argument("--format", default="md", choices=("md", "tex"), help="md (default) or tex")
     p.add_argument("--standalone", action="store_true",
                    help="with --format tex: a whole document that compiles with pdflatex")
@@ -115,7 +117,29 @@ def build(args):
         return forms.derive_published(args.form, spec, opts)
     if args.assume is not None:  # assumption() refuses '' naming the sets
         return forms.derive_closed_form(spec, args.assume, quantity, opts)
+    from ..derivations.derive_parallel import QUANTITIES as PARALLEL
+
+    if quantity in PARALLEL:
+        return derive_per_rank(spec, quantity, opts)
     return dv.derive(spec, quantity, opts)
+
+
+def derive_per_rank(spec, quantity: str, opts):
+    """A per-rank or communication figure on the most-loaded rank's stage (as the report
+    finds it from the term table), worked out from symcalc.algebra.parallel/communication."""
+    from ..algebra.tp_plans import plan_entries
+    from ..derivations.derive_parallel import derive_parallel
+    from ..fast import per_rank, plans, quick
+
+    v = quick.values(spec, opts)
+    v.update(plans.facts(spec, opts.tp_plan))
+    lay = opts.layout()
+    from ..algebra.layout import check_spec
+    from ..algebra.options import seq_len_of
+
+    check_spec(spec, lay, seq_len_of(spec, opts), v.get("s_dec"))
+    stage, _, _ = per_rank.most_loaded(quick.Numbers(spec, opts), v, lay.pp, {})
+    return derive_parallel(spec, quantity, opts, plan_entries(plans.plan_rows(spec, "hf")), stage)
 
 
 SOLVE_ONLY = (("--keep", "keep"), ("--multiple-of", "multiple_of"), ("--gpus", "gpus"))

@@ -22,10 +22,11 @@ from typing import Any, Optional, Union
 
 import sympy
 
-UNITS = {"N": "parameters", "C": "FLOPs", "M": "bytes"}
+UNITS = {"N": "parameters", "C": "FLOPs", "M": "bytes", "K": "collectives"}
 # assumption sets (symcalc.algebra.assumptions) as a sentence names them
 ASSUMPTION_NAMES = {"kaplan": "Kaplan et al.'s assumptions", "textbook": "the textbook assumptions",
-                    "none": "no assumptions"}
+                    "none": "no assumptions",
+                    "even": "an even split (every degree divides what it splits)"}
 _PART = re.compile(r"^([A-Z])\[(.*)\]$")
 
 

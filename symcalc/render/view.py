@@ -308,6 +308,8 @@ def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
         return [_("{n} FLOPs", n=grouped(n)), flops_in(n, units.flops)]
     if result.unit == "size":
         return [f"{result.path} = {grouped(n)}"]
+    if result.unit == "collectives":
+        return [_("{n} collectives", n=grouped(n))]
     return [ngettext("{n} byte", "{n} bytes", n).format(n=grouped(n)), bytes_both(n)]
 
 
