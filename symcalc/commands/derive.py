@@ -92,10 +92,16 @@ def build(args):
         from ..derivations.derive_solve import derive_solution
         from .solve import solution_from
 
-        if args.solve_for is None:
-            from ..errors import SymcalcError
+        from ..errors import SymcalcError
 
+        if args.solve_for is None:
             raise SymcalcError("--for", "names the size to solve for (with --target, --fit or --when)")
+        from .solve import layout_question
+
+        if layout_question(args):
+            raise SymcalcError("--for", "a search over parallel layouts has no derivation: run "
+                                        "symcalc solve, then derive a figure of the layout it "
+                                        "finds (derive --quantity per_rank.peak_bytes --tp ...)")
         return derive_solution(solution_from(args, latex))
     quantity = args.quantity or "params.total"
     spec = checked_names([resolve(args.model, args.sets)], latex)[0]

@@ -87,3 +87,30 @@ def sensitivity_text(s) -> str:
               f"  {what.get(x, f'one more unit of {x}')} adds {grouped(int(s.step)) if s.step == int(s.step) else s.step}"
               f" (Q = {grouped(int(s.value)) if s.value == int(s.value) else s.value})"]
     return "\n".join(lines) + "\n"
+
+
+def layouts_text(answer: dict) -> str:
+    """A layout search as terminal text: the smallest degree that fits (``--for``), or every
+    layout of N GPUs that fits with its per-rank peak and the bytes it sends per step."""
+    if "layouts" not in answer:
+        dim = answer["size"]
+        lines = [f"{one_line(answer['equation'])}, searching {dim} (the other options as given)"]
+        if answer["above"] is None:
+            lines.append(f"  no {dim} the model can take meets it ({answer['tried']} tried)")
+        else:
+            lines.append(f"  smallest {dim} that fits: {answer['above']}  "
+                         f"(left side {grouped(int(answer['value_above']))})")
+            if answer["below"] is not None:
+                lines.append(f"  {dim} = {answer['below']} does not: "
+                             f"{grouped(int(answer['value_below']))}")
+        return "\n".join(lines) + "\n"
+    lines = [f"{answer['gpus']} GPUs, {one_line(answer['equation'])}: "
+             f"{len(answer['layouts'])} of {answer['tried']} layouts fit "
+             f"({answer['refused']} the model cannot take)"]
+    for x in answer["layouts"]:
+        sends = ", ".join(f"{d} {si(b, unit='B')}" for d, b in x["step_bytes"].items() if b)
+        lines.append(f"  tp {x['tp']:>3} pp {x['pp']:>3} cp {x['cp']:>3} dp {x['dp']:>4} "
+                     f"ep {x['ep']:>3}  peak {bytes_both(x['peak_bytes'])}  "
+                     f"sent per step {si(x['step_wire_bytes'], unit='B')}"
+                     + (f"  ({sends})" if sends else ""))
+    return "\n".join(lines) + "\n"
