@@ -14,7 +14,8 @@ def register(sub) -> None:
     p.add_argument("--title", default=None, help="the handout's title (shown as plain text)")
     p.add_argument("--sections", default=None, metavar="LIST",
                    help="comma-separated sections to include, in any order: breakdown, params, "
-                        "closed, budget, compute (default: all)")
+                        "closed, budget, compute, parallel (default: all but parallel, which "
+                        "joins them when a layout option such as --tp is given)")
     p.add_argument("--exercises", action="store_true",
                    help="write an exercise sheet to FILE (formulas and sizes, numbers left blank) "
                         "and the worked answers beside it as FILE-answers")
@@ -31,7 +32,8 @@ def run(args) -> int:
     from ..errors import SymcalcError
     from dataclasses import replace
 
-    from ..derivations.handout_data import SECTIONS, handout
+    from ..derivations.handout_data import DEFAULT_SECTIONS, handout
+    from .derive import derive_per_rank
     from ..inputs.resolver import resolve
     from ..render import handout as render
 
@@ -53,9 +55,11 @@ def run(args) -> int:
     if args.title is not None:
         check_text("--title", args.title, latex=kind != ".md")
     specs = checked_names([resolve(m, args.sets) for m in args.model], latex=kind != ".md")
-    sections = SECTIONS if args.sections is None else [
-        x.strip() for x in args.sections.split(",") if x.strip()]
-    data = handout(specs, args.title, options_from(args), sections, exercises=args.exercises)
+    opts = options_from(args)
+    sections = list(DEFAULT_SECTIONS) + (["parallel"] if opts.parallel else []) \
+        if args.sections is None else [x.strip() for x in args.sections.split(",") if x.strip()]
+    data = handout(specs, args.title, opts, sections, exercises=args.exercises,
+                   figures=rank_figures, derive_rank=derive_per_rank)
     units = units_from(args)
     outputs = [(data, out)]
     if args.exercises:  # the sheet, and the full worked answers beside it
@@ -69,3 +73,10 @@ def run(args) -> int:
             render.compile_pdf(render.handout_latex(one, units, args.template), path)
     return 0
 
+
+
+def rank_figures(spec, opts) -> dict:
+    """A layout's figures by name (the report's per_rank and communication blocks)."""
+    from ..fast.layouts import figures
+
+    return figures(spec, opts)

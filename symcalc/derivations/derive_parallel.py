@@ -28,6 +28,22 @@ from .derive import chain, defines, meaning, model_values, numbers
 DERIVED = {"per_rank.peak_bytes": "training peak of the most-loaded rank: its model states "
                                   "and its activations"}
 QUANTITIES = {**PER_RANK, **DERIVED}
+# each figure in words for a title ("Weights per rank of llama-2-13b")
+TITLES = {"per_rank.params": "parameters per rank", "per_rank.weights_bytes": "weights per rank",
+          "per_rank.gradients_bytes": "gradients per rank",
+          "per_rank.optimizer_bytes": "optimizer state per rank",
+          "per_rank.states_bytes": "model states per rank",
+          "per_rank.activations_bytes": "activations per rank",
+          "per_rank.kv_cache_bytes": "KV cache per rank",
+          "per_rank.peak_bytes": "training peak per rank"}
+for _dim in ("tp", "pp", "dp", "ep", "cp"):
+    TITLES.update({f"communication.{_dim}.forward_bytes": f"{_dim} payload of one forward",
+                   f"communication.{_dim}.step_bytes": f"{_dim} payload of one step",
+                   f"communication.{_dim}.step_wire_bytes": f"{_dim} bytes sent in one step",
+                   f"communication.{_dim}.decode_bytes_per_token": f"{_dim} payload of one "
+                                                                  "decoded token"})
+TITLES.update({"communication.tp.forward_allreduce_count": "tp all-reduces of one forward",
+               "communication.tp.forward_allreduce_bytes": "tp all-reduce payload of one forward"})
 
 # how a layout divided a term (parallel.Term.rule), in words
 RULES = {
@@ -101,7 +117,7 @@ def _terms_section(title: str, terms: Iterable, letter: str, subs: dict, prefix:
         path = f"{prefix}/{term.path}" if prefix else term.path
         if part_symbol(letter, path) in values:
             path = f"{path}#{i}"
-        what = f"{meaning(term.path)}: {rule_text(term.rule)}"
+        what = f"{meaning(term.path)}, on this rank: {rule_text(term.rule)}"
         source = rule_source(term.rule, term.source, megatron)
         more, value = chain(Formula(path, letter, term.expr, source, what), subs)
         steps += more
@@ -137,11 +153,11 @@ def derive_parallel(spec: Spec, quantity: str, opts: Options, plan, stage: int) 
         values["i_p"] = stage
     subs = numbers(values)
     conv = [f"layout: tp {lay.tp}, pp {lay.pp} ({lay.schedule}, {lay.microbatches} "
-            f"microbatches, {lay.vpp} chunks per rank), ep {lay.ep}, etp {lay.expert_tp}, "
-            f"cp {lay.cp}, dp {lay.dp}, ZeRO stage {opts.zero_stage}; the rank: tensor- and "
-            f"expert-parallel rank 0 on pipeline stage {stage} (the most loaded)",
-            f"tensor parallelism splits the parts as --tp-plan {lay.tp_plan} says "
-            "(docs/conventions.md)"]
+            f"microbatches, {lay.vpp} model chunks per rank), ep {lay.ep}, etp {lay.expert_tp}, "
+            f"cp {lay.cp}, dp {lay.dp}, ZeRO stage {opts.zero_stage}",
+            f"the rank: tensor- and expert-parallel rank 0 on pipeline stage {stage}, the most "
+            "loaded",
+            f"tensor parallelism splits the parts as --tp-plan {lay.tp_plan} says"]
     letter = "N" if quantity == "per_rank.params" else "K" if quantity.endswith("_count") \
         else "M"
     sections: list[Section] = []
@@ -211,7 +227,8 @@ def derive_parallel(spec: Spec, quantity: str, opts: Options, plan, stage: int) 
     unit = {"N": "parameters", "M": "bytes", "K": "collectives"}[letter]
     body = head + tuple(sections) + (Section("Result", (Result(quantity, letter, q.whole(value),
                                                                unit, QUANTITIES[quantity]),)),)
-    title = f"{QUANTITIES[quantity][0].upper()}{QUANTITIES[quantity][1:]} of {spec.name}"
+    words = TITLES[quantity]
+    title = f"{words[0].upper()}{words[1:]} of {spec.name}"
     return Derivation(spec.name, quantity, title, letter, body, tuple(conv),
                       {"stage": stage})
 
@@ -239,6 +256,7 @@ def _communication(spec: Spec, quantity: str, opts: Options, plan, stage: int, s
             expr = x.count * x.payload * (C.wire_factor(x.kind, x.group) if wire else 1)
         what = (f"{x.path.split('/', 3)[-1]}: {COMM_KINDS[x.kind]} ({x.phase}) over "
                 f"{x.group} ranks" + (", the bytes this rank sends" if wire else ""))
+        what = what.replace("_", " ") if "*" in what else what
         more, value = chain(Formula(path, letter, expr, x.source, what), subs)
         steps += more
         values[part_symbol(letter, path)] = value

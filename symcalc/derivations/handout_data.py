@@ -7,6 +7,7 @@ the linear terms, computed exactly. The renderer in :mod:`symcalc.render.handout
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable, Optional
 
 import sympy
 
@@ -15,7 +16,8 @@ from ..algebra.closed_form import simplify
 from .derivation import Define, Derivation, Evaluate, Formula, Section, Substitute, part_symbol
 from .derive import chain, defines, derive, model_values, numbers
 from .derive_forms import derive_closed_form
-from ..algebra.options import Options
+from ..algebra.options import LAYOUT_FIELDS, Options
+from dataclasses import fields as dataclass_fields
 from ..algebra.spec import Spec
 from ..algebra.symbols import SIZES, b, s, s_dec
 
@@ -94,12 +96,38 @@ class Sheet:
     context: int | None = None  # the context length the checkpoint was built for
 
 
-SECTIONS = ("breakdown", "params", "closed", "budget", "compute")
+SECTIONS = ("breakdown", "params", "closed", "budget", "compute", "parallel")
+# the sections of a handout when none are named ("parallel" joins them when a parallel layout
+# option is given)
+DEFAULT_SECTIONS = SECTIONS[:-1]
 SECTION_MEANINGS = {"breakdown": "where the parameters are (table and chart)",
                     "params": "parameters step by step",
                     "closed": "closed forms under Kaplan et al.'s assumptions",
                     "budget": "the whole budget: weights, KV cache, training memory and compute",
-                    "compute": "forward FLOPs against the sequence length"}
+                    "compute": "forward FLOPs against the sequence length",
+                    "parallel": "splitting the model across GPUs: memory per rank and "
+                                "communication of tensor, pipeline and data parallelism"}
+
+# the layouts the section tabulates (the handout's own layout first, when it has one)
+SPLIT_LAYOUTS = (("tp 2", dict(tp=2)), ("tp 8", dict(tp=8)),
+                 ("tp 8, pp 2", dict(tp=8, pp=2, microbatches=8)),
+                 ("tp 4, pp 2, dp 4, ZeRO-1", dict(tp=4, pp=2, dp=4, zero=1, microbatches=8)))
+SPLIT_FIGURES = ("per_rank.params", "per_rank.weights_bytes", "per_rank.peak_bytes",
+                 "communication.tp.step_bytes", "communication.pp.step_bytes",
+                 "communication.dp.step_bytes")
+
+
+@dataclass(frozen=True)
+class Splitting:
+    """The section "Splitting the model across GPUs": per layout and model the per-rank
+    figures (None: the model cannot take the layout, with why), the derivation of each
+    model's weights per rank at the worked layout, and an exercise with its answers."""
+    layouts: tuple[tuple[str, dict], ...]
+    figures: tuple[tuple[tuple[Optional[dict], str], ...], ...]  # [model][layout]
+    worked: str  # the label of the layout the derivations work out
+    derivations: tuple[Derivation, ...]
+    exercise_layout: str
+    exercise_answers: tuple[tuple[str, Optional[int], Optional[int]], ...]  # model, params, bytes
 
 
 @dataclass(frozen=True)
@@ -112,6 +140,7 @@ class Handout:
     options: Options = Options()
     coincide: tuple[tuple[str, ...], ...] = ()  # models whose FLOPs curves are the same
     exercises: bool = False  # an exercise sheet: every computed number left blank
+    splitting: Optional[Splitting] = None  # the "parallel" section
 
 
 # max_position_embeddings (n_positions) of the published checkpoints' config.json; a model
@@ -277,8 +306,52 @@ def check_sections(sections) -> tuple[str, ...]:
     return tuple(s for s in SECTIONS if s in chosen)
 
 
+def splitting(specs: list[Spec], opts: Options, figures: Callable, derive_rank: Callable
+              ) -> Splitting:
+    """The "parallel" section: ``figures(spec, opts)`` gives a layout's per-rank figures by
+    name (the report's, from the term table) or raises SymcalcError when the model cannot
+    take it; ``derive_rank(spec, quantity, opts)`` works a figure out step by step. The
+    worked layout is the handout's own when it has one, else tp 8."""
+    from ..errors import SymcalcError
+
+    own = tuple((f.name, getattr(opts, f.name)) for f in dataclass_fields(Options)
+                if f.name in LAYOUT_FIELDS and getattr(opts, f.name) != getattr(Options(), f.name))
+    layouts = list(SPLIT_LAYOUTS)
+    if own:
+        layouts = [(", ".join(f"{k} {v}" for k, v in own), dict(own))] + [
+            x for x in layouts if x[1] != dict(own)]
+    table = []
+    for spec in specs:
+        row = []
+        for _label, lay in layouts:
+            try:
+                row.append((figures(spec, opts.with_(**lay)), ""))
+            except SymcalcError as err:
+                row.append((None, str(err)))
+        table.append(tuple(row))
+    worked_label, worked = layouts[0] if own else layouts[1]
+    derivations = []
+    for spec in specs:
+        try:
+            derivations.append(derive_rank(spec, "per_rank.weights_bytes", opts.with_(**worked)))
+        except SymcalcError:
+            continue
+    exercise = dict(tp=4)
+    answers = []
+    for spec in specs:
+        try:
+            f = figures(spec, opts.with_(**exercise))
+            answers.append((spec.name, f["per_rank.params"], f["per_rank.weights_bytes"]))
+        except SymcalcError:
+            answers.append((spec.name, None, None))
+    return Splitting(tuple(layouts), tuple(table), worked_label, tuple(derivations), "tp 4",
+                     tuple(answers))
+
+
 def handout(specs: list[Spec], title: str | None = None, opts: Options = Options(),
-            sections=SECTIONS, exercises: bool = False) -> Handout:
+            sections=DEFAULT_SECTIONS, exercises: bool = False,
+            figures: Optional[Callable] = None, derive_rank: Optional[Callable] = None
+            ) -> Handout:
     sections = check_sections(sections)
     sheets = [sheet(spec, opts, "budget" in sections) for spec in specs]
     contexts = [sh.context for sh in sheets if sh.context]
@@ -295,8 +368,17 @@ def handout(specs: list[Spec], title: str | None = None, opts: Options = Options
     for sh in sheets:
         groups.setdefault((sh.curve.quadratic, sh.curve.linear), []).append(sh.spec.name)
     coincide = tuple(tuple(g) for g in groups.values() if len(g) > 1)
+    split = None
+    if "parallel" in sections:
+        if figures is None or derive_rank is None:
+            from ..errors import SymcalcError
+
+            raise SymcalcError("--sections", "parallel needs the per-rank figures (symcalc "
+                                             "handout gives them)")
+        split = splitting(specs, opts, figures, derive_rank)
     return Handout(title or f"Counting {names}: parameters and compute, step by step",
-                   tuple(sheets), tuple(used), points, sections, opts, coincide, exercises)
+                   tuple(sheets), tuple(used), points, sections, opts, coincide, exercises,
+                   split)
 
 
 def dimension_meaning(name: str) -> str:

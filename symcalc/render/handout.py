@@ -194,7 +194,8 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
                                    for r in summary["rows"]],
                        "sheets": [sheets[i] for i in idx]})
     many = len(h.sheets) > 3
-    return {"title": esc(tr(h.title)), "models": models, "dims": dims, "breakdown": breakdown,
+    splitting = _splitting(h, esc, view_of, units, refs, blank) if h.splitting else None
+    return {"splitting": splitting, "title": esc(tr(h.title)), "models": models, "dims": dims, "breakdown": breakdown,
             "groups": groups, "sections": list(h.sections), "exercises": blanks,
             "summary": summary,
             "totals": [grouped(sh.total) for sh in h.sheets],
@@ -206,6 +207,49 @@ def handout_view(h: Handout, tex: bool, units: Units = Units()) -> dict:
             "sheets": sheets, "points": [grouped(p) for p in h.points],
             "xmin": h.points[0], "xmax": h.points[-1], "wide": len(h.sheets) > 2,
             "references": refs.entries(esc)}
+
+
+SPLIT_COLUMNS = (("per_rank.params", "parameters per rank", False),
+                 ("per_rank.weights_bytes", "weights per rank", True),
+                 ("per_rank.peak_bytes", "training peak per rank", True),
+                 ("communication.tp.step_wire_bytes", "TP bytes sent per step", True),
+                 ("communication.pp.step_wire_bytes", "PP bytes sent per step", True),
+                 ("communication.dp.step_wire_bytes", "DP bytes sent per step", True))
+
+
+def _splitting(h: Handout, esc, view_of, units: Units, refs: SourceIndex, blank: str) -> dict:
+    """The section "Splitting the model across GPUs": per model a table of layouts (rows)
+    by per-rank figure (columns), each model's weights per rank worked out at one layout,
+    the exercise and (in the answers) its numbers."""
+    sp, blanks = h.splitting, h.exercises
+
+    def cell(f, key, is_bytes):
+        if f is None:
+            return "--"
+        if blanks:
+            return blank
+        if not f[key]:
+            return "0"
+        return _bytes_short(f[key]) if is_bytes else short(f[key])
+
+    models = []
+    for i, sh in enumerate(h.sheets):
+        rows = [{"layout": esc(label), "cells": [cell(f, k, b) for k, _l, b in SPLIT_COLUMNS],
+                 "why": esc(why)} for (label, _lay), (f, why) in zip(sp.layouts, sp.figures[i])]
+        models.append({"model": esc(sh.spec.name), "rows": rows,
+                       "refused": [r for r in rows if r["why"]]})
+    answers = []
+    for name, params, nbytes in sp.exercise_answers:
+        answers.append(esc(_("{model}: {params} parameters on rank 0, {bytes} of weights",
+                             model=name, params=grouped(params),
+                             bytes=f"{grouped(nbytes)} B = {_bytes_short(nbytes)}"))
+                       if params is not None else
+                       esc(_("{model}: cannot be split over t = 4", model=name)))
+    return {"columns": [esc(_(label)) for _key, label, _b in SPLIT_COLUMNS], "models": models,
+            "worked": esc(sp.worked), "exercise_layout": esc(sp.exercise_layout),
+            # each with its sizes and its layout (the layout's symbols are in no other table)
+            "derivations": [view_of(d, units, refs, blanks=blanks) for d in sp.derivations],
+            "answers": [] if blanks else answers, "dtype": esc(h.options.dtype)}
 
 
 def handout_markdown(h: Handout, units: Units = Units(), template: str | None = None,
