@@ -6,7 +6,15 @@ const path = require("path");
 const fs = require("fs");
 const root = path.join(__dirname, "..", "symcalc", "page");
 global.SYMCALC_TERMS = require(path.join(root, "terms.js"));
-SYMCALC_TERMS.init(JSON.parse(fs.readFileSync(path.join(root, "..", "fast", "terms.json"), "utf-8")));
+// the table as the page embeds it (symcalc.fast.terms.full): its second line, the per-rank
+// part, merged into the first
+const [main, more] = fs.readFileSync(path.join(root, "..", "fast", "terms.json"), "utf-8").split("\n").filter(Boolean).map(l => JSON.parse(l));
+for (const [shape, body] of Object.entries(more.shapes)) {
+  Object.assign(main.shapes[shape].sets, body.sets);
+  Object.assign(main.shapes[shape].quantities, body.quantities);
+}
+delete more.shapes;
+SYMCALC_TERMS.init(Object.assign(main, more));
 const core = require(path.join(root, "core.js"));
 const input = JSON.parse(fs.readFileSync(0, "utf-8"));
 core.init(core.parseJSON(fs.readFileSync(input.meta, "utf-8")));

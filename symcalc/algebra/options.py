@@ -100,7 +100,8 @@ class Options:
             check_dtype(name.replace("_", "-"), getattr(self, name))
         if self.zero not in (0, 1, 2, 3):
             raise SymcalcError("zero", f"stage must be 0, 1, 2 or 3 (got {self.zero})")
-        self.layout().checked()
+        if self.parallel:  # a layout of one rank has nothing to check (and costs no import)
+            self.layout().checked()
         return self
 
     def with_(self, **changes) -> "Options":

@@ -31,8 +31,24 @@ PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "terms.json")
 
 @lru_cache(maxsize=None)
 def table() -> dict[str, Any]:
+    """The table (the file's first line; :func:`full` adds its per-rank part)."""
     with open(PATH, encoding="utf-8") as f:
-        return json.load(f)
+        return json.loads(f.readline())
+
+
+@lru_cache(maxsize=None)
+def full() -> dict[str, Any]:
+    """The table with its per-rank part (the file's second line: sets, quantities, views,
+    lets, fact kinds) merged in; read only when a layout needs it."""
+    main = table()
+    with open(PATH, encoding="utf-8") as f:
+        f.readline()
+        more = json.loads(f.readline())
+    for shape, body in more.pop("shapes").items():
+        main["shapes"][shape]["sets"].update(body["sets"])
+        main["shapes"][shape]["quantities"].update(body["quantities"])
+    main.update(more)
+    return main
 
 
 def quantities() -> dict[str, str]:
@@ -46,7 +62,7 @@ def optimizers() -> dict[str, list[int]]:
 # -- trees ----------------------------------------------------------------------------------
 @lru_cache(maxsize=None)
 def _fact_kinds() -> frozenset[str]:
-    return frozenset(table().get("fact_kinds", ()))
+    return frozenset(full()["fact_kinds"])
 
 
 def is_fact(name: str) -> bool:
@@ -230,6 +246,8 @@ def _resolve(sets: dict, row: list) -> list:
 def resolved(shape: str, name: str) -> tuple:
     """The rows of a set, references resolved."""
     sets = table()["shapes"][shape]["sets"]
+    if name not in sets:
+        sets = full()["shapes"][shape]["sets"]
     return tuple(_resolve(sets, row) for row in sets[name])
 
 
@@ -276,7 +294,7 @@ class Rows:
             got = dict(self.constants)
             if stage is not None:
                 got["i_p"] = stage
-            for name, t in table().get("lets", ()):
+            for name, t in full()["lets"]:
                 got["$" + name] = ratio(t, got)
             self._lets[stage] = got
         return got
@@ -299,7 +317,8 @@ class Rows:
         return got
 
     def entry(self, quantity: str) -> dict:
-        return table()["shapes"][self.shape]["quantities"][quantity]
+        found = table()["shapes"][self.shape]["quantities"].get(quantity)
+        return found if found is not None else full()["shapes"][self.shape]["quantities"][quantity]
 
     def at(self, quantity: str) -> "Rows":
         """The rows to evaluate ``quantity`` on: these, or those with the values it fixes
@@ -318,7 +337,7 @@ class Rows:
             if stage is not None:
                 c["i_p"] = stage
             trees = self._views[(name, stage)] = {k: fold(t, c)
-                                                  for k, t in table()["views"][name].items()}
+                                                  for k, t in full()["views"][name].items()}
         out = dict(v)
         for k, t in trees.items():
             if k in v:  # a size the model has (s_dec: an encoder-decoder model's)
@@ -346,7 +365,7 @@ class Rows:
             key = None
             if memo is not None:
                 key = (name, view) if view is None else \
-                    (name, view, tuple(sizes.get(k) for k in table()["views"][view]))
+                    (name, view, tuple(sizes.get(k) for k in full()["views"][view]))
                 got = memo.get(key)
             else:
                 got = None

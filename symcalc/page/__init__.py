@@ -226,7 +226,7 @@ def build(models: Iterable[dict[str, Any]] = (), meta_data: dict | None = None) 
         "CSS": (HERE / "calc.css").read_text(encoding="utf-8"),
         "META": _json(data),
         "FAMILIES": _json(families),
-        "TERMS": _json(terms.table()),
+        "TERMS": _json(terms.full()),
         "SCRIPTS": "\n".join(f"<script>{c}</script>" for c in code),
     })
 
