@@ -220,6 +220,14 @@ def build_model(config: dict, device: str = "meta", experts_implementation: str 
     """Instantiate the class named by ``config`` on ``device`` (eval mode, eager attention)."""
     cls = getattr(transformers, model_class_name(config))
     cfg = hf_config(config, experts_implementation)
+    # A class of the language model alone on a multimodal config (the causal-LM mapping of
+    # qwen3_5, qwen3_5_moe, llama4): built from the text config, as
+    # AutoModelForCausalLM.from_config builds it.
+    wants = getattr(cls, "config_class", None)
+    if wants is not None and not isinstance(cfg, wants) and hasattr(cfg, "get_text_config"):
+        text = cfg.get_text_config()
+        if isinstance(text, wants):
+            cfg = text
     with torch.device(device):
         model = cls(cfg)
     model.eval()
@@ -477,7 +485,7 @@ def deliberate_param_difference(cfg: dict) -> int:
     (a) T5ForConditionalGeneration with tie_word_embeddings false: transformers 5.24's
         T5Config.__post_init__ forces tying, but the issue asks for an untied head as T5 v1.1
         checkpoints have (their lm_head is its own V x d matrix): symcalc = transformers + V*d.
-    (b) BertForMaskedLM with tie_word_embeddings false: transformers gives the decoder its own
+    (b) BertForMaskedLM (and BertLMHeadModel, the same head) with tie_word_embeddings false: transformers gives the decoder its own
         weight and bias and keeps cls.predictions.bias as a separate parameter that the forward
         pass never reads; symcalc counts the head the forward pass uses: transformers - V.
     """
@@ -487,7 +495,7 @@ def deliberate_param_difference(cfg: dict) -> int:
     model_cfg = hf_config(cfg)  # the sizes after transformers' defaults
     if cls == "T5ForConditionalGeneration":
         return model_cfg.vocab_size * model_cfg.d_model
-    if cls == "BertForMaskedLM":
+    if cls in ("BertForMaskedLM", "BertLMHeadModel"):  # the same cls.predictions head
         return -model_cfg.vocab_size
     return 0
 

@@ -59,7 +59,8 @@ def test_handout_whole_budget(pair):
     mistral, llama = (sh.budget for sh in pair.sheets)
     assert mistral.kv_bytes * 4 == mistral.kv_mha_bytes == llama.kv_bytes == 1_073_741_824
     assert mistral.weights_bytes == 2 * 7_241_732_096
-    assert mistral.training_bytes == 16 * 7_241_732_096
+    assert mistral.state_bytes == 16 * 7_241_732_096
+    assert mistral.peak_bytes == mistral.state_bytes + mistral.activations_bytes
     assert mistral.six_nd == 6 * 7_241_732_096 * 2048
     md = handout_markdown(pair)
     assert "**In one box.**" in md.split("## The models")[0]
@@ -102,7 +103,7 @@ def test_eight_models_split_tables_and_coincident_curves():
     assert tex.count("symbol & meaning") == 3  # 3 + 3 + 2 models
     assert "legend style={font=\\small, at={(0.5,-0.17)}" in tex  # legend below the plot
     same = handout(specs("gpt2", "gpt2"))
-    assert same.coincide == (("gpt2", "gpt2"),)
+    assert same.coincide == (("both", ("gpt2", "gpt2")),)
     assert "coincide" in handout_latex(same)
 
 

@@ -95,11 +95,16 @@ def test_numbers_follow_cldr():
         assert numbers.short(7241732096) == f"7,242{NBSP}млрд"
         assert numbers.params_in(84934656, "M") == f"84,935{NBSP}млн"
         assert numbers.short(907776) == f"907,776{NBSP}тыс."
-        assert numbers.bytes_both(14483464192) == f"14,48{NBSP}GB / 13,49{NBSP}GiB"
+        # bytes named in Russian; a four-digit number whole, in tables as in formulas
+        assert numbers.bytes_both(14483464192) == f"14,48{NBSP}ГБ / 13,49{NBSP}ГиБ"
+        assert numbers.grouped(4096) == "4096" and numbers.grouped(14336) == f"14{NBSP}336"
     with i18n.using("zh"):
         assert numbers.grouped(7241732096) == "7,241,732,096"
-        assert numbers.yi(84934656) == "0.849亿" and numbers.short(84934656) == "0.849亿"
-        assert numbers.short(38400000) == "0.384亿" and numbers.short(90000) == "9.000万"
+        # natural magnitudes: the largest unit reached, four significant digits; --unit yi
+        # keeps the estimator's tenths of 亿
+        assert numbers.yi(84934656) == "0.849亿" and numbers.short(84934656) == "8,493万"
+        assert numbers.short(671026404352) == "6,710亿" and numbers.short(124439808) == "1.244亿"
+        assert numbers.short(38400000) == "3,840万" and numbers.short(90000) == "9.000万"
         assert numbers.bytes_both(14483464192) == f"14.48{NBSP}GB / 13.49{NBSP}GiB"
     assert numbers.short(7241732096) == "7.24 B"  # English unchanged
     with pytest.raises(i18n.SymcalcError, match="--lang: 'fr' is not a language"):
@@ -120,7 +125,7 @@ def test_handout_markdown_golden_and_fully_translated(lang, model):
         assert f"**7{NBSP}241{NBSP}732{NBSP}096 параметров = 7,242{NBSP}млрд**" in text
         assert "## Где находятся параметры" in text and "скрытая размерность" in text
     else:
-        assert "0.849亿" in text and "## 参数分布" in text and "注意力头" in text
+        assert "8,493万" in text and "## 参数分布" in text and "注意力头" in text
 
 
 def test_derivations_of_the_seeds_are_fully_translated(cli):
@@ -140,7 +145,7 @@ def test_report_table_in_russian(cli):
     res = cli("report", "mistral-7b", "--lang", "ru")
     assert res.returncode == 0, res.stderr
     assert f"всего               7{NBSP}241{NBSP}732{NBSP}096  (7,242{NBSP}млрд)" in res.stdout
-    assert f"14,48{NBSP}GB / 13,49{NBSP}GiB" in res.stdout
+    assert f"14,48{NBSP}ГБ / 13,49{NBSP}ГиБ" in res.stdout
 
 
 needs_xetex = pytest.mark.skipif(
@@ -151,7 +156,7 @@ needs_xetex = pytest.mark.skipif(
 @needs_xetex
 @pytest.mark.parametrize("lang,model,totals", [
     ("ru", "mistral-7b", [f"7{NBSP}241{NBSP}732{NBSP}096", f"7,242{NBSP}млрд", "Модели"]),
-    ("zh", "seed-estimator-12x768", ["0.849亿", "1.233亿", "参数分布"])])
+    ("zh", "seed-estimator-12x768", ["8,493万", "1.233亿", "参数分布"])])
 def test_localized_handout_compiles(cli, tmp_path, lang, model, totals):
     pdf = tmp_path / f"{lang}.pdf"
     res = cli("handout", model, "--lang", lang, "-o", pdf)

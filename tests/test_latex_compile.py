@@ -40,7 +40,7 @@ EXAMPLE_TOTALS = {
     "estimator-12x768": ["84,934,656", "38,400,000", "0.849", "0.384"],
     # the seeds in their own language (xelatex, a few seconds each): CLDR figures as printed
     "decoder-calculator-default.ru": ["7\u00a0241\u00a0732\u00a0096", "6\u00a0979\u00a0588\u00a0096",
-                                      "262\u00a0144\u00a0000", "7,242\u00a0млрд", "14,48\u00a0GB"],
+                                      "262\u00a0144\u00a0000", "7,242\u00a0млрд", "14,48\u00a0ГБ"],
     "estimator-12x768.zh": ["84,934,656", "38,400,000", "0.849亿", "0.384亿"],
 }
 
@@ -100,7 +100,8 @@ def test_handout_pdf(cli, tmp_path):
         assert figure in text, figure
     info = subprocess.run(["pdfinfo", str(out)], capture_output=True, text=True).stdout
     pages = int(next(l.split()[-1] for l in info.splitlines() if l.startswith("Pages")))
-    assert 4 <= pages <= 12
+    # issue 24 added the activations, the training peak and the 6 N D gap derived per model
+    assert 4 <= pages <= 16
 
 
 @needs_tex
@@ -130,6 +131,13 @@ HANDOUTS = {
     "eight-models": ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-2-7b", "llama-2-13b",
                      "llama-3-8b", "qwen2-0.5b"],
 }
+# the architectures taught next, in every language (xelatex for ru and zh)
+NEXT = {"mla-moe": ["deepseek-v3"], "hybrid": ["qwen3-next-80b-a3b"]}
+LANGS = ("en", "ru", "zh")
+MARGIN = 2.2 / 2.54 * 72  # geometry's margin (2.2 cm) in pt
+# full-width punctuation may hang into the margin: its glyph sits in the left of its box
+HANGING = "。，、；：！？）」』"
+OPENING = "（「『"
 
 
 def layout_problems(log: str) -> list[str]:
@@ -137,6 +145,30 @@ def layout_problems(log: str) -> list[str]:
     bad = [m.group(0) for m in OVERFULL.finditer(log) if float(m.group(1)) > 1.0]
     bad += [line for line in log.splitlines() if line.startswith("Missing character")]
     return bad
+
+
+def outside_text_block(pdf: Path, slack: float = 2.0) -> list[str]:
+    """Words set beyond the text block's left or right edge (a label pushed off the page, a
+    formula running into the margin) as pdftotext's boxes place them; an overfull box the log
+    does not report (a \\tag wider than the line) is found here too."""
+    import html
+
+    xml = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True,
+                         check=True).stdout
+    width = float(re.search(r'<page width="([\d.]+)"', xml)[1])
+    left, right = MARGIN - slack, width - MARGIN + slack
+    out = []
+    for x0, y0, x1, y1, word in re.findall(r'<word xMin="([-\d.]+)" yMin="([-\d.]+)" '
+                                           r'xMax="([-\d.]+)" yMax="([-\d.]+)">(.*?)</word>', xml):
+        x0, x1, height = float(x0), float(x1), float(y1) - float(y0)
+        word = html.unescape(word)
+        if word and word[-1] in HANGING:
+            x1 -= 0.7 * height
+        if word and word[0] in OPENING:
+            x0 += 0.7 * height
+        if x0 < left or x1 > right:
+            out.append(f"{word!r} at x = {x0:.1f}..{x1:.1f} pt")
+    return out
 
 
 def test_layout_problems_are_found():
@@ -156,6 +188,7 @@ def test_handout_layout(cli, tmp_path, name):
     log = tex.with_suffix(".log").read_text(errors="replace")
     assert not layout_problems(log), layout_problems(log)[:5]
     pdf = tex.with_suffix(".pdf")
+    assert not outside_text_block(pdf), outside_text_block(pdf)[:5]
     pages = int(next(l.split()[-1] for l in subprocess.run(
         ["pdfinfo", str(pdf)], capture_output=True, text=True).stdout.splitlines()
         if l.startswith("Pages")))
@@ -167,6 +200,36 @@ def test_handout_layout(cli, tmp_path, name):
         # no figure labels inside the plot (they collided): s* and context are in the legend
         assert "context 1,024" in text and "s* = 25,204" in text.replace("∗", "*")
         assert tex.read_text().count("\\node[") == 0
+
+
+def test_words_outside_the_text_block_are_found(tmp_path):
+    """The check finds a label pushed off the page's left edge (the 6 N D tag of issue 24
+    did that with no overfull box in the log)."""
+    if not (shutil.which("pdflatex") and shutil.which("pdftotext")):
+        pytest.skip("pdflatex and pdftotext are not installed")
+    tex = tmp_path / "clip.tex"
+    tex.write_text("\\documentclass[11pt,a4paper]{article}\\usepackage[margin=2.2cm]{geometry}"
+                   "\\usepackage{amsmath}\\begin{document}\\begin{align*}x &= 1 \\tag*{"
+                   + "a label much too wide for its line " * 4 + "}\\end{align*}"
+                   "\\end{document}\n")
+    compile_tex(tex)
+    assert outside_text_block(tex.with_suffix(".pdf"))
+
+
+@needs_tex
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", sorted(NEXT))
+def test_next_architectures_layout(cli, tmp_path, name, lang):
+    """DeepSeek-V3 (MLA, MoE with dense layers) and Qwen3-Next (hybrid) in each language: no
+    overfull box, no missing glyph, no word beyond the text block (formulas, tags, labels)."""
+    tex = tmp_path / f"{name}.{lang}.tex"
+    res = cli("handout", *NEXT[name], "--lang", lang, "-o", tex)
+    assert res.returncode == 0, res.stderr
+    compile_tex(tex)
+    log = tex.with_suffix(".log").read_text(errors="replace")
+    assert not layout_problems(log), layout_problems(log)[:5]
+    outside = outside_text_block(tex.with_suffix(".pdf"))
+    assert not outside, outside[:5]
 
 
 @needs_tex
@@ -196,3 +259,55 @@ def test_exercise_sheet_and_answers(cli, tmp_path):
     assert "124,439,808" in full and "124,439,808" not in blank
     assert "590,592" in full and "590,592" not in blank
     assert "768 · 64 · 12" in blank  # the sizes substituted are shown
+
+
+@needs_tex
+def test_derive_writes_what_its_output_says(cli, tmp_path):
+    """-o FILE.pdf is a PDF, -o FILE.tex a LaTeX document that compiles (issue 24: both were
+    Markdown); a --format that contradicts the file is refused."""
+    pdf = tmp_path / "d.pdf"
+    res = cli("derive", "gpt2", "-o", pdf)
+    assert res.returncode == 0, res.stderr
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    assert "124,439,808" in text and "References" in text
+    tex = tmp_path / "d.tex"
+    res = cli("derive", "mixtral-8x7b", "--quantity", "memory.kv_cache_bytes", "-o", tex)
+    assert res.returncode == 0, res.stderr
+    assert tex.read_text().startswith("\\documentclass")
+    assert "268,435,456" in compile_tex(tex)
+    res = cli("derive", "gpt2", "--format", "md", "-o", tmp_path / "x.pdf")
+    assert res.returncode == 2 and "--format" in res.stderr and res.stderr.count("\n") == 1
+    assert not (tmp_path / "x.pdf").exists()
+
+
+JUPYTER_PREAMBLE = ("\\documentclass[11pt]{article}\n\\usepackage[T1]{fontenc}\n"
+                    "\\usepackage{amsmath}\n\\usepackage{amssymb}\n\\usepackage{textcomp}\n"
+                    "\\usepackage{geometry}\n\\begin{document}\n")
+
+
+@needs_tex
+def test_repr_latex_compiles_with_pdflatex(tmp_path):
+    """What Jupyter shows as LaTeX goes into nbconvert's PDF export as it is: every display
+    (a model, derivations of MLA, hybrid and dense models) compiles with pdflatex and keeps
+    its words (the underscores of d_model and (moe_intermediate_size) included)."""
+    from symcalc.model import model
+
+    shown = [model("gpt2"), model("qwen3-next-80b-a3b"),
+             model("gpt2").derive(), model("deepseek-v3").derive("memory.kv_cache_bytes"),
+             model("qwen3-next-80b-a3b").derive("memory.recurrent_state_bytes"),
+             model("mistral-7b").derive("memory.activations_bytes"),
+             model("gpt2").closed_form("kaplan")]
+    tex = tmp_path / "notebook.tex"
+    tex.write_text(JUPYTER_PREAMBLE + "\n\n".join(s._repr_latex_() for s in shown)
+                   + "\n\\end{document}\n", encoding="utf-8")
+    done = subprocess.run(["pdflatex", "-no-shell-escape", "-interaction=nonstopmode",
+                           "-halt-on-error", tex.name], cwd=tmp_path, capture_output=True,
+                          text=True, errors="replace", timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:]
+    text = subprocess.run(["pdftotext", str(tex.with_suffix(".pdf")), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    for words in ("hidden size d", "model", "moe", "intermediate", "Recurrent-state memory",
+                  "Parameters of gpt2", "Activation memory of mistral-7b"):
+        assert words in text, words

@@ -7,7 +7,9 @@ totals into exactly ``12*L*d**2``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+from ..records import replace
 
 import sympy
 
@@ -43,11 +45,13 @@ ASSUMPTIONS: dict[str, Assumption] = {
     a.name: a
     for a in (
         Assumption("none", "the architecture as it is, sizes as symbols", "", {}, {}),
-        Assumption("textbook", "n_h d_h = d, n_kv = n_h (multi-head), d_ff = 4d; the rest of "
-                   "the architecture kept (biases, norms, embeddings)", "vaswani2017",
+        Assumption("textbook", "heads together as wide as the model, one K/V head per query "
+                   "head (multi-head), an FFN four times as wide; the rest of the architecture "
+                   "kept (biases, norms, embeddings)", "vaswani2017",
                    TEXTBOOK_RELATIONS, {}),
-        Assumption("kaplan", "Kaplan et al. 2020: n_h d_h = d, n_kv = n_h, d_ff = 4d, plain FFN, "
-                   "no biases; norms, embeddings and head dropped (non-embedding N)", "kaplan2020",
+        Assumption("kaplan", "Kaplan et al. 2020: heads together as wide as the model, one K/V "
+                   "head per query head, a plain FFN four times as wide, no biases; norms, "
+                   "embeddings and head left out (non-embedding N)", "kaplan2020",
                    TEXTBOOK_RELATIONS,
                    {"ffn": "plain", "ffn_bias": False, "attention_bias": "none",
                     "attention_output": True, "norm": "none", "token_embedding": False,

@@ -12,7 +12,7 @@ the same trees (``symcalc/page/lang.js``), so both read a data file the same way
 * ``["[", items...]``: a list; ``["sub", obj, key]``: ``obj['key']`` or ``items[0]``;
 * ``["or", ...]`` (null-coalescing), ``["and", ...]``, ``["not", x]``, ``["neg", x]``,
   ``["if", test, then, else]``;
-* ``["+", a, b]``, ``["-", a, b]``, ``["*", a, b]``, ``["//", a, b]``;
+* ``["+", a, b]``, ``["-", a, b]``, ``["*", a, b]``, ``["//", a, b]``, ``["%", a, b]``;
 * ``["cmp", left, [op, right], ...]`` with op ``== != < <= > >= is is not in not in``;
 * ``["call", name, args...]``: a function of :data:`FUNCTIONS`.
 
@@ -22,8 +22,10 @@ config key beside the field).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Callable
+from ..records import Record
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from ..errors import SymcalcError
 
@@ -118,9 +120,13 @@ def _max(*args: Any) -> Any:
 
 def _floor(x: Any) -> int:
     """The whole part of a non-negative number (``int()`` in transformers' code)."""
+    if isinstance(x, list):
+        raise ValueProblem("must be a number", x)
     value = _numbers((x,))[0]
     if value < 0:
         raise ValueProblem("must not be negative", x)
+    if value != value or value == float("inf"):  # int() of nan or infinity raises
+        raise ValueProblem("must be a finite number", x)
     return int(value)
 
 
@@ -185,6 +191,27 @@ def _matches(text: Any, pattern: Any) -> bool:
     return isinstance(text, str) and re.fullmatch(pattern, text) is not None
 
 
+PROJECTIONS = ("q", "k", "v", "o")
+
+
+def _projections(text: Any) -> list[str]:
+    """The attention projections an ``attention_bias`` text names: ``all``, ``none`` (or
+    empty), or a list of q, k, v, o (``"q,k"``, ``"q k"`` or ``"qkv"``), in q, k, v, o order."""
+    if not isinstance(text, str):
+        raise ValueProblem("must be 'all', 'none' or a list of q, k, v, o", text)
+    lowered = text.strip().lower()
+    if lowered == "all":
+        return list(PROJECTIONS)
+    if lowered in ("none", ""):
+        return []
+    parts = lowered.replace(",", " ").split()
+    if len(parts) == 1 and parts[0] not in PROJECTIONS:
+        parts = list(parts[0])  # "qkv" -> q, k, v
+    if any(p not in PROJECTIONS for p in parts):
+        raise ValueProblem("must be 'all', 'none' or a list of q, k, v, o", text)
+    return [p for p in PROJECTIONS if p in parts]
+
+
 def _any(*conditions: Any) -> bool:
     """True when any argument is true (each must be true, false or null). ``a or b`` is not
     a boolean or: it is ``a`` unless ``a`` is null."""
@@ -212,12 +239,12 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "last_part": (_last_part, 2, 2),
     "is_list": (_is_list, 1, 1),
     "any": (_any, 1, None),
+    "projections": (_projections, 1, 1),
 }
 
 
 # -- parsing a text into a tree ------------------------------------------------------------------
-@dataclass(frozen=True)
-class Expr:
+class Expr(Record):
     """One parsed expression of a data file."""
 
     text: str
@@ -240,7 +267,7 @@ def parse_expression(text: Any, where: str, key: str) -> Expr:
     return Expr(text, tree, frozenset(names))
 
 
-_BINOPS = {"Add": "+", "Sub": "-", "Mult": "*", "FloorDiv": "//"}
+_BINOPS = {"Add": "+", "Sub": "-", "Mult": "*", "FloorDiv": "//", "Mod": "%"}
 _CMPOPS = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=",
            "Is": "is", "IsNot": "is not", "In": "in", "NotIn": "not in"}
 
@@ -319,23 +346,119 @@ def _tree(ast, node, where: str, key: str, text: str, names: set[str]):
 # -- evaluating a tree ----------------------------------------------------------------------------
 class Scope:
     """Name lookup for one evaluation: the data's value (an explicit ``null`` stays null),
-    else the defaults', else null."""
+    else the defaults', else null. ``spelled`` names a key the way the data spelled it (an
+    alias of a family's ``[aliases]``), for error messages."""
 
-    def __init__(self, data: dict[str, Any], defaults: dict[str, Any] | None = None):
+    def __init__(self, data: dict[str, Any], defaults: dict[str, Any] | None = None,
+                 spelled: dict[str, str] | None = None):
         self.data = data
         self.defaults = defaults or {}
+        self.spelled = spelled or {}
 
     def get(self, key: str) -> Any:
         return self.data[key] if key in self.data else self.defaults.get(key)
 
+    def name(self, key: str) -> str:
+        return self.spelled.get(key, key)
+
 
 # an evaluated value and the names it came from (for error messages)
-Value = tuple[Any, tuple[str, ...]]
+Value = tuple  # (value, tuple of names)
 
 
 def evaluate(expr: Expr, scope: Scope, where: str) -> Value:
     """The value of ``expr`` and the names it was read from."""
     return _eval(expr.tree, scope, where, expr.text)
+
+
+class _Slow(Exception):
+    """The lean evaluator met something it leaves to :func:`_eval` (an error to word)."""
+
+
+_LEAN_CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+             "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+             ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+             "in": lambda a, b: a in b, "not in": lambda a, b: a not in b}
+
+
+def value_of(tree: Any, text: str, scope: Scope, where: str) -> Any:
+    """The value of a tree, as :func:`evaluate` gives it, without tracking the names it
+    reads (the rules and facts run on every report: this is about three times faster). On
+    anything unusual -- a value of the wrong kind, a function, a subscript -- the full
+    evaluator runs, so values and errors are exactly :func:`evaluate`'s."""
+    try:
+        return _lean(tree, scope.data, scope.defaults)
+    except _Slow:
+        return _eval(tree, scope, where, text)[0]
+
+
+def _lean(t, data: dict, defaults: dict) -> Any:
+    if t is None or t is True or t is False or type(t) is int:
+        return t
+    if type(t) is str:
+        return data[t] if t in data else defaults.get(t)
+    op = t[0]
+    if op == "and":
+        for operand in t[1:]:
+            v = _lean(operand, data, defaults)
+            if v is None or v is False:
+                return False
+            if v is not True:
+                raise _Slow
+        return True
+    if op == "not":
+        v = _lean(t[1], data, defaults)
+        if v is None or v is False:
+            return True
+        if v is True:
+            return False
+        raise _Slow
+    if op == "or":
+        v = None
+        for operand in t[1:]:
+            v = _lean(operand, data, defaults)
+            if v is not None:
+                return v
+        return v
+    if op == "if":
+        c = _lean(t[1], data, defaults)
+        if c is True:
+            return _lean(t[2], data, defaults)
+        if c is None or c is False:
+            return _lean(t[3], data, defaults)
+        raise _Slow
+    if op == "'":
+        return t[1]
+    if op == "cmp":
+        left = _lean(t[1], data, defaults)
+        result = True
+        for name, right_tree in t[2:]:
+            right = _lean(right_tree, data, defaults)
+            if name == "is" or name == "is not":
+                same = left is right if left is None or right is None else left == right
+                ok = same if name == "is" else not same
+            else:
+                try:
+                    ok = _LEAN_CMP[name](left, right)
+                except TypeError:
+                    raise _Slow from None
+            result = result and ok
+            left = right
+        return result
+    if op in _ARITH:
+        a, b = _lean(t[1], data, defaults), _lean(t[2], data, defaults)
+        if type(a) is not int or type(b) is not int or (b == 0 and op in ("//", "%")):
+            raise _Slow
+        return _ARITH[op](a, b)
+    if op == "[":
+        return [_lean(e, data, defaults) for e in t[1:]]
+    if op == "call" and t[1] in ("any", "positive", "max", "min", "projections"):
+        args = [_lean(a, data, defaults) for a in t[2:]]
+        try:
+            return FUNCTIONS[t[1]][0](*args)
+        except ValueProblem:
+            raise _Slow from None
+    raise _Slow
 
 
 def condition(value: Value, where: str) -> bool:
@@ -356,7 +479,7 @@ def _merge(*key_groups: tuple[str, ...]) -> tuple[str, ...]:
 
 
 _ARITH = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-          "//": lambda a, b: a // b}
+          "//": lambda a, b: a // b, "%": lambda a, b: a % b}
 _COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b,
             "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
             ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
@@ -369,7 +492,7 @@ def _eval(t, scope: Scope, where: str, text: str) -> Value:
     if t is None or isinstance(t, (bool, int)):
         return t, ()
     if isinstance(t, str):
-        return scope.get(t), (t,)
+        return scope.get(t), (scope.name(t),)
     op = t[0]
     if op == "'":
         return t[1], ()
@@ -407,7 +530,7 @@ def _eval(t, scope: Scope, where: str, text: str) -> Value:
         b = _eval(t[2], scope, where, text)
         _numeric(a, where, text)
         _numeric(b, where, text)
-        if op == "//" and b[0] == 0:
+        if op in ("//", "%") and b[0] == 0:
             raise SymcalcError(", ".join(b[1]) or where, f"must not be 0 (divides in {text!r})")
         return _ARITH[op](a[0], b[0]), _merge(a[1], b[1])
     if op == "cmp":

@@ -3,7 +3,7 @@ example of one quantity, every component's formula with its source, the numbers
 substituted, each intermediate value and the total."""
 from __future__ import annotations
 
-from .common import add_model, add_workload, checked_names, options_from
+from .common import add_lang, add_model, add_workload, checked_names, options_from
 
 PARAM_UNITS = ("auto", "exact", "K", "M", "B", "T", "yi")
 FLOP_PREFIXES = ("auto", "K", "M", "G", "T", "P", "E")
@@ -19,15 +19,6 @@ def add_units(p) -> None:
     add_lang(p)
 
 
-def add_lang(p) -> None:
-    """--lang en|ru|zh: the words and number formats of what the command writes."""
-    from ..i18n import LANGS
-
-    p.add_argument("--lang", default="en", choices=LANGS, metavar="LANG",
-                   help="language of labels, headings, notes and number formats: "
-                        + ", ".join(LANGS) + " (default en)")
-
-
 def register(sub) -> None:
     p = sub.add_parser("derive", help="a quantity worked out step by step (Markdown or LaTeX)")
     add_model(p)
@@ -36,7 +27,9 @@ def register(sub) -> None:
                         "flops.training, memory.weights_bytes, memory.kv_cache_bytes, ...; "
                         "with a layout per_rank.peak_bytes, per_rank.weights_bytes, "
                         "communication.tp.step_bytes, ... (docs/cli.md)")
-    p.add_argument("--format", default="md", choices=("md", "tex"), help="md (default) or tex")
+    p.add_argument("--format", default=None, choices=("md", "tex"),
+                   help="md or tex (default: from -o FILE: .tex and .pdf are LaTeX, a whole "
+                        "document; otherwise md)")
     p.add_argument("--standalone", action="store_true",
                    help="with --format tex: a whole document that compiles with pdflatex")
     p.add_argument("--against", default=None, metavar="MODEL",
@@ -47,7 +40,9 @@ def register(sub) -> None:
     p.add_argument("--form", default=None, metavar="NAME",
                    help="instead: a published formula (see symcalc.derivations.published, e.g. "
                         "seed-layer-mixed) at the model's sizes against symcalc's count")
-    p.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE")
+    p.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write to FILE: FILE.md Markdown, FILE.tex a LaTeX document, FILE.pdf "
+                        "that document compiled (needs pdflatex or xelatex)")
     p.add_argument("--exercises", action="store_true",
                    help="with -o FILE: an exercise sheet in FILE (formulas and sizes, numbers "
                         "left blank) and the worked answers beside it as FILE-answers")
@@ -56,6 +51,12 @@ def register(sub) -> None:
 
     add_solve_args(p, required=False)  # derive MODEL --for d --target ...: the solving steps
     add_workload(p)
+    from .speed import add_speed_args
+
+    p.add_argument("--gpu", action="append", default=[], metavar="NAME",
+                   help="accelerator of a how-fast quantity (speed.decode_seconds_per_token, "
+                        "speed.prefill_seconds, capacity.max_sequences, utilization.mfu)")
+    add_speed_args(p)
     p.set_defaults(func=run)
 
 
@@ -106,6 +107,8 @@ def build(args):
     quantity = args.quantity or "params.total"
     spec = checked_names([resolve(args.model, args.sets)], latex)[0]
     opts = options_from(args)
+    if quantity.split(".")[0] in ("speed", "capacity", "utilization") or args.gpu:
+        return speed_derivation(args, spec, opts, quantity)
     if args.against is not None:  # '' is refused, never ignored
         if not args.against.strip():
             from ..errors import SymcalcError
@@ -148,6 +151,27 @@ def derive_per_rank(spec, quantity: str, opts):
     return derive_parallel(spec, quantity, opts, plan_entries(plans.plan_rows(spec, "hf")), stage)
 
 
+def speed_derivation(args, spec, opts, quantity: str):
+    """A how-fast quantity on the first --gpu (derivations.derive_speed)."""
+    from ..derivations.derive_speed import QUANTITIES, derive_speed
+    from ..errors import SymcalcError
+    from ..fast.quick import quick_report
+    from ..inputs.gpus import accelerator
+    from .speed import refuse_without_gpu, speed_options
+
+    if quantity not in QUANTITIES:
+        raise SymcalcError("--quantity", f"with --gpu must be one of {', '.join(QUANTITIES)} "
+                                         f"(got {quantity!r})")
+    refuse_without_gpu(args)
+    if not args.gpu:
+        raise SymcalcError("--gpu", f"{quantity} needs an accelerator: name one with --gpu")
+    from ..fast import speed as SP
+
+    gpu = accelerator(args.gpu[0], tuple(args.gpus))
+    fig = SP.Figures(spec, opts, quick_report(spec, opts), speed_options(args, opts, gpu))
+    return derive_speed(spec, quantity, fig, SP.capacity(fig), SP.utilization(fig))
+
+
 SOLVE_ONLY = (("--keep", "keep"), ("--multiple-of", "multiple_of"), ("--gpus", "gpus"))
 
 
@@ -165,40 +189,83 @@ def refuse_unused(args) -> None:
 
     if args.solve_for is None:
         for option, dest in SOLVE_ONLY:
+            if dest == "gpus" and getattr(args, "gpu", None):
+                continue  # accelerators of a how-fast quantity
             if getattr(args, dest) not in (None, []):
                 raise SymcalcError(option, "applies only with --for (derive MODEL --for SIZE "
                                            "--target|--fit|--when ...: the solving steps)")
 
 
+def output_kind(args) -> tuple[str, bool, bool]:
+    """(format, standalone, pdf) from --format, --standalone and -o's extension: FILE.pdf is
+    a LaTeX document compiled, FILE.tex a LaTeX document (a fragment only with --format tex
+    and no --standalone), FILE.md Markdown; a --format that contradicts the file is refused."""
+    from pathlib import Path
+
+    from ..errors import SymcalcError
+
+    suffix = Path(args.output).suffix.lower() if args.output else ""
+    wanted = {".pdf": "tex", ".tex": "tex", ".md": "md"}.get(suffix)
+    if wanted and args.format not in (None, wanted):
+        raise SymcalcError("--format", f"{args.format} does not go in {args.output!r} "
+                                       f"({suffix} is {'Markdown' if wanted == 'md' else 'LaTeX'}); "
+                                       "drop --format or change the file's extension")
+    fmt = args.format or wanted or "md"
+    standalone = args.standalone or (args.format is None and wanted == "tex")
+    if args.standalone and fmt != "tex":
+        raise SymcalcError("--standalone", "applies only with --format tex (or -o FILE.tex)")
+    return fmt, standalone or suffix == ".pdf", suffix == ".pdf"
+
+
 def run(args) -> int:
+    from pathlib import Path
+
     from ..errors import SymcalcError
 
     check_template(args.template)
     refuse_unused(args)
-    if args.standalone and args.format != "tex":
-        raise SymcalcError("--standalone", "applies only with --format tex")
     if args.exercises and args.output is None:
         raise SymcalcError("--exercises", "needs -o FILE (the sheet; the answers go beside it "
                                           "as FILE-answers)")
-    from pathlib import Path
-
     check_output(args.output, example="derivation",
                  beside=[answers_path(Path(args.output))] if args.exercises else [])
+    args.format, standalone, pdf = output_kind(args)
+    if pdf:
+        import shutil
+
+        if not shutil.which("pdflatex") and not shutil.which("xelatex"):
+            raise SymcalcError("-o", "PDF output needs pdflatex or xelatex (not found on PATH); "
+                                     "write FILE.tex instead, or install texlive")
     derivation = build(args)
     units = units_from(args)
 
-    def text_of(blanks: bool) -> str:
+    def text_of(blanks, key=None) -> str:
         if args.format == "md":
             from ..render.markdown import derivation_markdown
 
-            return derivation_markdown(derivation, units, args.template, blanks=blanks)
+            return derivation_markdown(derivation, units, args.template, blanks=blanks, key=key)
         from ..render.latex import derivation_latex
 
-        return derivation_latex(derivation, args.standalone, units, args.template, blanks=blanks)
+        return derivation_latex(derivation, standalone, units, args.template, blanks=blanks,
+                                key=key)
 
-    write(text_of(args.exercises), args.output)
-    if args.exercises:
-        write(text_of(False), str(answers_path(Path(args.output))))
+    outputs = [(args.exercises, args.output)]
+    if args.exercises:  # the sheet's numbered blanks, then the key that fills them
+        from ..render.view import sheet_blanks
+
+        blanks = sheet_blanks(derivation)
+        sheet = text_of(blanks)
+        outputs = [(sheet, args.output),
+                   (text_of(False, key=blanks), str(answers_path(Path(args.output))))]
+    else:
+        outputs = [(text_of(False), args.output)]
+    for text, path in outputs:
+        if pdf:
+            from ..render.handout import compile_pdf
+
+            compile_pdf(text, Path(path))
+        else:
+            write(text, path)
     return 0
 
 

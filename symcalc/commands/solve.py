@@ -36,12 +36,17 @@ def register(sub) -> None:
     p.add_argument("--layouts", default=None, metavar="N",
                    help="every parallel layout of N GPUs that meets --fit (default: "
                         "'per_rank.peak_bytes <= GPU' with --gpu), sorted by per-rank peak")
-    p.add_argument("--gpu", default=None, metavar="NAME",
-                   help="with a layout search and no --fit: fit per_rank.peak_bytes in this "
-                        "accelerator's memory (names in symcalc/inputs/gpus.toml)")
     p.add_argument("--json", action="store_true",
                    help='{"equation", "exact", "below", "above", "value_below", "value_above"}')
     add_workload(p)
+    from .speed import add_speed_args
+
+    p.add_argument("--gpu", action="append", default=[], metavar="NAME",
+                   help="accelerator of a how-fast relation (speed.*, capacity.*, "
+                        "utilization.*): --for b, s or gpus; with a layout search and no "
+                        "--fit: fit per_rank.peak_bytes in its memory (names in "
+                        "symcalc/inputs/gpus.toml)")
+    add_speed_args(p)
     p.set_defaults(func=run)
 
 
@@ -74,7 +79,10 @@ def layout_answer(args) -> dict:
         if not getattr(args, "gpu", None):
             raise SymcalcError("--fit", "give the budget, e.g. --fit 'per_rank.peak_bytes <= "
                                         "80GB', or --gpu NAME")
-        text = L.DEFAULT_FIT.format(gpu=args.gpu)
+        if len(args.gpu) > 1:
+            raise SymcalcError("--gpu", "a layout search fits one accelerator (got "
+                                        f"{', '.join(args.gpu)})")
+        text = L.DEFAULT_FIT.format(gpu=args.gpu[0])
     relation = L.relation_of(text, "--fit", accelerator_constants(tuple(args.gpus)))
     if getattr(args, "layouts", None) is not None:
         from ..algebra.spec import parse_int
@@ -114,6 +122,59 @@ def solution_from(args, latex: bool = False):
                                 else args.multiple_of), tuple(args.gpus))
 
 
+SPEED_PREFIXES = ("speed.", "capacity.", "utilization.")
+
+
+def is_speed_question(args) -> bool:
+    return any(p in (getattr(args, m) or "") for m in ("target", "fit", "when")
+               for p in SPEED_PREFIXES)
+
+
+def speed_answer(args):
+    """A how-fast relation: exact search on the quick path (fast.speed_solve)."""
+    from ..algebra.relation import parse_relation
+    from ..errors import SymcalcError
+    from ..fast import speed_solve as SS
+    from ..inputs.gpus import accelerator
+    from ..inputs.resolver import resolve
+    from .speed import speed_options
+
+    import sympy
+
+    mode, text = relation_of(args)
+    if mode == "target":
+        raise SymcalcError("--target", "a how-fast figure is met with --fit or --when "
+                                       "(an inequality), e.g. 'speed.decode_seconds_per_token <= 0.05'")
+    if not args.gpu:
+        raise SymcalcError("--gpu", "a how-fast relation needs an accelerator: name one with --gpu")
+    symbols = {name: sympy.Symbol(name.replace(".", "__"), positive=True) for name in SS.FIGURES}
+
+    def lookup(name):
+        return (symbols[name], "count") if name in symbols else None
+
+    rel = parse_relation(text, f"--{mode}", lookup)
+    used = [n for n, _k in rel.names if n in symbols]
+    if not used:
+        raise SymcalcError(f"--{mode}", "names no how-fast figure (" + ", ".join(SS.FIGURES) + ")")
+    spec = checked_names([resolve(args.model, args.sets)])[0]
+    opts = options_from(args)
+    sopts = speed_options(args, opts, accelerator(args.gpu[0], tuple(args.gpus)))
+
+    def test(figs: dict) -> bool:
+        if any(n not in figs for n in used):
+            missing = next(n for n in used if n not in figs)
+            raise SymcalcError(f"--{mode}", f"{missing} is not a figure of this model and run "
+                                            "(utilization needs --step-time or --tokens-per-second)")
+        subs = {symbols[n]: sympy.Rational(figs[n].numerator, figs[n].denominator) for n in used}
+        return rel.holds(rel.lhs.xreplace(subs), rel.rhs.xreplace(subs))
+
+    if args.solve_for == "gpus":
+        answer = SS.solve_gpus(spec, opts, sopts, test)
+    else:
+        answer = SS.solve_size(spec, opts, sopts, args.solve_for, test)
+    return text, answer
+
+
 def run(args) -> int:
     if layout_question(args):
         answer = layout_answer(args)
@@ -130,6 +191,15 @@ def run(args) -> int:
         raise SymcalcError("--for", "is required")
     if args.target is None and args.fit is None and args.when is None:
         raise SymcalcError("--target", "give one of --target, --fit or --when")
+    if is_speed_question(args):
+        from ..render.solution import speed_answer_text
+
+        text, answer = speed_answer(args)
+        if args.json:
+            print(json.dumps({"relation": text, **answer.to_json()}, indent=1))
+        else:
+            print(speed_answer_text(text, answer.to_json()), end="")
+        return 0
     solution = solution_from(args)
     if args.json:
         print(json.dumps(solution.to_json(), indent=1))

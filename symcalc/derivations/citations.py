@@ -49,7 +49,8 @@ def component_source(spec: Spec, path: str, source: str) -> str:
         return attention_kv_source(spec)
     if path.endswith("embedding/position") and source == "devlin2019":
         return position_source(spec)
-    if path.endswith("head/weight") and source == "press2017" and spec.head == "untied":
+    if (path.endswith("head/weight") or path == "head") and source == "press2017" \
+            and spec.head != "tied":
         return "hf_transformers"  # an lm_head Linear(d, V) of its own: nothing is shared
     return source
 

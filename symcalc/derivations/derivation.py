@@ -22,10 +22,13 @@ from typing import Any, Optional, Union
 
 import sympy
 
-UNITS = {"N": "parameters", "C": "FLOPs", "M": "bytes", "K": "collectives"}
+UNITS = {"N": "parameters", "C": "FLOPs", "M": "bytes", "T": "seconds", "I": "FLOPs per byte",
+         "B": "blocks", "S": "sequences", "U": "utilization", "R": "tokens per second",
+         "K": "collectives"}
 # assumption sets (symcalc.algebra.assumptions) as a sentence names them
 ASSUMPTION_NAMES = {"kaplan": "Kaplan et al.'s assumptions", "textbook": "the textbook assumptions",
                     "none": "no assumptions",
+                    "kaplan_relations": "Kaplan et al.'s relations substituted, not their form",
                     "even": "an even split (every degree divides what it splits)"}
 _PART = re.compile(r"^([A-Z])\[(.*)\]$")
 
@@ -125,13 +128,15 @@ class Evaluate:
 
 @dataclass(frozen=True)
 class Result:
-    """The derivation's answer with its unit (a whole number: bytes are rounded up)."""
+    """The derivation's answer with its unit (a whole number: bytes are rounded up; a time or
+    a utilization an exact rational)."""
     path: str
     letter: str
-    value: int
+    value: Union[int, sympy.Rational]
     unit: str
     meaning: str = ""
     kind: str = "result"
+    note: str = ""  # a figure the result implies (a share): not shown on an exercise sheet
 
 
 @dataclass(frozen=True)
@@ -193,7 +198,8 @@ class Derivation:
         title, the result with its unit, the size of the derivation and its sources."""
         try:
             r = self.result
-            answer = f" = {r.value:,} {r.unit}"
+            answer = (f" = {r.value:,} {r.unit}" if isinstance(r.value, int) else
+                      f" = {r.value} ({float(r.value):.6g}) {r.unit}")
         except StopIteration:
             answer = ""
         steps = sum(len(s.steps) for s in self.sections)

@@ -117,6 +117,15 @@ QUANTITY_TITLES = {
 }
 
 
+# whose count the activations are, by activation model (the eager and sdpa models read
+# transformers' code, not Korthikanti et al.'s paper)
+ACTIVATION_MEANINGS = {
+    "paper": "activations kept for the backward pass, Korthikanti et al.'s terms",
+    "eager": "activations kept for the backward pass, as transformers' eager attention keeps them",
+    "sdpa": "activations kept for the backward pass, with a fused attention kernel",
+}
+
+
 def title_of(quantity: str, spec: Spec) -> str:
     words = QUANTITY_TITLES[quantity]
     return f"{words[0].upper()}{words[1:]} of {spec.name}"
@@ -143,8 +152,7 @@ def quantity_meaning(quantity: str, spec: Spec, opts: Options = Options()) -> st
                                  f"{opts.kv_dtype}",
         "memory.recurrent_state_bytes": "state the linear-attention, SSM and convolution layers "
                                         "keep per sequence (it does not grow with s)",
-        "memory.activations_bytes": "activations kept for the backward pass (Korthikanti "
-                                    "et al.)",
+        "memory.activations_bytes": ACTIVATION_MEANINGS[opts.activations],
         "memory.training_bytes": "weights, gradients and optimizer state on one device",
     }[quantity]
 
@@ -369,9 +377,9 @@ def with_sizes(sections: list[Section], formulas, values) -> tuple[Section, ...]
     return (Section("Sizes", tuple(defines(formulas, values))),) + tuple(sections)
 
 
-def result_section(path: str, letter: str, value, meaning_: str) -> Section:
+def result_section(path: str, letter: str, value, meaning_: str, note: str = "") -> Section:
     unit = {"N": "parameters", "C": "FLOPs", "M": "bytes"}[letter]
-    return Section("Result", (Result(path, letter, q.whole(value), unit, meaning_),))
+    return Section("Result", (Result(path, letter, q.whole(value), unit, meaning_, note=note),))
 
 
 def _params_breakdown(spec: Spec, quantity: str) -> Breakdown:
@@ -505,7 +513,9 @@ def _derive_state_bytes(spec: Spec, quantity: str, opts: Options, values: dict) 
     else:
         opt = memory.optimizer(opts.optimizer)
         expr = memory.training_bytes(N, opt, opts.zero)
-        conv = (opt.meaning, f"ZeRO stage {opts.zero} over N_d = {opts.dp} data-parallel ranks, per rank")
+        conv = (opt.meaning, "everything on one device (no ZeRO partitioning)"
+                if opts.zero == 0 and opts.dp == 1 else
+                f"ZeRO stage {opts.zero} over {opts.dp} data-parallel ranks, per rank")
         source = "rajbhandari2020"
     more, value = chain(Compose(quantity, "M", expr, quantity_meaning(quantity, spec, opts), source),
                         {**subs, N: n_value})
@@ -576,6 +586,7 @@ def _derive_quantized(spec: Spec, opts: Options, values: dict) -> Derivation:
 
 
 BYTES_PER_VALUE = sympy.Symbol("beta_kv", positive=True)
+BYTES_PER_STATE = sympy.Symbol("beta_state", positive=True)
 
 
 def _bytes_text(dtype: str) -> str:
@@ -589,10 +600,34 @@ SINGLE_SOURCES = {"flops.decode_per_token": "pope2022", "memory.kv_cache_bytes":
 
 
 def activation_conventions(spec: Spec, opts: Options) -> str:
-    """The activation model in words, as the report states it."""
+    """The activation model in words, as the report states it (without the report's option
+    name: "the paper activation model: Korthikanti et al. ...")."""
     from ..algebra.options import activations_text
 
-    return activations_text(opts)
+    text = activations_text(opts)
+    flag = "--activations "
+    if not text.startswith(flag):
+        return text
+    name, _, rest = text[len(flag):].partition(": ")
+    return f"the {name} activation model: {rest}"
+
+
+# a norm by kind, where a saved tensor's words name the paper's LayerNorm
+NORM_WORDS = {"rmsnorm": "RMSNorm"}
+
+
+def _norm_words(choice: str, source: str, spec: Spec) -> tuple[str, str]:
+    """A saved tensor's words and source for this model's norm: Korthikanti et al.'s
+    "each LayerNorm keeps its input" is each RMSNorm's for an RMSNorm model (Zhang and
+    Sennrich), as the component's own source is."""
+    from .citations import NORM_BY_KIND
+
+    name = NORM_WORDS.get(spec.norm)
+    if name and "LayerNorm" in choice and "(Cohere)" not in choice:
+        choice = choice.replace("LayerNorm", name)
+        if source == "ba2016":
+            source = NORM_BY_KIND[spec.norm]
+    return choice, source
 
 
 def _single_source(spec: Spec, quantity: str) -> str:
@@ -633,6 +668,18 @@ def korthikanti_misfit(spec: Spec) -> str:
                if spec.hybrid else ""))
 
 
+def _kv_words(spec: Spec, opts: Options) -> str:
+    """What one cached token holds in each layer, in words."""
+    at = f"at {opts.kv_dtype} ({_bytes_text(opts.kv_dtype)} per value)"
+    if spec.mla and opts.mla_cache != "expanded":
+        return ("MLA cache: per token and layer, the key/value latent and the rotary key "
+                f"shared by all heads, {at}; keys and values are up-projected from them when "
+                "attention runs")
+    if spec.mla:
+        return f"MLA cache expanded: per token and layer, the up-projected keys and values of every head, {at}"
+    return f"per cached token and layer: a key and a value vector for each K/V head, {at}"
+
+
 def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> Derivation:
     letter = "C" if quantity.startswith("flops") else "M"
     if quantity == "flops.decode_per_token" and opts.context:
@@ -651,26 +698,35 @@ def _derive_single(spec: Spec, quantity: str, opts: Options, values: dict) -> De
         if q.value(expr.xreplace({BYTES_PER_VALUE: per_value}), values) != q.value(
                 q.expression(quantity, spec, opts), values):
             raise AssertionError("the KV-cache derivation disagrees with memory.kv_cache_bytes")
+    elif quantity == "memory.recurrent_state_bytes":
+        # bytes per value kept as symbols: the state's and the convolution inputs' own
+        kv_bytes = memory.dtype_bytes(opts.kv_dtype, "kv-dtype")
+        state_bytes = memory.dtype_bytes(opts.state_dtype, "state-dtype")
+        expr = simplify(q._fix(memory.recurrent_state_bytes(spec.family, BYTES_PER_VALUE,
+                                                            BYTES_PER_STATE), spec, opts))
+        subs.update({BYTES_PER_VALUE: kv_bytes, BYTES_PER_STATE: state_bytes})
+        extra += [Define(BYTES_PER_STATE, state_bytes, f"bytes per state value ({opts.state_dtype})"),
+                  Define(BYTES_PER_VALUE, kv_bytes, f"bytes per cached value ({opts.kv_dtype})")]
+        if q.value(expr.xreplace({BYTES_PER_VALUE: kv_bytes, BYTES_PER_STATE: state_bytes}),
+                   values) != q.value(q.expression(quantity, spec, opts), values):
+            raise AssertionError("the state derivation disagrees with memory.recurrent_state_bytes")
     else:
         expr = simplify(q.expression(quantity, spec, opts))
     steps, value = chain(Formula(quantity, letter, expr, _single_source(spec, quantity),
                                  quantity_meaning(quantity, spec, opts)), subs)
     conv = {"flops.decode_per_token": ("one new token per sequence; s is the KV-cache length",),
-            "memory.kv_cache_bytes": (
-                "per cached token and layer: 2 tensors (keys and values) of n_kv d_h values each, "
-                f"at {opts.kv_dtype} ({_bytes_text(opts.kv_dtype)} per value)",),
+            "memory.kv_cache_bytes": (_kv_words(spec, opts),),
             "memory.recurrent_state_bytes": (
                 f"per sequence: the recurrent state at {opts.state_dtype} (what transformers "
-                f"keeps), the last K_conv convolution inputs at {opts.kv_dtype}; it does not "
-                "grow with the sequence",),
+                "keeps) and the convolutions' last inputs, as many as their kernel is wide, at "
+                f"{opts.kv_dtype}; it does not grow with the sequence",),
             "memory.activations_bytes": (activation_conventions(spec, opts),)}[quantity]
     if quantity == "memory.activations_bytes" and opts.activations == "paper" \
             and korthikanti_misfit(spec):
         conv += (korthikanti_misfit(spec),)
-    if spec.mla and quantity in ("memory.kv_cache_bytes", "flops.decode_per_token"):
-        conv += ("MLA cache: " + ("up-projected keys and values (--mla-cache expanded)"
-                                  if opts.mla_cache == "expanded" else
-                                  "the key/value latent and shared rotary key (--mla-cache latent)"),)
+    if spec.mla and quantity == "flops.decode_per_token":
+        conv += ("MLA cache: " + ("up-projected keys and values" if opts.mla_cache == "expanded"
+                                  else "the key/value latent and shared rotary key"),)
     if spec.W is not None and quantity in ("memory.kv_cache_bytes", "flops.decode_per_token"):
         conv += (f"{spec.local_layers} of {spec.L} layers slide: at most W tokens each",)
     all_values = dict(values, **({"W": spec.W} if spec.W else {}))
@@ -700,7 +756,11 @@ def _derive_activations(spec: Spec, opts: Options, values: dict) -> Derivation:
         if path in kept:
             kept[path][0] = sympy.expand(kept[path][0] + expr)
         else:
-            kept[path] = [expr, term.source, term.choice]
+            choice, source = (_norm_words(term.choice, term.source, spec)
+                              if opts.activations == "paper" else (term.choice, term.source))
+            if opts.activations != "paper" and source == "korthikanti2022":
+                source = "torch_autograd"  # the eager and sdpa models read what autograd saves
+            kept[path] = [expr, source, choice]
     steps, parts, formulas = [], {}, []
     for path, (expr, source, choice) in kept.items():
         formulas.append(expr)

@@ -8,12 +8,16 @@ import sympy
 from ..algebra import accounting
 from ..algebra.assumptions import assumption
 from ..algebra.closed_form import closed_form, simplify
+from .citations import component_source
 from .derivation import (ASSUMPTION_NAMES, Compose, Derivation, Evaluate, Formula, Section,
                          Simplify, part_symbol)
 from .derive import result_section, with_sizes, chain, defines, meaning, model_values, numbers, substitute
 from ..algebra.options import Options
 from ..algebra.spec import Spec, size_values
+from ..algebra.symbols import SIZES
 
+
+KAPLAN_FORM = 12 * SIZES["L"].symbol * SIZES["d"].symbol**2  # Kaplan et al. 2020, eq. 2.1
 
 # assumption sets that describe the non-embedding parameters only: their closed form is
 # compared with the exact non-embedding count, and the embeddings and head get a line apart
@@ -50,6 +54,11 @@ def derive_closed_form(spec: Spec, assume: str = "kaplan", quantity: str = "para
     values = model_values(spec, opts)
     subs = numbers(values)
     letter = {"params": "N", "flops": "C", "memory": "M"}[quantity.split(".")[0]]
+    # Kaplan et al.'s form is 12 L d^2; where their relations leave other terms (MLA, hybrid
+    # mixers) the result is symcalc's substitution, not their form, and is named so
+    own = assume == "kaplan" and split and sympy.expand(approx.expanded - KAPLAN_FORM) != 0
+    if own:
+        assume = "kaplan_relations"
     label = ASSUMPTION_NAMES.get(assume, assume)
     exact_path = "params.non_embedding" if split else "exact"
     first, exact_value = chain(Formula(exact_path, letter, exact.expression, "hf_transformers",
@@ -58,14 +67,14 @@ def derive_closed_form(spec: Spec, assume: str = "kaplan", quantity: str = "para
     second, approx_value = chain(Formula(assume, letter, approx.expression, a.source,
                                          a.description), subs)
     second[0] = Simplify(assume, letter, exact.expression, approx.expression, assume,
-                         a.description, a.source)
+                         a.description, "" if own else a.source)
     correction = sympy.expand(exact.expanded - approx.expanded)
     third, corr_value = chain(Formula("correction", letter, correction, "",
                                       "exact minus the assumed form: what the assumptions "
                                       "leave out" + (" (biases, norms, GQA, gated FFN ...)"
                                                      if split else "")), subs)
     sections = [Section("Exact non-embedding count" if split else "Exact", tuple(first)),
-                Section(f"Under {label}", tuple(second)),
+                Section(label[0].upper() + label[1:] if own else f"Under {label}", tuple(second)),
                 Section("Correction", tuple(third))]
     formulas = [exact.expression, approx.expression]
     meta = {"exact": exact_value, "approx": approx_value, "correction": corr_value,
@@ -84,17 +93,22 @@ def derive_closed_form(spec: Spec, assume: str = "kaplan", quantity: str = "para
         formulas.append(emb.expression)
         meta.update(embedding=emb_value, total=total_value,
                     share=sympy.Rational(corr_value, exact_value) if exact_value else 0)
-    misfit = assumption_misfit(spec, assume)
+    misfit = assumption_misfit(spec, "kaplan" if own else assume)
     conventions = (a.description,) + ((f"the assumed form does not fit {spec.name}: {misfit}",)
                                       if misfit else ())
-    meta["misfit"] = misfit
+    if own:
+        conventions += ("Kaplan et al.'s assumptions do not give 12 L d^2 for these layers: "
+                        "what follows substitutes their relations into symcalc's exact count, "
+                        "it is not their form",)
+    meta.update(misfit=misfit, kaplan_form=not own)
     body = with_sizes(sections, formulas, values)
-    share = (f": {float(100 * meta['share']):.2f} % of the exact non-embedding count"
+    share = (f"{float(100 * meta['share']):.2f} % of the exact non-embedding count"
              if split and exact_value else "")
     body += (result_section("correction", letter, corr_value, "exact minus assumed"
-                            + (" (non-embedding)" if split else "") + share),)
-    return Derivation(spec.name, quantity, f"Closed form of {spec.name} under {label}",
-                      letter, body, conventions, meta)
+                            + (" (non-embedding)" if split else ""), share),)
+    title = (f"Closed form of {spec.name}: {label}" if own
+             else f"Closed form of {spec.name} under {label}")
+    return Derivation(spec.name, quantity, title, letter, body, conventions, meta)
 
 
 def derive_difference(base: Spec, other: Spec) -> Derivation:
@@ -113,7 +127,8 @@ def derive_difference(base: Spec, other: Spec) -> Derivation:
         old = leaves[leaf.path].value if leaf.path in leaves else sympy.Integer(0)
         new = leaf.value if leaf.path in db else sympy.Integer(0)
         expr = sympy.expand(new - old) if subs_b == subs_o else new - old
-        formula = Formula(leaf.path, "N", expr, leaf.source, meaning(leaf.path))
+        formula = Formula(leaf.path, "N", expr, component_source(other, leaf.path, leaf.source),
+                          meaning(leaf.path))
         value = after - before
         steps += [formula] + ([substitute(leaf.path, "N", expr, subs_o)]
                               if not expr.is_Atom else []) + [Evaluate(leaf.path, "N", value)]

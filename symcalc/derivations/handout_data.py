@@ -14,42 +14,14 @@ import sympy
 from ..algebra import accounting, quantities as q
 from ..algebra.closed_form import simplify
 from .derivation import Define, Derivation, Evaluate, Formula, Section, Substitute, part_symbol
-from .derive import chain, defines, derive, model_values, numbers
+from .derive import chain, defines, derive, meaning, model_values, numbers
 from .derive_forms import derive_closed_form
+from .handout_budget import Budget, budget
+from .handout_models import CATEGORIES, attention_kind, category, in_size_order, sizes_used
 from ..algebra.options import LAYOUT_FIELDS, Options
-from dataclasses import fields as dataclass_fields
+from ..records import fields as record_fields
 from ..algebra.spec import Spec
-from ..algebra.symbols import SIZES, b, s, s_dec
-
-CATEGORIES = ("embeddings", "attention", "FFN", "norms", "output head", "other")
-DIMENSIONS = ("L", "L_dec", "d", "n_h", "n_kv", "d_h", "d_ff", "E", "k", "V", "P", "T", "R", "W")
-
-
-def category(path: str) -> str:
-    """The kind of component a breakdown path belongs to."""
-    last = path.split("/")
-    # the per-layer norms (layer/norm/attention, layer/norm/ffn) are norms, as the
-    # derivation groups them, not part of the block they sit in front of
-    if "norm" in last or last[-1] in ("final_norm", "embedding_norm"):
-        return "norms"
-    if "attention" in last or "cross_attention" in last or last[-1] == "relative_bias":
-        return "attention"
-    if "ffn" in last:
-        return "FFN"
-    if last[0] == "embedding":
-        return "embeddings"
-    if last[0] == "head":
-        return "output head"
-    return "other"
-
-
-def attention_kind(spec: Spec) -> str:
-    if spec.n_kv == spec.n_h:
-        return f"MHA: {spec.n_h} heads, each with its own K and V"
-    if spec.n_kv == 1:
-        return f"MQA: {spec.n_h} query heads share one K/V head"
-    return f"GQA: {spec.n_h} query heads share {spec.n_kv} K/V heads ({spec.n_h // spec.n_kv} each)"
-
+from ..algebra.symbols import b, s, s_dec
 
 @dataclass(frozen=True)
 class Curve:
@@ -62,29 +34,9 @@ class Curve:
 
 
 @dataclass(frozen=True)
-class Budget:
-    """The whole budget of one model at the handout's workload (b sequences of s tokens):
-    exact integers (bytes rounded up), with the derivations that show how."""
-    params: int
-    active: int | None  # MoE: parameters one token passes through
-    weights_bytes: int
-    kv_bytes: int
-    kv_mha_bytes: int | None  # the same model with n_kv = n_h (GQA/MQA only)
-    training_bytes: int
-    forward_flops: int  # matmul FLOPs of one forward pass over b x s tokens
-    training_flops: int
-    six_nd: int  # 6 N D with D = b s tokens (N = active parameters for an MoE)
-    tokens: int
-    batch: int
-    seq: int
-    derivations: tuple[Derivation, ...]
-    notes: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Sheet:
     spec: Spec
-    dims: dict[str, int]
+    dims: dict[str, Define]  # every size its derivations use, by symbol name
     attention: str
     total: int
     categories: dict[str, int]
@@ -94,13 +46,15 @@ class Sheet:
     curve: Curve
     budget: Budget | None = None
     context: int | None = None  # the context length the checkpoint was built for
+    speed: object | None = None  # handout_speed.SpeedSheet: how fast, on the handout's --gpu
 
 
-SECTIONS = ("breakdown", "params", "closed", "budget", "compute", "parallel")
-# the sections of a handout when none are named ("parallel" joins them when a parallel layout
-# option is given)
-DEFAULT_SECTIONS = SECTIONS[:-1]
-SECTION_MEANINGS = {"breakdown": "where the parameters are (table and chart)",
+DEFAULT_SECTIONS = ("breakdown", "params", "closed", "budget", "compute")
+# speed: with an accelerator (handout --gpu); parallel: joins the default ones when a parallel
+# layout option is given
+SECTIONS = DEFAULT_SECTIONS + ("speed", "parallel")
+SECTION_MEANINGS = {"speed": "how fast: the roofline of prefill and decode on an accelerator",
+                    "breakdown": "where the parameters are (table and chart)",
                     "params": "parameters step by step",
                     "closed": "closed forms under Kaplan et al.'s assumptions",
                     "budget": "the whole budget: weights, KV cache, training memory and compute",
@@ -134,11 +88,12 @@ class Splitting:
 class Handout:
     title: str
     sheets: tuple[Sheet, ...]
-    dimensions: tuple[str, ...]  # the size symbols any model has, in display order
+    dimensions: tuple[str, ...]  # the sizes any model's derivations use, in display order
     points: tuple[int, ...]  # sequence lengths of the FLOPs table and figure
-    sections: tuple[str, ...] = SECTIONS
+    sections: tuple[str, ...] = DEFAULT_SECTIONS
     options: Options = Options()
-    coincide: tuple[tuple[str, ...], ...] = ()  # models whose FLOPs curves are the same
+    # lines of the FLOPs figure that coincide: (term, models), term both, quadratic or linear
+    coincide: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exercises: bool = False  # an exercise sheet: every computed number left blank
     splitting: Optional[Splitting] = None  # the "parallel" section
 
@@ -151,6 +106,7 @@ CONTEXT_LENGTHS = {
     "qwen3-8b": 40960, "qwen3-30b-a3b": 40960, "opt-6.7b": 2048, "phi-2": 2048,
     "phi-3-mini-4k": 4096, "olmo-2-7b": 4096, "olmoe-1b-7b": 4096, "gpt-j-6b": 2048,
     "pythia-6.9b": 2048, "deepseek-v2-lite": 163840, "deepseek-v3": 163840,
+    "qwen3-next-80b-a3b": 262144,
     "gpt-oss-20b": 131072, "command-r": 8192, "granite-3.1-8b": 131072,
 }
 
@@ -173,6 +129,16 @@ def _whole(x):
     return int(x) if x.q == 1 else x
 
 
+def _constant_parts(spec: Spec, opts: Options) -> list[str]:
+    """The matrix products whose FLOPs have a part that does not grow with s (one sequence)."""
+    out = []
+    for leaf in q.matmul_breakdown(spec, opts.with_(causal="full")):
+        expr = sympy.expand(leaf.value.xreplace({b: 1, s_dec: s}).replace(sympy.ceiling, lambda x: x))
+        if expr != 0 and sympy.Poly(expr, s).coeff_monomial(1) != 0:
+            out.append(meaning(leaf.path))
+    return list(dict.fromkeys(out))
+
+
 def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
     """C(s) = a s^2 + c s (+ e): a from the attention scores and scores x V, c from every
     projection, the FFN and the head; s* = c / a where the two are equal."""
@@ -185,6 +151,11 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
                             "attention scores and context"), subs)
     lin, c = chain(Formula("linear", "C", simplify(c_sym), "torch_flop_counter",
                            "projections, FFN and head"), subs)
+    const = []
+    if e_sym != 0:  # e.g. BERT's pooler on the first token: said, and left out of s*
+        const, _ = chain(Formula("constant", "C", simplify(e_sym), "torch_flop_counter",
+                                 "what does not grow with s, left out of s*: "
+                                 + ", ".join(_constant_parts(spec, opts))), subs)
     e = q.value(e_sym, values) if e_sym != 0 else sympy.Integer(0)
     star = sympy.Rational(c, a)
     # s* = c / a with the two coefficients just derived (their formulas are above)
@@ -193,8 +164,10 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
     cross = [Formula("crossover", "s", star_expr, "", "where quadratic = linear"),
              Substitute("crossover", "s", star_expr, ((C_lin, c), (C_quad, a))),
              Evaluate("crossover", "s", star)]
-    body = (Section("Sizes", tuple(defines([a_sym, c_sym], values))),
-            Section("The coefficients a and c of C(s), one sequence", tuple(quad + lin)),
+    body = (Section("Sizes", tuple(defines([a_sym, c_sym, e_sym], values))),
+            Section("The coefficients a, c and e of C(s) = a s^2 + c s + e, one sequence"
+                    if const else "The coefficients a and c of C(s), one sequence",
+                    tuple(quad + lin + const)),
             Section("Crossover", tuple(cross)))
     derivation = Derivation(spec.name, "flops.forward_matmul",
                             f"Forward FLOPs of {spec.name} against the sequence length", "C", body,
@@ -212,84 +185,41 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
 def _points(stars: list[sympy.Rational], context: int = 0) -> tuple[int, ...]:
     top = max(int(sympy.ceiling(x)) for x in stars)
     hi = 8
-    while 2**hi < max(4 * top, context):
+    while 2**hi < 4 * top or 2**hi <= context:  # the context line inside the plot
         hi += 1
     lo = max(7, hi - 10)
     return tuple(2**k for k in range(lo, hi + 1))
 
 
-def _value(quantity: str, spec: Spec, opts: Options, values: dict) -> int:
-    return int(q.whole(q.value(q.expression(quantity, spec, opts), values)))
-
-
-def six_nd_derivation(spec: Spec, opts: Options, n_value: int, moe: bool, exact: int) -> Derivation:
-    """Training FLOPs as the rule of thumb 6 N D (D tokens of one step, N the parameters a
-    token passes through) beside the exact count of every matrix product."""
-    values = model_values(spec, opts)
-    tokens = values["b"] * values["s"]
-    N, D = sympy.Symbol("N", positive=True), sympy.Symbol("D", positive=True)
-    rule = 6 * N * D
-    steps = [Formula("6ND", "C", rule, "kaplan2020", "6 FLOPs per parameter and token: 2 forward, "
-                     "4 backward" + (" (N = active parameters)" if moe else "")),
-             Substitute("6ND", "C", rule, ((D, tokens), (N, n_value))),
-             Evaluate("6ND", "C", 6 * n_value * tokens)]
-    gap = exact - 6 * n_value * tokens
-    diff = [Formula("rule_gap", "C", sympy.Symbol("C_exact", positive=True) - rule, "",
-                    "exact training FLOPs minus 6 N D: attention scores and context, the head "
-                    "over every position, and what N counts but no matrix product uses"),
-            Substitute("rule_gap", "C", sympy.Symbol("C_exact", positive=True) - rule,
-                       ((sympy.Symbol("C_exact", positive=True), exact), (N, n_value), (D, tokens))),
-            Evaluate("rule_gap", "C", gap)]
-    body = (Section("Sizes", (Define(D, tokens, "tokens in one step (b s)"),
-                              Define(N, n_value, "active parameters" if moe else "parameters"))),
-            Section("The rule of thumb", tuple(steps)),
-            Section("Against the exact count", tuple(diff)))
-    return Derivation(spec.name, "flops.training", f"Training compute of {spec.name}: 6 N D",
-                      "C", body, ("one training step over b sequences of s tokens",),
-                      {"six_nd": 6 * n_value * tokens, "exact": exact, "gap": gap})
-
-
-def budget(spec: Spec, opts: Options) -> Budget:
-    values = model_values(spec, opts)
-    n = _value("params.total", spec, opts, values)
-    active = _value("params.active", spec, opts, values) if spec.moe else None
-    kv = _value("memory.kv_cache_bytes", spec, opts, values)
-    notes = []
-    kv_mha = None
-    n_kv = spec.n_kv if spec.n_kv is not None else spec.n_h
-    if n_kv != spec.n_h and not spec.mla and spec.family != "encoder":
-        mha = replace(spec, n_kv=spec.n_h)
-        kv_mha = _value("memory.kv_cache_bytes", mha, opts, model_values(mha, opts))
-        notes.append(f"with {n_kv} K/V heads instead of {spec.n_h}, the cache is "
-                     f"{spec.n_h // n_kv if spec.n_h % n_kv == 0 else spec.n_h / n_kv}x smaller "
-                     f"than multi-head attention's of the same shape; the K and V projections "
-                     f"shrink by the same factor, but they are a small share of the parameters")
-    fwd = _value("flops.forward_matmul", spec, opts, values)
-    train = _value("flops.training", spec, opts, values)
-    tokens = values["b"] * values["s"]
-    derivs = [derive(spec, "memory.weights_bytes", opts)]
-    if spec.family != "encoder":
-        derivs.append(derive(spec, "memory.kv_cache_bytes", opts))
-    derivs.append(derive(spec, "memory.training_bytes", opts))
-    six = six_nd_derivation(spec, opts, active or n, spec.moe, train)
-    derivs.append(six)
-    return Budget(n, active, _value("memory.weights_bytes", spec, opts, values), kv, kv_mha,
-                  _value("memory.training_bytes", spec, opts, values), fwd, train,
-                  six.meta["six_nd"], tokens, values["b"], values["s"], tuple(derivs),
-                  tuple(notes))
-
-
-def sheet(spec: Spec, opts: Options, with_budget: bool = True) -> Sheet:
+def sheet(spec: Spec, opts: Options, with_budget: bool = True, speed=None) -> Sheet:
     values = accounting.numbers(accounting.params(spec), model_values(spec, opts))
     cats = {c: 0 for c in CATEGORIES}
     for leaf in values:
-        cats[category(leaf.path)] += leaf.value
+        cats[category(leaf.path, spec)] += leaf.value
     flops, curve = crossover_derivation(spec, opts)
-    dims = {n: v for n, v in spec.sizes().items() if n in DIMENSIONS}
-    return Sheet(spec, dims, attention_kind(spec), values.total,
-                 {c: v for c, v in cats.items() if v}, derive(spec, "params.total", opts),
-                 derive_closed_form(spec, "kaplan", "params.total", opts), flops, curve,
-                 budget(spec, opts) if with_budget else None, context_length(spec))
+    params = derive(spec, "params.total", opts)
+    closed = derive_closed_form(spec, "kaplan", "params.total", opts)
+    money = budget(spec, opts) if with_budget else None
+    shown = [params, closed, flops] + (list(money.derivations) if money else [])
+    return Sheet(spec, sizes_used(shown), attention_kind(spec), values.total,
+                 {c: v for c, v in cats.items() if v}, params, closed, flops, curve, money,
+                 context_length(spec), speed(spec, opts) if speed else None)
+
+
+def coinciding(sheets) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The lines of the FLOPs figure that lie on one another: ("both", models) where two
+    models have the same a and c, else ("quadratic", models) for the same a (the solid lines)
+    and ("linear", models) for the same c (the dashed ones)."""
+    out = []
+    for term, key in (("both", lambda c: (c.quadratic, c.linear)),
+                      ("quadratic", lambda c: c.quadratic), ("linear", lambda c: c.linear)):
+        groups: dict = {}
+        for sh in sheets:
+            groups.setdefault(key(sh.curve), []).append(sh.spec.name)
+        for names in groups.values():
+            if len(names) > 1 and not any(set(names) <= set(g) for _, g in out):
+                out.append((term, tuple(names)))
+    return tuple(out)
 
 
 def check_sections(sections) -> tuple[str, ...]:
@@ -314,7 +244,7 @@ def splitting(specs: list[Spec], opts: Options, figures: Callable, derive_rank: 
     worked layout is the handout's own when it has one, else tp 8."""
     from ..errors import SymcalcError
 
-    own = tuple((f.name, getattr(opts, f.name)) for f in dataclass_fields(Options)
+    own = tuple((f.name, getattr(opts, f.name)) for f in record_fields(Options)
                 if f.name in LAYOUT_FIELDS and getattr(opts, f.name) != getattr(Options(), f.name))
     layouts = list(SPLIT_LAYOUTS)
     if own:
@@ -349,11 +279,20 @@ def splitting(specs: list[Spec], opts: Options, figures: Callable, derive_rank: 
 
 
 def handout(specs: list[Spec], title: str | None = None, opts: Options = Options(),
-            sections=DEFAULT_SECTIONS, exercises: bool = False,
+            sections=DEFAULT_SECTIONS, exercises: bool = False, speed=None,
             figures: Optional[Callable] = None, derive_rank: Optional[Callable] = None
             ) -> Handout:
+    """``speed``: the "speed" section's data of one model, ``speed(spec, opts)`` ->
+    handout_speed.SpeedSheet or None (the command line builds it from the quick path:
+    symcalc.commands.handout.speed_of). ``figures`` and ``derive_rank``: the "parallel"
+    section's (:func:`splitting`)."""
     sections = check_sections(sections)
-    sheets = [sheet(spec, opts, "budget" in sections) for spec in specs]
+    if "speed" in sections and speed is None:
+        from ..errors import SymcalcError
+
+        raise SymcalcError("--sections", "speed needs an accelerator's figures (handout --gpu NAME)")
+    sheets = [sheet(spec, opts, "budget" in sections, speed if "speed" in sections else None)
+              for spec in specs]
     contexts = [sh.context for sh in sheets if sh.context]
     points = _points([sh.curve.crossover for sh in sheets], max(contexts, default=0))
     sheets = [replace(sh, curve=Curve(sh.curve.quadratic, sh.curve.linear, sh.curve.constant,
@@ -362,12 +301,9 @@ def handout(specs: list[Spec], title: str | None = None, opts: Options = Options
                                              int(sympy.ceiling(sh.curve.quadratic * p * p)))
                                             for p in points)))
               for sh in sheets]
-    used = [n for n in DIMENSIONS if any(n in sh.dims for sh in sheets)]
+    used = in_size_order(n for sh in sheets for n in sh.dims)
     names = " and ".join(sp.name for sp in specs) if len(specs) < 3 else ", ".join(sp.name for sp in specs)
-    groups: dict[tuple[int, int], list[str]] = {}
-    for sh in sheets:
-        groups.setdefault((sh.curve.quadratic, sh.curve.linear), []).append(sh.spec.name)
-    coincide = tuple(tuple(g) for g in groups.values() if len(g) > 1)
+    coincide = coinciding(sheets)
     split = None
     if "parallel" in sections:
         if figures is None or derive_rank is None:
@@ -379,7 +315,3 @@ def handout(specs: list[Spec], title: str | None = None, opts: Options = Options
     return Handout(title or f"Counting {names}: parameters and compute, step by step",
                    tuple(sheets), tuple(used), points, sections, opts, coincide, exercises,
                    split)
-
-
-def dimension_meaning(name: str) -> str:
-    return SIZES[name].meaning

@@ -1,7 +1,7 @@
 """The term table's evaluator: exact numbers without sympy (the page's ``terms.js`` reads the
 same table the same way; docs/evaluators.md).
 
-``symcalc/fast/terms.json`` (written by :mod:`symcalc.fast.build_terms`) holds, per model
+``symcalc/fast/terms.store`` (written by :mod:`symcalc.fast.build_terms`) holds, per model
 shape, sets of *rows* -- one per parameter leaf, FLOP leaf, saved tensor, cache term -- and
 each quantity as a linear combination of set sums. A row is ``[path, source, guard, tree,
 den]`` (saved tensors add their choice text): its value is ``prod(guard) * tree / den``,
@@ -20,49 +20,77 @@ intermediate value, so that a sweep knows beforehand whether int64 is safe.
 """
 from __future__ import annotations
 
-import json
 import os
 from functools import lru_cache
 from math import gcd
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
-PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "terms.json")
+PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "terms.store")
+
+
+@lru_cache(maxsize=None)
+def entry(name: str) -> Any:
+    """One entry of the store (:func:`symcalc.fast.build_terms.entries`)."""
+    from .. import compiled
+
+    return compiled.read(PATH, name)
+
+
+def common() -> dict[str, Any]:
+    return entry("common")
+
+
+def parallel() -> dict[str, Any]:
+    """The per-rank part: per_rank names, fact kinds, views, lets and, per shape, the
+    per-rank and communication quantities (read only when a layout asks for them)."""
+    return entry("parallel")
 
 
 @lru_cache(maxsize=None)
 def table() -> dict[str, Any]:
-    """The table (the file's first line; :func:`full` adds its per-rank part)."""
-    with open(PATH, encoding="utf-8") as f:
-        return json.loads(f.readline())
+    """The whole table as one object (what the page embeds): quantities, optimizers,
+    symbols, varying sizes, strings, vision parts and, per shape, its sets of rows and
+    quantity combinations. A report reads only the entries it evaluates (:func:`rows_of`)."""
+    c = common()
+    out = {k: c[k] for k in ("about", "quantities", "optimizers")}
+    out["symbols"] = entry("symbols")
+    out.update({k: c[k] for k in ("varying", "strings")})
+    more = parallel()
+    out["shapes"] = {sh: {"sets": {name: rows_of(sh, name) for name in body["sets"]},
+                          "quantities": {**body["quantities"],
+                                         **more["shapes"][sh]["quantities"]}}
+                     for sh, body in c["shapes"].items()}
+    out["vision"] = entry("vision")
+    out.update({k: more[k] for k in ("per_rank", "fact_kinds", "views", "lets")})
+    return out
+
+
+def rows_of(shape: str, name: str) -> list:
+    """The rows of set ``name`` of ``shape`` (``[]`` for a set the shape lacks)."""
+    if name not in set_names(shape):
+        return []
+    return entry(f"sets/{shape}/{name}")
 
 
 @lru_cache(maxsize=None)
-def full() -> dict[str, Any]:
-    """The table with its per-rank part (the file's second line: sets, quantities, views,
-    lets, fact kinds) merged in; read only when a layout needs it."""
-    main = table()
-    with open(PATH, encoding="utf-8") as f:
-        f.readline()
-        more = json.loads(f.readline())
-    for shape, body in more.pop("shapes").items():
-        main["shapes"][shape]["sets"].update(body["sets"])
-        main["shapes"][shape]["quantities"].update(body["quantities"])
-    main.update(more)
-    return main
+def set_names(shape: str) -> frozenset[str]:
+    return frozenset(common()["shapes"][shape]["sets"])
 
 
 def quantities() -> dict[str, str]:
-    return table()["quantities"]
+    return common()["quantities"]
 
 
 def optimizers() -> dict[str, list[int]]:
-    return table()["optimizers"]
+    return common()["optimizers"]
 
 
 # -- trees ----------------------------------------------------------------------------------
 @lru_cache(maxsize=None)
 def _fact_kinds() -> frozenset[str]:
-    return frozenset(full()["fact_kinds"])
+    return frozenset(parallel()["fact_kinds"])
 
 
 def is_fact(name: str) -> bool:
@@ -81,15 +109,19 @@ def _value(name: str, c: dict[str, Any]):
 def fold(t, c: dict[str, Any]):
     """``t`` with the values of ``c`` put in and folded: an int when nothing else is left,
     else a smaller tree whose leaves are the names ``c`` does not give."""
-    if type(t) is int:
+    kind = type(t)
+    if kind is int:
         return t
-    if type(t) is str:
-        return _value(t, c)
+    if kind is str:
+        if t[0] == "#":
+            return int(t[1:])
+        got = c.get(t)
+        return got if got is not None else (0 if is_fact(t) else t)
     op = t[0]
-    args = [fold(a, c) for a in t[1:]]
     if op == "*":
         k, rest = 1, []
-        for a in args:
+        for i in range(1, len(t)):
+            a = fold(t[i], c)
             if type(a) is int:
                 if a == 0:
                     return 0
@@ -103,7 +135,8 @@ def fold(t, c: dict[str, Any]):
         return rest[0] if len(rest) == 1 else ["*", *rest]
     if op == "+":
         k, rest = 0, []
-        for a in args:
+        for i in range(1, len(t)):
+            a = fold(t[i], c)
             if type(a) is int:
                 k += a
             else:
@@ -113,6 +146,7 @@ def fold(t, c: dict[str, Any]):
         if k:
             rest.append(k)
         return rest[0] if len(rest) == 1 else ["+", *rest]
+    args = [fold(t[i], c) for i in range(1, len(t))]
     if all(type(a) is int for a in args):
         a, b = args
         if op == "^":
@@ -232,12 +266,12 @@ def ratio(t, c: dict[str, Any]) -> tuple[int, int]:
 
 
 # -- specialised models -------------------------------------------------------------------------
-def _resolve(sets: dict, row: list) -> list:
+def _resolve(shape: str, row: list) -> list:
     """A row, or a reference ``[set, index, guards(, path)]`` to another set's row resolved:
     that row with the guards added (and the path replaced)."""
     if type(row[0]) is not str:
         return row
-    base = _resolve(sets, sets[row[0]][row[1]])
+    base = _resolve(shape, rows_of(shape, row[0])[row[1]])
     out = [row[3] if len(row) > 3 else base[0], base[1], base[2] + row[2], *base[3:]]
     return out
 
@@ -245,10 +279,7 @@ def _resolve(sets: dict, row: list) -> list:
 @lru_cache(maxsize=None)
 def resolved(shape: str, name: str) -> tuple:
     """The rows of a set, references resolved."""
-    sets = table()["shapes"][shape]["sets"]
-    if name not in sets:
-        sets = full()["shapes"][shape]["sets"]
-    return tuple(_resolve(sets, row) for row in sets[name])
+    return tuple(_resolve(shape, row) for row in rows_of(shape, name))
 
 
 class Rows:
@@ -271,7 +302,7 @@ class Rows:
 
     def _fold(self, name: str):
         c = self.constants
-        strings = table()["strings"]
+        strings = common()["strings"]
         for row in resolved(self.shape, name):
             k = 1
             for g in row[2]:
@@ -294,7 +325,7 @@ class Rows:
             got = dict(self.constants)
             if stage is not None:
                 got["i_p"] = stage
-            for name, t in full()["lets"]:
+            for name, t in parallel()["lets"]:
                 got["$" + name] = ratio(t, got)
             self._lets[stage] = got
         return got
@@ -317,8 +348,9 @@ class Rows:
         return got
 
     def entry(self, quantity: str) -> dict:
-        found = table()["shapes"][self.shape]["quantities"].get(quantity)
-        return found if found is not None else full()["shapes"][self.shape]["quantities"][quantity]
+        found = common()["shapes"][self.shape]["quantities"].get(quantity)
+        return found if found is not None else \
+            parallel()["shapes"][self.shape]["quantities"][quantity]
 
     def at(self, quantity: str) -> "Rows":
         """The rows to evaluate ``quantity`` on: these, or those with the values it fixes
@@ -337,7 +369,7 @@ class Rows:
             if stage is not None:
                 c["i_p"] = stage
             trees = self._views[(name, stage)] = {k: fold(t, c)
-                                                  for k, t in full()["views"][name].items()}
+                                                  for k, t in parallel()["views"][name].items()}
         out = dict(v)
         for k, t in trees.items():
             if k in v:  # a size the model has (s_dec: an encoder-decoder model's)
@@ -365,7 +397,7 @@ class Rows:
             key = None
             if memo is not None:
                 key = (name, view) if view is None else \
-                    (name, view, tuple(sizes.get(k) for k in full()["views"][view]))
+                    (name, view, tuple(sizes.get(k) for k in parallel()["views"][view]))
                 got = memo.get(key)
             else:
                 got = None

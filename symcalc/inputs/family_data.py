@@ -13,22 +13,25 @@ Loaded only when a config.json is read (the quick path for presets never imports
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from ..records import Record, default_factory
+import os
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 from ..errors import SymcalcError
 from ..algebra.lang import (DOCS, FUNCTIONS, LITERALS, Expr, Scope, condition, evaluate,  # noqa: F401
                             parse_expression)
 from ..algebra.spec import FIELD_NAMES
 
-FAMILIES_DIR = Path(__file__).parent / "families"
+# a plain path: pathlib (with urllib and ipaddress) costs a config.json's report 3 ms
+FAMILIES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "families")
 
 TOP_KEYS = ("model_type", "description", "sources", "not_modelled", "bare_class", "classes",
-            "defaults", "fixed", "spec", "implementation", "roles", "checks", "wrapper",
-            "tp_plan")
+            "aliases", "defaults", "fixed", "spec", "implementation", "roles", "checks",
+            "wrapper", "tp_plan")
 # [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
-WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls",
+WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls", "text_only",
                 "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes")
 ROLE_KEYS = ("fixed", "spec", "tp_plan")
 # Spec fields a family file may set (name and source come from the config and its class).
@@ -36,8 +39,7 @@ SETTABLE = tuple(f for f in FIELD_NAMES if f not in ("name", "source", "implemen
 
 
 # -- family files -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Check:
+class Check(Record):
     require: Expr
     rule: str
 
@@ -45,8 +47,7 @@ class Check:
 PlanRows = tuple[tuple[str, str, tuple[str, ...], bool, bool], ...]
 
 
-@dataclass(frozen=True)
-class Role:
+class Role(Record):
     fixed: dict[str, Any]
     spec: dict[str, Expr]
     # the class's own tensor-parallel entries (transformers' ``_tp_plan`` of the class:
@@ -54,8 +55,7 @@ class Role:
     tp_plan: PlanRows = ()
 
 
-@dataclass(frozen=True)
-class Wrapper:
+class Wrapper(Record):
     """A multimodal family's ``[wrapper]`` table: where its language model's config is, and
     what else the checkpoint holds (a vision tower and a projector of symcalc.algebra.vision)."""
 
@@ -65,9 +65,12 @@ class Wrapper:
     vision_config: str | None = None
     vision: str | None = None  # a tower of symcalc.algebra.vision.TOWERS
     projector: str | None = None  # a projector of symcalc.algebra.vision.PROJECTORS
-    vision_defaults: dict[str, Any] = field(default_factory=dict)  # the vision config class's
-    vision_absent: dict[str, Any] = field(default_factory=dict)  # when vision_config is absent
-    sizes: dict[str, Expr] = field(default_factory=dict)  # vision symbol -> expression
+    vision_defaults: dict[str, Any] = default_factory(dict)  # the vision config class's
+    vision_absent: dict[str, Any] = default_factory(dict)  # when vision_config is absent
+    sizes: dict[str, Expr] = default_factory(dict)  # vision symbol -> expression
+    # classes that build the language model alone from the wrapper config (transformers'
+    # causal-LM mapping: Qwen3_5ForCausalLM on a qwen3_5 config): no part outside it
+    text_only: tuple[str, ...] = ()
 
     def nested(self, data: dict[str, Any], key: str | None, absent: dict[str, Any]
                ) -> dict[str, Any]:
@@ -81,8 +84,7 @@ class Wrapper:
         return value
 
 
-@dataclass(frozen=True)
-class Family:
+class Family(Record):
     model_type: str
     description: str
     sources: tuple[str, ...]
@@ -92,15 +94,17 @@ class Family:
     fixed: dict[str, Any]
     spec: dict[str, Expr]
     roles: dict[str, Role]
-    checks: dict[str, Check] = field(default_factory=dict)
+    checks: dict[str, Check] = default_factory(dict)
     label: str = ""  # "families/<model_type>.toml", for error messages
     wrapper: Wrapper | None = None  # a multimodal config around a nested language model
     # what transformers builds or runs that the counts leave out or refuse (docs/families.md)
     not_modelled: tuple[str, ...] = ()
     # implementation field -> literal value or Expr (symcalc/algebra/implementation.toml)
-    implementation: dict[str, Any] = field(default_factory=dict)
+    implementation: dict[str, Any] = default_factory(dict)
     # the config class's base_model_tp_plan: (module, style, parts, transposed, per_expert)
     tp_plan: tuple[tuple[str, str, tuple[str, ...], bool, bool], ...] = ()
+    # another spelling of a config key (transformers' attribute_map) -> the key read here
+    aliases: dict[str, str] = default_factory(dict)
 
     def fields_for(self, role: str) -> dict[str, Any]:
         """Field -> literal value or :class:`Expr`, the role's entries over the base ones."""
@@ -185,7 +189,11 @@ def parse_family(text: str, label: str, stem: str) -> Family:
                                   f"({', '.join(classes)}; got {bare!r})")
 
     defaults = _table(raw, "defaults", label)
+    aliases = _aliases(_table(raw, "aliases", label), defaults, label)
     wrapper = _wrapper(raw, label) if "wrapper" in raw else None
+    for cls in (wrapper.text_only if wrapper else ()):
+        if cls not in classes:
+            raise SymcalcError(label, f"wrapper.text_only: {cls!r} is not a class of [classes]")
     fixed = _fields(_table(raw, "fixed", label), "fixed", label, exprs=False)
     spec_table = _table(raw, "spec", label, required=wrapper is None)
     if not spec_table and wrapper is None:
@@ -226,10 +234,61 @@ def parse_family(text: str, label: str, stem: str) -> Family:
                                       "rule = \"<text>\" }")
         checks[key] = Check(parse_expression(body["require"], label, f"{prefix}.require"),
                             body["rule"])
+    _reads_no_alias(aliases, [spec, implementation, *(r.spec for r in roles.values())],
+                    [c.require for c in checks.values()], label)
     return Family(model_type, description, tuple(sources), bare, dict(classes),
                   dict(defaults), fixed, spec, roles, checks, label, wrapper,
                   tuple(" ".join(s.split()) for s in not_modelled), implementation,
-                  _tp_plan(raw, label))
+                  _tp_plan(raw, label), aliases)
+
+
+def _reads_no_alias(aliases: dict[str, str], tables: list[dict[str, Any]],
+                    more: list[Expr], label: str) -> None:
+    """An expression reads the key an alias names, never the alias (the config is rewritten
+    to that key before it is read)."""
+    exprs = [e for t in tables for e in t.values() if isinstance(e, Expr)] + more
+    for e in exprs:
+        read = sorted(e.names & set(aliases))
+        if read:
+            raise SymcalcError(label, f"aliases.{read[0]}: is read by {e.text!r}; read "
+                                      f"{aliases[read[0]]!r} (the alias is rewritten to it)")
+
+
+def _aliases(table: dict, defaults: dict, label: str) -> dict[str, str]:
+    """``[aliases]``: text -> text, an alias is not itself a target nor a defaulted key."""
+    for alias, target in table.items():
+        where = f"aliases.{alias}"
+        if not isinstance(target, str) or not target or target == alias:
+            raise SymcalcError(label, f"{where}: must name another config key (got {target!r})")
+        if target in table:
+            raise SymcalcError(label, f"{where}: {target!r} is an alias itself (name the key "
+                                      "the expressions read)")
+        if alias in defaults:
+            raise SymcalcError(label, f"{where}: is in [defaults] (give the default under "
+                                      f"{target!r})")
+    return dict(table)
+
+
+def canonical_config(aliases: dict[str, str], data: dict[str, Any]
+                     ) -> tuple[dict[str, Any], dict[str, str]]:
+    """A config.json with every alias of ``aliases`` (another spelling -> the key the family
+    file reads) replaced by that key, as transformers' config class reads it, and for each key
+    so set the spelling it came from.
+
+    transformers' ``attribute_map`` makes both spellings one attribute; the config class sets
+    its own fields first and every other key of the file after them, in the file's order. So
+    when a file has both spellings the alias (not a field) wins, and of two aliases of one key
+    the later in the file wins (``[aliases]`` maps the non-field spellings to the field)."""
+    if not aliases or not any(k in aliases for k in data):
+        return data, {}
+    out = {k: v for k, v in data.items() if k not in aliases}
+    spelled: dict[str, str] = {}
+    for key, value in data.items():  # file order: a later alias wins
+        target = aliases.get(key)
+        if target is not None:
+            out[target] = value
+            spelled[target] = key
+    return out, spelled
 
 
 def _implementation(table: dict, label: str) -> dict[str, Any]:
@@ -337,36 +396,103 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
         raise SymcalcError(label, f"wrapper.text_absent_nulls: must be a list of keys "
                                   f"(got {nulls!r})")
     absent.update({k: None for k in nulls})
+    text_only = body.get("text_only", [])
+    if not isinstance(text_only, list) or not all(isinstance(c, str) for c in text_only):
+        raise SymcalcError(label, f"wrapper.text_only: must be a list of class names "
+                                  f"(got {text_only!r})")
     return Wrapper(text["text_config"], text["text_model_type"], absent,
                    text["vision_config"], text["vision"], text["projector"],
                    dict(_table(body, "vision_defaults", label, prefix="wrapper.")),
-                   dict(_table(body, "vision_absent", label, prefix="wrapper.")), sizes)
+                   dict(_table(body, "vision_absent", label, prefix="wrapper.")), sizes,
+                   tuple(text_only))
 
 
 @functools.lru_cache(maxsize=None)
 def load_families(folder: str | None = None) -> dict[str, Family]:
     """Every ``<model_type>.toml`` of ``folder`` (default: the packaged families), parsed and
     checked once per process."""
-    base = Path(folder) if folder is not None else FAMILIES_DIR
-    return {name: load_family(name, folder) for name in family_names(str(base))}
+    base = os.fspath(folder if folder is not None else FAMILIES_DIR)
+    return {name: load_family(name, folder) for name in family_names(base)}
 
 
 def family_names(folder: str | None = None) -> tuple[str, ...]:
     """The model_types of ``folder``'s family files, without parsing them."""
-    base = Path(folder) if folder is not None else FAMILIES_DIR
-    return tuple(sorted(p.stem for p in base.glob("*.toml")))
+    base = os.fspath(folder if folder is not None else FAMILIES_DIR)
+    return tuple(sorted(f[:-5] for f in os.listdir(base)
+                        if f.endswith(".toml") and not f.startswith(".")))
 
 
 @functools.lru_cache(maxsize=None)
 def load_family(model_type: str, folder: str | None = None) -> Family:
-    """One family file, parsed and checked (a config.json needs only its own family)."""
-    base = Path(folder) if folder is not None else FAMILIES_DIR
-    path = base / f"{model_type}.toml"
-    label = f"{base.name}/{path.name}"
+    """One family file, parsed and checked (a config.json needs only its own family); a
+    packaged family comes from the compiled store while its file is unchanged."""
+    base = os.fspath(folder if folder is not None else FAMILIES_DIR)
+    path = os.path.join(base, f"{model_type}.toml")
+    label = f"{os.path.basename(os.path.normpath(base))}/{model_type}.toml"
+    if folder is None:
+        from .. import compiled
+        from .files import decode
+
+        def build(raw: bytes) -> dict[str, Any]:
+            return family_to_json(parse_family(decode(raw, label), label, model_type))
+
+        return family_from_json(compiled.load(compiled.INPUTS_STORE, f"family:{model_type}",
+                                              path, build))
     from .files import read_text
 
     text = read_text(path, label)
     return parse_family(text, label, model_type)
+
+
+# -- a parsed family as JSON (the compiled store) and back -------------------------------------
+def _enc(value: Any) -> Any:
+    if isinstance(value, Expr):
+        return {"$expr": [value.text, value.tree, sorted(value.names)]}
+    if isinstance(value, dict):
+        return {k: _enc(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_enc(v) for v in value]
+    return value
+
+
+def _dec(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "$expr" in value:
+            text, tree, names = value["$expr"]
+            return Expr(text, tree, frozenset(names))
+        return {k: _dec(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_dec(v) for v in value]
+    return value
+
+
+def family_to_json(f: Family) -> dict[str, Any]:
+    out = {k: _enc(getattr(f, k)) for k in Family.__match_args__}
+    out["roles"] = {r: {"fixed": _enc(role.fixed), "spec": _enc(role.spec),
+                        "tp_plan": _enc(role.tp_plan)}
+                    for r, role in f.roles.items()}
+    out["checks"] = {k: {"require": _enc(c.require), "rule": c.rule} for k, c in f.checks.items()}
+    if f.wrapper is not None:
+        out["wrapper"] = {k: _enc(getattr(f.wrapper, k)) for k in Wrapper.__match_args__}
+    return out
+
+
+def _plan_rows(rows: list) -> PlanRows:
+    return tuple((m, st, tuple(parts), tr, pe) for m, st, parts, tr, pe in rows)
+
+
+def family_from_json(d: dict[str, Any]) -> Family:
+    v = {k: _dec(x) for k, x in d.items()}
+    v["sources"], v["not_modelled"] = tuple(v["sources"]), tuple(v["not_modelled"])
+    v["roles"] = {r: Role(body["fixed"], body["spec"], _plan_rows(body["tp_plan"]))
+                  for r, body in v["roles"].items()}
+    v["checks"] = {k: Check(c["require"], c["rule"]) for k, c in v["checks"].items()}
+    v["tp_plan"] = _plan_rows(v["tp_plan"])
+    if v["wrapper"] is not None:
+        w = dict(v["wrapper"])
+        w["text_only"] = tuple(w["text_only"])
+        v["wrapper"] = Wrapper(**w)
+    return Family(**v)
 
 
 def build_implementation(family: Family, data: dict[str, Any], role: str | None = None
@@ -376,7 +502,8 @@ def build_implementation(family: Family, data: dict[str, Any], role: str | None 
     keys each was read from."""
     from ..algebra import implementation as impl
 
-    scope = Scope(data, family.defaults)
+    data, spelled = canonical_config(family.aliases, data)
+    scope = Scope(data, family.defaults, spelled)
     values: dict[str, Any] = {}
     keys: dict[str, tuple[str, ...]] = {}
     for name, fld in impl.definitions().fields.items():
@@ -398,11 +525,12 @@ def build_fields(family: Family, role: str, data: dict[str, Any]
     """The spec fields of one config.json, and for each field the config keys it was read
     from (so that a size error can name the key beside the symcalc field). For a wrapper
     family these are only its own entries, which change its language model's fields."""
-    scope = Scope(data, family.defaults)
+    data, spelled = canonical_config(family.aliases, data)
+    scope = Scope(data, family.defaults, spelled)
     for key, check in family.checks.items():
         where = f"{family.label}: checks.{key}"
         if not condition(evaluate(check.require, scope, where), where):
-            raise SymcalcError(key, f"{check.rule} (got {scope.get(key)!r})")
+            raise SymcalcError(scope.name(key), f"{check.rule} (got {scope.get(key)!r})")
     values: dict[str, Any] = {}
     keys: dict[str, tuple[str, ...]] = {}
     for name, entry in family.fields_for(role).items():

@@ -1,7 +1,7 @@
 """The calculator page (`symcalc page`): one self-contained HTML file.
 
 What the page carries: the term table's evaluator (``terms.js``, BigInt) and, as JSON, the
-term table itself (``symcalc/fast/terms.json``, the one the command line reads), the spec
+term table itself (``symcalc/fast/terms.store``, the one the command line reads), the spec
 rules, report assembly and family-file interpreter (``core.js``), the interface (``ui.js``,
 ``calc.css``, ``calc.html``) and, as JSON, the data they read: the spec's fields and their
 defaults (taken from :mod:`symcalc.algebra.spec` when the page is built, so new fields flow
@@ -17,13 +17,13 @@ escaped, so no byte sequence in it can end or change the element.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import json
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Iterable
+
+from .. import records
 
 HERE = Path(__file__).resolve().parent
 CSP = ("default-src 'none'; script-src {scripts}; style-src 'unsafe-inline'; img-src data:; "
@@ -59,6 +59,7 @@ def family_payload(f) -> dict[str, Any]:
         "implementation": {k: _entry(v) for k, v in f.implementation.items()},
         # the tp_plan implementation value of each role (family_data.tp_plan_name)
         "tp_plan_names": {r: tp_plan_name(f, r) for r in f.roles},
+        "aliases": f.aliases,
     }
     if f.wrapper is not None:
         w = f.wrapper
@@ -66,7 +67,8 @@ def family_payload(f) -> dict[str, Any]:
                           "text_absent": w.text_absent, "vision_config": w.vision_config,
                           "vision": w.vision, "projector": w.projector,
                           "vision_defaults": w.vision_defaults, "vision_absent": w.vision_absent,
-                          "sizes": {k: _expr(e) for k, e in w.sizes.items()}}
+                          "sizes": {k: _expr(e) for k, e in w.sizes.items()},
+                          "text_only": list(w.text_only)}
     return out
 
 
@@ -97,10 +99,10 @@ def meta() -> dict[str, Any]:
     from ..inputs.gpus import load as load_gpus
 
     fields = []
-    for f in dataclasses.fields(sp.Spec):
+    for f in records.fields(sp.Spec):
         if f.name == "implementation":
             continue
-        default = None if f.default is dataclasses.MISSING else f.default
+        default = None if f.default is records.MISSING else f.default
         kind = ("size" if f.name in sp.SIZE_FIELDS
                 else "count" if f.name in sp.COUNT_FIELDS
                 else "flag" if f.name in sp.FLAG_FIELDS else "text")
@@ -110,14 +112,13 @@ def meta() -> dict[str, Any]:
                "linear_attn": sp.LINEAR_ATTNS, "ssm": sp.SSMS}
     spec = {"fields": fields, "size_fields": sp.SIZE_FIELDS, "count_fields": sp.COUNT_FIELDS,
             "flag_fields": sp.FLAG_FIELDS, "hybrid_counts": sp.HYBRID_COUNTS,
-            "linear_fields": sp.LINEAR_FIELDS, "ssm_fields": sp.SSM_FIELDS,
-            "gemma3n_sizes": sp.GEMMA3N_SIZES, "mla_fields": sp.MLA_FIELDS, "chunk": sp.CHUNK,
+            "rules": sp.rules(),
             "size_limit": sp.SIZE_LIMIT, "size_limit_text": sp.SIZE_LIMIT_TEXT,
             "choices": choices}
     from ..fast import terms
 
     options = {
-        "defaults": dataclasses.asdict(op.Options()),
+        "defaults": records.asdict(op.Options()),
         "dtype_bytes": op.DTYPE_BYTES, "default_seq_len": op.DEFAULT_SEQ_LEN,
         "choices": {"causal": op.CAUSAL, "recompute": op.RECOMPUTE,
                     "activations": op.ACTIVATION_MODELS, "optimizer": op.OPTIMIZER_NAMES,
@@ -132,7 +133,7 @@ def meta() -> dict[str, Any]:
     preset_data = {}
     for name in presets.names():
         p = presets.load(name)
-        raw = tomllib.loads(Path(presets._FOLDER, f"{name}.toml").read_text(encoding="utf-8"))
+        raw = presets.raw(name)
         preset_data[name] = {"name": p.name, "description": p.description, "source": p.source,
                              "expected_total": p.expected_total,
                              "expected_active": p.expected_active, "spec": raw["spec"],
@@ -141,13 +142,17 @@ def meta() -> dict[str, Any]:
     for acc in load_gpus().values():
         gpus[acc.name] = {"name": acc.name, "description": acc.description, "memory": acc.memory,
                           "memory_bytes": acc.memory_bytes, "bf16": acc.bf16,
-                          "bf16_flops": acc.bf16_flops, "source": acc.source}
+                          "bf16_flops": acc.bf16_flops, "source": acc.source,
+                          "memory_bandwidth": acc.memory_bandwidth, "flops": acc.flops}
     from ..commands.report import PARTS_NOTE
+    from ..fast.speed import page_rules
 
+    speed = {**page_rules(), "dtype_bytes": op.DTYPE_BYTES}
     return {"spec": spec, "options": options, "activations": activations,
             "plan_facts": plan_facts_payload(),
             "implementation": implementation_payload(),
-            "families": families, "presets": preset_data, "gpus": gpus, "parts_note": PARTS_NOTE}
+            "families": families, "presets": preset_data, "gpus": gpus, "speed": speed,
+            "parts_note": PARTS_NOTE}
 
 
 def plan_facts_payload() -> dict[str, Any]:
@@ -185,7 +190,7 @@ def _hash(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
 
 
-SCRIPTS = ("terms.js", "core.js", "ui.js")
+SCRIPTS = ("terms.js", "core.js", "speed.js", "ui.js")
 BOOT = ("SYMCALC_TERMS.init(JSON.parse(document.getElementById('symcalc-terms').textContent));\n"
         "SYMCALC_CORE.init(JSON.parse(document.getElementById('symcalc-meta').textContent), "
         "() => SYMCALC_CORE.parseJSON(document.getElementById('symcalc-families').textContent));\n"
@@ -226,7 +231,7 @@ def build(models: Iterable[dict[str, Any]] = (), meta_data: dict | None = None) 
         "CSS": (HERE / "calc.css").read_text(encoding="utf-8"),
         "META": _json(data),
         "FAMILIES": _json(families),
-        "TERMS": _json(terms.full()),
+        "TERMS": _json(terms.table()),
         "SCRIPTS": "\n".join(f"<script>{c}</script>" for c in code),
     })
 

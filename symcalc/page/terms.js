@@ -1,5 +1,5 @@
 // The term table's evaluator for the calculator page: the same table as symcalc.fast.terms
-// (symcalc/fast/terms.json, embedded by `symcalc page`), read the same way, with BigInt so that
+// (symcalc/fast/terms.store, embedded by `symcalc page`), read the same way, with BigInt so that
 // every count stays exact. See docs/evaluators.md for the table's format: rows
 // [path, source, guard, tree, den(, choice)] or references [set, index, guards(, path)], trees
 // int | name | [op, ...args] with op + * ^ min max cd fd (and / in coefficients), quantities as

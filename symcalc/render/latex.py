@@ -11,7 +11,7 @@ from ..i18n import current, using
 from . import fonts as fontlib
 from .escape import latex_text
 from .templates import render, render_user
-from .view import SourceIndex, Units, derivation_view
+from .view import SourceIndex, Units, derivation_view, sheet_blanks
 
 # 亿 is shown as itself (xelatex with a CJK font); Jupyter's MathJax gets it as text too
 YI_TEX = "亿"
@@ -26,18 +26,23 @@ def with_fonts(render_with: Callable[[dict | None], str]) -> str:
 
 
 def align_rows(equations: list[dict]) -> list[dict]:
-    """Equations as align* rows: the first line of each carries its left side and its tag."""
+    """Equations as align* rows: the first line of each carries its left side and its tag; a
+    label too wide to stand beside its equation is a row of text above it."""
     rows = []
     for eq in equations:
         tag = eq["meaning"] + (f"~[{eq['ref']}]" if eq["ref"] else "")
+        if eq.get("tag_above") and tag:
+            rows.append({"text": tag, "lhs": "", "rhs": "", "tag": ""})
+            tag = ""
         for i, line in enumerate(eq["lines"]):
-            rows.append({"lhs": eq["lhs"] if i == 0 else "", "rhs": line, "tag": tag if i == 0 else ""})
+            rows.append({"lhs": eq["lhs"] if i == 0 else "", "rhs": line,
+                         "tag": tag if i == 0 else "", "text": ""})
     return rows
 
 
 def tex_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = None,
-             blanks: bool = False) -> dict:
-    v = derivation_view(d, latex_text, units, refs, yi_text=YI_TEX, blanks=blanks)
+             blanks=False) -> dict:
+    v = derivation_view(d, latex_text, units, refs, yi_text=YI_TEX, blanks=blanks, tex=True)
     v["words_escaped"] = True
     for s in v["sections"]:
         if s["kind"] == "steps":
@@ -49,15 +54,16 @@ def tex_view(d: Derivation, units: Units = Units(), refs: SourceIndex | None = N
 
 def derivation_latex(d: Derivation, standalone: bool = False, units: Units = Units(),
                      template: str | None = None, jupyter: bool = False,
-                     blanks: bool = False, lang: str | None = None) -> str:
+                     blanks=False, lang: str | None = None, key=None) -> str:
     """A derivation in LaTeX; ``standalone`` wraps it in a compilable article; ``blanks``
-    makes it an exercise sheet (every computed number left blank); ``lang``: en, ru or zh
+    (True or :class:`.exercises.Blanks`) makes it an exercise sheet (every computed number a
+    numbered blank) and ``key`` (that sheet's blanks) its answer key; ``lang``: en, ru or zh
     (default: the language in force)."""
     with using(lang or current()):
-        return _derivation_latex(d, standalone, units, template, jupyter, blanks)
+        return _derivation_latex(d, standalone, units, template, jupyter, blanks, key)
 
 
-def _derivation_latex(d, standalone, units, template, jupyter, blanks) -> str:
+def _derivation_latex(d, standalone, units, template, jupyter, blanks, key=None) -> str:
     if jupyter:
         v = derivation_view(d, mathjax_text, units, yi_text="亿")
         for sec in v["sections"]:
@@ -65,10 +71,14 @@ def _derivation_latex(d, standalone, units, template, jupyter, blanks) -> str:
                 sec["rows"] = [dict(r, tag=r["tag"].replace("~[", " ["))
                                for r in align_rows(sec["equations"])]
         return body_for_jupyter(v)
+    if blanks is True:
+        blanks = sheet_blanks(d)
+    finish = blanks.finish if blanks else (lambda text: text)
     v = tex_view(d, units, blanks=blanks)
+    v["key"] = key.key() if key is not None else []
     if template:
-        return render_user(template, True, v=v, standalone=standalone)
-    body = render("derivation.tex.j2", v=v)
+        return finish(render_user(template, True, v=v, standalone=standalone))
+    body = finish(render("derivation.tex.j2", v=v))
     if not standalone:
         return body
     return with_fonts(lambda f: render("document.tex.j2", body=body, pgfplots=False, fonts=f))
@@ -84,11 +94,23 @@ def mathjax_text(text: object) -> str:
     return "".join(c for c in out if c.isprintable())
 
 
+def jupyter_text(text: object) -> str:
+    """Words inside display math that both MathJax and (pdf)LaTeX set, as nbconvert's PDF
+    export compiles them: ``\\text{}`` pieces holding no character that either reads
+    specially (:func:`mathjax_text`), an underscore set as math between them (``\\_``), a
+    power as a superscript digit or ``**``."""
+    out = mathjax_text(text)
+    for power, digit in (("^2", "\u00b2"), ("^3", "\u00b3")):
+        out = out.replace(power, digit)
+    out = out.replace("^", "**")
+    return "\\_".join(f"\\text{{{piece}}}" for piece in out.split("_"))
+
+
 def body_for_jupyter(v: dict) -> str:
     """Jupyter's LaTeX display is MathJax: one aligned block, text in ``\\text{}``. It keeps
     what the document shows: the title, the sizes with their meanings, each step with its
     label and source number, the result with its unit, and the sources."""
-    t = lambda x: f"\\text{{{x}}}"  # noqa: E731
+    t = jupyter_text
     lines = [f"&{t(v['title'])}"]
     if v["conventions"]:
         lines.append(f"&{t('Conventions: ' + '; '.join(v['conventions']))}")
@@ -99,6 +121,9 @@ def body_for_jupyter(v: dict) -> str:
         elif s["kind"] == "steps":
             lines.append(f"&{t(s['title'])}")
             for r in s["rows"]:
+                if r.get("text"):
+                    lines.append(f"&{t(r['text'])}")
+                    continue
                 tag = f" && {t(r['tag'])}" if r["tag"] else ""
                 lines.append(f"{r['lhs']} &{r['rhs']}{tag}")
         else:

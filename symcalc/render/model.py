@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..algebra.symbols import SIZES
 from ..i18n import _, tr, using
 from .escape import markdown_text
+from .latex import jupyter_text
 from .numbers import bytes_both, grouped, short, si
 from .view import number_tex
 
@@ -40,9 +41,8 @@ def model_latex(m) -> str:
     """MathJax-friendly: one array, text in \\text{}; its words in the model's language."""
     with using(getattr(m, "lang", "en")):
         sizes, totals = _rows(m)
-        esc = lambda t: t.replace("_", r"\_").replace("%", r"\%").replace("$", r"\$")  # noqa: E731
-        rows = [f"{sym} & \\text{{{esc(meaning)}}} & {number_tex(v)}" for sym, meaning, v in sizes]
-        rows += [f"\\text{{{esc(label)}}} & & {number_tex(v)}" for label, v, _extra in totals]
+        rows = [f"{sym} & {jupyter_text(meaning)} & {number_tex(v)}" for sym, meaning, v in sizes]
+        rows += [f"{jupyter_text(label)} & & {number_tex(v)}" for label, v, _extra in totals]
     name = "".join(ch for ch in m.name if ch.isalnum() or ch in "-. ")
     return ("$$\\begin{array}{llr}\n\\textbf{" + name + "} & & \\\\\n"
             + " \\\\\n".join(rows) + "\n\\end{array}$$")

@@ -12,12 +12,13 @@ import re
 from decimal import Decimal, localcontext
 from functools import lru_cache
 
-from ..i18n import current
+from ..i18n import UNSPLIT_FOUR, current  # 4096, not 4 096, in Russian
 
 GB, GiB = 10**9, 2**30
 SI = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
-# Chinese writes a count in 亿 from a tenth of one on (the estimator's 0.849亿), as in 万
-EARLY_UNIT = {"zh": 10}
+# Chinese counts in the largest unit the number reaches, to four significant digits
+# (6,710亿, 8,493万, 1.244亿); --unit yi keeps the estimator's tenths of 亿 (0.849亿)
+SIGNIFICANT = {"zh": 4}
 
 
 def _babel_locale(lang: str):
@@ -82,7 +83,8 @@ def decimal(x: float | Decimal, digits: int, lang: str | None = None) -> str:
     lang = lang or current()
     if lang == "en":
         return f"{x:,.{digits}f}"
-    return _babel(x, lang, "#,##0" + ("." + "0" * digits if digits else ""))
+    whole = "0" if lang in UNSPLIT_FOUR and abs(x) < 10**4 else "#,##0"
+    return _babel(x, lang, whole + ("." + "0" * digits if digits else ""))
 
 
 def grouped(n: int, sep: str = ",") -> str:
@@ -91,6 +93,8 @@ def grouped(n: int, sep: str = ",") -> str:
     lang = current()
     if lang == "en" or sep != ",":
         return _commas(n).replace(",", sep)
+    if lang in UNSPLIT_FOUR and abs(int(n)) < 10**4:  # 4096, as formulas write it
+        return str(int(n))
     return _babel(int(n), lang)
 
 
@@ -140,9 +144,13 @@ def short(n: int) -> str:
     n = int(n)
     lang = current()
     if lang != "en":
-        early = EARLY_UNIT.get(lang, 1)
-        for power, _ in count_words(lang):
-            if abs(n) * early >= power:
+        for power, _word in count_words(lang):
+            if abs(n) >= power:
+                if lang in SIGNIFICANT:  # digits of the whole part, of any size (no str())
+                    q = abs(n) // power
+                    whole = int(q.bit_length() * 0.30103) + 1
+                    whole = max(1, whole - (q < 10 ** (whole - 1)))
+                    return count_unit(n, power, max(0, SIGNIFICANT[lang] - whole))
                 return count_unit(n, power)
         return grouped(n)
     for div, unit in ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K")):
@@ -172,10 +180,13 @@ def yi(n: int) -> str:
 
 
 def bytes_both(n: int) -> str:
-    """Bytes in GB (10^9) and GiB (2^30), always both named: 14.48 GB / 13.49 GiB."""
+    """Bytes in GB (10^9) and GiB (2^30), always both named: 14.48 GB / 13.49 GiB (Russian
+    14,48 ГБ / 13,49 ГиБ)."""
+    from ..i18n import _
+
     n = int(n)
-    sp = _space()
-    return f"{decimal(ratio(n, GB), 2)}{sp}GB / {decimal(ratio(n, GiB), 2)}{sp}GiB"
+    return (_("{x} GB", x=decimal(ratio(n, GB), 2)) + " / "
+            + _("{x} GiB", x=decimal(ratio(n, GiB), 2)))
 
 
 PARAM_UNITS = {"exact": None, "K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12, "yi": 10**8}

@@ -55,7 +55,21 @@ SDPA_EXACT |= {"qwen2_moe", "qwen3_moe", "olmoe", "granitemoe", "phimoe"}
 # CPU sdpa runs the math fallback, as for DeepSeek)
 SDPA_EXACT |= {"lfm2", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}
 
-FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS))
+# Families added by issue 21 whose implementation facts (what their eager code keeps: router
+# dtype, shared-MLP gate, dropouts, ...) wait for the [implementation] table of issue 20; their
+# parameters, FLOPs and caches are checked (tests/reference/test_family_reference.py), their activations
+# not yet.
+AWAITING_IMPLEMENTATION = frozenset({
+    "glm4_moe_lite", "exaone", "internlm3", "iquestcoder", "gpt-sw3", "sarvam_moe",
+    "sarvam_mla", "solar_open", "cohere2_moe", "exaone_moe", "hy_v3", "olmo_hybrid",
+    "lfm2_moe", "ernie4_5", "helium", "olmo", "granite_swa", "granitemoeshared", "cwm",
+    "vaultgemma", "youtu", "hunyuan_v1_dense", "gpt_bigcode", "codegen", "arcee", "jais2",
+    "flex_olmo", "granitemoe_swa"})
+# bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's
+# activations are measured by tests/test_activations.py.
+MEASURED_ELSEWHERE = frozenset({"bert"})
+FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS) - AWAITING_IMPLEMENTATION
+                  - MEASURED_ELSEWHERE)
 EXAMPLES = int(os.environ.get("SYMCALC_ACTIVATION_EXAMPLES", "2"))
 
 

@@ -61,6 +61,8 @@ LINEAR_CONFIGS = [
     ("qwen3_5_moe_text/causal-lm-layer-types-bias-tied.json", 2, 5),
     ("kimi_linear/causal-lm-default-layers.json", 2, 5),
     ("kimi_linear/causal-lm-layer-lists-q-lora-bias.json", 1, 70),
+    ("olmo_hybrid/bare-model.json", 2, 5),
+    ("olmo_hybrid/causal-lm-layer-types-bias-tied-kernel-3.json", 1, 70),
 ]
 # state-space and short-convolution hybrids: a prompt shorter than the conv window, and one
 # spanning several chunks of the Mamba-2 scan
@@ -79,6 +81,8 @@ SSM_CONFIGS = [
     ("lfm2/tiny-conv-bias-pattern.json", 2, 5),
     ("lfm2/tiny-bare-attn-idxs-legacy.json", 1, 2),
     ("lfm2/tiny-conv-bias-pattern.json", 1, 9),
+    ("lfm2_moe/bare-model.json", 2, 5),
+    ("lfm2_moe/causal-lm-conv-bias-untied-legacy-key.json", 1, 2),
 ]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 CASES = [pytest.param(f, b, s, dt, id=f"{f.removesuffix('.json')}-{b}x{s}-{dt}")

@@ -78,6 +78,40 @@ CASES = {
                                       topk_method="greedy", **_MLA), 2, 9),
     "gemma3n_text-shared-kv-short": (_cfg("gemma3n_text", "Gemma3nForCausalLM", 6, **_GEMMA3N, sliding_window=6), 2, 4),
     "gemma3n_text-shared-kv-long": (_cfg("gemma3n_text", "Gemma3nForCausalLM", 6, **_GEMMA3N, sliding_window=4), 2, 9),
+    # families added from issue 21 (one case each: what their cache holds)
+    "glm4_moe_lite-mla-layer-list": (_cfg("glm4_moe_lite", "Glm4MoeLiteForCausalLM", 3, q_lora_rank=10,
+                                          mlp_layer_types=["dense", "sparse", "sparse"],
+                                          **{k: v for k, v in _MLA.items() if k != "first_k_dense_replace"}), 2, 9),
+    "exaone-gqa": (_cfg("exaone", "LlamaForCausalLM", 2, head_dim=12), 2, 9),
+    "internlm3-gqa-biases": (_cfg("internlm3", "LlamaForCausalLM", 2, head_dim=16, qkv_bias=True, bias=True), 2, 9),
+    "iquestcoder-gqa": (_cfg("iquestcoder", "LlamaForCausalLM", 2, head_dim=8), 1, 9),
+    "sarvam_moe-gqa": (_cfg("sarvam_moe", "Glm4MoeForCausalLM", 3, head_dim=8, moe_intermediate_size=16,
+                            n_routed_experts=4, num_experts_per_tok=2), 2, 9),
+    "sarvam_mla-direct-q": (_cfg("sarvam_mla", "DeepseekV3ForCausalLM", 2,
+                                 **{k: v for k, v in _MLA.items() if k != "n_routed_experts"},
+                                 num_local_experts=4), 2, 9),
+    "solar_open-gqa-head-dim": (_cfg("solar_open", "SolarOpenForCausalLM", 2, head_dim=12, moe_intermediate_size=8,
+                                     n_routed_experts=4, num_experts_per_tok=2), 2, 9),
+    "cohere2_moe-dense-prefix-long": (_cfg("cohere2_moe", "Cohere2MoeForCausalLM", 5, head_dim=8, sliding_window=4,
+                                           num_experts=4, first_k_dense_replace=1), 2, 9),
+    "exaone_moe-default-pattern-short": (_cfg("exaone_moe", "ExaoneMoeForCausalLM", 5, sliding_window=6,
+                                              moe_intermediate_size=8, num_experts=4, num_experts_per_tok=2), 2, 4),
+    "hy_v3-gqa-head-dim": (_cfg("hy_v3", "HYV3ForCausalLM", 2, head_dim=12, moe_intermediate_size=8, num_experts=4,
+                                num_experts_per_tok=2), 2, 9),
+    "ernie4_5-gqa-head-dim": (_cfg("ernie4_5", "Ernie4_5ForCausalLM", 2, head_dim=12), 2, 9),
+    "helium-gqa": (_cfg("helium", "HeliumForCausalLM", 2, head_dim=8), 2, 9),
+    "olmo-gqa": (_cfg("olmo", "OlmoForCausalLM", 2), 2, 9),
+    "granite_swa-default-pattern-long": (_cfg("granite_swa", "GraniteSWAForCausalLM", 5, sliding_window=4), 2, 9),
+    "cwm-default-pattern-short": (_cfg("cwm", "CwmForCausalLM", 5, head_dim=8, sliding_window=6), 2, 4),
+    "vaultgemma-alternating-long": (_cfg("vaultgemma", "VaultGemmaForCausalLM", 4, head_dim=8, sliding_window=4), 2, 9),
+    "youtu-mla-q-lora": (_cfg("youtu", "YoutuForCausalLM", 2, q_lora_rank=10,
+                              **{k: v for k, v in _MLA.items() if k in ("num_key_value_heads", "kv_lora_rank",
+                                                                         "qk_nope_head_dim", "qk_rope_head_dim",
+                                                                         "v_head_dim")}), 2, 9),
+    "hunyuan_v1_dense-gqa-head-dim": (_cfg("hunyuan_v1_dense", "HunYuanDenseV1ForCausalLM", 2, head_dim=12), 2, 9),
+    "arcee-gqa": (_cfg("arcee", "ArceeForCausalLM", 2), 2, 9),
+    "jais2-gqa": (_cfg("jais2", "Jais2ForCausalLM", 2, head_dim=12), 1, 9),
+    "flex_olmo-gqa": (_cfg("flex_olmo", "FlexOlmoForCausalLM", 2, num_experts=4, num_experts_per_tok=2), 2, 9),
 }
 IDS = sorted(CASES)
 
@@ -160,7 +194,8 @@ WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-windo
                     "qwen2-max-window-layers-long", "olmo3-default-pattern-long",
                     "cohere2-default-pattern-long", "cohere2-legacy-pattern-2-long",
                     "smollm3-nope-layers-slide-long", "smollm3-layer-types-without-switch-long",
-                    "exaone4-default-pattern-long")
+                    "exaone4-default-pattern-long", "cohere2_moe-dense-prefix-long",
+                    "granite_swa-default-pattern-long", "vaultgemma-alternating-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
