@@ -137,6 +137,6 @@ def test_table_size():
     import os
 
     here = os.path.dirname(terms.__file__)
-    total = sum(os.path.getsize(os.path.join(here, n)) for n in ("terms.json", "terms.py"))
+    total = sum(os.path.getsize(os.path.join(here, n)) for n in ("terms.store", "terms.py"))
     total += os.path.getsize(os.path.join(here, "..", "page", "terms.js"))
     assert total < 500_000, total
