@@ -92,6 +92,10 @@ class SympyNumbers:
             return C.comm_bytes(by["step"], wire=True)
         if kind == "decode_bytes_per_token":
             return C.comm_bytes(by["decode"])
+        if kind == "forward_wire_bytes":
+            return C.comm_bytes(by["forward"], wire=True)
+        if kind == "decode_wire_bytes_per_token":
+            return C.comm_bytes(by["decode"], wire=True)
         reduces = [x for x in by["forward"] if x.kind == "all_reduce"]
         if kind == "forward_allreduce_count":
             return sympy.Add(*[x.count for x in reduces])

@@ -70,6 +70,10 @@ for _dim in DIMENSIONS:
                                                  "algorithms)",
         f"communication.{_dim}.decode_bytes_per_token": f"{_dim}: payload bytes of one decoded "
                                                         "token",
+        f"communication.{_dim}.forward_wire_bytes": f"{_dim}: bytes the rank sends in one "
+                                                    "microbatch's forward (ring algorithms)",
+        f"communication.{_dim}.decode_wire_bytes_per_token": f"{_dim}: bytes the rank sends for "
+                                                             "one decoded token (ring algorithms)",
     })
 PER_RANK.update({
     "communication.tp.forward_allreduce_count": "all-reduces of one microbatch's forward",

@@ -41,7 +41,11 @@ for _dim in ("tp", "pp", "dp", "ep", "cp"):
                    f"communication.{_dim}.step_bytes": f"{_dim} payload of one step",
                    f"communication.{_dim}.step_wire_bytes": f"{_dim} bytes sent in one step",
                    f"communication.{_dim}.decode_bytes_per_token": f"{_dim} payload of one "
-                                                                  "decoded token"})
+                                                                  "decoded token",
+                   f"communication.{_dim}.forward_wire_bytes": f"{_dim} bytes sent in one "
+                                                              "forward",
+                   f"communication.{_dim}.decode_wire_bytes_per_token": f"{_dim} bytes sent for "
+                                                                       "one decoded token"})
 TITLES.update({"communication.tp.forward_allreduce_count": "tp all-reduces of one forward",
                "communication.tp.forward_allreduce_bytes": "tp all-reduce payload of one forward"})
 
@@ -241,11 +245,12 @@ def _communication(spec: Spec, quantity: str, opts: Options, plan, stage: int, s
     comm = C.communication(spec, opts, lay, plan, stage_of(stage, lay.pp))[dim]
     phase = {"forward_bytes": "forward", "step_bytes": "step", "step_wire_bytes": "step",
              "decode_bytes_per_token": "decode", "forward_allreduce_count": "forward",
-             "forward_allreduce_bytes": "forward"}[kind]
+             "forward_allreduce_bytes": "forward", "forward_wire_bytes": "forward",
+             "decode_wire_bytes_per_token": "decode"}[kind]
     items = comm[phase]
     if kind.startswith("forward_allreduce"):
         items = [x for x in items if x.kind == "all_reduce"]
-    wire = kind == "step_wire_bytes"
+    wire = "wire" in kind
     letter = "K" if kind.endswith("count") else "M"
     steps, values, paths, exact = [], {}, [], sympy.Integer(0)
     for i, x in enumerate(items):

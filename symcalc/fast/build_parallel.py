@@ -449,12 +449,17 @@ def comm_formulas() -> dict[str, sympy.Expr]:
     ar_wire, ag_wire = wire_factor("all_reduce", t), wire_factor("all_gather", t)
     tp_wire = on_t * (A * (ar_wire * (fo_ar + bi_ar + bx + bw) + ag_wire * (fo_ag + bi_ag))
                       + ar_wire * ce) / c
+    tp_decode_ar, tp_decode_ag = tp_sum("tc:fo:ar", "decode"), tp_sum("tc:fo:ag", "decode")
     out = {
         "communication.tp.forward_bytes": tp_fwd,
         "communication.tp.step_bytes": m * (tp_fwd + tp_bwd),
         "communication.tp.step_wire_bytes": m * tp_wire,
-        "communication.tp.decode_bytes_per_token": on_t * A * ((1 + sp) * tp_sum("tc:fo:ar", "decode")
-                                                               + tp_sum("tc:fo:ag", "decode")),
+        "communication.tp.decode_bytes_per_token": on_t * A * ((1 + sp) * tp_decode_ar
+                                                               + tp_decode_ag),
+        "communication.tp.forward_wire_bytes": on_t * (A * (ar_wire * fo_ar + ag_wire * fo_ag)
+                                                       + ar_wire * ce) / c,
+        "communication.tp.decode_wire_bytes_per_token": on_t * A * (ar_wire * tp_decode_ar
+                                                                    + ag_wire * tp_decode_ag),
         "communication.tp.forward_allreduce_count": on_t * ((1 - sp) * tp_sum("tc:fn")
                                                             + 3 * tce * last * _sum("tc:cen:T")),
         "communication.tp.forward_allreduce_bytes": on_t * ((1 - sp) * A * fo_ar + ce) / c,
@@ -471,6 +476,9 @@ def comm_formulas() -> dict[str, sympy.Expr]:
         "communication.pp.step_bytes": m * per * (n_f + n_b) * _sum("pp:act") / c,
         "communication.pp.step_wire_bytes": m * per * (n_f + n_b) * _sum("pp:act") / c,
         "communication.pp.decode_bytes_per_token": per * n_f * _sum("pp:act", "decode"),
+        # point to point: the rank sends each payload once
+        "communication.pp.forward_wire_bytes": per * n_f * _sum("pp:act") / c,
+        "communication.pp.decode_wire_bytes_per_token": per * n_f * _sum("pp:act", "decode"),
     })
     # data parallelism: per step, over each parameter's data-parallel group
     payload = wire = sympy.Integer(0)
@@ -483,6 +491,8 @@ def comm_formulas() -> dict[str, sympy.Expr]:
         "communication.dp.step_bytes": payload,
         "communication.dp.step_wire_bytes": wire,
         "communication.dp.decode_bytes_per_token": sympy.Integer(0),
+        "communication.dp.forward_wire_bytes": sympy.Integer(0),
+        "communication.dp.decode_wire_bytes_per_token": sympy.Integer(0),
     })
     # expert parallelism: dispatch and combine all-to-alls per MoE layer
     ep = let("on_e") * 2 * A * (1 - sp + sp / t)
@@ -492,6 +502,10 @@ def comm_formulas() -> dict[str, sympy.Expr]:
         "communication.ep.step_wire_bytes": 2 * m * ep * wire_factor("all_to_all", e)
         * _sum("ep:a2a", "stage") / c,
         "communication.ep.decode_bytes_per_token": ep * _sum("ep:a2a", "decode"),
+        "communication.ep.forward_wire_bytes": ep * wire_factor("all_to_all", e)
+        * _sum("ep:a2a", "stage") / c,
+        "communication.ep.decode_wire_bytes_per_token": ep * wire_factor("all_to_all", e)
+        * _sum("ep:a2a", "decode"),
     })
     # context parallelism: ring passes of the key/value blocks, or Ulysses' all-to-alls
     ul = _o("sw_ulysses")
@@ -503,6 +517,8 @@ def comm_formulas() -> dict[str, sympy.Expr]:
         "communication.cp.step_bytes": m * (3 * ring + 2 * uly),
         "communication.cp.step_wire_bytes": m * (3 * ring + 2 * uly * wire_factor("all_to_all", c)),
         "communication.cp.decode_bytes_per_token": sympy.Integer(0),
+        "communication.cp.forward_wire_bytes": ring + uly * wire_factor("all_to_all", c),
+        "communication.cp.decode_wire_bytes_per_token": sympy.Integer(0),
     })
     return out
 

@@ -63,6 +63,7 @@ def figures(spec, opts: Options) -> dict[str, int]:
             out[f"per_rank.{k}"] = x
     for dim in DIMENSIONS:
         for k in ("forward_bytes", "step_bytes", "step_wire_bytes", "decode_bytes_per_token",
+                  "forward_wire_bytes", "decode_wire_bytes_per_token",
                   "forward_allreduce_count", "forward_allreduce_bytes"):
             if dim == "tp" or not k.startswith("forward_allreduce"):
                 out[f"communication.{dim}.{k}"] = comm[dim].get(k, 0)

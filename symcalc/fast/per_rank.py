@@ -27,7 +27,8 @@ RANK_KEYS = {
     "activations_bytes": "per_rank.activations_bytes",
     "kv_cache_bytes": "per_rank.kv_cache_bytes",
 }
-COMM_KEYS = ("forward_bytes", "step_bytes", "step_wire_bytes", "decode_bytes_per_token")
+COMM_KEYS = ("forward_bytes", "step_bytes", "step_wire_bytes", "decode_bytes_per_token",
+             "forward_wire_bytes", "decode_wire_bytes_per_token")
 TP_KEYS = ("forward_allreduce_count", "forward_allreduce_bytes")
 PEAK = ("per_rank.states_bytes", "per_rank.activations_bytes")
 

@@ -630,7 +630,8 @@ const RANK_KEYS = [["params", "per_rank.params"], ["weights_bytes", "per_rank.we
   ["gradients_bytes", "per_rank.gradients_bytes"], ["optimizer_bytes", "per_rank.optimizer_bytes"],
   ["states_bytes", "per_rank.states_bytes"], ["activations_bytes", "per_rank.activations_bytes"],
   ["kv_cache_bytes", "per_rank.kv_cache_bytes"]];
-const COMM_KEYS = ["forward_bytes", "step_bytes", "step_wire_bytes", "decode_bytes_per_token"];
+const COMM_KEYS = ["forward_bytes", "step_bytes", "step_wire_bytes", "decode_bytes_per_token",
+  "forward_wire_bytes", "decode_wire_bytes_per_token"];
 const TP_KEYS = ["forward_allreduce_count", "forward_allreduce_bytes"];
 const DIMENSIONS = ["tp", "pp", "dp", "ep", "cp"];
 function stageNumber(sh, q, v, stage, memo) { const [rows, sizes] = rowsAt(sh, v); return rows.number(q, sizes, stage, memo); }
