@@ -108,6 +108,10 @@ class Options(Record):
     def with_(self, **changes) -> "Options":
         return replace(self, **changes)
 
+    def with_layout(self, layout) -> "Options":
+        """These options with every field of ``layout`` (a :class:`Layout`) in place."""
+        return replace(self, **{f: getattr(layout, f) for f in LAYOUT_FIELDS})
+
 
 # the options that make a parallel layout (Options.layout)
 LAYOUT_FIELDS = ("tp", "pp", "vpp", "microbatches", "ep", "etp", "cp", "dp", "zero",
