@@ -133,26 +133,6 @@ def conventions_text(spec, opts: Options) -> dict[str, str]:
     }
 
 
-def serving_rank(spec, opts: Options, rep: dict | None = None) -> dict[str, Any]:
-    """The stage block (its per-rank figures and its ``communication``) of the rank that needs
-    the most memory for serving: the largest ``serving_peak_bytes`` (weights, KV cache and
-    recurrent state), the earlier stage on a tie. With one pipeline stage that is the
-    report's own ``per_rank`` and ``communication``; else a stage of its ``per_stage`` (the
-    report of ``opts`` with --per-stage when ``rep`` has none). How fast reads this
-    (:func:`symcalc.fast.speed.rank`)."""
-    if rep is None or "per_rank" not in rep:
-        from .quick import quick_report
-
-        rep = quick_report(spec, opts.with_(per_stage=opts.pp > 1))
-    if opts.pp == 1:
-        return {**rep["per_rank"], "communication": rep["communication"]}
-    if "per_stage" not in rep:
-        from .quick import quick_report
-
-        rep = quick_report(spec, opts.with_(per_stage=True))
-    return max(rep["per_stage"], key=lambda one: (one["serving_peak_bytes"], -one["stage"]))
-
-
 def parallel_report(spec, opts: Options, src, v: dict[str, Any], memory: dict) -> dict[str, Any]:
     """``per_rank``, ``communication`` (and ``per_stage``) of the report."""
     lay = opts.layout().checked()

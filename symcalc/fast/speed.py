@@ -22,7 +22,7 @@ from ..algebra.options import Options, dtype_fraction, seq_len_of
 from ..algebra.spec import Spec
 from ..errors import SymcalcError
 from ..inputs.gpus import Accelerator
-from .quick import Numbers, evaluate, values
+from .quick import Numbers, evaluate, quick_report, values
 
 EFFICIENCIES = ("compute", "memory", "network")
 LOOKUP_TABLES = ("embedding/position", "embedding/token_type", "embedding/per_layer")
@@ -194,13 +194,28 @@ def _wire(block: dict, dim: str, phase: str) -> Fraction:
     return Fraction(block[dim][key])
 
 
+def serving_rank(spec, opts: Options, rep: dict | None = None) -> dict[str, Any]:
+    """The stage block (its per-rank figures and its ``communication``) of the rank that needs
+    the most memory for serving: the largest ``serving_peak_bytes`` (weights, KV cache and
+    recurrent state), the earlier stage on a tie. With one pipeline stage that is the
+    report's own ``per_rank`` and ``communication``; else a stage of its ``per_stage`` (the
+    report of ``opts`` with --per-stage when ``rep`` has none). How fast reads this
+    (:func:`rank`)."""
+    if rep is None or "per_rank" not in rep:
+        rep = quick_report(spec, opts.with_(per_stage=opts.pp > 1))
+    if opts.pp == 1:
+        return {**rep["per_rank"], "communication": rep["communication"]}
+    if "per_stage" not in rep:
+        rep = quick_report(spec, opts.with_(per_stage=True))
+    return max(rep["per_stage"], key=lambda one: (one["serving_peak_bytes"], -one["stage"]))
+
+
 def rank(spec: Spec, opts: Options, rep: dict, layout: Layout, w: Whole) -> Rank:
     """The rank's shares: the report's per-rank figures and communication of the rank that
-    needs the most memory for serving (:func:`symcalc.fast.per_rank.serving_rank`: the
+    needs the most memory for serving (:func:`serving_rank`: the
     report's own blocks with one pipeline stage, else its stage with the largest serving
     peak), or (one rank) the whole replica."""
     from ..algebra.options import LAYOUT_FIELDS
-    from .per_rank import serving_rank
 
     dims = [d for d, _ in RANK_ORDER]
     if layout.trivial:
