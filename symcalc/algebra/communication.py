@@ -21,6 +21,7 @@ from .parallel import Term, dp_group, holder, kv_heads_per_rank, rank_params, st
 from .spec import Spec
 from .stages import Stage, stage_counts, stage_flags
 from .symbols import SWITCHES, E, L, b, c, d, d_h, d_nope, d_rope, d_v, e, k, m, n_h, s, t, v
+from .tp_styles import PARAMETERS
 from .tp_plans import (STYLES, PlanEntry, fixed, is_routed_expert, linear_form, linears,
                        plan_for, split_regions)
 
@@ -137,6 +138,8 @@ def tp_comm(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEntry]
         if all(is_routed_expert(x) for x in parts) and layout.tp_plan == "hf" \
                 and entry.style != "moe_tp_experts":
             continue  # a parameter entry: transformers runs the experts module's hooks
+        if all(x in PARAMETERS for x in parts):
+            continue  # a bare parameter (attention sinks): sharded, no collective
         n_layers = _module_layers(spec, PlanEntry(entry.module, entry.style, tuple(parts)),
                                   counts, present)
         if n_layers == 0:

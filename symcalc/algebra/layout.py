@@ -41,7 +41,8 @@ STATE_ACCOUNTING = ("paper", "megatron", "deepspeed")
 # that symcalc knows: symcalc.algebra.tp_plans.STYLES says what each does
 TP_STYLES = ("colwise", "colwise_gather_output", "rowwise", "rowwise_split_input",
              "packed_colwise", "packed_rowwise", "embedding_rowwise",
-             "replicated_with_grad_allreduce", "mla_kv_a_proj", "moe_tp_experts", "vocab_colwise")
+             "replicated_with_grad_allreduce", "mla_kv_a_proj", "moe_tp_experts", "vocab_colwise",
+             "local_params")
 DEGREES = ("tp", "pp", "vpp", "microbatches", "ep", "etp", "cp", "dp")
 # layout field -> symbol name
 SYMBOLS = {"tp": "t", "pp": "p", "vpp": "v", "microbatches": "m", "ep": "e", "etp": "t_e",

@@ -75,6 +75,7 @@ def linears() -> dict[str, Linear]:
         "attention/kv_a": Linear(d, r_kv + d_rope, _sw("bias_k") * (r_kv + d_rope)),
         "attention/kv_b": Linear(r_kv, n_h * (d_nope + d_v)),
         "attention/o": Linear(n_h * comp.value_width(), d, _sw("bias_o") * d),
+        "attention/sinks": Linear(1, n_h),  # one logit per head, split with the heads
         "ffn/gate": Linear(d, d_ff, ffn_b * d_ff),
         "ffn/up": Linear(d, d_ff, ffn_b * d_ff),
         "ffn/down": Linear(d_ff, d, ffn_b * d),

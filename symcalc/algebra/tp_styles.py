@@ -59,6 +59,11 @@ STYLES: dict[str, Style] = {
         "whole on every rank, its gradient all-reduced (it sees only this rank's heads)"),
     "mla_kv_a_proj": Style("", (), (("all_reduce", "rope"),),
                            "whole; the gradient of the shared rotary key all-reduced"),
+    # a module whose own parameter entries shard bare parameters (attention sinks): its
+    # forward runs on the local shards, no collective of its own
+    "local_params": Style("", (), (), "runs its forward on the local shards of its parameters "
+                                      "(a bare parameter such as attention sinks is split by its "
+                                      "own entry)"),
     "moe_tp_experts": Style("", (("all_reduce", "output"),),
                             (("all_reduce", "input"), ("all_reduce", "routing")),
                             "every rank runs its slice of every expert; outputs all-reduced"),
@@ -93,11 +98,16 @@ MEGATRON_MODULES = (
 # holds the two equal): a part the plan leaves whole has the fact tpn:<part>
 SPLITTABLE = tuple(f"layer/{x}" for x in (
     "attention/q", "attention/q_gate", "attention/q_a", "attention/q_b", "attention/k",
-    "attention/v", "attention/kv_a", "attention/kv_b", "attention/o", "ffn/gate", "ffn/up",
+    "attention/v", "attention/kv_a", "attention/kv_b", "attention/o", "attention/sinks",
+    "ffn/gate", "ffn/up",
     "ffn/down", "moe/experts/gate", "moe/experts/up", "moe/experts/down", "moe/shared/gate",
     "moe/shared/up", "moe/shared/down", "linear_attention/qkv", "linear_attention/output_gate",
     "linear_attention/beta", "linear_attention/decay", "linear_attention/o")) + (
     "embedding/token", "head/weight", "head/bias")
+# Parts that are bare parameters, no module of their own (GraniteSWA's attention sinks, one
+# logit per head): an entry naming one shards it and runs no collective (its owner's
+# local_params entry runs the attention on the local heads)
+PARAMETERS = ("layer/attention/sinks",)
 # Parts that are a bias vector of their module's output (no width of their own in a fused
 # module: split with the output rows)
 BIAS_ONLY = ("head/bias",)
@@ -256,6 +266,8 @@ def plan_facts(rows: Iterable[PlanRow], convention: str) -> dict[str, int]:
         module, style_name, parts, per_expert = row[0], row[1], row[2], row[4]
         style = STYLES[style_name]
         routed = [x for x in parts if is_routed_expert(x)]
+        if parts and all(x in PARAMETERS for x in parts):
+            continue  # a bare parameter: sharded, no hooks
         if style_name == "moe_tp_experts":
             lead = EXPERTS_MODULE
         elif routed and len(routed) == len(parts) and convention == "hf":

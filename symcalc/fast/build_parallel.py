@@ -22,8 +22,8 @@ from ..algebra import accounting, components as comp, parallel, stages
 from ..algebra.communication import wire_factor
 from ..algebra.symbols import ALL, SIZES, SWITCHES
 from ..algebra.tp_plans import linears
-from ..algebra.tp_styles import (BIAS_ONLY, EXPERTS_MODULE, FACT_KINDS, fusable_group,
-                                 is_routed_expert, short)
+from ..algebra.tp_styles import (BIAS_ONLY, EXPERTS_MODULE, FACT_KINDS, PARAMETERS,
+                                 fusable_group, is_routed_expert, short)
 
 S = {n: SIZES[n].symbol for n in SIZES}
 L, L_attn, L_ffn, L_dense = S["L"], S["L_attn"], S["L_ffn"], S["L_dense"]
@@ -244,7 +244,7 @@ def comm_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, const
     if shape == "single" and any(is_routed_expert(x) for x in present):
         leads.append(EXPERTS_MODULE)
     for x in leads:
-        if x in BIAS_ONLY:
+        if x in BIAS_ONLY or x in PARAMETERS:  # no module of its own: no collective
             continue
         name = short(x)
         hold = H["layers" if x == EXPERTS_MODULE else parallel.holder(x)]
