@@ -524,6 +524,9 @@ def test_handout_section_how_fast_with_its_exercise():
     assert "b\\* = ceil(W pi / (c beta - m pi)) = " in text
     sheet, _h = _speed_handout(["llama-3-8b"], exercises=True)
     assert "ceil(W pi" not in sheet and "\\_\\_\\_\\_ (" in sheet  # numbered blanks
+    # the section's own figures are numbered blanks too (not the blank function's repr)
+    assert "<function" not in sheet
+    assert "| prefill (time to first token) | \\_\\_\\_\\_ (" in sheet
 
 
 @pytest.mark.parametrize("lang", ["ru", "zh"])
