@@ -291,6 +291,13 @@ def test_unknown_class_message():
      "must be 'ACT' or 'gated-ACT' (got 3)"),
     ({"model_type": "bert", "architectures": ["BertForMaskedLM"], "tie_word_embeddings": "y"},
      "tie_word_embeddings", "must be true or false (got 'y')"),
+    # MambaConfig and Mamba2Config type expand as an integer (a float is refused by transformers)
+    ({"model_type": "mamba", "expand": 2.0}, "expand, hidden_size (d_ff)",
+     "must be a positive integer (got 1536.0)"),
+    ({"model_type": "mamba", "time_step_rank": "8"}, "time_step_rank (R_dt)",
+     "must be a positive integer (got '8')"),
+    ({"model_type": "mamba2", "num_heads": 64}, "num_heads",
+     "times head_dim must equal expand * hidden_size (Mamba2Config refuses it) (got 64)"),
 ])
 def test_config_errors_name_the_key(config, field, rule):
     with pytest.raises(SymcalcError) as err:
