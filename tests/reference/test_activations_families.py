@@ -77,8 +77,11 @@ def layer_key(cfg: dict) -> str:
     return next((k for k in LAYER_KEYS if isinstance(cfg.get(k), int)), "num_hidden_layers")
 
 
-# hybrids whose config may derive layer_types (see with_more_layers)
-DERIVED_LAYER_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "kimi_linear", "lfm2"}
+# hybrids whose config may derive layer_types (see with_more_layers); Flint's full-attention
+# layers have no rotary positions, so a derived pattern that brought in the first sliding
+# layer would add the rotary tables
+DERIVED_LAYER_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "kimi_linear", "lfm2",
+                       "flint"}
 
 
 def with_more_layers(cfg: dict, extra: int) -> dict:

@@ -112,6 +112,13 @@ CASES = {
     "arcee-gqa": (_cfg("arcee", "ArceeForCausalLM", 2), 2, 9),
     "jais2-gqa": (_cfg("jais2", "Jais2ForCausalLM", 2, head_dim=12), 1, 9),
     "flex_olmo-gqa": (_cfg("flex_olmo", "FlexOlmoForCausalLM", 2, num_experts=4, num_experts_per_tok=2), 2, 9),
+    # Flint's default pattern: full attention in layers 0, 1, every i % 4 == 1 and the last
+    "flint-default-pattern-short": (_cfg("flint", "FlintForCausalLM", 5, head_dim=8, sliding_window=6,
+                                         moe_intermediate_size=8, shared_expert_intermediate_size=12,
+                                         num_experts=4, num_experts_per_tok=2), 2, 4),
+    "flint-default-pattern-long": (_cfg("flint", "FlintForCausalLM", 7, head_dim=8, sliding_window=4,
+                                        moe_intermediate_size=8, shared_expert_intermediate_size=12,
+                                        num_experts=4, num_experts_per_tok=2), 1, 9),
 }
 IDS = sorted(CASES)
 
@@ -195,7 +202,8 @@ WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-windo
                     "cohere2-default-pattern-long", "cohere2-legacy-pattern-2-long",
                     "smollm3-nope-layers-slide-long", "smollm3-layer-types-without-switch-long",
                     "exaone4-default-pattern-long", "cohere2_moe-dense-prefix-long",
-                    "granite_swa-default-pattern-long", "vaultgemma-alternating-long")
+                    "granite_swa-default-pattern-long", "vaultgemma-alternating-long",
+                    "flint-default-pattern-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
