@@ -9,7 +9,7 @@ paper, eager and sdpa models. Needs torch and transformers (the test extras).
     python docs/activations_table.py          # rewrite the table in place
     python docs/activations_table.py --check  # exit 1 when the table is stale
 
-tests/test_activations_families.py fails when the table is stale.
+tests/reference/test_activations_families.py fails when the table is stale.
 """
 from __future__ import annotations
 
