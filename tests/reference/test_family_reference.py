@@ -214,7 +214,9 @@ DELIBERATE_REFUSALS = {
 }
 
 # Examples per family (a deeper local run: SYMCALC_FAMILY_EXAMPLES=50 pytest -k drawn ...)
-EXAMPLES = int(os.environ.get("SYMCALC_FAMILY_EXAMPLES", "4"))
+EXAMPLES = int(os.environ.get("SYMCALC_FAMILY_EXAMPLES", "2"))
+# the same draws on every run (CI must not depend on luck); SYMCALC_RANDOM_DRAWS=1 explores anew
+DERANDOMIZE = os.environ.get("SYMCALC_RANDOM_DRAWS", "") != "1"
 
 HYPOTHESIS_FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY})
 
@@ -236,6 +238,7 @@ def test_drawn_configs_equal_transformers(model_type):
 
     # no shrinking: a failing example is reported as drawn, and the file's time stays bounded
     @settings(max_examples=EXAMPLES, deadline=None, database=None, phases=(Phase.generate,),
+              derandomize=DERANDOMIZE,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
     @given(cfg=drawn_config(model_type), batch=st.integers(1, 2), seq_len=st.integers(1, 6))
     def check(cfg, batch, seq_len):
