@@ -131,9 +131,8 @@ HANDOUTS = {
     "eight-models": ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-2-7b", "llama-2-13b",
                      "llama-3-8b", "qwen2-0.5b"],
 }
-# the architectures taught next, in every language (xelatex for ru and zh)
+# the architectures taught next (xelatex for ru and zh)
 NEXT = {"mla-moe": ["deepseek-v3"], "hybrid": ["qwen3-next-80b-a3b"]}
-LANGS = ("en", "ru", "zh")
 MARGIN = 2.2 / 2.54 * 72  # geometry's margin (2.2 cm) in pt
 # full-width punctuation may hang into the margin: its glyph sits in the left of its box
 HANGING = "。，、；：！？）」』"
@@ -217,11 +216,12 @@ def test_words_outside_the_text_block_are_found(tmp_path):
 
 
 @needs_tex
-@pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("name", sorted(NEXT))
+@pytest.mark.parametrize("name,lang", [("mla-moe", "en"), ("mla-moe", "ru"), ("hybrid", "en"),
+                                       ("hybrid", "zh")])
 def test_next_architectures_layout(cli, tmp_path, name, lang):
-    """DeepSeek-V3 (MLA, MoE with dense layers) and Qwen3-Next (hybrid) in each language: no
-    overfull box, no missing glyph, no word beyond the text block (formulas, tags, labels)."""
+    """DeepSeek-V3 (MLA, MoE with dense layers) and Qwen3-Next (hybrid) in English and in one
+    other language each (xelatex, about 5 s a handout): no overfull box, no missing glyph, no
+    word beyond the text block (formulas, tags, labels)."""
     tex = tmp_path / f"{name}.{lang}.tex"
     res = cli("handout", *NEXT[name], "--lang", lang, "-o", tex)
     assert res.returncode == 0, res.stderr
