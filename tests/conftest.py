@@ -99,6 +99,14 @@ def write_config(tmp_path):
     return write
 
 
+def in_turn(items, choices, per: int = 1) -> list[tuple]:
+    """Each of ``items`` with ``per`` of ``choices``, taken in turn across the items, so that
+    every choice meets about per/len(choices) of them: [(item, (choice, ...)), ...] (the
+    option sets a costly comparison runs each preset under)."""
+    return [(item, tuple(choices[(per * i + j) % len(choices)] for j in range(per)))
+            for i, item in enumerate(items)]
+
+
 def write_page_data(folder: Path) -> Path:
     """What the page embeds, as tests/page_harness.js reads it: meta.json (symcalc.page.meta)
     and terms.json beside it (the term table as one object); returns meta.json's path."""

@@ -43,12 +43,12 @@ def _cases() -> list:
     so that each option set meets about 2/5 of the presets and every preset three option sets
     (each sympy report costs about a tenth of a second of CPU; the drawn models below vary the
     workload further)."""
+    from conftest import in_turn
+
     others = [k for k in OPTION_SETS if k != "default"]
-    cases = []
-    for i, name in enumerate(presets.names()):
-        for key in ("default", others[(2 * i) % len(others)], others[(2 * i + 1) % len(others)]):
-            cases.append(pytest.param(name, OPTION_SETS[key], id=f"{key}-{name}"))
-    return cases
+    return [pytest.param(name, OPTION_SETS[key], id=f"{key}-{name}")
+            for name, keys in in_turn(presets.names(), others, per=2)
+            for key in ("default", *keys)]
 
 
 @pytest.mark.parametrize("name,opts", _cases())

@@ -21,6 +21,7 @@ from symcalc.algebra.spec import size_values
 from symcalc.algebra.symbols import ALL
 from symcalc.fast import build_terms, quick, terms
 from symcalc.inputs import presets
+from conftest import in_turn
 
 PRESETS = presets.names()
 OPTION_SETS = [
@@ -87,7 +88,7 @@ SAMPLE = ["mistral-7b", "mixtral-8x7b", "deepseek-v2-lite", "qwen3-next-80b-a3b"
 
 @pytest.mark.parametrize("name,opts", [  # the defaults, and the options or the parallel set in turn
     pytest.param(name, OPTION_SETS[k], id=f"{('default', 'options', 'parallel')[k]}-{name}")
-    for i, name in enumerate(SAMPLE) for k in (0, 1 + i % 2)])
+    for name, (other,) in in_turn(SAMPLE, [1, 2]) for k in (0, other)])
 def test_rows_add_up_to_the_quantities(name, opts):
     spec = presets.load(name).spec
     if opts.tp > 1 and (spec.n_h % opts.tp or spec.n_kv % opts.tp and opts.tp % spec.n_kv):
@@ -129,7 +130,7 @@ def _preset_cases() -> list:
     the rest)."""
     ids = ["default", "a", "b", "c"]
     return [pytest.param(name, OPTION_SETS[k], id=f"{ids[k]}-{name}")
-            for i, name in enumerate(PRESETS) for k in (0, 1 + i % 3)]
+            for name, (other,) in in_turn(PRESETS, [1, 2, 3]) for k in (0, other)]
 
 
 @pytest.mark.parametrize("name,opts", _preset_cases())
