@@ -54,17 +54,26 @@ def _env(cache: Optional[str]) -> dict[str, str]:
     return env
 
 
+def once(cmd: list[str], env: dict[str, str]) -> Optional[float]:
+    """Wall time of one run of ``cmd`` in seconds; None (its last stderr line printed) if it
+    fails."""
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        print(f"  {' '.join(cmd[1:])}: {last}", file=sys.stderr)
+        return None
+    return elapsed
+
+
 def wall(cmd: list[str], runs: int, env: dict[str, str], warmup: int = 1) -> Optional[float]:
     """Median wall time of ``cmd`` in seconds; None if it fails."""
     times = []
     for i in range(warmup + runs):
-        start = time.perf_counter()
-        done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
-        elapsed = time.perf_counter() - start
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["failed"])[-1]
-            print(f"  {' '.join(cmd[1:])}: {last}", file=sys.stderr)
+        elapsed = once(cmd, env)
+        if elapsed is None:
             return None
         if i >= warmup:
             times.append(elapsed)
@@ -80,13 +89,8 @@ def paired(cmds: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[s
         for name, cmd in cmds.items():
             if name in failed:
                 continue
-            start = time.perf_counter()
-            done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True)
-            elapsed = time.perf_counter() - start
-            if done.returncode != 0:
-                last = (done.stderr.strip().splitlines() or ["failed"])[-1]
-                print(f"  {' '.join(cmd[1:])}: {last}", file=sys.stderr)
+            elapsed = once(cmd, env)
+            if elapsed is None:
                 failed.add(name)
             elif i:
                 times[name].append(elapsed)
