@@ -85,15 +85,19 @@ def _ratio(a: int | None, b: int) -> str:
 def recorded(text: str) -> dict[str, tuple[str, int, str, int | None]]:
     """The measured columns of the table in ``text``: family -> (the config measured, bf16
     eager bytes, the fp32 measured / eager ratio as printed, bf16 sdpa bytes or None)."""
-    table = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    num = lambda c: None if c == "—" else int(c.replace(",", ""))  # noqa: E731
     out = {}
-    for line in table.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 8 and cells[0].startswith("`"):
-            num = lambda c: None if c == "—" else int(c.replace(",", ""))  # noqa: E731
-            name, _, cid = cells[0].partition(" ")
-            out[name.strip("`")] = (cid.strip("()"), num(cells[1]), cells[5], num(cells[6]))
+    for cells in rows(text):
+        name, _, cid = cells[0].partition(" ")
+        out[name.strip("`")] = (cid.strip("()"), num(cells[1]), cells[5], num(cells[6]))
     return out
+
+
+def rows(text: str) -> list[list[str]]:
+    """The cells of each family's row of the table in ``text``."""
+    table = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    cells = ([c.strip() for c in line.strip().strip("|").split("|")] for line in table.splitlines())
+    return [c for c in cells if len(c) == 8 and c[0].startswith("`")]
 
 
 def render_table(measured: dict | None = None) -> str:

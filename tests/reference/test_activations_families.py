@@ -196,9 +196,7 @@ def test_conventions_table_is_current():
     assert table.splice(text, table.render_table(measured)) == text, \
         "docs/conventions.md is stale: run python docs/activations_table.py"
     # a cell marked *exact* shows the measured bytes
-    rows = [[c.strip() for c in line.strip().strip("|").split("|")]
-            for line in text.split(table.BEGIN, 1)[1].split(table.END, 1)[0].splitlines()
-            if line.startswith("| `")]
+    rows = table.rows(text)
     assert len(rows) == len(measured) > 40
     for cells in rows:
         for got, model in ((cells[1], cells[2]), (cells[6], cells[7])):
