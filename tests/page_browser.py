@@ -1,7 +1,9 @@
 """Headless Chromium for the calculator page's tests and bench/page_speed.py (selenium with
 Debian's chromium and chromium-driver). ``browser()`` yields a driver whose network is cut
 (CDP Network.emulateNetworkConditions offline) and whose every request is recorded in
-``driver.requests`` (CDP Network.requestWillBeSent, read from the performance log)."""
+``driver.requests`` (CDP Network.requestWillBeSent, read from the performance log). Its
+``get`` of a file waits until the page has inflated its data and started
+(``window.SYMCALC_READY_MS``, or ``SYMCALC_BOOT_ERROR`` when the boot failed)."""
 from __future__ import annotations
 
 import contextlib
@@ -40,6 +42,14 @@ def browser(width: int = 1300, height: int = 1000):
     opts.binary_location = CHROMIUM
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    plain_get = driver.get
+
+    def get(url: str) -> None:
+        plain_get(url)
+        if url.startswith("file:"):
+            ready(driver)
+
+    driver.get = get
     try:
         driver.execute_cdp_cmd("Network.enable", {})
         driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
@@ -48,6 +58,15 @@ def browser(width: int = 1300, height: int = 1000):
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def ready(driver, seconds: float = 30) -> None:
+    """Wait until the page's boot script has run (the data blocks are inflated
+    asynchronously, after the load event)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, seconds).until(lambda d: d.execute_script(
+        "return window.SYMCALC_READY_MS !== undefined || window.SYMCALC_BOOT_ERROR !== undefined"))
 
 
 def requests(driver) -> list[str]:
