@@ -490,6 +490,28 @@ def test_bad_input_gets_the_cli_message(meta_file):
             assert g == w, job
 
 
+def test_the_page_is_under_1_mb_and_its_data_blocks_are_the_data(tmp_path):
+    """Two of the widest models side by side stay under 1 MB (issue 20), and each packed block
+    inflates to exactly the JSON the scripts read: the meta (with the initial models), the
+    family files, the term table."""
+    import re
+
+    from symcalc.fast import terms
+    from symcalc.page import _json, meta, unpacked
+
+    models = [{"preset": "deepseek-v3"}, {"preset": "gemma-3n-e4b"}]
+    assert all(presets.exists(m["preset"]) for m in models)
+    data = meta()
+    html = build(models, meta_data=data)
+    assert len(html.encode("utf-8")) < 1_000_000, len(html.encode("utf-8"))
+    blocks = dict(re.findall(r'<script type="application/octet-stream" data-encoding="gzip\+base64" '
+                             r'id="symcalc-(\w+)">([A-Za-z0-9+/=]*)</script>', html))
+    assert sorted(blocks) == ["families", "meta", "terms"]
+    assert unpacked(blocks["terms"]) == _json(terms.table())
+    assert unpacked(blocks["families"]) == _json(data["families"])
+    assert json.loads(unpacked(blocks["meta"]))["initial"] == models
+
+
 # -- in the browser ------------------------------------------------------------------------------
 sys.path.insert(0, str(Path(__file__).parent))
 from page_browser import browser, missing, requests  # noqa: E402
