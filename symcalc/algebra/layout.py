@@ -29,8 +29,10 @@ Conventions (named, each in docs/conventions.md with its source):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Optional
+from .. import records
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Optional
 
 from ..errors import SymcalcError
 
@@ -88,8 +90,7 @@ PER_RANK_DERIVED = {
 }
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(records.Record):
     tp: int = 1
     pp: int = 1
     vpp: int = 1
@@ -154,7 +155,7 @@ class Layout:
         return self
 
     def with_(self, **changes) -> "Layout":
-        return replace(self, **changes)
+        return records.replace(self, **changes)
 
 
 def check_spec(spec, layout: Layout, seq_len: Optional[int] = None,

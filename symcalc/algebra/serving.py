@@ -24,8 +24,10 @@ Kinds of layer: ``full`` (attention over every token), ``sliding`` (a window W),
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional
+from .. import records
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 from . import exact as X
 
@@ -84,8 +86,7 @@ def max_sequences(blocks_: Any, per_request: Any) -> Any:
     return X.floor(X.q(blocks_) / per_request)
 
 
-@dataclass(frozen=True)
-class Layers:
+class Layers(records.Record):
     """Layers of each kind one device holds, and their bytes: per cached token of one
     attention layer (``token_bytes``) and per sequence of one recurrent layer
     (``state_bytes``, the largest kind's)."""
@@ -98,8 +99,7 @@ class Layers:
     window: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class Capacity:
+class Capacity(records.Record):
     budget: Any
     block: Any  # tokens per block
     page: Any  # bytes of one layer's page

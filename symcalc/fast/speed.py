@@ -11,9 +11,11 @@ as floats or, exact, as ``"p/q"`` text.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .. import records
 from fractions import Fraction
-from typing import Any, Optional
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 from ..algebra import exact as X, roofline as RL, serving as SV, utilization as UT
 from ..algebra import quantized
@@ -35,8 +37,7 @@ DEFAULT_BLOCK = 16  # vLLM's --block-size on CUDA
 DEFAULT_BATCHED_TOKENS = 8192  # vLLM picks its own by usage context and device: pass yours
 
 
-@dataclass(frozen=True)
-class SpeedOptions:
+class SpeedOptions(records.Record):
     """What the speed, capacity and utilization figures need beyond the report's options."""
 
     gpu: Accelerator
@@ -50,7 +51,7 @@ class SpeedOptions:
     tokens_per_second: Optional[Fraction] = None
     train_tokens: Optional[int] = None
     mfu_numerator: str = "megatron"
-    layout: Layout = field(default_factory=Layout)
+    layout: Layout = records.default_factory(Layout)
 
     @property
     def is_bound(self) -> bool:
@@ -75,8 +76,7 @@ def value_bytes(opts: Options) -> int:
 
 # -- the whole model's figures --------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Whole:
+class Whole(records.Record):
     """One model replica on one device: the figures each phase's roofline reads."""
 
     prefill_flops: Fraction
@@ -174,8 +174,7 @@ def whole(spec: Spec, opts: Options, rep: dict) -> Whole:
 
 # -- one rank of a layout -------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Rank:
+class Rank(records.Record):
     """What the most-loaded rank holds of the replica (shares of the whole) and what it
     sends, by dimension, for one prefill (a microbatch's forward) and one decoded token."""
 
@@ -258,8 +257,7 @@ def _share(part: Fraction, whole_: Fraction) -> Fraction:
     return part / whole_ if whole_ else Fraction(1)
 
 
-@dataclass(frozen=True)
-class Phase:
+class Phase(records.Record):
     """One phase on the most-loaded rank: its FLOPs, bytes moved by kind, bytes on the wire
     by dimension, and the three times."""
 

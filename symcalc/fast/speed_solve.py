@@ -10,10 +10,11 @@ until it changes, then halving the gap.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Optional
 
+from .. import records
 from ..algebra.layout import Layout
 from ..algebra.options import Options, heads_split_badly
 from ..algebra.spec import Spec
@@ -145,7 +146,7 @@ def solve_gpus(spec: Spec, opts: Options, sopts: SP.SpeedOptions, test: Test) ->
     for gpus in range(1, GPU_LIMIT + 1):
         for layout in layouts(spec, gpus, sopts):
             try:
-                got = figures(spec, opts.with_layout(layout), replace(sopts, layout=layout))
+                got = figures(spec, opts.with_layout(layout), records.replace(sopts, layout=layout))
             except SymcalcError:  # a layout the model cannot take (pipeline stages of a hybrid)
                 continue
             if test(got):

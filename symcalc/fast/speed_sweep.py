@@ -7,10 +7,11 @@ floats (no numpy, no sympy: a layout's per-rank figures are the report's).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable
 
+from .. import records
 from ..algebra.layout import Layout
 from ..algebra.options import Options
 from ..algebra.spec import SIZE_FIELDS, Spec, with_overrides
@@ -77,10 +78,10 @@ def sweep_speed(spec: Spec, grid: dict[str, list], quantities: list[str], opts: 
         point = dict(zip(grid, combo))
         sizes = {k: v for k, v in point.items() if k in SIZE_FIELDS}
         p_spec = with_overrides(spec, sizes) if sizes else spec
-        layout = replace(sopts.layout, **{k: v for k, v in point.items() if k in LAYOUT_KEYS})
+        layout = records.replace(sopts.layout, **{k: v for k, v in point.items() if k in LAYOUT_KEYS})
         p_opts = opts.with_(**{k: v for k, v in point.items() if k in WORKLOAD_KEYS}
                             ).with_layout(layout)
-        p_sopts = replace(sopts, layout=layout.checked(),
+        p_sopts = records.replace(sopts, layout=layout.checked(),
                           gpu=gpus[point["gpu"]] if "gpu" in point else sopts.gpu)
         figs = figures(p_spec, p_opts, p_sopts) if any(q in FIGURES for q in quantities) else {}
         row = dict(point)

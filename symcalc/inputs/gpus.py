@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from .. import compiled, records
 from fractions import Fraction
-from typing import Any, Iterable, Optional
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Optional
 
 from ..errors import SymcalcError
 from .files import label_of, read_toml
 
 BUILT_IN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpus.toml")
+LABEL = "gpus.toml"
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9._-]{0,39}")
 FIELDS = ("description", "memory", "memory_bandwidth", "flops", "bf16", "within_node",
           "across_nodes", "sources", "source", "aliases")
@@ -32,8 +35,7 @@ AMOUNT_LIMIT = 40  # characters of an amount written as text ("80 GB", "989.4 TF
 LIMIT = 10**30
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(records.Record):
     """An interconnect: bytes per second one device sends (one direction) and, within a
     node, how many devices it joins."""
 
@@ -42,8 +44,7 @@ class Link:
     devices: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class Accelerator:
+class Accelerator(records.Record):
     name: str
     description: str
     memory: str  # as the vendor states it, e.g. "80 GB"
@@ -52,10 +53,10 @@ class Accelerator:
     bf16_flops: int  # FLOP/s, dense (0 when the chip has no bf16 peak)
     source: str  # every field's source, one text
     memory_bandwidth: Optional[int] = None  # bytes/s
-    flops: dict = field(default_factory=dict)  # dtype -> FLOP/s, dense
+    flops: dict = records.default_factory(dict)  # dtype -> FLOP/s, dense
     within_node: Optional[Link] = None
     across_nodes: Optional[Link] = None
-    sources: dict = field(default_factory=dict)  # field -> its source
+    sources: dict = records.default_factory(dict)  # field -> its source
 
     def fits(self, n_bytes: int) -> bool:
         return n_bytes <= self.memory_bytes
@@ -79,8 +80,8 @@ class Accelerator:
                                "flops": dict(self.flops)}
         for key in LINKS:
             link = getattr(self, key)
-            out[key] = None if link is None else {k: v for k, v in vars(link).items()
-                                                  if v is not None}
+            out[key] = None if link is None else {f.name: getattr(link, f.name) for f in records.fields(link)
+                                                  if getattr(link, f.name) is not None}
         out["sources"] = dict(self.sources)
         return out
 
@@ -258,8 +259,13 @@ def load(files: Iterable[str] = ()) -> dict[str, Accelerator]:
     for path in (BUILT_IN, *files):
         if not str(path).strip():
             raise SymcalcError("--gpus", f"must name a TOML file of accelerators (got {path!r})")
-        label = "gpus.toml" if path == BUILT_IN else f"--gpus {label_of(path)}"
-        data = read_toml(path, label)
+        if path == BUILT_IN:  # parsed once, ahead of time (python -m symcalc.inputs.compile_data)
+            label = LABEL
+            data = compiled.load(compiled.INPUTS_STORE, "gpus", BUILT_IN,
+                                 lambda raw: compiled.read_toml_bytes(raw, LABEL))
+        else:
+            label = f"--gpus {label_of(path)}"
+            data = read_toml(path, label)
         for name, table in data.items():
             acc, aliases = _entry(label, name, table)
             for key in (name, *aliases):
