@@ -51,6 +51,10 @@ def inputs_entries() -> dict[str, tuple[int, Any]]:
     for name in presets.names():
         c, raw = _source(os.path.join(presets._FOLDER, f"{name}.toml"))
         out[f"preset:{name}"] = (c, compiled.read_toml_bytes(raw, f"presets/{name}.toml"))
+    from .gpus import BUILT_IN, LABEL
+
+    c, raw = _source(BUILT_IN)
+    out["gpus"] = (c, compiled.read_toml_bytes(raw, LABEL))
     return out
 
 
