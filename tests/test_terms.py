@@ -165,3 +165,50 @@ def test_min_and_ceiling_work_on_ints():
     assert terms.evaluate(["cd", "c", "b"], v) == 2
     assert terms.fold(["*", "x", ["+", 1, -1]], {}) == 0
     assert terms.ratio(["/", ["+", "x", 1], 4], {"x": 3}) == (1, 1)
+
+
+def test_every_row_collected_and_factored_for_sweeps_keeps_its_value():
+    """A sweep sums each set's rows as one polynomial with shared sizes factored out
+    (terms.polynomial, terms.factored): on every row of the table, with every name given
+    a drawn value (atoms -- min, max, ceilings, floors -- taken apart), that form has the
+    row's value, and so has the sum of a whole set."""
+    import json
+    import random
+
+    rng = random.Random(20)
+    table = terms.table()
+    checked = 0
+    for shape, body in table["shapes"].items():
+        for name, rows in body["sets"].items():
+            rows = terms.resolved(shape, name)
+            names: set[str] = set()
+
+            def walk(t):
+                if type(t) is str and not t.startswith("#"):
+                    names.add(t)
+                elif type(t) is list:
+                    for a in t[1:]:
+                        walk(a)
+            for row in rows:
+                walk(row[3])
+            for _ in range(2):
+                v = {n: rng.randint(1, 9) for n in names}
+                atoms: dict = {}
+                whole: dict = {}
+                want = 0
+                facts = {n: x for n, x in v.items() if terms.is_fact(n)}  # else fold drops them
+                for row in rows:
+                    t = terms.fold(row[3], facts)
+                    one = terms.polynomial(t, atoms)
+                    terms.add(whole, one)
+                    got_v = dict(v)
+                    got_v.update({k: terms.evaluate(a, v) for k, a in atoms.items()})
+                    value = terms.evaluate(t, v)
+                    assert terms.evaluate(terms.factored(one), got_v) == value, \
+                        (shape, name, json.dumps(row[3])[:300])
+                    want += value
+                    checked += 1
+                got_v = dict(v)
+                got_v.update({k: terms.evaluate(a, v) for k, a in atoms.items()})
+                assert terms.evaluate(terms.factored(whole), got_v) == want, (shape, name)
+    assert checked > 1000

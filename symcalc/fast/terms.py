@@ -164,7 +164,7 @@ def fold(t, c: dict[str, Any]):
 
 def evaluate(t, v: dict[str, Any]):
     """The value of a folded tree at sizes ``v`` (Python ints or numpy arrays)."""
-    if type(t) is int:
+    if type(t) is int or type(t) is float:  # a float: a size folded into a float sweep
         return t
     if type(t) is str:
         return v[t]
@@ -191,6 +191,94 @@ def evaluate(t, v: dict[str, Any]):
     if op == "fd":
         return a // b
     raise ValueError(f"unknown operation {op!r} in a term tree")
+
+
+def polynomial(t, atoms: dict[str, Any]) -> dict[tuple, int]:
+    """A folded tree as ``{monomial: integer coefficient}``, a monomial a sorted tuple of
+    (name, power); a subtree that is not a polynomial (min, max, cd, fd) is one name, its
+    tree kept in ``atoms`` under its JSON text. A constant is an int (a float in a sweep asked
+    for floats)."""
+    if type(t) is not str and type(t) is not list:
+        return {(): t} if t else {}
+    if type(t) is str:
+        return {((t, 1),): 1}
+    op = t[0]
+    if op == "+":
+        out: dict[tuple, int] = {}
+        for a in t[1:]:
+            add(out, polynomial(a, atoms))
+        return out
+    if op == "*" or op == "^":
+        factors = t[1:] if op == "*" else [t[1]] * t[2]
+        out = {(): 1}
+        for a in factors:
+            out = _times(out, polynomial(a, atoms))
+        return out
+    import json
+
+    key = json.dumps(t, separators=(",", ":"))
+    atoms[key] = t
+    return {((key, 1),): 1}
+
+
+def add(out: dict[tuple, int], more: dict[tuple, int]) -> None:
+    """``out += more`` (polynomials as :func:`polynomial` gives them), zeros dropped."""
+    for m, k in more.items():
+        k += out.get(m, 0)
+        if k:
+            out[m] = k
+        else:
+            out.pop(m, None)
+
+
+def _times(a: dict[tuple, int], b: dict[tuple, int]) -> dict[tuple, int]:
+    out: dict[tuple, int] = {}
+    for m, k in a.items():
+        for n, j in b.items():
+            powers = dict(m)
+            for name, p in n:
+                powers[name] = powers.get(name, 0) + p
+            add(out, {tuple(sorted(powers.items())): k * j})
+    return out
+
+
+def factored(poly: dict[tuple, int]):
+    """A polynomial (:func:`polynomial`) as a tree, the name most of its monomials share
+    taken out first (``a*b + a*c + d`` as ``a*(b + c) + d``), recursively; in a product the
+    coefficient comes first, so that on a sweep's grid it multiplies the smallest array."""
+    if not poly:
+        return 0
+    if len(poly) > 1:
+        counts: dict[str, int] = {}
+        for m in poly:
+            for n, _ in m:
+                counts[n] = counts.get(n, 0) + 1
+        top = max(sorted(counts), key=lambda n: counts[n]) if counts else None
+        if top is not None and counts[top] > 1:
+            inner: dict[tuple, int] = {}
+            rest: dict[tuple, int] = {}
+            for m, k in poly.items():
+                if any(n == top for n, _ in m):
+                    less = tuple((n, p - 1 if n == top else p) for n, p in m
+                                 if not (n == top and p == 1))
+                    inner[less] = k
+                else:
+                    rest[m] = k
+            t = _product([top, factored(inner)])
+            return t if not rest else ["+", t, factored(rest)]
+        return ["+", *(factored({m: k}) for m, k in sorted(poly.items()))]
+    (m, k), = poly.items()
+    names = [n if p == 1 else ["^", n, p] for n, p in m]
+    return _product(([] if k == 1 else [k]) + names) if names else k
+
+
+def _product(factors: list):
+    if len(factors) == 1:
+        return factors[0]
+    out = ["*"]
+    for f in factors:
+        out += f[1:] if type(f) is list and f[0] == "*" else [f]
+    return out
 
 
 def bound(t, v: dict[str, int]) -> int:
@@ -292,6 +380,7 @@ class Rows:
         self._coefs: dict[tuple, list] = {}
         self._lets: dict[Any, dict] = {}
         self._views: dict[tuple, dict] = {}
+        self._polys: dict[tuple, Any] = {}
 
     def rows(self, name: str) -> list:
         """``(path, folded tree, den, row)`` of set ``name``'s rows that do not vanish."""
@@ -378,11 +467,34 @@ class Rows:
 
     def set_sum(self, name: str, v: dict[str, Any]) -> tuple[Any, int]:
         """Exact (numerator, denominator) of set ``name`` at sizes ``v``."""
+        if any(getattr(x, "ndim", 0) for x in v.values()):
+            return self._columns_sum(name, v)
         by_den: dict[int, Any] = {}
         for _, t, den, _ in self.rows(name):
             x = evaluate(t, v)
             by_den[den] = by_den[den] + x if den in by_den else x
         return _combine([(x, 1, den) for den, x in by_den.items()])
+
+    def _columns_sum(self, name: str, v: dict[str, Any]) -> tuple[Any, int]:
+        """:meth:`set_sum` at sizes some of which are numpy arrays (a sweep): the scalar sizes
+        folded into the rows, the rows of each denominator collected into one polynomial in
+        the array sizes (:func:`polynomial`) and written back as a tree with the sizes most
+        monomials share factored out (:func:`factored`), so that a sweep takes a few
+        products of columns per set instead of several per row. Every value it forms is
+        bounded by the expanded rows' values, so :meth:`bound` bounds it too."""
+        scalars = tuple(sorted((k, x) for k, x in v.items() if not getattr(x, "ndim", 0)))
+        key = (name, scalars)
+        got = self._polys.get(key)
+        if got is None:
+            c, atoms, polys = dict(scalars), {}, {}
+            for _, t, den, _ in self.rows(name):
+                add(polys.setdefault(den, {}), polynomial(fold(t, c), atoms))
+            got = self._polys[key] = ({d: factored(p) for d, p in polys.items() if p}, atoms)
+        trees, atoms = got
+        if atoms:
+            v = dict(v)
+            v.update({k: evaluate(t, v) for k, t in atoms.items()})
+        return _combine([(evaluate(t, v), 1, den) for den, t in trees.items()])
 
     def exact(self, quantity: str, v: dict[str, Any], stage=None,
               memo: dict | None = None) -> tuple[Any, int]:
