@@ -145,7 +145,7 @@ def test_latex_for_user_templates_reads_only_its_folder(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(not shutil.which("pdflatex"), reason="pdflatex not installed "
-                    "(`which pdflatex latexmk` finds nothing here)")
+                    "(`which pdflatex` finds nothing here)")
 @pytest.mark.parametrize("payload", [r"\input{/etc/passwd}", r"\input{../../../../etc/passwd}",
                                      r"\verbatiminput{/etc/hostname}"])
 def test_user_tex_template_cannot_read_outside_files(tmp_path, payload):
@@ -160,6 +160,21 @@ def test_user_tex_template_cannot_read_outside_files(tmp_path, payload):
     assert not out.exists()
     done = subprocess.run(["pdflatex", "-version"], capture_output=True, text=True)
     assert done.returncode == 0
+
+
+@pytest.mark.skipif(not shutil.which("pdflatex"), reason="pdflatex not installed "
+                    "(`which pdflatex` finds nothing here)")
+def test_a_cross_reference_gets_its_second_run(tmp_path):
+    """One run sets symcalc's own documents; a template with \\label and \\ref gets the rerun its
+    log asks for, so the PDF shows the section number, not ??."""
+    import symcalc.render.handout as rh
+
+    tex = ("\\documentclass{article}\\begin{document}See section~\\ref{s} (xyzzy)."
+           "\\section{One}\\label{s}\\end{document}\n")
+    out = tmp_path / "h.pdf"
+    rh.compile_pdf(tex, out)
+    text = subprocess.run(["pdftotext", str(out), "-"], capture_output=True, text=True).stdout
+    assert "See section 1 (xyzzy)" in text, text
 
 
 def test_format_width_from_an_argument_is_bounded(capsys, tmp_path):

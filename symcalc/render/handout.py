@@ -5,6 +5,7 @@ The renderer formats every number and escapes every piece of user text; the temp
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
@@ -414,14 +415,19 @@ def engine_for(tex: str) -> str:
     return "pdflatex"
 
 
+# what LaTeX and its packages write in the log when the document needs another run
+RERUN = re.compile(r"Rerun to get|Label\(s\) may have changed|rerunfilecheck|Please rerun LaTeX")
+MAX_RUNS = 3
+
+
 def compile_pdf(tex: str, output: Path, engine: str | None = None) -> None:
-    """pdflatex or xelatex (:func:`engine_for`; through latexmk when installed) in a scratch
-    directory, shell escape off, file access restricted to that directory
+    """pdflatex or xelatex (:func:`engine_for`) in a scratch directory, run once, and again
+    (at most :data:`MAX_RUNS` runs) only while its log asks for a rerun; shell escape off, file access restricted to that directory
     (:func:`latex_environment`). On failure the log is kept next to the output (``output``
     with ``.log``) and the first error is named; a glyph the fonts lack is an error naming
     the character."""
     engine = engine or engine_for(tex)
-    latexmk, program = shutil.which("latexmk"), shutil.which(engine)
+    program = shutil.which(engine)
     if not program:
         need = "texlive-xetex" if engine == "xelatex" else "texlive-latex-base"
         raise SymcalcError("-o", f"PDF output of this document needs {engine} (not found on "
@@ -429,17 +435,12 @@ def compile_pdf(tex: str, output: Path, engine: str | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="symcalc-") as tmp:
         src = Path(tmp) / "handout.tex"
         src.write_text(tex, encoding="utf-8")
-        if latexmk:
-            flag = "-xelatex" if engine == "xelatex" else "-pdf"
-            cmd = [latexmk, flag, "-interaction=nonstopmode", "-halt-on-error",
-                   f"-{engine}={engine} -no-shell-escape %O %S", src.name]
-            runs = [cmd]
-        else:
-            cmd = [program, "-no-shell-escape", "-interaction=nonstopmode", "-halt-on-error", src.name]
-            runs = [cmd, cmd]
+        # one run sets a document without cross-references; the engine asks for another in
+        # its log when labels changed (a user template with \ref), and gets it, up to 3 runs
+        run = [program, "-no-shell-escape", "-interaction=nonstopmode", "-halt-on-error", src.name]
         env = latex_environment(tmp)
         log = Path(tmp) / "handout.log"
-        for run in runs:
+        for attempt in range(MAX_RUNS):
             try:
                 done = subprocess.run(run, cwd=tmp, capture_output=True, text=True,
                                       errors="replace", env=env, stdin=subprocess.DEVNULL,
@@ -461,4 +462,10 @@ def compile_pdf(tex: str, output: Path, engine: str | None = None) -> None:
                     raise SymcalcError("-o", f"{engine}: {missing.strip()} ({where})")
                 raise SymcalcError("-o", f"{engine} failed on the handout "
                                          f"({why or first or 'no error line in the log'}; {where})")
-        shutil.copyfile(Path(tmp) / "handout.pdf", output)
+            if not RERUN.search(text):
+                break
+        pdf = Path(tmp) / "handout.pdf"
+        if not pdf.exists():  # e.g. a template whose every input was refused: no pages
+            raise SymcalcError("-o", f"{engine} wrote no PDF for this document (no pages of "
+                                     "output: was everything it reads refused?)")
+        shutil.copyfile(pdf, output)
