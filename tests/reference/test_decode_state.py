@@ -63,6 +63,8 @@ LINEAR_CONFIGS = [
     ("kimi_linear/causal-lm-layer-lists-q-lora-bias.json", 1, 70),
     ("olmo_hybrid/bare-model.json", 2, 5),
     ("olmo_hybrid/causal-lm-layer-types-bias-tied-kernel-3.json", 1, 70),
+    ("lara_mini/bare-model-default-pattern.json", 2, 3),  # within the window (W - 1 = 3)
+    ("lara_mini/causal-lm-layer-types-bias-untied.json", 1, 70),
 ]
 # state-space and short-convolution hybrids: a prompt shorter than the conv window, and one
 # spanning several chunks of the Mamba-2 scan
@@ -83,6 +85,8 @@ SSM_CONFIGS = [
     ("lfm2/tiny-conv-bias-pattern.json", 1, 9),
     ("lfm2_moe/bare-model.json", 2, 5),
     ("lfm2_moe/causal-lm-conv-bias-untied-legacy-key.json", 1, 2),
+    ("bamba/causal-lm-attention-biases.json", 2, 5),
+    ("bamba/causal-lm-attention-biases.json", 1, 17),
 ]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 CASES = [pytest.param(f, b, s, dt, id=f"{f.removesuffix('.json')}-{b}x{s}-{dt}")

@@ -47,6 +47,11 @@ def _cfg(model_type: str, cls: str, L: int, **extra) -> dict:
     return dict(_BASE, model_type=model_type, architectures=[cls], num_hidden_layers=L, **extra)
 
 
+def _mha(cfg: dict) -> dict:
+    """A multi-head family's config without the num_key_value_heads key it does not read."""
+    return {k: v for k, v in cfg.items() if k != "num_key_value_heads"}
+
+
 # (config, batch, seq_len): sliding cases at s < W - 1, s == W and s > W
 CASES = {
     "llama-no-window": (_cfg("llama", "LlamaForCausalLM", 2), 2, 9),
@@ -112,6 +117,37 @@ CASES = {
     "arcee-gqa": (_cfg("arcee", "ArceeForCausalLM", 2), 2, 9),
     "jais2-gqa": (_cfg("jais2", "Jais2ForCausalLM", 2, head_dim=12), 1, 9),
     "flex_olmo-gqa": (_cfg("flex_olmo", "FlexOlmoForCausalLM", 2, num_experts=4, num_experts_per_tok=2), 2, 9),
+    # the existing-component families of issue 21 (one case each)
+    "biogpt-mha": (_mha(_cfg("biogpt", "BioGptForCausalLM", 2)), 2, 9),
+    "xglm-mha": (_mha(_cfg("xglm", "XGLMForCausalLM", 2)), 2, 9),
+    "ctrl-mha": (_mha(_cfg("ctrl", "CTRLLMHeadModel", 2, dff=40)), 2, 9),
+    "persimmon-qk-norm": (_mha(_cfg("persimmon", "PersimmonForCausalLM", 2)), 2, 9),
+    "nemotron-gqa-head-dim": (_cfg("nemotron", "NemotronForCausalLM", 2, head_dim=12), 2, 9),
+    "glm-gqa-head-dim": (_cfg("glm", "GlmForCausalLM", 2, head_dim=12), 2, 9),
+    "minicpm3-mla-q-lora": (_cfg("minicpm3", "MiniCPM3ForCausalLM", 2, q_lora_rank=10,
+                                 **{k: v for k, v in _MLA.items() if k in ("num_key_value_heads", "kv_lora_rank",
+                                                                            "qk_nope_head_dim", "qk_rope_head_dim",
+                                                                            "v_head_dim")}), 2, 9),
+    "emu3-text-gqa": (_cfg("emu3_text_model", "Emu3ForCausalLM", 2), 2, 9),
+    "ministral-layer-types-long": (_cfg("ministral", "MinistralForCausalLM", 3, head_dim=8, sliding_window=4,
+                                        layer_types=["sliding_attention", "full_attention",
+                                                     "sliding_attention"]), 2, 9),
+    "mellum-sliding-dense-short": (_cfg("mellum", "MellumForCausalLM", 3, head_dim=8, sliding_window=6,
+                                        moe_intermediate_size=8, num_experts=4, num_experts_per_tok=2,
+                                        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                        mlp_layer_types=["dense", "sparse", "sparse"]), 2, 4),
+    "kolibri1-default-pattern-long": (_cfg("kolibri1", "Kolibri1ForCausalLM", 5, head_dim=8, sliding_window=4,
+                                           moe_intermediate_size=8, shared_expert_intermediate_size=8,
+                                           num_experts=4, num_experts_per_tok=2), 2, 9),
+    "aria_text-gqa": (_cfg("aria_text", "AriaTextForCausalLM", 2, moe_num_experts=4, moe_topk=2), 2, 9),
+    "hyperclovax-gqa": (_cfg("hyperclovax", "HyperCLOVAXForCausalLM", 2), 2, 9),
+    "nanochat-gqa": (_cfg("nanochat", "NanoChatForCausalLM", 2), 2, 9),
+    "minimax_m3_vl_text-gqa": (_cfg("minimax_m3_vl_text", "MiniMaxM3VLForCausalLM", 2, head_dim=8, rotary_dim=4,
+                                    num_local_experts=4, num_experts_per_tok=2, dense_intermediate_size=40,
+                                    shared_intermediate_size=8, mlp_layer_types=["dense", "sparse"]), 2, 9),
+    "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
+                                        moe_intermediate_size=8, num_experts=4, num_experts_per_tok=2,
+                                        num_dense_layers=1, global_attn_every_n_layers=2), 2, 9),
 }
 IDS = sorted(CASES)
 
@@ -162,7 +198,8 @@ def test_what_transformers_stores(case):
             slides = _sliding(config, i)
             tokens = min(seq_len, config.sliding_window - 1) if slides else seq_len
             head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-            k = v = (batch, config.num_key_value_heads, tokens, head_dim)
+            kv_heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+            k = v = (batch, kv_heads, tokens, head_dim)
             kind = "DynamicSlidingWindowLayer" if slides else "DynamicLayer"
         want_shapes.append((kind, k, v))
         want += 4 * (torch.Size(k).numel() + torch.Size(v).numel())  # fp32
@@ -195,7 +232,8 @@ WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-windo
                     "cohere2-default-pattern-long", "cohere2-legacy-pattern-2-long",
                     "smollm3-nope-layers-slide-long", "smollm3-layer-types-without-switch-long",
                     "exaone4-default-pattern-long", "cohere2_moe-dense-prefix-long",
-                    "granite_swa-default-pattern-long", "vaultgemma-alternating-long")
+                    "granite_swa-default-pattern-long", "vaultgemma-alternating-long",
+                    "ministral-layer-types-long", "kolibri1-default-pattern-long", "afmoe-default-pattern-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
