@@ -26,6 +26,10 @@ function spec(job) {
 const out = input.jobs.map((job) => {
   try {
     if (job.kind === "spec") return {ok: spec(job)};
+    if (job.kind === "values") {  // a spec's size and switch values (spec.toml's [values], [switches])
+      const s = spec(job);
+      return {ok: {spec: s, values: core.values(s, core.checkedOptions(core.defaultOptions()))}};
+    }
     if (job.kind === "report") {
       const s = spec(job), r = core.report(s, job.options || {});
       return {ok: job.outside.length ? core.withParts(r, job.outside, job.part || "text") : r};

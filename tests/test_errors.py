@@ -109,7 +109,9 @@ def test_good_input_is_not_an_error(tmp_path, cli):
 @pytest.mark.parametrize("config,field", [
     ({"model_type": "gpt5"}, "model_type"),
     ({"model_type": "mixtral", "num_experts_per_tok": 9}, "num_experts_per_tok (k)"),
-    ({"model_type": "llama", "hidden_size": 100, "num_attention_heads": 7}, "hidden_size (d)"),
+    ({"model_type": "opt", "hidden_size": 100, "num_attention_heads": 7}, "hidden_size (d)"),
+    # LlamaConfig's validator refuses it before any spec rule: the family's [checks] say so
+    ({"model_type": "llama", "hidden_size": 100, "num_attention_heads": 7}, "hidden_size"),
     ({"model_type": "t5", "num_heads": 6, "num_key_value_heads": 4}, None),  # T5 has no n_kv key
     ({"model_type": "qwen3_moe", "mlp_only_layers": 3}, "mlp_only_layers"),  # was a TypeError
 ])

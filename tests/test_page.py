@@ -333,6 +333,102 @@ BAD_SPECS = [
     dict(name="x", family="decoder", L=4, d=12, n_h=4, d_ff=5, V=9, d_ff_sum=7),
     dict(name="x", family="decoder", L=4, d=12, n_h=4, d_ff=5, V=9, d_ff_sum=12, E=4, k=2),
 ]
+def _drawn_fields(rng):
+    """A spec's fields drawn around every rule of spec.toml: a coherent model of one kind
+    (dense, MoE, MLA, linear-attention, Mamba, Gemma 3n-like, encoder, encoder-decoder),
+    then, a third of the time, one field changed to a value that may break a rule."""
+    kind = rng.choice(["dense", "moe", "mla", "lin", "mamba", "mamba2", "conv", "gemma3n",
+                       "encoder", "encoder-decoder"])
+    n_h = rng.choice([1, 2, 4, 6])
+    L = rng.randint(2, 6)
+    f = dict(name="x", family={"encoder": "encoder", "encoder-decoder": "encoder-decoder"}.get(
+        kind, "decoder"), L=L, d=n_h * rng.choice([2, 4]), n_h=n_h, d_ff=rng.randint(2, 40), V=9,
+        n_kv=rng.choice([n for n in (1, 2, n_h) if n_h % n == 0]),
+        ffn=rng.choice(["plain", "gated"]), norm=rng.choice(["layernorm", "rmsnorm", "none"]),
+        head=rng.choice(["tied", "untied", "none"]),
+        attention_bias=rng.choice(["none", "all", "qkv", "o", "q,k"]),
+        position=rng.choice(["rotary", "none", "learned", "relative"]))
+    f["P"] = 16 if f["position"] == "learned" else None
+    f["R"] = 32 if f["position"] == "relative" else None
+    if rng.random() < 0.3 and kind != "encoder":
+        f["W"] = 8
+        f["L_local"] = rng.choice([None, 1, L - 1])
+    if kind == "moe":
+        E = rng.randint(2, 8)
+        f.update(E=E, k=rng.randint(1, E), d_moe=rng.choice([None, 3]),
+                 L_dense=rng.choice([None, 0, 1]), router_bias=rng.random() < 0.5,
+                 expert_bias=rng.random() < 0.3)
+        if rng.random() < 0.5:
+            f.update(E_s=rng.choice([1, 2]), d_sh=rng.choice([None, 4]),
+                     shared_gate=rng.random() < 0.5)
+    if kind == "mla":
+        f.update(mla=True, r_kv=4, d_nope=2, d_rope=2, d_v=3, r_q=rng.choice([None, 5]))
+    if kind == "lin":
+        f.update(L_attn=1, L_lin=L - 1, linear_attn=rng.choice(["gated_deltanet", "kda"]),
+                 n_lk=2, n_lv=2, d_lk=4, d_lv=4, K_conv=4, Q_c=rng.choice([None, 8]))
+    if kind in ("mamba", "mamba2"):
+        f.update(L_attn=rng.choice([0, 1]), L_ssm=L - 1, ssm=kind, d_in=12, N_s=4, K_conv=4,
+                 L_ffn=rng.choice([None, L - 1]), ssm_bias=rng.random() < 0.5,
+                 ssm_out_bias=rng.choice([None, True, False]), conv_bias=rng.random() < 0.5,
+                 ssm_norm=rng.random() < 0.5)
+        f.update(R_dt=2) if kind == "mamba" else f.update(G_s=rng.choice([1, 2]), H_s=rng.choice([2, 4, 6]))
+    if kind == "conv":
+        f.update(L_attn=1, L_conv=L - 1, K_conv=3, conv_bias=rng.random() < 0.5)
+    if kind == "gemma3n":
+        f.update(n_alt=4, r_laurel=8, d_ple=4, V_ple=7, W=8, L_local=L - 1,
+                 L_kv_shared=rng.choice([0, 1]), qk_norm=rng.choice(["head", "all_heads"]),
+                 qk_norm_bias=rng.random() < 0.3)
+        f["L_kv_shared_local"] = rng.choice([0, f["L_kv_shared"]])
+        f["d_ff_sum"] = rng.choice([None, f["d_ff"] * L, f["d_ff"] * L - 1])
+    if kind == "encoder":
+        f.update(T=rng.choice([None, 2]), pooler=rng.random() < 0.5, mlm_head=rng.random() < 0.5)
+    if kind == "encoder-decoder":
+        f["L_dec"] = rng.choice([None, 1, 3])
+    if f["head"] == "tied" and rng.random() < 0.2:
+        f.update(token_embedding=False, head="untied")
+    if rng.random() < 0.33:  # one field, anywhere
+        key, values = rng.choice([
+            ("d", [f["d"] + 1]), ("n_kv", [3, 5]), ("k", [9]), ("E", [None, 2]),
+            ("L_dense", [9, 0]), ("d_sh", [4]), ("shared_gate", [True]), ("router_bias", [True]),
+            ("mla", [True, False]), ("r_q", [5]), ("L_attn", [0, 7]), ("L_lin", [None, 1]),
+            ("L_ssm", [None, 1]), ("L_conv", [1]), ("L_ffn", [0]), ("linear_attn", ["kda", "none"]),
+            ("ssm", ["none", "mamba2"]), ("n_lk", [None, 2]), ("K_conv", [None]), ("H_s", [5]),
+            ("G_s", [3]), ("ssm_bias", [True]), ("conv_bias", [True]), ("attn_gate", [True]),
+            ("d_ple", [None, 4]), ("V_ple", [None]), ("L_kv_shared", [2, 9]),
+            ("L_kv_shared_local", [1, 3]), ("W", [None]), ("L_local", [9]), ("d_ff_sum", [7, 1000]),
+            ("qk_norm_bias", [True]), ("position", ["learned", "relative"]), ("L_dec", [2]),
+            ("V", [None]), ("head_bias", [True]), ("token_embedding", [False]),
+            ("attention_bias", ["x"]), ("n_alt", [4]), ("Q_c", [8])])
+        f[key] = rng.choice(values)
+    return {k: v for k, v in f.items() if v is not None}
+
+
+@needs_node
+def test_core_runs_spec_rules_as_python(meta_file):
+    """spec.toml's rules, switches and size values give the page what they give Python, on
+    800 drawn specs: the same refusal (field and rule) or the same filled fields and values."""
+    from symcalc.algebra.spec import size_values, switch_values
+
+    rng = random.Random(20)
+    cases = [_drawn_fields(rng) for _ in range(800)]
+    got = node(meta_file, [{"kind": "values", "fields": f} for f in cases])
+    outcomes = set()
+    for f, g in zip(cases, got):
+        try:
+            spec = make_spec(**f)
+        except SymcalcError as err:
+            outcomes.add(err.field)
+            assert g == {"error": str(err)}, f
+            continue
+        outcomes.add("ok")
+        assert "ok" in g, (f, g)
+        want = {**size_values(spec), **switch_values(spec)}
+        assert {k: g["ok"]["values"][k] for k in want} == want, f
+        assert {k: g["ok"]["spec"][k] for k in ("d_h", "n_kv", "L_dec", "d_ff_sum")} == \
+            {k: getattr(spec, k) for k in ("d_h", "n_kv", "L_dec", "d_ff_sum")}, f
+    assert len(outcomes) >= 15, outcomes  # many rules fired, and many specs passed
+
+
 INT_TEXTS = ["3200", "3_200", "3,200", "3,2", "32_00", "0", "-1", "1e3", "", "１２", "10**16",
              "1000000000000000", "1000000000000001", "9" * 5000]
 

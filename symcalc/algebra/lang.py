@@ -12,7 +12,7 @@ the same trees (``symcalc/page/lang.js``), so both read a data file the same way
 * ``["[", items...]``: a list; ``["sub", obj, key]``: ``obj['key']`` or ``items[0]``;
 * ``["or", ...]`` (null-coalescing), ``["and", ...]``, ``["not", x]``, ``["neg", x]``,
   ``["if", test, then, else]``;
-* ``["+", a, b]``, ``["-", a, b]``, ``["*", a, b]``, ``["//", a, b]``;
+* ``["+", a, b]``, ``["-", a, b]``, ``["*", a, b]``, ``["//", a, b]``, ``["%", a, b]``;
 * ``["cmp", left, [op, right], ...]`` with op ``== != < <= > >= is is not in not in``;
 * ``["call", name, args...]``: a function of :data:`FUNCTIONS`.
 
@@ -189,6 +189,27 @@ def _matches(text: Any, pattern: Any) -> bool:
     return isinstance(text, str) and re.fullmatch(pattern, text) is not None
 
 
+PROJECTIONS = ("q", "k", "v", "o")
+
+
+def _projections(text: Any) -> list[str]:
+    """The attention projections an ``attention_bias`` text names: ``all``, ``none`` (or
+    empty), or a list of q, k, v, o (``"q,k"``, ``"q k"`` or ``"qkv"``), in q, k, v, o order."""
+    if not isinstance(text, str):
+        raise ValueProblem("must be 'all', 'none' or a list of q, k, v, o", text)
+    lowered = text.strip().lower()
+    if lowered == "all":
+        return list(PROJECTIONS)
+    if lowered in ("none", ""):
+        return []
+    parts = lowered.replace(",", " ").split()
+    if len(parts) == 1 and parts[0] not in PROJECTIONS:
+        parts = list(parts[0])  # "qkv" -> q, k, v
+    if any(p not in PROJECTIONS for p in parts):
+        raise ValueProblem("must be 'all', 'none' or a list of q, k, v, o", text)
+    return [p for p in PROJECTIONS if p in parts]
+
+
 def _any(*conditions: Any) -> bool:
     """True when any argument is true (each must be true, false or null). ``a or b`` is not
     a boolean or: it is ``a`` unless ``a`` is null."""
@@ -216,6 +237,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "last_part": (_last_part, 2, 2),
     "is_list": (_is_list, 1, 1),
     "any": (_any, 1, None),
+    "projections": (_projections, 1, 1),
 }
 
 
@@ -244,7 +266,7 @@ def parse_expression(text: Any, where: str, key: str) -> Expr:
     return Expr(text, tree, frozenset(names))
 
 
-_BINOPS = {"Add": "+", "Sub": "-", "Mult": "*", "FloorDiv": "//"}
+_BINOPS = {"Add": "+", "Sub": "-", "Mult": "*", "FloorDiv": "//", "Mod": "%"}
 _CMPOPS = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=",
            "Is": "is", "IsNot": "is not", "In": "in", "NotIn": "not in"}
 
@@ -366,7 +388,7 @@ def _merge(*key_groups: tuple[str, ...]) -> tuple[str, ...]:
 
 
 _ARITH = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-          "//": lambda a, b: a // b}
+          "//": lambda a, b: a // b, "%": lambda a, b: a % b}
 _COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b,
             "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
             ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
@@ -417,7 +439,7 @@ def _eval(t, scope: Scope, where: str, text: str) -> Value:
         b = _eval(t[2], scope, where, text)
         _numeric(a, where, text)
         _numeric(b, where, text)
-        if op == "//" and b[0] == 0:
+        if op in ("//", "%") and b[0] == 0:
             raise SymcalcError(", ".join(b[1]) or where, f"must not be 0 (divides in {text!r})")
         return _ARITH[op](a[0], b[0]), _merge(a[1], b[1])
     if op == "cmp":

@@ -8,7 +8,9 @@ the field and the rule it broke.
 from __future__ import annotations
 
 
+import os
 from dataclasses import asdict, dataclass, fields
+from functools import lru_cache
 from typing import Any, Optional
 
 from ..errors import SymcalcError
@@ -38,7 +40,6 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias")
-MLA_FIELDS = ("r_kv", "d_nope", "d_rope", "d_v")
 
 
 @dataclass(frozen=True)
@@ -199,21 +200,17 @@ class Spec:
 
 
 FIELD_NAMES = tuple(f.name for f in fields(Spec))
+FIELD_DEFAULTS = {f.name: f.default for f in fields(Spec) if f.name != "implementation"}
 
 
 def parse_bias(text: str) -> frozenset[str]:
-    text = str(text).strip().lower()
-    if text == "all":
-        return frozenset(PROJECTIONS)
-    if text in ("none", ""):
-        return frozenset()
-    parts = [p.strip() for p in text.replace(",", " ").split()]
-    if len(parts) == 1 and parts[0] not in PROJECTIONS:
-        parts = list(parts[0])  # "qkv" -> q, k, v
-    bad = [p for p in parts if p not in PROJECTIONS]
-    if bad:
-        raise SymcalcError("attention_bias", "must be 'all', 'none' or a list of q, k, v, o")
-    return frozenset(parts)
+    """The projections an ``attention_bias`` text names (the language's ``projections``)."""
+    from .lang import ValueProblem, _projections
+
+    try:
+        return frozenset(_projections(str(text)))
+    except ValueProblem:
+        raise SymcalcError("attention_bias", "must be 'all', 'none' or a list of q, k, v, o") from None
 
 
 def _positive_int(field: str, value: Any) -> int:
@@ -245,151 +242,22 @@ def _count(field: str, value: Any) -> int:
     return value
 
 
-def _check_moe(v: dict[str, Any]) -> None:
-    """Rules of the MoE fields: they need experts, and the dense layers leave some MoE."""
-    moe_only = ("d_moe", "E_s", "d_sh", "L_dense", "shared_gate", "expert_bias", "router_bias")
-    if v.get("E") is None:
-        for f in moe_only:
-            if v.get(f) not in (None, False):
-                raise SymcalcError(f, "applies only to mixture-of-experts models (E experts)")
-        return
-    ffn = v["L"] if v.get("L_ffn") is None else v["L_ffn"]
-    if v.get("L_dense") is not None and v["L_dense"] >= ffn:
-        what = "the layers L" if v.get("L_ffn") is None else "the FFN layers L_ffn"
-        raise SymcalcError("L_dense", f"dense layers must be fewer than {what} "
-                                      f"({v['L_dense']} >= {ffn})")
-    if v.get("E_s") is None and (v.get("d_sh") is not None or v.get("shared_gate")):
-        raise SymcalcError("E_s", "is required with a shared-expert width or gate")
+RULES_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spec.toml")
+RULES_LABEL = "symcalc/algebra/spec.toml"
 
 
-def _check_mla(v: dict[str, Any]) -> None:
-    """MLA needs its four sizes; they mean nothing without it."""
-    if v.get("mla"):
-        for f in MLA_FIELDS:
-            if v.get(f) is None:
-                raise SymcalcError(f, "is required with multi-head latent attention (mla)")
-        return
-    for f in MLA_FIELDS + ("r_q",):
-        if v.get(f) is not None:
-            raise SymcalcError(f, "applies only to multi-head latent attention (mla = true)")
+@lru_cache(maxsize=None)
+def rules() -> dict[str, Any]:
+    """spec.toml compiled (:mod:`symcalc.algebra.rules`): the steps of make_spec, the
+    switches and the size values; read once per process."""
+    from .. import compiled
 
+    def build(raw: dict[str, Any]) -> dict[str, Any]:
+        from .rules import compile_rules
 
-CHUNK = 64  # transformers' chunk length of the chunked delta rule (not a config key)
-LINEAR_FIELDS = ("n_lk", "n_lv", "d_lk", "d_lv", "K_conv")
-SSM_FIELDS = {"mamba": ("d_in", "N_s", "K_conv", "R_dt"),
-              "mamba2": ("d_in", "N_s", "K_conv", "G_s", "H_s")}
+        return compile_rules(raw, RULES_LABEL, FIELD_NAMES)
 
-
-def _check_hybrid(v: dict[str, Any]) -> None:
-    """Rules of the hybrid-stack fields: decoder stacks only; each group at most L layers;
-    layers of a mixer kind need the kind and its sizes; a kind, its sizes and switches need
-    its layer count (which may be 0: a drawn config without such layers)."""
-    counts = [f for f in HYBRID_COUNTS if v.get(f) is not None]
-    if counts and v["family"] != "decoder":
-        raise SymcalcError(counts[0], "applies only to decoder-only stacks")
-    for f in counts:
-        if v[f] > v["L"]:
-            raise SymcalcError(f, f"must not exceed the layers L ({v[f]} > {v['L']})")
-    if counts and all((v["L"] if v.get(f) is None and f in ("L_attn", "L_ffn") else v.get(f) or 0)
-                      == 0 for f in HYBRID_COUNTS):
-        raise SymcalcError(counts[0], "leaves every layer empty: a decoder needs a mixer "
-                                      "(L_attn, L_lin, L_ssm, L_conv) or an FFN (L_ffn) in "
-                                      "some layer")
-    lin, ssm = v.get("linear_attn", "none"), v.get("ssm", "none")
-    has = {f: v.get(f) is not None for f in ("L_lin", "L_ssm", "L_conv")}
-    if v.get("L_lin"):
-        if lin == "none":
-            raise SymcalcError("linear_attn", "must be gated_deltanet or kda with L_lin "
-                                              "linear-attention layers")
-        for f in LINEAR_FIELDS:
-            if v.get(f) is None:
-                raise SymcalcError(f, "is required with linear-attention layers (L_lin)")
-    elif lin != "none" and not has["L_lin"]:
-        raise SymcalcError("L_lin", f"is required with linear_attn = {lin}")
-    if v.get("L_ssm"):
-        if ssm == "none":
-            raise SymcalcError("ssm", "must be mamba or mamba2 with L_ssm state-space layers")
-        for f in SSM_FIELDS[ssm]:
-            if v.get(f) is None:
-                raise SymcalcError(f, f"is required with {ssm} layers (L_ssm)")
-        if ssm == "mamba2" and v["d_in"] % v["H_s"]:
-            raise SymcalcError("H_s", f"must divide d_in ({v['d_in']} % {v['H_s']} != 0)")
-        if ssm == "mamba2" and v["H_s"] % v["G_s"]:
-            raise SymcalcError("G_s", f"the Mamba-2 groups must divide the heads H_s "
-                                      f"({v['H_s']} % {v['G_s']} != 0)")
-    elif ssm != "none" and not has["L_ssm"]:
-        raise SymcalcError("L_ssm", f"is required with ssm = {ssm}")
-    if v.get("L_conv") and v.get("K_conv") is None:
-        raise SymcalcError("K_conv", "is required with short-convolution layers (L_conv)")
-    if not any(has.values()):
-        for f in ("n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
-                  "Q_c"):
-            if v.get(f) is not None:
-                raise SymcalcError(f, "applies only to linear-attention, SSM or "
-                                      "short-convolution layers (L_lin, L_ssm, L_conv)")
-    if not has["L_ssm"]:
-        for f in ("ssm_bias", "ssm_out_bias", "ssm_norm", "ssm_inner_norms"):
-            if v.get(f):
-                raise SymcalcError(f, "applies only to SSM layers (L_ssm)")
-    if v.get("conv_bias") and not (has["L_ssm"] or has["L_conv"]):
-        raise SymcalcError("conv_bias", "applies only to SSM or short-convolution layers")
-    if v.get("attn_gate") and v.get("mla"):
-        raise SymcalcError("attn_gate", "is not modelled with multi-head latent attention")
-
-
-GEMMA3N_SIZES = ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
-                 "d_ff_sum")
-
-
-def _check_gemma3n(v: dict[str, Any]) -> None:
-    """Rules of Gemma 3n's fields (AltUp, LAuReL, per-layer inputs, KV sharing, per-layer FFN
-    widths): decoder stacks only; the per-layer table comes with its width; sharing layers
-    leave a layer that computes keys and values, and their sliding ones are sliding layers;
-    d_ff_sum is the sum of dense widths of which d_ff is the widest (normalised away when
-    every layer has d_ff)."""
-    given = [f for f in GEMMA3N_SIZES if v.get(f) is not None]
-    if given and v["family"] != "decoder":
-        raise SymcalcError(given[0], "applies only to decoder-only stacks")
-    if (v.get("d_ple") is None) != (v.get("V_ple") is None):
-        if v.get("d_ple") is None:
-            raise SymcalcError("V_ple", "applies only with per-layer inputs (d_ple)")
-        raise SymcalcError("V_ple", "is required with per-layer inputs (d_ple)")
-    shared, shared_local = v.get("L_kv_shared") or 0, v.get("L_kv_shared_local")
-    attn = v["L"] if v.get("L_attn") is None else v["L_attn"]
-    if shared and shared > attn - 1:
-        raise SymcalcError("L_kv_shared", "must leave at least one attention layer that computes "
-                                          f"keys and values ({shared} > {attn} - 1)")
-    if shared_local:
-        if not shared:
-            raise SymcalcError("L_kv_shared_local", "needs KV-sharing layers (L_kv_shared)")
-        if v.get("W") is None:
-            raise SymcalcError("L_kv_shared_local", "needs a sliding window W")
-        if shared_local > shared:
-            raise SymcalcError("L_kv_shared_local", f"must not exceed L_kv_shared "
-                                                    f"({shared_local} > {shared})")
-    if shared and v.get("W") is not None:
-        local = attn if v.get("L_local") is None else v["L_local"]
-        if v.get("L_local") is None and shared_local not in (None, shared):
-            raise SymcalcError("L_kv_shared_local", "must equal L_kv_shared when every layer "
-                                                    f"slides ({shared_local} != {shared})")
-        if (shared_local or 0) > local:
-            raise SymcalcError("L_kv_shared_local", f"must not exceed the sliding layers "
-                                                    f"L_local ({shared_local} > {local})")
-        if shared - (shared_local or 0) > attn - local and v.get("L_local") is not None:
-            raise SymcalcError("L_kv_shared_local", "leaves more global sharing layers than "
-                                                    f"global layers ({shared - (shared_local or 0)} "
-                                                    f"> {attn - local})")
-    if v.get("d_ff_sum") is not None:
-        if v.get("E") is not None:
-            raise SymcalcError("d_ff_sum", "applies only to dense-FFN stacks (no experts E)")
-        ffn = v["L"] if v.get("L_ffn") is None else v["L_ffn"]
-        low, high = v["d_ff"] + max(ffn - 1, 0), ffn * v["d_ff"]
-        if not low <= v["d_ff_sum"] <= high:
-            raise SymcalcError("d_ff_sum", f"must be between d_ff + L_ffn - 1 and L_ffn d_ff "
-                                           f"(d_ff the widest layer): {low} to {high} "
-                                           f"(got {v['d_ff_sum']})")
-        if v["d_ff_sum"] == high:
-            v["d_ff_sum"] = None  # every layer has d_ff: the closed form keeps L_ffn d_ff
+    return compiled.load(compiled.ALGEBRA_STORE, "spec", RULES_PATH, build)
 
 
 def make_spec(**values: Any) -> Spec:
@@ -431,50 +299,9 @@ def make_spec(**values: Any) -> Spec:
             _flag(f, v[f])
     parse_bias(v.get("attention_bias", "none"))
 
-    if v.get("d_h") is None and v.get("mla") and v.get("d_nope") and v.get("d_rope"):
-        v["d_h"] = v["d_nope"] + v["d_rope"]  # MLA: the query/key head width
-    if v.get("d_h") is None:
-        if v["d"] % v["n_h"]:
-            raise SymcalcError("d", f"must be divisible by n_h ({v['d']} % {v['n_h']} != 0) "
-                                    "unless d_h (head_dim) is given")
-        v["d_h"] = v["d"] // v["n_h"]
-    if v.get("n_kv") is None:
-        v["n_kv"] = v["n_h"]
-    if v["n_h"] % v["n_kv"]:
-        raise SymcalcError("n_kv", f"must divide n_h ({v['n_h']} % {v['n_kv']} != 0)")
-    if (v.get("E") is None) != (v.get("k") is None):
-        raise SymcalcError("k", "E (experts) and k (experts per token) come together")
-    if v.get("E") is not None and v["k"] > v["E"]:
-        raise SymcalcError("k", f"top-k must not exceed the number of experts ({v['k']} > {v['E']})")
-    _check_hybrid(v)
-    _check_gemma3n(v)
-    _check_moe(v)
-    _check_mla(v)
-    if v.get("L_local") is not None:
-        if v.get("W") is None:
-            raise SymcalcError("L_local", "needs a sliding window W")
-        attn = v["L"] if v.get("L_attn") is None else v["L_attn"]
-        if v["L_local"] > attn:
-            what = "the layers L" if v.get("L_attn") is None else "the attention layers L_attn"
-            raise SymcalcError("L_local", f"must not exceed {what} ({v['L_local']} > {attn})")
-    if v.get("qk_norm_bias") and v.get("qk_norm", "none") == "none":
-        raise SymcalcError("qk_norm_bias", "needs q/k norms (qk_norm head or all_heads)")
-    if v.get("position") == "learned" and v.get("P") is None:
-        raise SymcalcError("P", "is required with learned positions")
-    if v.get("position") == "relative" and v.get("R") is None:
-        raise SymcalcError("R", "is required with relative positions")
-    if v["family"] == "encoder-decoder":
-        v.setdefault("L_dec", v["L"])
-        if v["L_dec"] is None:
-            v["L_dec"] = v["L"]
-    elif v.get("L_dec") is not None:
-        raise SymcalcError("L_dec", "applies only to encoder-decoder models")
-    if v.get("V") is None and (v.get("token_embedding", True) or v.get("head", "tied") != "none"):
-        raise SymcalcError("V", "is required with a token embedding or an output head")
-    if v.get("head", "tied") == "none" and v.get("head_bias"):
-        raise SymcalcError("head_bias", "needs an output head")
-    if v.get("head", "tied") == "tied" and not v.get("token_embedding", True):
-        raise SymcalcError("head", "a tied head needs a token embedding")
+    from .rules import run
+
+    run(rules()["steps"], v, FIELD_DEFAULTS, RULES_LABEL)
     return Spec(**v)
 
 
@@ -527,64 +354,12 @@ def coerce_text(key: str, text: str) -> Any:
 
 
 def switch_values(spec: Spec) -> dict[str, int]:
-    """The 0/1 indicator for every structural switch symbol of :mod:`symcalc.algebra.symbols`."""
-    bias = spec.biased_projections
-    return {
-        "sw_bias_q": int("q" in bias),
-        "sw_bias_k": int("k" in bias),
-        "sw_bias_v": int("v" in bias),
-        "sw_bias_o": int("o" in bias and spec.attention_output),
-        "sw_attn_out": int(spec.attention_output),
-        "sw_gated": int(spec.ffn == "gated"),
-        "sw_ffn_bias": int(spec.ffn_bias),
-        "sw_norm_w": int(spec.norm != "none"),
-        "sw_norm_b": int(spec.norm == "layernorm"),
-        "sw_final_norm": int(spec.final_norm and spec.norm != "none"),
-        "sw_emb_norm": int(spec.embedding_norm and spec.norm != "none"),
-        "sw_tok_emb": int(spec.token_embedding),
-        "sw_pos_emb": int(spec.position == "learned"),
-        "sw_type_emb": int(spec.T is not None),
-        "sw_rel_bias": int(spec.position == "relative"),
-        "sw_head": int(spec.head != "none"),
-        "sw_head_untied": int(spec.head == "untied"),
-        "sw_head_bias": int(spec.head_bias),
-        "sw_pooler": int(spec.pooler),
-        "sw_mlm": int(spec.mlm_head),
-        "sw_router": int(spec.moe),
-        "sw_router_bias": int(spec.moe and spec.router_bias),
-        # ffn_bias: the dense FFN and shared experts (DeepSeek-V2 mlp_bias); expert_bias: the
-        # routed experts (GPT-OSS)
-        "sw_expert_bias": int(spec.moe and spec.expert_bias),
-        "sw_shared": int(spec.moe and spec.E_s is not None),
-        "sw_shared_gate": int(spec.moe and spec.E_s is not None and spec.shared_gate),
-        "sw_moe_width": int(spec.moe and spec.d_moe is not None),
-        "sw_sh_width": int(spec.moe and spec.d_sh is not None),
-        "sw_mla": int(spec.mla),
-        "sw_q_lora": int(spec.mla and spec.r_q is not None),
-        "sw_qk_head": int(spec.qk_norm == "head"),
-        "sw_qk_all": int(spec.qk_norm == "all_heads"),
-        "sw_qk_bias": int(spec.qk_norm != "none" and spec.qk_norm_bias),
-        "sw_norm_attn_in": int(spec.norm_attn_in),
-        "sw_norm_ffn_in": int(spec.norm_ffn_in),
-        "sw_norm_attn_out": int(spec.norm_attn_out),
-        "sw_norm_ffn_out": int(spec.norm_ffn_out),
-        "sw_sinks": int(spec.sinks),
-        "sw_proj_emb": int(spec.projected_embedding),
-        "sw_window": int(spec.W is not None and spec.family != "encoder"),
-        "sw_window_all": int(spec.W is not None and spec.L_local is None),
-        "sw_attn_gate": int(spec.attn_gate),
-        "sw_gdn": int(spec.linear_attn == "gated_deltanet"),
-        "sw_mamba1": int(spec.ssm == "mamba"),
-        "sw_ssm_bias": int(spec.ssm_bias),
-        "sw_ssm_out_bias": int(spec.ssm_bias if spec.ssm_out_bias is None else spec.ssm_out_bias),
-        "sw_conv_bias": int(spec.conv_bias),
-        "sw_ssm_norm": int(spec.ssm_norm),
-        "sw_ssm_inner": int(spec.ssm_inner_norms),
-        "sw_altup": int(spec.n_alt is not None),
-        "sw_laurel": int(spec.r_laurel is not None),
-        "sw_ple": int(spec.d_ple is not None),
-        "sw_ff_sum": int(spec.d_ff_sum is not None),
-    }
+    """The 0/1 indicator for every structural switch symbol of :mod:`symcalc.algebra.symbols`
+    (spec.toml's ``[switches]``)."""
+    from .rules import evaluate_all
+
+    data = {f: getattr(spec, f) for f in FIELD_NAMES}
+    return {k: int(v) for k, v in evaluate_all(rules()["switches"], data, RULES_LABEL).items()}
 
 
 def layer_views(prefixes, spec: Spec) -> list[str]:
@@ -597,24 +372,13 @@ def layer_views(prefixes, spec: Spec) -> list[str]:
 
 
 def size_values(spec: Spec) -> dict[str, int]:
-    """Values for every size symbol of the spec's shape; sizes that do not apply get 1
-    (they only ever appear multiplied by a switch that is off)."""
-    out = {name: 1 for name in ("V", "P", "T", "E", "k", "R", "E_s", "r_q", "r_kv", "d_nope",
-                                "d_rope", "d_v", "n_lk", "n_lv", "d_lk", "d_lv", "K_conv",
-                                "d_in", "N_s", "G_s", "H_s", "R_dt", "n_alt", "r_laurel",
-                                "d_ple", "V_ple", "d_ff_sum")}
-    out["Q_c"] = spec.Q_c or CHUNK
-    out.update(spec.sizes())
-    out.pop("W", None)
-    out["d_moe"] = spec.d_moe or 1  # used only when sw_moe_width is on
-    out["d_sh"] = spec.d_sh or 1
-    out["d_emb"] = spec.d_emb or spec.d
-    out["L_dense"] = spec.dense_layers
-    out["L_local"] = spec.L_local or 0
-    out["L_attn"] = spec.attention_layers
-    out["L_ffn"] = spec.ffn_layers
-    for f in ("L_lin", "L_ssm", "L_conv", "L_kv_shared", "L_kv_shared_local"):
-        out[f] = getattr(spec, f) or 0
-    if spec.shape == "single":
-        out.pop("L_dec", None)
-    return out
+    """Values for every size symbol of the spec's shape (spec.toml's ``[values]``): sizes that
+    do not apply get 1 (they only ever appear multiplied by a switch that is off), layer
+    counts 0."""
+    from .rules import evaluate_all
+
+    data = {f: getattr(spec, f) for f in FIELD_NAMES}
+    out = {f: 1 if data[f] is None else data[f] for f in SIZE_FIELDS}
+    out.update({f: data[f] or 0 for f in COUNT_FIELDS})
+    out.update(evaluate_all(rules()["values"].items(), data, RULES_LABEL))
+    return {k: v for k, v in out.items() if v is not None}

@@ -108,8 +108,7 @@ def meta() -> dict[str, Any]:
                "linear_attn": sp.LINEAR_ATTNS, "ssm": sp.SSMS}
     spec = {"fields": fields, "size_fields": sp.SIZE_FIELDS, "count_fields": sp.COUNT_FIELDS,
             "flag_fields": sp.FLAG_FIELDS, "hybrid_counts": sp.HYBRID_COUNTS,
-            "linear_fields": sp.LINEAR_FIELDS, "ssm_fields": sp.SSM_FIELDS,
-            "gemma3n_sizes": sp.GEMMA3N_SIZES, "mla_fields": sp.MLA_FIELDS, "chunk": sp.CHUNK,
+            "rules": sp.rules(),
             "size_limit": sp.SIZE_LIMIT, "size_limit_text": sp.SIZE_LIMIT_TEXT,
             "choices": choices}
     from ..fast import terms

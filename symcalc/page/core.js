@@ -173,97 +173,42 @@ function choice(field, value, allowed) {
 function flag(field, value) {
   if (typeof value !== "boolean") throw new SymcalcError(field, `must be true or false (got ${repr(value)})`);
 }
-function parseBias(text) {
-  text = String(text).trim().toLowerCase();
-  const P = ["q", "k", "v", "o"];
-  if (text === "all") return new Set(P);
-  if (text === "none" || text === "") return new Set();
-  let parts = text.replace(/,/g, " ").split(/\s+/).filter(Boolean);
-  if (parts.length === 1 && !P.includes(parts[0])) parts = [...parts[0]];
-  if (parts.some(p => !P.includes(p))) throw new SymcalcError("attention_bias", "must be 'all', 'none' or a list of q, k, v, o");
-  return new Set(parts);
-}
-
-function checkHybrid(v) {
-  const counts = S().hybrid_counts.filter(f => has(v, f));
-  if (counts.length && v.family !== "decoder") throw new SymcalcError(counts[0], "applies only to decoder-only stacks");
-  for (const f of counts) if (v[f] > v.L) throw new SymcalcError(f, `must not exceed the layers L (${v[f]} > ${v.L})`);
-  const lin = get(v, "linear_attn", "none"), ssm = get(v, "ssm", "none");
-  const hs = {L_lin: has(v, "L_lin"), L_ssm: has(v, "L_ssm"), L_conv: has(v, "L_conv")};
-  if (get(v, "L_lin")) {
-    if (lin === "none") throw new SymcalcError("linear_attn", "must be gated_deltanet or kda with L_lin linear-attention layers");
-    for (const f of S().linear_fields) if (!has(v, f)) throw new SymcalcError(f, "is required with linear-attention layers (L_lin)");
-  } else if (lin !== "none" && !hs.L_lin) throw new SymcalcError("L_lin", `is required with linear_attn = ${lin}`);
-  if (get(v, "L_ssm")) {
-    if (ssm === "none") throw new SymcalcError("ssm", "must be mamba or mamba2 with L_ssm state-space layers");
-    for (const f of S().ssm_fields[ssm]) if (!has(v, f)) throw new SymcalcError(f, `is required with ${ssm} layers (L_ssm)`);
-    if (ssm === "mamba2" && v.d_in % v.H_s) throw new SymcalcError("H_s", `must divide d_in (${v.d_in} % ${v.H_s} != 0)`);
-  } else if (ssm !== "none" && !hs.L_ssm) throw new SymcalcError("L_ssm", `is required with ssm = ${ssm}`);
-  if (get(v, "L_conv") && !has(v, "K_conv")) throw new SymcalcError("K_conv", "is required with short-convolution layers (L_conv)");
-  if (!Object.values(hs).some(Boolean)) {
-    for (const f of ["n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt", "Q_c"])
-      if (has(v, f)) throw new SymcalcError(f, "applies only to linear-attention, SSM or short-convolution layers (L_lin, L_ssm, L_conv)");
-  }
-  if (!hs.L_ssm) for (const f of ["ssm_bias", "ssm_out_bias", "ssm_norm", "ssm_inner_norms"])
-    if (get(v, f)) throw new SymcalcError(f, "applies only to SSM layers (L_ssm)");
-  if (get(v, "conv_bias") && !(hs.L_ssm || hs.L_conv)) throw new SymcalcError("conv_bias", "applies only to SSM or short-convolution layers");
-  if (get(v, "attn_gate") && get(v, "mla")) throw new SymcalcError("attn_gate", "is not modelled with multi-head latent attention");
-}
-
-function checkGemma3n(v) {
-  const given = S().gemma3n_sizes.filter(f => has(v, f));
-  if (given.length && v.family !== "decoder") throw new SymcalcError(given[0], "applies only to decoder-only stacks");
-  if (has(v, "d_ple") !== has(v, "V_ple")) {
-    if (!has(v, "d_ple")) throw new SymcalcError("V_ple", "applies only with per-layer inputs (d_ple)");
-    throw new SymcalcError("V_ple", "is required with per-layer inputs (d_ple)");
-  }
-  const shared = get(v, "L_kv_shared") || 0, sharedLocal = get(v, "L_kv_shared_local");
-  const attn = has(v, "L_attn") ? v.L_attn : v.L;
-  if (shared && shared > attn - 1) throw new SymcalcError("L_kv_shared", `must leave at least one attention layer that computes keys and values (${shared} > ${attn} - 1)`);
-  if (sharedLocal) {
-    if (!shared) throw new SymcalcError("L_kv_shared_local", "needs KV-sharing layers (L_kv_shared)");
-    if (!has(v, "W")) throw new SymcalcError("L_kv_shared_local", "needs a sliding window W");
-    if (sharedLocal > shared) throw new SymcalcError("L_kv_shared_local", `must not exceed L_kv_shared (${sharedLocal} > ${shared})`);
-  }
-  if (shared && has(v, "W")) {
-    const local = has(v, "L_local") ? v.L_local : attn;
-    if (!has(v, "L_local") && !(sharedLocal === null || sharedLocal === undefined || sharedLocal === shared))
-      throw new SymcalcError("L_kv_shared_local", `must equal L_kv_shared when every layer slides (${sharedLocal} != ${shared})`);
-    if ((sharedLocal || 0) > local) throw new SymcalcError("L_kv_shared_local", `must not exceed the sliding layers L_local (${sharedLocal} > ${local})`);
-    if (shared - (sharedLocal || 0) > attn - local && has(v, "L_local"))
-      throw new SymcalcError("L_kv_shared_local", `leaves more global sharing layers than global layers (${shared - (sharedLocal || 0)} > ${attn - local})`);
-  }
-  if (has(v, "d_ff_sum")) {
-    if (has(v, "E")) throw new SymcalcError("d_ff_sum", "applies only to dense-FFN stacks (no experts E)");
-    const ffn = has(v, "L_ffn") ? v.L_ffn : v.L;
-    const low = v.d_ff + Math.max(ffn - 1, 0), high = ffn * v.d_ff;
-    if (!(low <= v.d_ff_sum && v.d_ff_sum <= high))
-      throw new SymcalcError("d_ff_sum", `must be between d_ff + L_ffn - 1 and L_ffn d_ff (d_ff the widest layer): ${low} to ${high} (got ${v.d_ff_sum})`);
-    if (v.d_ff_sum === high) v.d_ff_sum = null;
+function parseBias(text) {  // spec.parse_bias: the kind check of attention_bias
+  try { return new Set(FUNCTIONS.projections(String(text))); } catch (e) {
+    if (e instanceof ValueProblem) throw new SymcalcError("attention_bias", "must be 'all', 'none' or a list of q, k, v, o");
+    throw e;
   }
 }
 
-function checkMoe(v) {
-  if (!has(v, "E")) {
-    for (const f of ["d_moe", "E_s", "d_sh", "L_dense", "shared_gate", "expert_bias", "router_bias"])
-      if (!(v[f] === undefined || v[f] === null || v[f] === false)) throw new SymcalcError(f, "applies only to mixture-of-experts models (E experts)");
-    return;
-  }
-  const ffn = has(v, "L_ffn") ? v.L_ffn : v.L;
-  if (has(v, "L_dense") && v.L_dense >= ffn) {
-    const what = has(v, "L_ffn") ? "the FFN layers L_ffn" : "the layers L";
-    throw new SymcalcError("L_dense", `dense layers must be fewer than ${what} (${v.L_dense} >= ${ffn})`);
-  }
-  if (!has(v, "E_s") && (has(v, "d_sh") || get(v, "shared_gate"))) throw new SymcalcError("E_s", "is required with a shared-expert width or gate");
+// spec.toml's rules, compiled (symcalc.algebra.rules): the same steps Python runs
+function showValue(v) { return v === null || v === undefined ? "null" : typeof v === "boolean" ? String(v) : String(v); }
+function fillTemplate(parts, scope, label) {
+  return parts.map(p => typeof p === "string" ? p : showValue(evalTree(p.tree, scope, label, p.text)[0])).join("");
 }
-
-function checkMla(v) {
-  if (get(v, "mla")) {
-    for (const f of S().mla_fields) if (!has(v, f)) throw new SymcalcError(f, "is required with multi-head latent attention (mla)");
-    return;
+function ruleHolds(e, scope, label) { return condition(evalTree(e.tree, scope, label, e.text), label); }
+function runRules(steps, v, defaults, label) {  // symcalc.algebra.rules.run
+  const scope = makeScope(v, defaults), lets = [];
+  for (const step of steps) {
+    if ("let" in step) { v[step.let] = evalTree(step.value.tree, scope, label, step.value.text)[0]; lets.push(step.let); }
+    else if ("fill" in step) {
+      if (step.when === null || ruleHolds(step.when, scope, label)) v[step.fill] = evalTree(step.value.tree, scope, label, step.value.text)[0];
+    } else if (step.each !== null) {
+      for (const name of step.each) {
+        v.this = v[name] === undefined ? (defaults[name] === undefined ? null : defaults[name]) : v[name];
+        try { if (ruleHolds(step.refuse, scope, label)) throw new SymcalcError(name, fillTemplate(step.rule, scope, label)); }
+        finally { delete v.this; }
+      }
+    } else if (ruleHolds(step.refuse, scope, label))
+      throw new SymcalcError(fillTemplate(step.field, scope, label), fillTemplate(step.rule, scope, label));
   }
-  for (const f of [...S().mla_fields, "r_q"]) if (has(v, f)) throw new SymcalcError(f, "applies only to multi-head latent attention (mla = true)");
+  for (const name of lets) delete v[name];
 }
+function evaluateAll(exprs, data, label) {  // symcalc.algebra.rules.evaluate_all
+  const scope = makeScope(data), out = {};
+  for (const [name, e] of exprs) out[name] = evalTree(e.tree, scope, label, e.text)[0];
+  return out;
+}
+const RULES_LABEL = "symcalc/algebra/spec.toml";
 
 function makeSpec(values) {  // make_spec
   const names = S().fields.map(f => f.name);
@@ -287,32 +232,7 @@ function makeSpec(values) {  // make_spec
     choice(f, get(v, f, FIELD_DEFAULTS[f]), C[f]);
   for (const f of S().flag_fields) if (f in v && !(f === "ssm_out_bias" && v[f] === null)) flag(f, v[f]);
   parseBias(get(v, "attention_bias", "none"));
-  if (!has(v, "d_h") && get(v, "mla") && get(v, "d_nope") && get(v, "d_rope")) v.d_h = v.d_nope + v.d_rope;
-  if (!has(v, "d_h")) {
-    if (v.d % v.n_h) throw new SymcalcError("d", `must be divisible by n_h (${v.d} % ${v.n_h} != 0) unless d_h (head_dim) is given`);
-    v.d_h = Math.floor(v.d / v.n_h);
-  }
-  if (!has(v, "n_kv")) v.n_kv = v.n_h;
-  if (v.n_h % v.n_kv) throw new SymcalcError("n_kv", `must divide n_h (${v.n_h} % ${v.n_kv} != 0)`);
-  if (has(v, "E") !== has(v, "k")) throw new SymcalcError("k", "E (experts) and k (experts per token) come together");
-  if (has(v, "E") && v.k > v.E) throw new SymcalcError("k", `top-k must not exceed the number of experts (${v.k} > ${v.E})`);
-  checkHybrid(v); checkGemma3n(v); checkMoe(v); checkMla(v);
-  if (has(v, "L_local")) {
-    if (!has(v, "W")) throw new SymcalcError("L_local", "needs a sliding window W");
-    const attn = has(v, "L_attn") ? v.L_attn : v.L;
-    if (v.L_local > attn) {
-      const what = has(v, "L_attn") ? "the attention layers L_attn" : "the layers L";
-      throw new SymcalcError("L_local", `must not exceed ${what} (${v.L_local} > ${attn})`);
-    }
-  }
-  if (get(v, "qk_norm_bias") && get(v, "qk_norm", "none") === "none") throw new SymcalcError("qk_norm_bias", "needs q/k norms (qk_norm head or all_heads)");
-  if (get(v, "position") === "learned" && !has(v, "P")) throw new SymcalcError("P", "is required with learned positions");
-  if (get(v, "position") === "relative" && !has(v, "R")) throw new SymcalcError("R", "is required with relative positions");
-  if (v.family === "encoder-decoder") { if (!has(v, "L_dec")) v.L_dec = v.L; }
-  else if (has(v, "L_dec")) throw new SymcalcError("L_dec", "applies only to encoder-decoder models");
-  if (!has(v, "V") && (get(v, "token_embedding", true) || get(v, "head", "tied") !== "none")) throw new SymcalcError("V", "is required with a token embedding or an output head");
-  if (get(v, "head", "tied") === "none" && get(v, "head_bias")) throw new SymcalcError("head_bias", "needs an output head");
-  if (get(v, "head", "tied") === "tied" && !get(v, "token_embedding", true)) throw new SymcalcError("head", "a tied head needs a token embedding");
+  runRules(S().rules.steps, v, FIELD_DEFAULTS, RULES_LABEL);
   const spec = {};
   for (const f of names) spec[f] = v[f] === undefined ? FIELD_DEFAULTS[f] : v[f];
   spec.implementation = implementation;
@@ -399,17 +319,13 @@ function seqLenOf(spec, o) {
 }
 
 // ---- the values the evaluators read (symcalc.fast.quick.values) -------------------------------
-function sizeValues(spec) {
-  const out = {};
-  for (const f of S().size_fields) out[f] = spec[f] === null ? 1 : spec[f];
-  for (const f of S().count_fields) out[f] = spec[f] || 0;
-  out.Q_c = spec.Q_c || S().chunk;
-  delete out.W;
-  out.d_emb = spec.d_emb || spec.d;
-  out.L_dense = spec.L_dense || 0;
-  out.L_attn = attentionLayers(spec);
-  out.L_ffn = ffnLayers(spec);
-  if (shape(spec) === "single") delete out.L_dec;
+function specData(spec) { const data = {...spec}; delete data.implementation; return data; }
+function sizeValues(spec) {  // symcalc.algebra.spec.size_values
+  const data = specData(spec), out = {};
+  for (const f of S().size_fields) out[f] = data[f] === null ? 1 : data[f];
+  for (const f of S().count_fields) out[f] = data[f] || 0;
+  Object.assign(out, evaluateAll(Object.entries(S().rules.values), data, RULES_LABEL));
+  for (const k of Object.keys(out)) if (out[k] === null) delete out[k];
   return out;
 }
 function headsSplitBadly(nh, nkv, tp) { return (nh % tp !== 0) || ((nkv % tp !== 0) && (tp % nkv !== 0)); }
@@ -422,38 +338,10 @@ function workloadValues(spec, o) {
   if (spec.W !== null) out.W = spec.W;
   return out;
 }
-function switchValues(spec) {
-  const b = parseBias(spec.attention_bias);
-  const m = moe(spec), I = x => (x ? 1 : 0);
-  return {
-    sw_bias_q: I(b.has("q")), sw_bias_k: I(b.has("k")), sw_bias_v: I(b.has("v")),
-    sw_bias_o: I(b.has("o") && spec.attention_output), sw_attn_out: I(spec.attention_output),
-    sw_gated: I(spec.ffn === "gated"), sw_ffn_bias: I(spec.ffn_bias),
-    sw_norm_w: I(spec.norm !== "none"), sw_norm_b: I(spec.norm === "layernorm"),
-    sw_final_norm: I(spec.final_norm && spec.norm !== "none"),
-    sw_emb_norm: I(spec.embedding_norm && spec.norm !== "none"),
-    sw_tok_emb: I(spec.token_embedding), sw_pos_emb: I(spec.position === "learned"),
-    sw_type_emb: I(spec.T !== null), sw_rel_bias: I(spec.position === "relative"),
-    sw_head: I(spec.head !== "none"), sw_head_untied: I(spec.head === "untied"),
-    sw_head_bias: I(spec.head_bias), sw_pooler: I(spec.pooler), sw_mlm: I(spec.mlm_head),
-    sw_router: I(m), sw_router_bias: I(m && spec.router_bias), sw_expert_bias: I(m && spec.expert_bias),
-    sw_shared: I(m && spec.E_s !== null), sw_shared_gate: I(m && spec.E_s !== null && spec.shared_gate),
-    sw_moe_width: I(m && spec.d_moe !== null), sw_sh_width: I(m && spec.d_sh !== null),
-    sw_mla: I(spec.mla), sw_q_lora: I(spec.mla && spec.r_q !== null),
-    sw_qk_head: I(spec.qk_norm === "head"), sw_qk_all: I(spec.qk_norm === "all_heads"),
-    sw_qk_bias: I(spec.qk_norm !== "none" && spec.qk_norm_bias),
-    sw_norm_attn_in: I(spec.norm_attn_in), sw_norm_ffn_in: I(spec.norm_ffn_in),
-    sw_norm_attn_out: I(spec.norm_attn_out), sw_norm_ffn_out: I(spec.norm_ffn_out),
-    sw_sinks: I(spec.sinks), sw_proj_emb: I(spec.d_emb !== null && spec.d_emb !== spec.d),
-    sw_window: I(spec.W !== null && spec.family !== "encoder"),
-    sw_window_all: I(spec.W !== null && spec.L_local === null),
-    sw_attn_gate: I(spec.attn_gate), sw_gdn: I(spec.linear_attn === "gated_deltanet"),
-    sw_mamba1: I(spec.ssm === "mamba"), sw_ssm_bias: I(spec.ssm_bias),
-    sw_ssm_out_bias: I(spec.ssm_out_bias === null ? spec.ssm_bias : spec.ssm_out_bias),
-    sw_conv_bias: I(spec.conv_bias), sw_ssm_norm: I(spec.ssm_norm), sw_ssm_inner: I(spec.ssm_inner_norms),
-    sw_altup: I(spec.n_alt !== null), sw_laurel: I(spec.r_laurel !== null), sw_ple: I(spec.d_ple !== null),
-    sw_ff_sum: I(spec.d_ff_sum !== null),
-  };
+function switchValues(spec) {  // symcalc.algebra.spec.switch_values
+  const out = evaluateAll(S().rules.switches, specData(spec), RULES_LABEL);
+  for (const k of Object.keys(out)) out[k] = out[k] ? 1 : 0;
+  return out;
 }
 function conventionSwitches(spec, o) {
   const causal = o.causal !== "full" && spec.family !== "encoder" ? 1 : 0;
@@ -762,11 +650,12 @@ const CMP = {"==": pyEq, "!=": (a, b) => !pyEq(a, b), "<": pyLess, ">": (a, b) =
 function arith(op, a, b) {
   if (isFloat(a) || isFloat(b)) {
     const x = num(a), y = num(b);
-    return new PyFloat(op === "+" ? x + y : op === "-" ? x - y : op === "*" ? x * y : Math.floor(x / y));
+    return new PyFloat(op === "+" ? x + y : op === "-" ? x - y : op === "*" ? x * y : op === "%" ? x - y * Math.floor(x / y) : Math.floor(x / y));
   }
   const x = BigInt(a), y = BigInt(b);
   let r;
   if (op === "+") r = x + y; else if (op === "-") r = x - y; else if (op === "*") r = x * y;
+  else if (op === "%") { r = x % y; if (r !== 0n && ((r < 0n) !== (y < 0n))) r += y; }
   else { r = x / y; if ((x % y !== 0n) && ((x < 0n) !== (y < 0n))) r -= 1n; }
   return (r <= BigInt(Number.MAX_SAFE_INTEGER) && r >= -BigInt(Number.MAX_SAFE_INTEGER)) ? Number(r) : r;
 }
@@ -811,6 +700,17 @@ const FUNCTIONS = {
     return isFloat(v) ? Math.floor(v.x) : v;
   },
   positive: (x) => pyFloat(x) > 0,
+  projections: (text) => {  // symcalc.algebra.lang._projections
+    const P = ["q", "k", "v", "o"], bad = () => new ValueProblem("must be 'all', 'none' or a list of q, k, v, o", text);
+    if (typeof text !== "string") throw bad();
+    const t = text.trim().toLowerCase();
+    if (t === "all") return [...P];
+    if (t === "none" || t === "") return [];
+    let parts = t.replace(/,/g, " ").split(/\s+/).filter(Boolean);
+    if (parts.length === 1 && !P.includes(parts[0])) parts = [...parts[0]];
+    if (parts.some(p => !P.includes(p))) throw bad();
+    return P.filter(p => parts.includes(p));
+  },
   last_part: (text, sep) => {
     if (typeof text !== "string" || typeof sep !== "string" || !sep) throw new ValueProblem("must be text", typeof text !== "string" ? text : sep);
     return text.split(sep).pop();
@@ -835,7 +735,7 @@ function condition([v, keys], where) {
 function numeric([v, keys], where, text) {
   if (!isNumber(v)) throw new SymcalcError(keys.join(", ") || where, `must be a number (got ${repr(v)}; in ${repr(text)})`);
 }
-const ARITH = ["+", "-", "*", "//"];
+const ARITH = ["+", "-", "*", "//", "%"];
 function evalTree(t, scope, where, text) {  // symcalc.algebra.lang._eval
   if (t === null || typeof t === "boolean" || typeof t === "number") return [t, []];
   if (typeof t === "string") return [scope(t), [scope.spelled && scope.spelled[t] || t]];
@@ -890,7 +790,7 @@ function evalTree(t, scope, where, text) {  // symcalc.algebra.lang._eval
   if (ARITH.includes(op)) {
     const a = ev(args[0]), b = ev(args[1]);
     numeric(a, where, text); numeric(b, where, text);
-    if (op === "//" && num(b[0]) === 0) throw new SymcalcError(b[1].join(", ") || where, `must not be 0 (divides in ${repr(text)})`);
+    if ((op === "//" || op === "%") && num(b[0]) === 0) throw new SymcalcError(b[1].join(", ") || where, `must not be 0 (divides in ${repr(text)})`);
     return [arith(op, a[0], b[0]), merge(a[1], b[1])];
   }
   throw new SymcalcError(where, `forbidden construct ${repr(op)} in ${repr(text)}`);
