@@ -52,6 +52,16 @@ def _mha(cfg: dict) -> dict:
     return {k: v for k, v in cfg.items() if k != "num_key_value_heads"}
 
 
+def _s2s(model_type: str, cls: str, **extra) -> dict:
+    """The decoder of an encoder-decoder run alone (its cross-attention unused). The encoder's
+    sizes equal the decoder's: transformers 5.24 sizes the decoder's DynamicCache by
+    num_hidden_layers, which the BART-like configs alias to encoder_layers."""
+    return dict(model_type=model_type, architectures=[cls], vocab_size=97, d_model=32, decoder_layers=2,
+                decoder_attention_heads=4, decoder_ffn_dim=40, encoder_layers=2, encoder_attention_heads=4,
+                encoder_ffn_dim=8, max_position_embeddings=24, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                decoder_start_token_id=2, **extra)
+
+
 # (config, batch, seq_len): sliding cases at s < W - 1, s == W and s > W
 CASES = {
     "llama-no-window": (_cfg("llama", "LlamaForCausalLM", 2), 2, 9),
@@ -145,6 +155,10 @@ CASES = {
     "minimax_m3_vl_text-gqa": (_cfg("minimax_m3_vl_text", "MiniMaxM3VLForCausalLM", 2, head_dim=8, rotary_dim=4,
                                     num_local_experts=4, num_experts_per_tok=2, dense_intermediate_size=40,
                                     shared_intermediate_size=8, mlp_layer_types=["dense", "sparse"]), 2, 9),
+    "modernbert-decoder-default-pattern-short": (_mha(_cfg("modernbert-decoder", "ModernBertDecoderForCausalLM", 4,
+                                                           local_attention=12)), 2, 5),
+    "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
+    "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
                                         moe_intermediate_size=8, num_experts=4, num_experts_per_tok=2,
                                         num_dense_layers=1, global_attn_every_n_layers=2), 2, 9),
