@@ -71,16 +71,21 @@ def status_rows(families: dict, types: dict) -> list[tuple[str, str, str]]:
     ``exact`` with what reads it when the type has a family file, else ``refused`` with the
     part symcalc cannot express (None when the list gives no reason: the test fails)."""
     out = []
-    for model_type in types["causal_lm"]:
+    for model_type, cls in sorted(types["causal_lm"].items()):
         family = families.get(model_type)
         if family is None:
             out.append((model_type, "refused", types.get("refused", {}).get(model_type)))
             continue
-        detail = f"`{model_type}.toml`"
+        detail = f"`{cls}` by `{model_type}.toml`"
         if family.wrapper is not None:
             detail += f" (language model: `{family.wrapper.text_model_type}.toml`)"
         out.append((model_type, "exact", detail))
     return out
+
+
+def mapped_types(families: dict, types: dict, key: str) -> list[str]:
+    """The model types of mapping ``key`` whose family file reads the class the mapping builds."""
+    return [t for t, cls in sorted(types[key].items()) if t in families and cls in families[t].classes]
 
 
 def render_status(families: dict, types: dict) -> str:
@@ -94,17 +99,17 @@ def render_status(families: dict, types: dict) -> str:
              "and forward matmul FLOPs equal transformers on the family's test configs (the "
              "class defaults and small variants), recorded in `tests/data/reference/`; the "
              "family file's `not_modelled` lists what it leaves out or refuses.", "",
-             "| model_type | status | read by / the part symcalc cannot express |",
+             "| model_type | status | the class transformers builds, read by / the part symcalc cannot express |",
              "|---|---|---|"]
     for model_type, status, detail in rows:
         lines.append(f"| `{model_type}` | {status} | {_cell(detail or 'no reason given')} |")
     for key, what in (("masked_lm", "masked-LM"), ("seq2seq_lm", "sequence-to-sequence")):
         listed = types[key]
-        read = [t for t in listed if t in families]
-        lines += ["", f"Of the {len(listed)} {what} model types ({key} in "
+        read = mapped_types(families, types, key)
+        lines += ["", f"Of the {len(listed)} {what} model types (`[{key}]` of "
                       f"`symcalc/inputs/model_types.toml`), {len(read)} "
-                      f"{'has' if len(read) == 1 else 'have'} a family file: "
-                      + (", ".join(f"`{t}`" for t in read) or "none") + "."]
+                      f"{'is' if len(read) == 1 else 'are'} read with the class the mapping "
+                      "builds: " + (", ".join(f"`{t}`" for t in read) or "none") + "."]
     return "\n".join(lines) + "\n"
 
 

@@ -59,8 +59,7 @@ def test_status_table_is_current():
 def test_the_list_is_the_surveyed_one():
     assert sorted(TYPES["causal_lm"]) == sorted(SURVEY["types"]) and len(TYPES["causal_lm"]) == 196
     assert TYPES["transformers"] == SURVEY["transformers"]
-    for key in ("causal_lm", "masked_lm", "seq2seq_lm"):
-        assert len(set(TYPES[key])) == len(TYPES[key]), f"{key} lists a type twice"
+    assert {t: x["causal_lm_class"] for t, x in SURVEY["types"].items()} == TYPES["causal_lm"]
 
 
 def test_every_type_is_exact_or_refused_with_a_reason():
@@ -76,7 +75,7 @@ def test_an_exact_type_has_recorded_numbers_and_its_mapping_class(model_type):
              if x.strip()] if (RECORDED / f"{model_type}.jsonl").exists() else []
     assert any("params" in x and "forward_matmul_flops" in x for x in lines), \
         f"no recorded transformers numbers: run tests/record_reference.py --types {model_type}"
-    cls = SURVEY["types"][model_type]["causal_lm_class"]
+    cls = TYPES["causal_lm"][model_type]
     assert cls in family.classes, f"{model_type}.toml does not read {cls}, the class the causal-LM mapping builds"
     measured = {x["class"] for x in lines if "params" in x}
     assert cls in measured, f"no recorded transformers numbers of {cls} (a tests/families/{model_type} config naming it)"

@@ -1,7 +1,8 @@
 """The model types transformers builds with a language-model head, and the ones symcalc refuses.
 
-``symcalc/inputs/model_types.toml`` lists transformers' causal-LM, masked-LM and
-sequence-to-sequence model types and, for each causal-LM type without a family file, the part
+``symcalc/inputs/model_types.toml`` maps transformers' causal-LM, masked-LM and
+sequence-to-sequence model types to the class each mapping builds and, for each causal-LM type
+without a family file, the part
 of its architecture symcalc cannot express yet. A config.json of such a type is refused in one
 line naming that part (:func:`refusal`); a type with a family file is read by it, whatever the
 list says. docs/families.md's status table is generated from the same data
@@ -19,9 +20,9 @@ DOCS = "docs/families.md"
 
 @functools.lru_cache(maxsize=None)
 def model_types() -> dict[str, Any]:
-    """model_types.toml as read: ``causal_lm``, ``masked_lm``, ``seq2seq_lm`` (lists of
-    model types), ``refused`` (model type -> the part symcalc cannot express) and
-    ``transformers`` (the version the lists are from)."""
+    """model_types.toml as read: ``causal_lm``, ``masked_lm``, ``seq2seq_lm`` (model type ->
+    the class transformers' mapping builds), ``refused`` (model type -> the part symcalc
+    cannot express) and ``transformers`` (the version the mappings are from)."""
     import tomllib
     from importlib import resources
 
@@ -29,8 +30,8 @@ def model_types() -> dict[str, Any]:
     data = tomllib.loads(text)
     for key in ("causal_lm", "masked_lm", "seq2seq_lm"):
         items = data.get(key)
-        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
-            raise SymcalcError(f"model_types.toml: {key}", "must be a list of model types")
+        if not isinstance(items, dict) or not all(isinstance(x, str) for x in items.values()):
+            raise SymcalcError(f"model_types.toml: {key}", "must map model types to a class name")
     refused = data.get("refused", {})
     if not isinstance(refused, dict) or not all(isinstance(v, str) and v.strip()
                                                 for v in refused.values()):
@@ -38,7 +39,7 @@ def model_types() -> dict[str, Any]:
     unknown = sorted(set(refused) - set(data["causal_lm"]))
     if unknown:
         raise SymcalcError(f"model_types.toml: refused.{unknown[0]}",
-                           "is not a causal-LM model type of the list")
+                           "is not a causal-LM model type of [causal_lm]")
     return data
 
 
