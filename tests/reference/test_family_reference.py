@@ -183,6 +183,8 @@ DELIBERATE_REFUSALS = {
                                          "builds a lone shared down_proj bias that no Spec field models",
     "routes every token to two experts": "PhiMoE with one expert: sparsemixer still makes two picks, "
                                          "so the single expert runs twice (k = 2 > E = 1)",
+    "MVP's task prompts": "MVP with use_prompt: its prompt tables and their MLPs (self_attn_prompt, "
+                          "cross_attn_prompt) have no symcalc component (mvp.toml's not_modelled)",
 }
 
 # Examples per family (a deeper local run: SYMCALC_FAMILY_EXAMPLES=50 pytest -k drawn ...)
