@@ -1,5 +1,5 @@
 """Benchmarks: prints a Markdown table of medians of repeated runs, measured on this machine
-in one run, with the ratios and the targets of issue 5. Not a test.
+in one run, with the ratios and the targets of issues 5 and 20. Not a test.
 
     .venv/bin/python bench/run.py            # full run (a few minutes: transformers is slow)
     .venv/bin/python bench/run.py --fast     # fewer repetitions
@@ -69,6 +69,28 @@ def wall(cmd: list[str], runs: int, env: dict[str, str], warmup: int = 1) -> Opt
         if i >= warmup:
             times.append(elapsed)
     return statistics.median(times)
+
+
+def paired(cmds: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[str, Optional[float]]:
+    """Median wall time of each command, the commands run round-robin (one warm-up round),
+    so that a ratio of two of them is measured under the same machine load."""
+    times: dict[str, list[float]] = {k: [] for k in cmds}
+    failed: set[str] = set()
+    for i in range(runs + 1):
+        for name, cmd in cmds.items():
+            if name in failed:
+                continue
+            start = time.perf_counter()
+            done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+            elapsed = time.perf_counter() - start
+            if done.returncode != 0:
+                last = (done.stderr.strip().splitlines() or ["failed"])[-1]
+                print(f"  {' '.join(cmd[1:])}: {last}", file=sys.stderr)
+                failed.add(name)
+            elif i:
+                times[name].append(elapsed)
+    return {k: None if k in failed else statistics.median(v) for k, v in times.items()}
 
 
 def timed(fn: Callable[[], object], runs: int) -> float:
@@ -171,12 +193,16 @@ def sweep_rows(runs: int) -> list[Row]:
 # -- command-line rows --------------------------------------------------------------------
 def cli_rows(runs: int, cache: str) -> list[Row]:
     env = _env(cache)
-    plain = wall([PY, str(BENCH / "plain_params.py"), str(CONFIG)], runs, env)
-    report = wall([*SYMCALC, "report", "mistral-7b", "--json"], runs, env)
-    report_cfg = wall([*SYMCALC, "report", str(CONFIG), "--json"], runs, env)
-    plain_mla = wall([PY, str(BENCH / "plain_params_mla.py"), str(CONFIG_MLA)], runs, env)
-    report_mla = wall([*SYMCALC, "report", str(CONFIG_MLA), "--json"], runs, env)
+    # the ratios of issue 20: each report beside its plain-Python peer, run round-robin
+    got = paired({"plain": [PY, str(BENCH / "plain_params.py"), str(CONFIG)],
+                  "report": [*SYMCALC, "report", "mistral-7b", "--json"],
+                  "report_cfg": [*SYMCALC, "report", str(CONFIG), "--json"],
+                  "plain_mla": [PY, str(BENCH / "plain_params_mla.py"), str(CONFIG_MLA)],
+                  "report_mla": [*SYMCALC, "report", str(CONFIG_MLA), "--json"]}, runs, env)
+    plain, report, report_cfg = got["plain"], got["report"], got["report_cfg"]
+    plain_mla, report_mla = got["plain_mla"], got["report_mla"]
     report_nocache = wall([*SYMCALC, "report", "mistral-7b", "--json"], runs, _env(None), 0)
+    report_gpu = wall([*SYMCALC, "report", "mistral-7b", "--json", "--gpu", "H100"], runs, env)
     sympy_path = wall([PY, "-c", "import json; from symcalc.inputs import resolve; "
                        "from symcalc.report import report; "
                        "print(json.dumps(report(resolve('mistral-7b'))))"], max(3, runs // 2), env)
@@ -195,15 +221,19 @@ def cli_rows(runs: int, cache: str) -> list[Row]:
         Row("python -c pass (interpreter start)", startup, f"{runs}", ratio(startup)),
         Row("peer: plain-Python script, params from config.json", plain, f"{runs}", "1"),
         Row("symcalc report mistral-7b --json", report, f"{runs}", ratio(report),
-            "<= 3x the peer", "yes" if report and plain and report <= 3 * plain else "NO"),
+            "<= 2x the peer", "yes" if report and plain and report <= 2 * plain else "NO"),
         Row("symcalc report bench/mistral-7b/config.json --json", report_cfg, f"{runs}",
             ratio(report_cfg)),
+        Row("symcalc report mistral-7b --json --gpu H100 (fits, speed, capacity)", report_gpu,
+            f"{runs}", ratio(report_gpu), "<= 1.5x the report without --gpu",
+            "yes" if report_gpu and report and report_gpu <= 1.5 * report else "NO",
+            note="issue 23: accelerators as exact integers, no unit parser"),
         Row("peer: plain-Python script, params from DeepSeek-V3's config.json (MLA, MoE)",
             plain_mla, f"{runs}", ratio(plain_mla)),
         Row("symcalc report bench/deepseek-v3/config.json --json", report_mla, f"{runs}",
             "" if not (report_mla and plain_mla) else f"{report_mla / plain_mla:.2f}x its peer",
-            "<= 3x its peer",
-            "yes" if report_mla and plain_mla and report_mla <= 3 * plain_mla else "NO"),
+            "<= 2.5x its peer",
+            "yes" if report_mla and plain_mla and report_mla <= 2.5 * plain_mla else "NO"),
         Row("symcalc report mistral-7b --json, PYTHONDONTWRITEBYTECODE=1", report_nocache,
             f"{runs}", ratio(report_nocache),
             note="this checkout's setting: modules without a .pyc are compiled on every run"),

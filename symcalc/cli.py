@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from functools import lru_cache
 from importlib import import_module
 
 from .errors import SymcalcError
-from .render.escape import one_line
 
 COMMANDS = ("report", "closed_form", "forms", "derive", "handout", "sweep", "solve", "page")
 
@@ -34,6 +34,7 @@ def usage_error(message: str) -> SymcalcError:
     return SymcalcError(field, rule) if sep and field and rule else SymcalcError("arguments", message)
 
 
+@lru_cache(maxsize=None)
 def _columns() -> int:
     """The terminal's width as argparse's help would take it (COLUMNS, else the terminal,
     else 80), without importing shutil (and with it bz2 and lzma) on every command."""
@@ -91,11 +92,16 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "part", "text") != "text" and args.command != "report":
             raise SymcalcError("--part", f"{args.part} is only for report (this command "
                                          "covers the language model of a multimodal config)")
+        lang = getattr(args, "lang", None) or "en"  # --lang of derive, handout, report
+        if lang == "en":  # what documents are written in unless told: no switch to make
+            return args.func(args)
         from .i18n import using
 
-        with using(getattr(args, "lang", None) or "en"):  # --lang of derive, handout, report
+        with using(lang):
             return args.func(args)
     except SymcalcError as err:
+        from .render.escape import one_line
+
         print(f"symcalc: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     except BrokenPipeError:

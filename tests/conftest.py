@@ -97,3 +97,15 @@ def write_config(tmp_path):
         return path
 
     return write
+
+
+def write_page_data(folder: Path) -> Path:
+    """What the page embeds, as tests/page_harness.js reads it: meta.json (symcalc.page.meta)
+    and terms.json beside it (the term table as one object); returns meta.json's path."""
+    from symcalc.fast import terms
+    from symcalc.page import _json, meta
+
+    path = Path(folder) / "meta.json"
+    path.write_text(_json(meta()), encoding="utf-8")
+    path.with_name("terms.json").write_text(_json(terms.table()), encoding="utf-8")
+    return path

@@ -6,10 +6,13 @@ const path = require("path");
 const fs = require("fs");
 const root = path.join(__dirname, "..", "symcalc", "page");
 global.SYMCALC_TERMS = require(path.join(root, "terms.js"));
-SYMCALC_TERMS.init(JSON.parse(fs.readFileSync(path.join(root, "..", "fast", "terms.json"), "utf-8")));
-const core = require(path.join(root, "core.js"));
+const speed = require(path.join(root, "speed.js"));
 const input = JSON.parse(fs.readFileSync(0, "utf-8"));
-core.init(core.parseJSON(fs.readFileSync(input.meta, "utf-8")));
+// the term table as the page embeds it, written beside the meta file by tests/test_page.py
+SYMCALC_TERMS.init(JSON.parse(fs.readFileSync(path.join(path.dirname(input.meta), "terms.json"), "utf-8")));
+const core = require(path.join(root, "core.js"));
+const META = core.parseJSON(fs.readFileSync(input.meta, "utf-8"));
+core.init(META);
 function spec(job) {
   let s;
   job.outside = [];
@@ -52,6 +55,15 @@ const out = input.jobs.map((job) => {
                     formula: trees.every(t => SYMCALC_TERMS.mathml(t).includes("<m")),
                     substituted: trees.every(t => [...SYMCALC_TERMS.names(t)].every(n => typeof d.symbols[n] === "bigint"))}];
       }))};
+    }
+    if (job.kind === "speed") {  // the page's how-fast figures, exact "p/q"
+      const s = spec(job), opts = job.options || {}, r = core.report(s, opts);
+      const kvAt = (n) => core.report(s, {...opts, seq_len: Number(n), context: null}).memory.kv_cache_bytes;
+      const f = speed.figures(META.speed, r, kvAt, s, core.checkedOptions({...META.options.defaults, ...opts}), META.gpus[job.gpu]);
+      if (!f) return {ok: null};
+      const out = {};
+      for (const [k, v] of Object.entries(f)) out[k] = Array.isArray(v) ? `${v[0]}/${v[1]}` : v;
+      return {ok: out};
     }
     if (job.kind === "facts") return {ok: core.activationFacts(spec(job), job.dtype, job.batch)};
     if (job.kind === "int") return {ok: core.parseInt(job.field, job.text, !!job.zero)};

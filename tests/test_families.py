@@ -3,7 +3,7 @@ expression language, malformed family files, and docs/families.md's table."""
 from __future__ import annotations
 
 import ast
-import dataclasses
+from symcalc import records
 import importlib.util
 import inspect
 import json
@@ -529,7 +529,7 @@ def test_not_modelled_is_read_and_listed(tmp_path):
     assert family.not_modelled[0] == "a buffer that is no parameter"
     assert len(family.not_modelled) == 2
     assert "  - a buffer that is no parameter\n" in table.render_not_modelled({"mistral": family})
-    empty = dataclasses.replace(family, not_modelled=())
+    empty = records.replace(family, not_modelled=())
     assert ("- `mistral`: nothing beyond the shared conventions"
             in table.render_not_modelled({"mistral": empty}))
 

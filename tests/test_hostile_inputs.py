@@ -402,6 +402,9 @@ def test_family_file_not_utf8(tmp_path):
 
 
 def test_presets_use_the_same_reader(monkeypatch):
+    """A preset edited since the compiled store was written is read by the reader every file
+    goes through (an unchanged one comes from the store, parsed ahead of time)."""
+    from symcalc import compiled
     from symcalc.inputs import files, presets
 
     seen = []
@@ -409,7 +412,11 @@ def test_presets_use_the_same_reader(monkeypatch):
     monkeypatch.setattr(files, "read_text", lambda p, *a, **k: seen.append(p) or real(p, *a, **k))
     presets.load.cache_clear()
     try:
-        presets.load("gpt2")
+        fresh = presets.load("gpt2")
+        assert seen == []  # from the store
+        presets.load.cache_clear()
+        monkeypatch.setattr(compiled, "entry", lambda *a: None)  # as if gpt2.toml were edited
+        assert presets.load("gpt2") == fresh
     finally:
         presets.load.cache_clear()
     assert [os.path.basename(p) for p in seen] == ["gpt2.toml"]

@@ -27,7 +27,7 @@ from symcalc.errors import SymcalcError
 from symcalc.fast.quick import quick_report
 from symcalc.inputs import presets
 from symcalc.inputs.hf import read_model
-from symcalc.page import _json, build, meta
+from symcalc.page import build
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
@@ -45,9 +45,9 @@ OPTION_SETS = [
 
 @pytest.fixture(scope="module")
 def meta_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("page") / "meta.json"
-    path.write_text(_json(meta()), encoding="utf-8")
-    return path
+    from conftest import write_page_data
+
+    return write_page_data(tmp_path_factory.mktemp("page"))
 
 
 def node(meta_file, jobs):
@@ -749,3 +749,22 @@ def test_pasted_multimodal_config_shows_what_is_left_out_and_part_all(page, path
     for q, figure, result, steps in open_every_derivation(page):
         assert result == figure and len(steps) == 2, (path, q)
     page.get(page.page_path.as_uri())
+
+
+@needs_browser
+def test_how_fast_shows_the_reports_roofline(page):
+    """Issue 23: the page shows prefill and decode on the chosen accelerator (H100 by
+    default) as symcalc report --gpu gives them, with the roofline figure."""
+    from symcalc.fast import speed as SP
+    from symcalc.inputs.gpus import accelerator
+
+    select_preset(page, "llama-2-7b")
+    cells = page.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('#results-0 td[data-speed]')]"
+        ".map(e => [e.dataset.speed, e.textContent]))")
+    spec = presets.load("llama-2-7b").spec
+    rep = quick_report(spec)
+    sp = SP.blocks(spec, Options(), rep, SP.SpeedOptions(gpu=accelerator("H100")))["speed"]
+    assert cells["decode_seconds"] == f"{float(sp['decode_seconds_per_token']) * 1000:.3f} ms"
+    assert cells["prefill_intensity"] == f"{float(sp['arithmetic_intensity']['prefill']):.1f}"
+    assert page.execute_script("return document.querySelectorAll('#results-0 svg.roofline circle').length") == 2

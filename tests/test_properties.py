@@ -3,8 +3,6 @@ tied against untied heads, MoE against dense, parents as sums, and the sympy num
 an independent plain-Python count."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,6 +12,7 @@ from symcalc.algebra.closed_form import closed_form
 from symcalc.algebra.options import Options
 from symcalc.report import report
 from symcalc.algebra.spec import Spec, make_spec, size_values
+from symcalc.records import replace
 
 SETTINGS = settings(max_examples=30, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

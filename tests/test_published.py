@@ -51,6 +51,9 @@ PAPER_EXPANDED = {
     "narayanan-flops": 96 * b * s * L * d**2 + 16 * b * s**2 * L * d + 6 * b * s * d * V,
     "korthikanti-model": 72 * b * s * L * d**2 + 12 * b * s**2 * L * d + 6 * b * s * d * V,
     "korthikanti-selective": 72 * b * s * L * d**2 + 24 * b * s**2 * L * d + 6 * b * s * d * V,
+    # Megatron-LM's num_floating_point_operations on the generic (plain-FFN) decoder
+    "megatron-mfu": 12 * b * s * L * (d * n_h * d_h + d * n_kv * d_h + s * n_h * d_h / 2
+                                      + d * d_ff) + 6 * b * s * d * V,
 }
 
 

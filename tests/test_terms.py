@@ -1,6 +1,6 @@
 """The term table cannot drift from the sympy expressions:
 
-* symcalc/fast/terms.json equals a fresh build (run ``python -m symcalc.fast.build_terms``
+* symcalc/fast/terms.store equals a fresh build (run ``python -m symcalc.fast.build_terms``
   after changing any expression);
 * read back into sympy, each quantity's combination of rows, with a model's switches, facts
   and options put in, is symbolically equal to ``quantities.expression``;
@@ -35,8 +35,8 @@ OPTION_SETS = [
 
 
 def test_table_is_fresh():
-    assert build_terms.TARGET.read_text(encoding="utf-8") == build_terms.generate(), \
-        "symcalc/fast/terms.json is stale: run `python -m symcalc.fast.build_terms`"
+    assert build_terms.TARGET.read_bytes() == build_terms.generate(), \
+        "symcalc/fast/terms.store is stale: run `python -m symcalc.fast.build_terms`"
 
 
 def to_sympy(t):

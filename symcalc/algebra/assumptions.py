@@ -7,7 +7,9 @@ totals into exactly ``12*L*d**2``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+from ..records import replace
 
 import sympy
 

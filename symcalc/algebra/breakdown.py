@@ -6,12 +6,13 @@ expressions and for plain integers alike (no sympy import here).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from ..records import Record
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator
 
 
-@dataclass(frozen=True)
-class Leaf:
+class Leaf(Record):
     path: str
     value: Any
     source: str = ""

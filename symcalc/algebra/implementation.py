@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from ..records import Record
 from functools import lru_cache
-from typing import Any, Iterator
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
 from ..errors import SymcalcError
 
@@ -24,8 +26,7 @@ LABEL = "symcalc/algebra/implementation.toml"
 KINDS = ("bool", "count", "choice", "text")
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(Record):
     name: str
     meaning: str
     kind: str  # bool | count | choice
@@ -35,42 +36,62 @@ class Field:
     config: Any = None  # Expr: the field from a config.json when its family gives no entry
 
 
-@dataclass(frozen=True)
-class Definitions:
+class Definitions(Record):
     fields: dict[str, Field]
     checks: dict[str, tuple[Any, str]]  # name -> (Expr, rule)
     lets: tuple[tuple[str, Any], ...]  # (name, Expr), in order
     facts: dict[str, tuple[str, Any]]  # name -> (meaning, Expr)
 
 
-@lru_cache(maxsize=None)
-def definitions() -> Definitions:
-    """The fields, checks, shared sub-expressions and facts of implementation.toml, parsed
-    and checked once per process."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+def _expr_json(text: Any, key: str) -> dict[str, Any]:
     from .lang import parse_expression
 
-    with open(PATH, "rb") as f:  # symcalc's own file, shipped in the package
-        raw = tomllib.load(f)
+    e = parse_expression(text, LABEL, key)
+    return {"text": e.text, "tree": e.tree, "names": sorted(e.names)}
+
+
+def compile_definitions(raw: dict[str, Any]) -> dict[str, Any]:
+    """implementation.toml's tables, checked, as JSON (every expression parsed)."""
     fields = {}
     for name, body in raw.get("fields", {}).items():
         kind = body.get("kind")
         if kind not in KINDS:
             raise SymcalcError(LABEL, f"fields.{name}.kind: must be one of {', '.join(KINDS)}")
         config = body.get("config")
-        fields[name] = Field(name, body["meaning"], kind, body["default"],
-                             tuple(body.get("choices", ())), body.get("config_other"),
-                             parse_expression(config, LABEL, f"fields.{name}.config")
-                             if config is not None else None)
-    checks = {name: (parse_expression(b["require"], LABEL, f"checks.{name}.require"), b["rule"])
-              for name, b in raw.get("checks", {}).items()}
-    lets = tuple((name, parse_expression(text, LABEL, f"let.{name}"))
-                 for name, text in raw.get("let", {}).items())
-    facts = {name: (b["meaning"], parse_expression(b["value"], LABEL, f"facts.{name}.value"))
-             for name, b in raw.get("facts", {}).items()}
+        fields[name] = {"meaning": body["meaning"], "kind": kind, "default": body["default"],
+                        "choices": list(body.get("choices", ())),
+                        "config_other": body.get("config_other"),
+                        "config": (_expr_json(config, f"fields.{name}.config")
+                                   if config is not None else None)}
+    return {
+        "fields": fields,
+        "checks": {name: [_expr_json(b["require"], f"checks.{name}.require"), b["rule"]]
+                   for name, b in raw.get("checks", {}).items()},
+        "lets": [[name, _expr_json(text, f"let.{name}")] for name, text in raw.get("let", {}).items()],
+        "facts": {name: [b["meaning"], _expr_json(b["value"], f"facts.{name}.value")]
+                  for name, b in raw.get("facts", {}).items()},
+    }
+
+
+@lru_cache(maxsize=None)
+def definitions() -> Definitions:
+    """The fields, checks, shared sub-expressions and facts of implementation.toml, parsed
+    and checked once (ahead of time, in the compiled store, while the file is unchanged)."""
+    from .. import compiled
+    from .lang import Expr
+
+    data = compiled.load(compiled.ALGEBRA_STORE, "implementation", PATH,
+                         lambda raw: compile_definitions(compiled.read_toml_bytes(raw, LABEL)))
+
+    def expr(e: dict[str, Any]) -> Expr:
+        return Expr(e["text"], e["tree"], frozenset(e["names"]))
+
+    fields = {name: Field(name, b["meaning"], b["kind"], b["default"], tuple(b["choices"]),
+                          b["config_other"], expr(b["config"]) if b["config"] else None)
+              for name, b in data["fields"].items()}
+    checks = {name: (expr(e), rule) for name, (e, rule) in data["checks"].items()}
+    lets = tuple((name, expr(e)) for name, e in data["lets"])
+    facts = {name: (meaning, expr(e)) for name, (meaning, e) in data["facts"].items()}
     return Definitions(fields, checks, lets, facts)
 
 
@@ -234,9 +255,9 @@ def facts(spec, dtype: str, batch: int = 2) -> dict[str, int]:
 
 @lru_cache(maxsize=256)
 def _facts(spec, width: int, batch: int) -> tuple[tuple[str, int], ...]:
-    from dataclasses import fields as spec_fields
+    from ..records import fields as spec_fields
 
-    from .lang import Scope, evaluate
+    from .lang import Scope, value_of
 
     defs = definitions()
     data: dict[str, Any] = {f.name: getattr(spec, f.name) for f in spec_fields(spec)
@@ -245,9 +266,9 @@ def _facts(spec, width: int, batch: int) -> tuple[tuple[str, int], ...]:
     data.update(width=width, batch=batch)
     scope = Scope(data)
     for name, expr in defs.lets:
-        data[name] = evaluate(expr, scope, f"{LABEL}: let.{name}")[0]
+        data[name] = value_of(expr.tree, expr.text, scope, f"{LABEL}: let.{name}")
     out = []
     for name, (_, expr) in defs.facts.items():
-        value = evaluate(expr, scope, f"{LABEL}: facts.{name}")[0]
+        value = value_of(expr.tree, expr.text, scope, f"{LABEL}: facts.{name}")
         out.append((name, int(value)))
     return tuple(out)

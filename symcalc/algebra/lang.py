@@ -22,8 +22,10 @@ config key beside the field).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Callable
+from ..records import Record
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from ..errors import SymcalcError
 
@@ -242,8 +244,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
 
 
 # -- parsing a text into a tree ------------------------------------------------------------------
-@dataclass(frozen=True)
-class Expr:
+class Expr(Record):
     """One parsed expression of a data file."""
 
     text: str
@@ -362,12 +363,102 @@ class Scope:
 
 
 # an evaluated value and the names it came from (for error messages)
-Value = tuple[Any, tuple[str, ...]]
+Value = tuple  # (value, tuple of names)
 
 
 def evaluate(expr: Expr, scope: Scope, where: str) -> Value:
     """The value of ``expr`` and the names it was read from."""
     return _eval(expr.tree, scope, where, expr.text)
+
+
+class _Slow(Exception):
+    """The lean evaluator met something it leaves to :func:`_eval` (an error to word)."""
+
+
+_LEAN_CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+             "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+             ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+             "in": lambda a, b: a in b, "not in": lambda a, b: a not in b}
+
+
+def value_of(tree: Any, text: str, scope: Scope, where: str) -> Any:
+    """The value of a tree, as :func:`evaluate` gives it, without tracking the names it
+    reads (the rules and facts run on every report: this is about three times faster). On
+    anything unusual -- a value of the wrong kind, a function, a subscript -- the full
+    evaluator runs, so values and errors are exactly :func:`evaluate`'s."""
+    try:
+        return _lean(tree, scope.data, scope.defaults)
+    except _Slow:
+        return _eval(tree, scope, where, text)[0]
+
+
+def _lean(t, data: dict, defaults: dict) -> Any:
+    if t is None or t is True or t is False or type(t) is int:
+        return t
+    if type(t) is str:
+        return data[t] if t in data else defaults.get(t)
+    op = t[0]
+    if op == "and":
+        for operand in t[1:]:
+            v = _lean(operand, data, defaults)
+            if v is None or v is False:
+                return False
+            if v is not True:
+                raise _Slow
+        return True
+    if op == "not":
+        v = _lean(t[1], data, defaults)
+        if v is None or v is False:
+            return True
+        if v is True:
+            return False
+        raise _Slow
+    if op == "or":
+        v = None
+        for operand in t[1:]:
+            v = _lean(operand, data, defaults)
+            if v is not None:
+                return v
+        return v
+    if op == "if":
+        c = _lean(t[1], data, defaults)
+        if c is True:
+            return _lean(t[2], data, defaults)
+        if c is None or c is False:
+            return _lean(t[3], data, defaults)
+        raise _Slow
+    if op == "'":
+        return t[1]
+    if op == "cmp":
+        left = _lean(t[1], data, defaults)
+        result = True
+        for name, right_tree in t[2:]:
+            right = _lean(right_tree, data, defaults)
+            if name == "is" or name == "is not":
+                same = left is right if left is None or right is None else left == right
+                ok = same if name == "is" else not same
+            else:
+                try:
+                    ok = _LEAN_CMP[name](left, right)
+                except TypeError:
+                    raise _Slow from None
+            result = result and ok
+            left = right
+        return result
+    if op in _ARITH:
+        a, b = _lean(t[1], data, defaults), _lean(t[2], data, defaults)
+        if type(a) is not int or type(b) is not int or (b == 0 and op in ("//", "%")):
+            raise _Slow
+        return _ARITH[op](a, b)
+    if op == "[":
+        return [_lean(e, data, defaults) for e in t[1:]]
+    if op == "call" and t[1] in ("any", "positive", "max", "min", "projections"):
+        args = [_lean(a, data, defaults) for a in t[2:]]
+        try:
+            return FUNCTIONS[t[1]][0](*args)
+        except ValueProblem:
+            raise _Slow from None
+    raise _Slow
 
 
 def condition(value: Value, where: str) -> bool:

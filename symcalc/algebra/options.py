@@ -2,8 +2,10 @@
 No sympy here."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Optional
+from ..records import Record, replace
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Optional
 
 from ..errors import SymcalcError
 from . import quantized
@@ -24,8 +26,7 @@ DTYPE_BYTES = {"fp32": (4, 1), "float32": (4, 1), "fp16": (2, 1), "float16": (2,
 DTYPES = tuple(DTYPE_BYTES)
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(Record):
     batch: int = 1
     seq_len: Optional[int] = None  # None: the model's position table, capped at 2048
     dec_seq_len: Optional[int] = None  # encoder-decoder: decoder tokens (default seq_len)

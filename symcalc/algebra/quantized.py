@@ -30,16 +30,16 @@ elements / G: the formats need (or pad) rows to whole groups.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from fractions import Fraction
-from typing import Any, Optional
-
 from ..errors import SymcalcError
+from ..records import Record
+
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from fractions import Fraction
+    from typing import Any, Optional
 
 
-@dataclass(frozen=True)
-class Format:
+class Format(Record):
     name: str
     bits: int  # bits of one quantized weight
     group: Optional[int]  # weights sharing one scale (None: no group scales)
@@ -52,20 +52,28 @@ class Format:
 
     def bits_per_weight(self) -> Fraction:
         """Bits one quantized weight costs with its share of the group scale and zero point."""
+        from fractions import Fraction
+
         extra = Fraction(0) if self.group is None else \
             8 * (self.scale_bytes + self.zero_bytes) / self.group
         return self.bits + extra
 
 
 NAMES = ("int8-g<G>[-zp]", "int4-g<G>[-zp]", "fp8-tensor", "fp8-block<N>", "mxfp4", "nvfp4")
-_INT = re.compile(r"int(8|4)-g([0-9]{1,7})(-zp)?")  # ASCII digits: \d also takes '１２８', '٣٢'
-_BLOCK = re.compile(r"fp8-block([0-9]{1,4})")
+_INT = r"int(8|4)-g([0-9]{1,7})(-zp)?"  # ASCII digits: \d also takes '１２８', '٣٢'
+_BLOCK = r"fp8-block([0-9]{1,4})"
+_PREFIXES = ("int8-g", "int4-g", "fp8-", "mxfp4", "nvfp4")
 
 
 def parse(name: str, field: str = "dtype") -> Optional[Format]:
     """The quantized format ``name`` names, or None for a plain dtype name."""
     key = str(name).strip().lower()
-    m = _INT.fullmatch(key)
+    if not key.startswith(_PREFIXES):  # a plain dtype: no regular expression, no Fraction
+        return None
+    import re
+    from fractions import Fraction
+
+    m = re.fullmatch(_INT, key)
     if m:
         bits, group, zp = int(m.group(1)), int(m.group(2)), bool(m.group(3))
         if group < 1:
@@ -77,7 +85,7 @@ def parse(name: str, field: str = "dtype") -> Optional[Format]:
     if key == "fp8-tensor":
         return Format(key, 8, None, Fraction(0), Fraction(0), 4, False, ("micikevicius2022",),
                       "fp8 e4m3 weights, one fp32 scale per weight matrix")
-    m = _BLOCK.fullmatch(key)
+    m = re.fullmatch(_BLOCK, key)
     if m:
         n = int(m.group(1))
         if n < 1:
@@ -164,6 +172,8 @@ GROUP_MEANING = {
 def weight_groups(leaves: dict[str, Any], spec, fmt: Format) -> dict[str, tuple[Any, Any]]:
     """{group: (elements or matrices, bytes)} of the weights under ``fmt``: ``leaves`` maps
     breakdown leaf paths to element counts (ints or sympy expressions)."""
+    from fractions import Fraction
+
     q_paths = [p for p in leaves if quantized(p, fmt, bool(spec.moe))]
     q = sum((leaves[p] for p in q_paths), 0)
     rest = sum((leaves[p] for p in leaves if p not in q_paths), 0)

@@ -10,12 +10,14 @@ the calculator page runs the same JSON with the same steps (``page/core.js``, ``
 from __future__ import annotations
 
 import re
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 from ..errors import SymcalcError
-from .lang import Scope, _eval, condition, parse_expression
+from .lang import Scope, _eval, condition, parse_expression, value_of
 
-_HOLE = re.compile(r"\{([^{}]*)\}")
+_HOLE = r"\{([^{}]*)\}"  # compiled when a rules file is (not on a report)
 
 
 def _expr(text: Any, label: str, key: str) -> dict[str, Any]:
@@ -29,7 +31,7 @@ def compile_template(text: Any, label: str, key: str) -> list[Any]:
         raise SymcalcError(label, f"{key}: must be text (got {text!r})")
     parts: list[Any] = []
     last = 0
-    for m in _HOLE.finditer(text):
+    for m in re.finditer(_HOLE, text):
         if m.start() > last:
             parts.append(text[last:m.start()])
         parts.append(_expr(m.group(1), label, key))
@@ -97,7 +99,10 @@ def fill_template(parts: list[Any], scope: Scope, label: str) -> str:
 
 
 def test(e: dict[str, Any], scope: Scope, label: str) -> bool:
-    return condition(_eval(e["tree"], scope, label, e["text"]), label)
+    v = value_of(e["tree"], e["text"], scope, label)
+    if v is None or v is True or v is False:
+        return bool(v)
+    return condition(_eval(e["tree"], scope, label, e["text"]), label)  # words the error
 
 
 def run(steps: list[dict[str, Any]], values: dict[str, Any], defaults: dict[str, Any],
@@ -109,12 +114,12 @@ def run(steps: list[dict[str, Any]], values: dict[str, Any], defaults: dict[str,
     for step in steps:
         if "let" in step:
             e = step["value"]
-            values[step["let"]] = _eval(e["tree"], scope, label, e["text"])[0]
+            values[step["let"]] = value_of(e["tree"], e["text"], scope, label)
             lets.append(step["let"])
         elif "fill" in step:
             if step["when"] is None or test(step["when"], scope, label):
                 e = step["value"]
-                values[step["fill"]] = _eval(e["tree"], scope, label, e["text"])[0]
+                values[step["fill"]] = value_of(e["tree"], e["text"], scope, label)
         elif step["each"] is not None:
             for name in step["each"]:
                 values["this"] = values.get(name, defaults.get(name))
@@ -133,4 +138,4 @@ def run(steps: list[dict[str, Any]], values: dict[str, Any], defaults: dict[str,
 def evaluate_all(exprs, values: dict[str, Any], label: str) -> dict[str, Any]:
     """``{name: value}`` of ``(name, expression)`` pairs over ``values``."""
     scope = Scope(values)
-    return {name: _eval(e["tree"], scope, label, e["text"])[0] for name, e in exprs}
+    return {name: value_of(e["tree"], e["text"], scope, label) for name, e in exprs}

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 
 import os
-from dataclasses import asdict, dataclass, fields
+from ..records import Record, asdict, fields
 from functools import lru_cache
-from typing import Any, Optional
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 from ..errors import SymcalcError
 from . import implementation as impl
@@ -43,8 +45,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias")
 
 
-@dataclass(frozen=True)
-class Spec:
+class Spec(Record):
     """One architecture. Sizes that do not apply are ``None``."""
 
     name: str
@@ -259,10 +260,10 @@ def rules() -> dict[str, Any]:
     switches and the size values; read once per process."""
     from .. import compiled
 
-    def build(raw: dict[str, Any]) -> dict[str, Any]:
+    def build(raw: bytes) -> dict[str, Any]:
         from .rules import compile_rules
 
-        return compile_rules(raw, RULES_LABEL, FIELD_NAMES)
+        return compile_rules(compiled.read_toml_bytes(raw, RULES_LABEL), RULES_LABEL, FIELD_NAMES)
 
     return compiled.load(compiled.ALGEBRA_STORE, "spec", RULES_PATH, build)
 

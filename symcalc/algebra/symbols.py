@@ -200,7 +200,42 @@ SWITCHES: dict[str, SymbolInfo] = {
 
 ALL: dict[str, SymbolInfo] = {**SIZES, **SWITCHES}
 
-_by_symbol = {info.symbol: info for info in ALL.values()}
+
+def _rate(name: str, meaning: str, latex: str) -> SymbolInfo:
+    """A positive real of the hardware or a measurement (not a size: never in the term
+    table)."""
+    return SymbolInfo(name, meaning, latex, sympy.Symbol(name, positive=True))
+
+
+# How fast (symcalc.algebra.roofline, serving, utilization): the accelerator, the measured run
+# and the serving engine's settings. Kept out of ALL: the term table lists only sizes and
+# switches.
+RATES: dict[str, SymbolInfo] = {
+    info.name: info
+    for info in (
+        _rate("pi_c", "peak dense FLOP/s of the compute dtype, one device", "\\pi"),
+        _rate("beta_m", "memory bandwidth of one device, bytes per second", "\\beta"),
+        _rate("beta_n", "link bandwidth one device sends, bytes per second, one direction",
+              "\\beta_{\\mathrm{net}}"),
+        _rate("eta_c", "compute efficiency: achieved over peak FLOP/s (1: a bound)", "\\eta_c"),
+        _rate("eta_m", "memory efficiency: achieved over peak bandwidth (1: a bound)",
+              "\\eta_m"),
+        _rate("eta_n", "network efficiency: achieved over link bandwidth (1: a bound)",
+              "\\eta_n"),
+        _rate("M_gpu", "memory of one device, bytes", "M_{\\mathrm{gpu}}"),
+        _rate("u_mem", "share of the memory the serving engine may use "
+              "(--gpu-memory-utilization)", "u"),
+        _rate("T_step", "measured seconds of one training step", "T_{\\mathrm{step}}"),
+        _rate("R_tok", "measured tokens per second", "R"),
+        _size("N_gpu", "accelerators of the run", "N_{\\mathrm{gpu}}"),
+        _size("B_blk", "tokens per KV-cache block (--block-size)", "B_{\\mathrm{blk}}"),
+        _size("N_tok", "tokens of the serving engine's largest batch "
+              "(--max-num-batched-tokens)", "N_{\\mathrm{tok}}"),
+        _size("D_tok", "training tokens", "D"),
+    )
+}
+
+_by_symbol = {info.symbol: info for info in (*ALL.values(), *RATES.values())}
 
 
 def sym(name: str) -> sympy.Symbol:
@@ -214,7 +249,7 @@ def info_of(symbol: sympy.Symbol) -> SymbolInfo:
 
 def latex_names() -> dict[sympy.Symbol, str]:
     """symbol -> LaTeX name, for printers (``symbol_names=``)."""
-    return {info.symbol: info.latex for info in ALL.values()}
+    return {info.symbol: info.latex for info in (*ALL.values(), *RATES.values())}
 
 
 (L, L_dec, d, d_ff, n_h, n_kv, d_h, V, P, T, E, k, R, s, s_dec, b, W, N_d, t) = (
@@ -241,3 +276,7 @@ def latex_names() -> dict[sympy.Symbol, str]:
     for n in ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
               "d_ff_sum")
 )
+(pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
+ D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
+                                     "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",
+                                     "N_tok", "D_tok"))

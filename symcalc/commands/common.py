@@ -20,6 +20,15 @@ def add_model(p: argparse.ArgumentParser, many: bool = False, optional: bool = F
                         "params.total (report only; their FLOPs and memory are not modelled)")
 
 
+def add_lang(p) -> None:
+    """--lang en|ru|zh: the words and number formats of what the command writes."""
+    from ..i18n import LANGS
+
+    p.add_argument("--lang", default="en", choices=LANGS, metavar="LANG",
+                   help="language of labels, headings, notes and number formats: "
+                        + ", ".join(LANGS) + " (default en)")
+
+
 def add_workload(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("workload and conventions")
     g.add_argument("--batch", type=str, default="1", help="sequences per step (default 1)")
@@ -58,10 +67,13 @@ def add_workload(p: argparse.ArgumentParser) -> None:
 def checked_names(specs, latex: bool = False):
     """The specs, each name refused when longer than the limit for names or (``latex``)
     holding a character pdflatex cannot set (:func:`symcalc.render.escape.check_text`)."""
-    from ..render.escape import check_text
+    from ..algebra.limits import NAME_LIMIT
 
     for spec in specs:
-        check_text("name", spec.name, latex)
+        if latex or len(spec.name) > NAME_LIMIT:  # the common case needs no escaping module
+            from ..render.escape import check_text
+
+            check_text("name", spec.name, latex)
     return specs
 
 

@@ -3,7 +3,7 @@ example of one quantity, every component's formula with its source, the numbers
 substituted, each intermediate value and the total."""
 from __future__ import annotations
 
-from .common import add_model, add_workload, checked_names, options_from
+from .common import add_lang, add_model, add_workload, checked_names, options_from
 
 PARAM_UNITS = ("auto", "exact", "K", "M", "B", "T", "yi")
 FLOP_PREFIXES = ("auto", "K", "M", "G", "T", "P", "E")
@@ -17,15 +17,6 @@ def add_units(p) -> None:
     p.add_argument("--template", default=None, metavar="FILE",
                    help="your own jinja2 template (run sandboxed) instead of the built-in one")
     add_lang(p)
-
-
-def add_lang(p) -> None:
-    """--lang en|ru|zh: the words and number formats of what the command writes."""
-    from ..i18n import LANGS
-
-    p.add_argument("--lang", default="en", choices=LANGS, metavar="LANG",
-                   help="language of labels, headings, notes and number formats: "
-                        + ", ".join(LANGS) + " (default en)")
 
 
 def register(sub) -> None:
@@ -58,6 +49,12 @@ def register(sub) -> None:
 
     add_solve_args(p, required=False)  # derive MODEL --for d --target ...: the solving steps
     add_workload(p)
+    from .speed import add_speed_args
+
+    p.add_argument("--gpu", action="append", default=[], metavar="NAME",
+                   help="accelerator of a how-fast quantity (speed.decode_seconds_per_token, "
+                        "speed.prefill_seconds, capacity.max_sequences, utilization.mfu)")
+    add_speed_args(p)
     p.set_defaults(func=run)
 
 
@@ -102,6 +99,8 @@ def build(args):
     quantity = args.quantity or "params.total"
     spec = checked_names([resolve(args.model, args.sets)], latex)[0]
     opts = options_from(args)
+    if quantity.split(".")[0] in ("speed", "capacity", "utilization") or args.gpu:
+        return speed_derivation(args, spec, opts, quantity)
     if args.against is not None:  # '' is refused, never ignored
         if not args.against.strip():
             from ..errors import SymcalcError
@@ -122,6 +121,27 @@ def build(args):
     return dv.derive(spec, quantity, opts)
 
 
+def speed_derivation(args, spec, opts, quantity: str):
+    """A how-fast quantity on the first --gpu (derivations.derive_speed)."""
+    from ..derivations.derive_speed import QUANTITIES, derive_speed
+    from ..errors import SymcalcError
+    from ..fast.quick import quick_report
+    from ..inputs.gpus import accelerator
+    from .speed import refuse_without_gpu, speed_options
+
+    if quantity not in QUANTITIES:
+        raise SymcalcError("--quantity", f"with --gpu must be one of {', '.join(QUANTITIES)} "
+                                         f"(got {quantity!r})")
+    refuse_without_gpu(args)
+    if not args.gpu:
+        raise SymcalcError("--gpu", f"{quantity} needs an accelerator: name one with --gpu")
+    from ..fast import speed as SP
+
+    gpu = accelerator(args.gpu[0], tuple(args.gpus))
+    fig = SP.Figures(spec, opts, quick_report(spec, opts), speed_options(args, opts, gpu))
+    return derive_speed(spec, quantity, fig, SP.capacity(fig), SP.utilization(fig))
+
+
 SOLVE_ONLY = (("--keep", "keep"), ("--multiple-of", "multiple_of"), ("--gpus", "gpus"))
 
 
@@ -139,6 +159,8 @@ def refuse_unused(args) -> None:
 
     if args.solve_for is None:
         for option, dest in SOLVE_ONLY:
+            if dest == "gpus" and getattr(args, "gpu", None):
+                continue  # accelerators of a how-fast quantity
             if getattr(args, dest) not in (None, []):
                 raise SymcalcError(option, "applies only with --for (derive MODEL --for SIZE "
                                            "--target|--fit|--when ...: the solving steps)")

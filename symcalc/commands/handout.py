@@ -14,7 +14,13 @@ def register(sub) -> None:
     p.add_argument("--title", default=None, help="the handout's title (shown as plain text)")
     p.add_argument("--sections", default=None, metavar="LIST",
                    help="comma-separated sections to include, in any order: breakdown, params, "
-                        "closed, budget, compute (default: all)")
+                        "closed, budget, compute, speed (default: all but speed; with --gpu, "
+                        "all)")
+    p.add_argument("--gpu", default=None, metavar="NAME",
+                   help="accelerator of the \"How fast\" section (adds it; default H100 when "
+                        "--sections names speed)")
+    p.add_argument("--gpus", action="append", default=[], metavar="FILE",
+                   help="your own accelerators (TOML, the form of symcalc/inputs/gpus.toml)")
     p.add_argument("--exercises", action="store_true",
                    help="write an exercise sheet to FILE (formulas and sizes, numbers left blank) "
                         "and the worked answers beside it as FILE-answers")
@@ -30,7 +36,7 @@ def run(args) -> int:
 
     from ..errors import SymcalcError
 
-    from ..derivations.handout_data import SECTIONS, handout
+    from ..derivations.handout_data import DEFAULT_SECTIONS, SECTIONS, handout
     from ..inputs.resolver import resolve
     from ..render import handout as render
 
@@ -52,9 +58,17 @@ def run(args) -> int:
     if args.title is not None:
         check_text("--title", args.title, latex=kind != ".md")
     specs = checked_names([resolve(m, args.sets) for m in args.model], latex=kind != ".md")
-    sections = SECTIONS if args.sections is None else [
+    sections = (SECTIONS if args.gpu else DEFAULT_SECTIONS) if args.sections is None else [
         x.strip() for x in args.sections.split(",") if x.strip()]
-    data = handout(specs, args.title, options_from(args), sections, exercises=args.exercises)
+    from ..derivations.handout_speed import DEFAULT_GPU
+    from ..inputs.gpus import accelerator
+
+    if args.gpus and args.gpu is None:
+        raise SymcalcError("--gpus", "adds accelerators for --gpu NAME; name one with --gpu")
+    speed = speed_of(accelerator(args.gpu or DEFAULT_GPU, tuple(args.gpus))) \
+        if "speed" in sections else None
+    data = handout(specs, args.title, options_from(args), sections, exercises=args.exercises,
+                   speed=speed)
     units = units_from(args)
     tex = kind != ".md"
     if args.exercises:  # the sheet, and its answer key (the worked handout) beside it
@@ -70,3 +84,18 @@ def run(args) -> int:
             write(text, str(path))
     return 0
 
+
+
+def speed_of(gpu):
+    """The "How fast" section's data of one model on ``gpu`` (handout_data.handout's
+    ``speed``): the quick path's figures (fast.speed), the derivation built from them."""
+    from ..derivations.handout_speed import speed_sheet
+    from ..fast import speed as SP
+    from ..fast.quick import quick_report
+
+    def one(spec, opts):
+        if spec.family == "encoder-decoder" or not gpu.memory_bandwidth:
+            return None
+        fig = SP.Figures(spec, opts, quick_report(spec, opts), SP.SpeedOptions(gpu=gpu))
+        return speed_sheet(spec, fig, SP.capacity(fig))
+    return one

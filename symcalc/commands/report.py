@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from .common import add_model, add_workload, options_from
+from .common import add_lang, add_model, add_workload, options_from
 from .fits import add_gpu_args, with_fits
 
 
@@ -17,8 +17,9 @@ def register(sub) -> None:
     add_workload(p)
     p.add_argument("--json", action="store_true", help="one JSON object (the contract)")
     add_gpu_args(p)
-    from .derive import add_lang
+    from .speed import add_speed_args
 
+    add_speed_args(p)
     add_lang(p)
     p.set_defaults(func=run)
     p = sub.add_parser("presets", help="list the built-in models")
@@ -32,11 +33,15 @@ def run(args) -> int:
 
     from .common import checked_names
 
+    from .speed import with_speed
+
     spec, outside = resolve_model(args.model, args.sets)
-    rep = quick_report(checked_names([spec])[0], options_from(args))
+    opts = options_from(args)
+    rep = quick_report(checked_names([spec])[0], opts)
     if outside:
         rep = with_parts(rep, outside, args.part)
     rep = with_fits(rep, args)
+    rep = with_speed(rep, spec, opts, args)
     if args.json:
         print(json.dumps(rep, indent=1))
     else:

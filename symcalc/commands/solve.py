@@ -35,6 +35,12 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true",
                    help='{"equation", "exact", "below", "above", "value_below", "value_above"}')
     add_workload(p)
+    from .speed import add_speed_args
+
+    p.add_argument("--gpu", action="append", default=[], metavar="NAME",
+                   help="accelerator of a how-fast relation (speed.*, capacity.*, "
+                        "utilization.*): --for b, s or gpus")
+    add_speed_args(p)
     p.set_defaults(func=run)
 
 
@@ -63,7 +69,69 @@ def solution_from(args, latex: bool = False):
                                 else args.multiple_of), tuple(args.gpus))
 
 
+SPEED_PREFIXES = ("speed.", "capacity.", "utilization.")
+
+
+def is_speed_question(args) -> bool:
+    return any(p in (getattr(args, m) or "") for m in ("target", "fit", "when")
+               for p in SPEED_PREFIXES)
+
+
+def speed_answer(args):
+    """A how-fast relation: exact search on the quick path (fast.speed_solve)."""
+    from ..algebra.relation import parse_relation
+    from ..errors import SymcalcError
+    from ..fast import speed_solve as SS
+    from ..inputs.gpus import accelerator
+    from ..inputs.resolver import resolve
+    from .speed import speed_options
+
+    import sympy
+
+    mode, text = relation_of(args)
+    if mode == "target":
+        raise SymcalcError("--target", "a how-fast figure is met with --fit or --when "
+                                       "(an inequality), e.g. 'speed.decode_seconds_per_token <= 0.05'")
+    if not args.gpu:
+        raise SymcalcError("--gpu", "a how-fast relation needs an accelerator: name one with --gpu")
+    symbols = {name: sympy.Symbol(name.replace(".", "__"), positive=True) for name in SS.FIGURES}
+
+    def lookup(name):
+        return (symbols[name], "count") if name in symbols else None
+
+    rel = parse_relation(text, f"--{mode}", lookup)
+    used = [n for n, _k in rel.names if n in symbols]
+    if not used:
+        raise SymcalcError(f"--{mode}", "names no how-fast figure (" + ", ".join(SS.FIGURES) + ")")
+    spec = checked_names([resolve(args.model, args.sets)])[0]
+    opts = options_from(args)
+    sopts = speed_options(args, opts, accelerator(args.gpu[0], tuple(args.gpus)))
+
+    def test(figs: dict) -> bool:
+        if any(n not in figs for n in used):
+            missing = next(n for n in used if n not in figs)
+            raise SymcalcError(f"--{mode}", f"{missing} is not a figure of this model and run "
+                                            "(utilization needs --step-time or --tokens-per-second)")
+        subs = {symbols[n]: sympy.Rational(figs[n].numerator, figs[n].denominator) for n in used}
+        return rel.holds(rel.lhs.xreplace(subs), rel.rhs.xreplace(subs))
+
+    if args.solve_for == "gpus":
+        answer = SS.solve_gpus(spec, opts, sopts, test)
+    else:
+        answer = SS.solve_size(spec, opts, sopts, args.solve_for, test)
+    return text, answer
+
+
 def run(args) -> int:
+    if is_speed_question(args):
+        from ..render.solution import speed_answer_text
+
+        text, answer = speed_answer(args)
+        if args.json:
+            print(json.dumps({"relation": text, **answer.to_json()}, indent=1))
+        else:
+            print(speed_answer_text(text, answer.to_json()), end="")
+        return 0
     solution = solution_from(args)
     if args.json:
         print(json.dumps(solution.to_json(), indent=1))

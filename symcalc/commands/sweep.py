@@ -26,6 +26,14 @@ def register(sub) -> None:
     numbers.add_argument("--float", action="store_true",
                          help="float64 (approximate) when int64 may overflow")
     add_workload(p)
+    from .speed import add_speed_args
+
+    p.add_argument("--gpu", action="append", default=[], metavar="NAME",
+                   help="accelerator of the how-fast quantities (speed.*, capacity.*, "
+                        "utilization.*); or sweep several: --grid gpu=H100,B200")
+    p.add_argument("--gpus", action="append", default=[], metavar="FILE",
+                   help="your own accelerators (TOML, the form of symcalc/inputs/gpus.toml)")
+    add_speed_args(p, exact=False)
     p.set_defaults(func=run)
 
 
@@ -41,8 +49,40 @@ def _grid(items: list[str]) -> dict[str, list[int]]:
         name = name.strip()
         if name in grid:
             raise SymcalcError(f"--grid {name}", "is given twice")
+        if name == "gpu":  # accelerators by name
+            values = [x.strip() for x in text.split(",") if x.strip()]
+            if not values:
+                raise SymcalcError("--grid gpu", "needs at least one accelerator name")
+            grid[name] = values
+            continue
         grid[name] = parse_values(name, text)
     return grid
+
+
+def run_speed(args, grid) -> int:
+    """A sweep with accelerators or layouts as axes, or how-fast quantities."""
+    from ..errors import SymcalcError
+    from ..fast.speed_sweep import sweep_speed
+    from ..inputs.gpus import accelerator
+    from ..inputs.resolver import resolve
+    from .speed import speed_options
+
+    if grid is None:
+        raise SymcalcError("--table", "a sweep of how fast takes --grid axes")
+    names = [n for n in (grid.get("gpu") or args.gpu)]
+    if not names:
+        raise SymcalcError("--gpu", "how-fast quantities need an accelerator: --gpu NAME or "
+                                    "--grid gpu=NAME,...")
+    opts = options_from(args)
+    sopts = speed_options(args, opts, accelerator(names[0], tuple(args.gpus)))
+    quantities = args.quantity or ["speed.decode_seconds_per_token"]
+    result = sweep_speed(resolve(args.model, args.sets), grid, quantities, opts, sopts,
+                         tuple(args.gpus))
+    if args.format == "json":
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        result.to_csv(sys.stdout)
+    return 0
 
 
 def run(args) -> int:
@@ -53,9 +93,14 @@ def run(args) -> int:
         raise SymcalcError("sweep", "give --grid NAME=VALUES (one or more) or --table FILE.csv")
     from ..fast.quick import QUANTITIES
 
+    from ..fast.speed_sweep import is_speed_sweep
+
+    grid = _grid(args.grid) if args.grid else None
+    if is_speed_sweep(grid or {}, args.quantity) or args.gpu:
+        return run_speed(args, grid)
     numbers = "exact" if args.exact else "float" if args.float else "int64"
     names = list(QUANTITIES) if "all" in args.quantity else args.quantity or ["params.total"]
-    result = sweep(args.model, grid=_grid(args.grid) if args.grid else None,
+    result = sweep(args.model, grid=grid,
                    table=args.table, quantities=names,
                    options=options_from(args), numbers=numbers, sets=args.sets)
     if args.format == "json":

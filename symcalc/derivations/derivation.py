@@ -22,7 +22,8 @@ from typing import Any, Optional, Union
 
 import sympy
 
-UNITS = {"N": "parameters", "C": "FLOPs", "M": "bytes", "n": "values"}
+UNITS = {"N": "parameters", "C": "FLOPs", "M": "bytes", "T": "seconds", "I": "FLOPs per byte",
+         "B": "blocks", "S": "sequences", "U": "utilization", "R": "tokens per second"}
 # assumption sets (symcalc.algebra.assumptions) as a sentence names them
 ASSUMPTION_NAMES = {"kaplan": "Kaplan et al.'s assumptions", "textbook": "the textbook assumptions",
                     "none": "no assumptions",
@@ -125,10 +126,11 @@ class Evaluate:
 
 @dataclass(frozen=True)
 class Result:
-    """The derivation's answer with its unit (a whole number: bytes are rounded up)."""
+    """The derivation's answer with its unit (a whole number: bytes are rounded up; a time or
+    a utilization an exact rational)."""
     path: str
     letter: str
-    value: int
+    value: Union[int, sympy.Rational]
     unit: str
     meaning: str = ""
     kind: str = "result"
@@ -194,7 +196,8 @@ class Derivation:
         title, the result with its unit, the size of the derivation and its sources."""
         try:
             r = self.result
-            answer = f" = {r.value:,} {r.unit}"
+            answer = (f" = {r.value:,} {r.unit}" if isinstance(r.value, int) else
+                      f" = {r.value} ({float(r.value):.6g}) {r.unit}")
         except StopIteration:
             answer = ""
         steps = sum(len(s.steps) for s in self.sections)

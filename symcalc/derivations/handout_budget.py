@@ -6,7 +6,9 @@ and the derivations that show how; no formatting.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from ..records import replace
 
 import sympy
 

@@ -44,10 +44,13 @@ class Sheet:
     curve: Curve
     budget: Budget | None = None
     context: int | None = None  # the context length the checkpoint was built for
+    speed: object | None = None  # handout_speed.SpeedSheet: how fast, on the handout's --gpu
 
 
-SECTIONS = ("breakdown", "params", "closed", "budget", "compute")
-SECTION_MEANINGS = {"breakdown": "where the parameters are (table and chart)",
+DEFAULT_SECTIONS = ("breakdown", "params", "closed", "budget", "compute")
+SECTIONS = DEFAULT_SECTIONS + ("speed",)  # speed: with an accelerator (handout --gpu)
+SECTION_MEANINGS = {"speed": "how fast: the roofline of prefill and decode on an accelerator",
+                    "breakdown": "where the parameters are (table and chart)",
                     "params": "parameters step by step",
                     "closed": "closed forms under Kaplan et al.'s assumptions",
                     "budget": "the whole budget: weights, KV cache, training memory and compute",
@@ -60,7 +63,7 @@ class Handout:
     sheets: tuple[Sheet, ...]
     dimensions: tuple[str, ...]  # the sizes any model's derivations use, in display order
     points: tuple[int, ...]  # sequence lengths of the FLOPs table and figure
-    sections: tuple[str, ...] = SECTIONS
+    sections: tuple[str, ...] = DEFAULT_SECTIONS
     options: Options = Options()
     # lines of the FLOPs figure that coincide: (term, models), term both, quadratic or linear
     coincide: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -160,7 +163,7 @@ def _points(stars: list[sympy.Rational], context: int = 0) -> tuple[int, ...]:
     return tuple(2**k for k in range(lo, hi + 1))
 
 
-def sheet(spec: Spec, opts: Options, with_budget: bool = True) -> Sheet:
+def sheet(spec: Spec, opts: Options, with_budget: bool = True, speed=None) -> Sheet:
     values = accounting.numbers(accounting.params(spec), model_values(spec, opts))
     cats = {c: 0 for c in CATEGORIES}
     for leaf in values:
@@ -172,7 +175,7 @@ def sheet(spec: Spec, opts: Options, with_budget: bool = True) -> Sheet:
     shown = [params, closed, flops] + (list(money.derivations) if money else [])
     return Sheet(spec, sizes_used(shown), attention_kind(spec), values.total,
                  {c: v for c, v in cats.items() if v}, params, closed, flops, curve, money,
-                 context_length(spec))
+                 context_length(spec), speed(spec, opts) if speed else None)
 
 
 def coinciding(sheets) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -206,9 +209,17 @@ def check_sections(sections) -> tuple[str, ...]:
 
 
 def handout(specs: list[Spec], title: str | None = None, opts: Options = Options(),
-            sections=SECTIONS, exercises: bool = False) -> Handout:
+            sections=DEFAULT_SECTIONS, exercises: bool = False, speed=None) -> Handout:
+    """``speed``: the "speed" section's data of one model, ``speed(spec, opts)`` ->
+    handout_speed.SpeedSheet or None (the command line builds it from the quick path:
+    symcalc.commands.handout.speed_of)."""
     sections = check_sections(sections)
-    sheets = [sheet(spec, opts, "budget" in sections) for spec in specs]
+    if "speed" in sections and speed is None:
+        from ..errors import SymcalcError
+
+        raise SymcalcError("--sections", "speed needs an accelerator's figures (handout --gpu NAME)")
+    sheets = [sheet(spec, opts, "budget" in sections, speed if "speed" in sections else None)
+              for spec in specs]
     contexts = [sh.context for sh in sheets if sh.context]
     points = _points([sh.curve.crossover for sh in sheets], max(contexts, default=0))
     sheets = [replace(sh, curve=Curve(sh.curve.quadratic, sh.curve.linear, sh.curve.constant,

@@ -42,7 +42,9 @@ Which symcalc settings reproduce each form exactly (for a model meeting its assu
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+from ..records import replace
 from typing import Callable, Optional
 
 import sympy
@@ -395,6 +397,25 @@ FORMS: dict[str, Form] = {f.name: f for f in (
         lambda spec: 72 * b * s * L * d**2 * (1 + s / (3 * d) + V / (12 * d * L)),
         lambda spec: training(spec) + 3 * attention_core(matmul(spec)),
         structure=_MEGATRON_FLOPS_SHAPE, relations=dict(TEXTBOOK)),
+    Form(
+        "megatron-mfu", "megatron_flops",
+        "Megatron-LM's num_floating_point_operations, the numerator of its throughput and of "
+        "symcalc's MFU: 12 B s L d^2 ((1 + n_kv/n_h + s/(2d)) n_h d_h/d + g d_ff/d "
+        "+ V/(2 L d)) per step, g = 3/2 for a gated FFN",
+        "FLOPs, training step (B = b sequences)",
+        ("dense decoder: attention, FFN (gated or plain), head over V; no biases, norms or "
+         "position tables counted", "the causal half of the score matrix",
+         "backward = 2x forward, no recomputation", "V padded to a multiple of 128 t "
+         "(Megatron's padded_vocab_size; the models named here need no padding at t = 1)"),
+        "flops.training --causal half --recompute none",
+        lambda spec: 12 * b * s * L * d**2 * (
+            (1 + n_kv / n_h + s / (2 * d)) * n_h * d_h / d
+            + (sympy.Rational(3, 2) if spec.ffn == "gated" else 1) * d_ff / d
+            + V / (2 * L * d)),
+        lambda spec: q.expression("flops.training", spec, Options(causal="half")),
+        structure={**DENSE, "family": "decoder", "attention_bias": "none", "ffn_bias": False,
+                   "head_bias": False, "head": _head_kept, "token_embedding": True,
+                   "T": None, "attention_output": True}),
     Form(
         "palm", "chowdhery2022",
         "PaLM / nanoGPT MFU: 6N + 12 L n_h d_h s training FLOPs per token, N = parameters "

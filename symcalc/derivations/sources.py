@@ -218,6 +218,49 @@ SOURCES: dict[str, Source] = {
                "Operations in MPICH; Patarasuk & Yuan 2009, bandwidth optimal all-reduce",
                "ring algorithms: an all-reduce sends 2(n-1)/n of its payload per rank, a "
                "reduce-scatter or all-gather (n-1)/n, an all-to-all (n-1)/n"),
+        # how fast (issue 23): roofline, utilization, serving capacity
+        Source("williams2009", "Williams, Waterman & Patterson 2009, Roofline: An Insightful "
+               "Visual Performance Model for Multicore Architectures",
+               "attainable FLOP/s = min(peak, arithmetic intensity x memory bandwidth); the "
+               "ridge point peak / bandwidth separates memory- from compute-bound work"),
+        Source("pope2022time", "Pope et al. 2022, Efficiently Scaling Transformer Inference",
+               "Sec. 2-3: a step takes at least the larger of its FLOPs over peak and its "
+               "bytes (weights, KV cache) over memory bandwidth, plus its communication; "
+               "decode is memory-bound at small batch"),
+        Source("uniform_routing", "symcalc: experts a batch reads under uniform routing",
+               "n tokens each picking k of E experts at random touch E (1 - (1 - k/E)^n) "
+               "experts on average (the occupancy count), rounded up to whole experts"),
+        Source("megatron_flops", "NVIDIA Megatron-LM, megatron/training/training.py, "
+               "num_floating_point_operations",
+               "12 B s L d^2 ((1 + n_kv/n_h + s/(2d)) n_h d_h / d + (d_ff/d) (3/2 if gated) "
+               "+ V_pad / (2 L d)) per step: the FLOPs Megatron-LM logs and divides by time "
+               "for its throughput per GPU (no recomputation, causal half of the scores)"),
+        Source("korthikanti2022hfu", "Korthikanti et al. 2022, Reducing Activation "
+               "Recomputation in Large Transformer Models",
+               "Sec. 6.3: model FLOPs utilization counts the model's FLOPs; hardware FLOPs "
+               "utilization also counts the recomputed ones"),
+        Source("vllm_worker", "vLLM, vllm/v1/worker/gpu_worker.py (determine_available_memory) "
+               "and vllm/utils/mem_utils.py (memory_profiling)",
+               "KV cache memory = total memory x gpu_memory_utilization - (weights + peak "
+               "activations of a profile run over max_num_batched_tokens tokens + memory "
+               "outside torch)"),
+        Source("vllm_kv_cache_utils", "vLLM, vllm/v1/core/kv_cache_utils.py (get_num_blocks, "
+               "get_kv_cache_groups, get_max_concurrency_for_kv_cache_config)",
+               "blocks = available // page_size // layers per group; layer types split into "
+               "groups of equal size (the smallest type's layer count, or the largest's when "
+               "below 1.5 times it); max concurrency = blocks / blocks one request needs"),
+        Source("vllm_kv_cache_interface", "vLLM, vllm/v1/kv_cache_interface.py "
+               "(FullAttentionSpec, SlidingWindowSpec, MLAAttentionSpec, MambaSpec)",
+               "page = block_size x kv heads x (head size + value head size) x dtype bytes "
+               "(MLA: one latent of r_kv + d_rope); a request needs cdiv(max_model_len, "
+               "block_size) pages of a full-attention layer, cdiv(min(W - 1 + "
+               "max_num_batched_tokens, max_model_len), block_size) + 1 of a sliding one, one "
+               "of a recurrent (Mamba) layer"),
+        Source("vllm_hybrid_block", "vLLM, HybridAttentionMambaModelConfig."
+               "verify_and_update_config (vllm/model_executor/models/config.py)",
+               "with recurrent layers the attention block size rises to the smallest multiple "
+               "of the kernel alignment whose page holds one layer's state; the state's page "
+               "is padded to the attention page"),
         Source("seed_layer_calculator", "Transformer layer calculator (seed 000)",
                "per layer 4d^2 + 2 d d_ff + 4d; FLOPs 4sd^2 + 2s^2d + 4sd d_ff"),
         Source("seed_scratch_guide", "From-scratch PyTorch GPT parameter guide (seed 001)",

@@ -1,4 +1,4 @@
-"""Writes the term table, ``symcalc/fast/terms.json``: ``python -m symcalc.fast.build_terms``
+"""Writes the term table, ``symcalc/fast/terms.store``: ``python -m symcalc.fast.build_terms``
 (``--check``: exit 1 when the committed table is stale; a test runs it).
 
 The component functions of :mod:`symcalc.algebra` stay the single source of truth. Each of
@@ -14,9 +14,7 @@ table; see docs/evaluators.md.
 """
 from __future__ import annotations
 
-import json
 import sys
-from functools import lru_cache
 from pathlib import Path
 
 import sympy
@@ -29,7 +27,7 @@ from ..algebra.quantities import QUANTITIES
 from ..algebra.symbols import ALL, SIZES, SWITCHES, s
 
 SHAPES = ("single", "encoder-decoder")
-TARGET = Path(__file__).with_name("terms.json")
+TARGET = Path(__file__).with_name("terms.store")
 
 OPTION_MEANINGS = {
     "w_num": "weight bytes per element, numerator (int4: 1)",
@@ -333,7 +331,30 @@ def meanings() -> dict[str, str]:
     return out
 
 
-def generate() -> str:
+def generate() -> bytes:
+    """The term table as store bytes (:func:`entries`)."""
+    from .. import compiled
+
+    return compiled.store_bytes({name: (0, value) for name, value in entries(build()).items()})
+
+
+def entries(table: dict) -> dict:
+    """The table split into store entries, so that a report reads only what it evaluates:
+    ``common`` (quantities, optimizers, strings, varying sizes, each shape's quantity
+    combinations and set names), ``symbols``, ``vision`` and ``sets/<shape>/<set>``, one per
+    set of rows (:func:`symcalc.fast.terms.table` puts them back together)."""
+    common = {k: table[k] for k in ("about", "quantities", "optimizers", "varying", "strings")}
+    common["shapes"] = {sh: {"quantities": body["quantities"], "sets": list(body["sets"])}
+                        for sh, body in table["shapes"].items()}
+    out = {"common": common, "symbols": table["symbols"], "vision": table["vision"]}
+    for sh, body in table["shapes"].items():
+        for name, rows in body["sets"].items():
+            out[f"sets/{sh}/{name}"] = rows
+    return out
+
+
+def build() -> dict:
+    """The whole term table (as :func:`symcalc.fast.terms.table` reads it back)."""
     strings = Strings()
     shapes = {}
     for shape in SHAPES:
@@ -355,18 +376,21 @@ def generate() -> str:
         "shapes": shapes,
         "vision": vision_parts(),
     }
-    return json.dumps(table, separators=(",", ":"), ensure_ascii=False) + "\n"
+    return table
 
 
-def write_or_check(target: Path, text: str, command: str, argv: list[str]) -> int:
-    """Write ``text`` to ``target``, or with ``--check`` in ``argv`` report whether it is
+def write_or_check(target: Path, data: bytes, command: str, argv: list[str]) -> int:
+    """Write ``data`` to ``target``, or with ``--check`` in ``argv`` report whether it is
     already there (exit status 1 when stale, naming ``command`` that regenerates it)."""
     if "--check" in argv:
-        same = target.exists() and target.read_text(encoding="utf-8") == text
+        same = target.exists() and target.read_bytes() == data
         print(f"{target.name} is {'up to date' if same else f'STALE: run python -m {command}'}")
         return 0 if same else 1
-    target.write_text(text, encoding="utf-8")
-    print(f"wrote {target} ({len(text.encode()):,} bytes)")
+    target.write_bytes(data)
+    from .. import compiled
+
+    compiled.forget()
+    print(f"wrote {target} ({len(data):,} bytes)")
     return 0
 
 

@@ -1,5 +1,5 @@
 """The report object without sympy: the numbers come from the term table
-(:mod:`symcalc.fast.terms`, ``symcalc/fast/terms.json``, written from the sympy expressions'
+(:mod:`symcalc.fast.terms`, ``symcalc/fast/terms.store``, written from the sympy expressions'
 component functions by ``python -m symcalc.fast.build_terms``).
 
 :func:`quick_report` returns exactly what :func:`symcalc.report.report` returns (a test
@@ -8,7 +8,9 @@ Importing this module loads neither sympy nor jinja2.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 from . import terms
 from ..algebra.breakdown import Breakdown, Leaf
@@ -211,7 +213,7 @@ class Numbers:
         return Breakdown(Leaf(p, x) for p, x in rows.leaves(kind, sizes) if x != 0)
 
     def layer_prefixes(self) -> list[str]:
-        out = [k.split(":", 1)[1] for k in terms.table()["shapes"][self.shape]["sets"]
+        out = [k.split(":", 1)[1] for k in terms.common()["shapes"][self.shape]["sets"]
                if k.startswith("layer:")]
         return layer_views(out, self.spec)
 
@@ -219,7 +221,7 @@ class Numbers:
 def varying() -> frozenset[str]:
     """Sizes that may vary from point to point of a sweep; every other value a row or
     coefficient reads is folded in once (terms.specialize)."""
-    return frozenset(terms.table()["varying"])
+    return frozenset(terms.common()["varying"])
 
 
 def split_values(v: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

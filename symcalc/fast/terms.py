@@ -1,7 +1,7 @@
 """The term table's evaluator: exact numbers without sympy (the page's ``terms.js`` reads the
 same table the same way; docs/evaluators.md).
 
-``symcalc/fast/terms.json`` (written by :mod:`symcalc.fast.build_terms`) holds, per model
+``symcalc/fast/terms.store`` (written by :mod:`symcalc.fast.build_terms`) holds, per model
 shape, sets of *rows* -- one per parameter leaf, FLOP leaf, saved tensor, cache term -- and
 each quantity as a linear combination of set sums. A row is ``[path, source, guard, tree,
 den]`` (saved tensors add their choice text): its value is ``prod(guard) * tree / den``,
@@ -20,27 +20,62 @@ intermediate value, so that a sweep knows beforehand whether int64 is safe.
 """
 from __future__ import annotations
 
-import json
 import os
 from functools import lru_cache
 from math import gcd
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
-PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "terms.json")
+PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "terms.store")
+
+
+@lru_cache(maxsize=None)
+def entry(name: str) -> Any:
+    """One entry of the store (:func:`symcalc.fast.build_terms.entries`)."""
+    from .. import compiled
+
+    return compiled.read(PATH, name)
+
+
+def common() -> dict[str, Any]:
+    return entry("common")
 
 
 @lru_cache(maxsize=None)
 def table() -> dict[str, Any]:
-    with open(PATH, encoding="utf-8") as f:
-        return json.load(f)
+    """The whole table as one object (what the page embeds): quantities, optimizers,
+    symbols, varying sizes, strings, vision parts and, per shape, its sets of rows and
+    quantity combinations. A report reads only the entries it evaluates (:func:`rows_of`)."""
+    c = common()
+    out = {k: c[k] for k in ("about", "quantities", "optimizers")}
+    out["symbols"] = entry("symbols")
+    out.update({k: c[k] for k in ("varying", "strings")})
+    out["shapes"] = {sh: {"sets": {name: rows_of(sh, name) for name in body["sets"]},
+                          "quantities": body["quantities"]}
+                     for sh, body in c["shapes"].items()}
+    out["vision"] = entry("vision")
+    return out
+
+
+def rows_of(shape: str, name: str) -> list:
+    """The rows of set ``name`` of ``shape`` (``[]`` for a set the shape lacks)."""
+    if name not in set_names(shape):
+        return []
+    return entry(f"sets/{shape}/{name}")
+
+
+@lru_cache(maxsize=None)
+def set_names(shape: str) -> frozenset[str]:
+    return frozenset(common()["shapes"][shape]["sets"])
 
 
 def quantities() -> dict[str, str]:
-    return table()["quantities"]
+    return common()["quantities"]
 
 
 def optimizers() -> dict[str, list[int]]:
-    return table()["optimizers"]
+    return common()["optimizers"]
 
 
 # -- trees ----------------------------------------------------------------------------------
@@ -53,15 +88,16 @@ def _value(name: str, c: dict[str, Any]):
 def fold(t, c: dict[str, Any]):
     """``t`` with the values of ``c`` put in and folded: an int when nothing else is left,
     else a smaller tree whose leaves are the names ``c`` does not give."""
-    if type(t) is int:
+    kind = type(t)
+    if kind is int:
         return t
-    if type(t) is str:
-        return _value(t, c)
+    if kind is str:
+        return int(t[1:]) if t[0] == "#" else c.get(t, t)
     op = t[0]
-    args = [fold(a, c) for a in t[1:]]
     if op == "*":
         k, rest = 1, []
-        for a in args:
+        for i in range(1, len(t)):
+            a = fold(t[i], c)
             if type(a) is int:
                 if a == 0:
                     return 0
@@ -75,7 +111,8 @@ def fold(t, c: dict[str, Any]):
         return rest[0] if len(rest) == 1 else ["*", *rest]
     if op == "+":
         k, rest = 0, []
-        for a in args:
+        for i in range(1, len(t)):
+            a = fold(t[i], c)
             if type(a) is int:
                 k += a
             else:
@@ -85,6 +122,7 @@ def fold(t, c: dict[str, Any]):
         if k:
             rest.append(k)
         return rest[0] if len(rest) == 1 else ["+", *rest]
+    args = [fold(t[i], c) for i in range(1, len(t))]
     if all(type(a) is int for a in args):
         a, b = args
         if op == "^":
@@ -201,8 +239,8 @@ class Rows:
 
     def _fold(self, name: str):
         c = self.constants
-        strings = table()["strings"]
-        for row in table()["shapes"][self.shape]["sets"][name]:
+        strings = common()["strings"]
+        for row in rows_of(self.shape, name):
             k = 1
             for g in row[2]:
                 k *= c[g]
@@ -229,7 +267,7 @@ class Rows:
         return got
 
     def entry(self, quantity: str) -> dict:
-        return table()["shapes"][self.shape]["quantities"][quantity]
+        return common()["shapes"][self.shape]["quantities"][quantity]
 
     def at(self, quantity: str) -> "Rows":
         """The rows to evaluate ``quantity`` on: these, or those with the values it fixes

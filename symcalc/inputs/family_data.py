@@ -13,16 +13,19 @@ Loaded only when a config.json is read (the quick path for presets never imports
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from ..records import Record, default_factory
+import os
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 from ..errors import SymcalcError
 from ..algebra.lang import (DOCS, FUNCTIONS, LITERALS, Expr, Scope, condition, evaluate,  # noqa: F401
                             parse_expression)
 from ..algebra.spec import FIELD_NAMES
 
-FAMILIES_DIR = Path(__file__).parent / "families"
+# a plain path: pathlib (with urllib and ipaddress) costs a config.json's report 3 ms
+FAMILIES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "families")
 
 TOP_KEYS = ("model_type", "description", "sources", "not_modelled", "bare_class", "classes",
             "aliases", "defaults", "fixed", "spec", "implementation", "roles", "checks",
@@ -36,20 +39,17 @@ SETTABLE = tuple(f for f in FIELD_NAMES if f not in ("name", "source", "implemen
 
 
 # -- family files -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Check:
+class Check(Record):
     require: Expr
     rule: str
 
 
-@dataclass(frozen=True)
-class Role:
+class Role(Record):
     fixed: dict[str, Any]
     spec: dict[str, Expr]
 
 
-@dataclass(frozen=True)
-class Wrapper:
+class Wrapper(Record):
     """A multimodal family's ``[wrapper]`` table: where its language model's config is, and
     what else the checkpoint holds (a vision tower and a projector of symcalc.algebra.vision)."""
 
@@ -59,9 +59,9 @@ class Wrapper:
     vision_config: str | None = None
     vision: str | None = None  # a tower of symcalc.algebra.vision.TOWERS
     projector: str | None = None  # a projector of symcalc.algebra.vision.PROJECTORS
-    vision_defaults: dict[str, Any] = field(default_factory=dict)  # the vision config class's
-    vision_absent: dict[str, Any] = field(default_factory=dict)  # when vision_config is absent
-    sizes: dict[str, Expr] = field(default_factory=dict)  # vision symbol -> expression
+    vision_defaults: dict[str, Any] = default_factory(dict)  # the vision config class's
+    vision_absent: dict[str, Any] = default_factory(dict)  # when vision_config is absent
+    sizes: dict[str, Expr] = default_factory(dict)  # vision symbol -> expression
     # classes that build the language model alone from the wrapper config (transformers'
     # causal-LM mapping: Qwen3_5ForCausalLM on a qwen3_5 config): no part outside it
     text_only: tuple[str, ...] = ()
@@ -78,8 +78,7 @@ class Wrapper:
         return value
 
 
-@dataclass(frozen=True)
-class Family:
+class Family(Record):
     model_type: str
     description: str
     sources: tuple[str, ...]
@@ -89,17 +88,17 @@ class Family:
     fixed: dict[str, Any]
     spec: dict[str, Expr]
     roles: dict[str, Role]
-    checks: dict[str, Check] = field(default_factory=dict)
+    checks: dict[str, Check] = default_factory(dict)
     label: str = ""  # "families/<model_type>.toml", for error messages
     wrapper: Wrapper | None = None  # a multimodal config around a nested language model
     # what transformers builds or runs that the counts leave out or refuse (docs/families.md)
     not_modelled: tuple[str, ...] = ()
     # implementation field -> literal value or Expr (symcalc/algebra/implementation.toml)
-    implementation: dict[str, Any] = field(default_factory=dict)
+    implementation: dict[str, Any] = default_factory(dict)
     # the config class's base_model_tp_plan: (module, style, parts, transposed, per_expert)
     tp_plan: tuple[tuple[str, str, tuple[str, ...], bool, bool], ...] = ()
     # another spelling of a config key (transformers' attribute_map) -> the key read here
-    aliases: dict[str, str] = field(default_factory=dict)
+    aliases: dict[str, str] = default_factory(dict)
 
     def fields_for(self, role: str) -> dict[str, Any]:
         """Field -> literal value or :class:`Expr`, the role's entries over the base ones."""
@@ -391,26 +390,82 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
 def load_families(folder: str | None = None) -> dict[str, Family]:
     """Every ``<model_type>.toml`` of ``folder`` (default: the packaged families), parsed and
     checked once per process."""
-    base = Path(folder) if folder is not None else FAMILIES_DIR
-    return {name: load_family(name, folder) for name in family_names(str(base))}
+    base = os.fspath(folder if folder is not None else FAMILIES_DIR)
+    return {name: load_family(name, folder) for name in family_names(base)}
 
 
 def family_names(folder: str | None = None) -> tuple[str, ...]:
     """The model_types of ``folder``'s family files, without parsing them."""
-    base = Path(folder) if folder is not None else FAMILIES_DIR
-    return tuple(sorted(p.stem for p in base.glob("*.toml")))
+    base = os.fspath(folder if folder is not None else FAMILIES_DIR)
+    return tuple(sorted(f[:-5] for f in os.listdir(base)
+                        if f.endswith(".toml") and not f.startswith(".")))
 
 
 @functools.lru_cache(maxsize=None)
 def load_family(model_type: str, folder: str | None = None) -> Family:
-    """One family file, parsed and checked (a config.json needs only its own family)."""
-    base = Path(folder) if folder is not None else FAMILIES_DIR
-    path = base / f"{model_type}.toml"
-    label = f"{base.name}/{path.name}"
+    """One family file, parsed and checked (a config.json needs only its own family); a
+    packaged family comes from the compiled store while its file is unchanged."""
+    base = os.fspath(folder if folder is not None else FAMILIES_DIR)
+    path = os.path.join(base, f"{model_type}.toml")
+    label = f"{os.path.basename(os.path.normpath(base))}/{model_type}.toml"
+    if folder is None:
+        from .. import compiled
+        from .files import decode
+
+        def build(raw: bytes) -> dict[str, Any]:
+            return family_to_json(parse_family(decode(raw, label), label, model_type))
+
+        return family_from_json(compiled.load(compiled.INPUTS_STORE, f"family:{model_type}",
+                                              path, build))
     from .files import read_text
 
     text = read_text(path, label)
     return parse_family(text, label, model_type)
+
+
+# -- a parsed family as JSON (the compiled store) and back -------------------------------------
+def _enc(value: Any) -> Any:
+    if isinstance(value, Expr):
+        return {"$expr": [value.text, value.tree, sorted(value.names)]}
+    if isinstance(value, dict):
+        return {k: _enc(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_enc(v) for v in value]
+    return value
+
+
+def _dec(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "$expr" in value:
+            text, tree, names = value["$expr"]
+            return Expr(text, tree, frozenset(names))
+        return {k: _dec(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_dec(v) for v in value]
+    return value
+
+
+def family_to_json(f: Family) -> dict[str, Any]:
+    out = {k: _enc(getattr(f, k)) for k in Family.__match_args__}
+    out["roles"] = {r: {"fixed": _enc(role.fixed), "spec": _enc(role.spec)}
+                    for r, role in f.roles.items()}
+    out["checks"] = {k: {"require": _enc(c.require), "rule": c.rule} for k, c in f.checks.items()}
+    if f.wrapper is not None:
+        out["wrapper"] = {k: _enc(getattr(f.wrapper, k)) for k in Wrapper.__match_args__}
+    return out
+
+
+def family_from_json(d: dict[str, Any]) -> Family:
+    v = {k: _dec(x) for k, x in d.items()}
+    v["sources"], v["not_modelled"] = tuple(v["sources"]), tuple(v["not_modelled"])
+    v["roles"] = {r: Role(body["fixed"], body["spec"]) for r, body in v["roles"].items()}
+    v["checks"] = {k: Check(c["require"], c["rule"]) for k, c in v["checks"].items()}
+    v["tp_plan"] = tuple((m, st, tuple(parts), tr, pe) for m, st, parts, tr, pe in v["tp_plan"])
+    if v["wrapper"] is not None:
+        w = dict(v["wrapper"])
+        w["text_only"] = tuple(w["text_only"])
+        v["wrapper"] = Wrapper(**w)
+    return Family(**v)
 
 
 def build_implementation(family: Family, data: dict[str, Any]

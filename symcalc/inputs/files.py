@@ -16,7 +16,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 from ..errors import SymcalcError
 

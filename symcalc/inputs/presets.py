@@ -9,16 +9,17 @@ from what transformers builds); a ``[spec]`` table holds the fields of
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import Record
 from functools import lru_cache
 import os
-from typing import Optional
+TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
+if TYPE_CHECKING:
+    from typing import Optional
 
 from ..algebra.spec import Spec, make_spec
 
 
-@dataclass(frozen=True)
-class Preset:
+class Preset(Record):
     name: str
     description: str
     source: str
@@ -43,11 +44,23 @@ def exists(name: str) -> bool:
     return name in names()
 
 
+def raw(name: str) -> dict:
+    """A preset file's tables (from the compiled store while the file is unchanged)."""
+    from .. import compiled
+
+    path = os.path.join(_FOLDER, f"{name}.toml")
+
+    def build(_raw: bytes) -> dict:  # an edited preset: the reader every file goes through
+        from .files import read_toml
+
+        return read_toml(path, f"presets/{name}.toml")
+
+    return compiled.load(compiled.INPUTS_STORE, f"preset:{name}", path, build)
+
+
 @lru_cache(maxsize=None)
 def load(name: str) -> Preset:
-    from .files import read_toml
-
-    data = read_toml(os.path.join(_FOLDER, f"{name}.toml"), f"presets/{name}.toml")
+    data = raw(name)
     spec = make_spec(name=data["name"], source=data["source"], **data["spec"],
                      implementation=data.get("implementation"))
     return Preset(name=data["name"], description=data["description"], source=data["source"],

@@ -1,7 +1,7 @@
 """The calculator page (`symcalc page`): one self-contained HTML file.
 
 What the page carries: the term table's evaluator (``terms.js``, BigInt) and, as JSON, the
-term table itself (``symcalc/fast/terms.json``, the one the command line reads), the spec
+term table itself (``symcalc/fast/terms.store``, the one the command line reads), the spec
 rules, report assembly and family-file interpreter (``core.js``), the interface (``ui.js``,
 ``calc.css``, ``calc.html``) and, as JSON, the data they read: the spec's fields and their
 defaults (taken from :mod:`symcalc.algebra.spec` when the page is built, so new fields flow
@@ -17,13 +17,13 @@ escaped, so no byte sequence in it can end or change the element.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import json
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Iterable
+
+from .. import records
 
 HERE = Path(__file__).resolve().parent
 CSP = ("default-src 'none'; script-src {scripts}; style-src 'unsafe-inline'; img-src data:; "
@@ -95,10 +95,10 @@ def meta() -> dict[str, Any]:
     from ..inputs.gpus import load as load_gpus
 
     fields = []
-    for f in dataclasses.fields(sp.Spec):
+    for f in records.fields(sp.Spec):
         if f.name == "implementation":
             continue
-        default = None if f.default is dataclasses.MISSING else f.default
+        default = None if f.default is records.MISSING else f.default
         kind = ("size" if f.name in sp.SIZE_FIELDS
                 else "count" if f.name in sp.COUNT_FIELDS
                 else "flag" if f.name in sp.FLAG_FIELDS else "text")
@@ -114,7 +114,7 @@ def meta() -> dict[str, Any]:
     from ..fast import terms
 
     options = {
-        "defaults": dataclasses.asdict(op.Options()),
+        "defaults": records.asdict(op.Options()),
         "dtype_bytes": op.DTYPE_BYTES, "default_seq_len": op.DEFAULT_SEQ_LEN,
         "choices": {"causal": op.CAUSAL, "recompute": op.RECOMPUTE,
                     "activations": op.ACTIVATION_MODELS, "optimizer": op.OPTIMIZER_NAMES,
@@ -126,7 +126,7 @@ def meta() -> dict[str, Any]:
     preset_data = {}
     for name in presets.names():
         p = presets.load(name)
-        raw = tomllib.loads(Path(presets._FOLDER, f"{name}.toml").read_text(encoding="utf-8"))
+        raw = presets.raw(name)
         preset_data[name] = {"name": p.name, "description": p.description, "source": p.source,
                              "expected_total": p.expected_total,
                              "expected_active": p.expected_active, "spec": raw["spec"],
@@ -135,12 +135,16 @@ def meta() -> dict[str, Any]:
     for acc in load_gpus().values():
         gpus[acc.name] = {"name": acc.name, "description": acc.description, "memory": acc.memory,
                           "memory_bytes": acc.memory_bytes, "bf16": acc.bf16,
-                          "bf16_flops": acc.bf16_flops, "source": acc.source}
+                          "bf16_flops": acc.bf16_flops, "source": acc.source,
+                          "memory_bandwidth": acc.memory_bandwidth, "flops": acc.flops}
     from ..commands.report import PARTS_NOTE
+    from ..fast.speed import page_rules
 
+    speed = {**page_rules(), "dtype_bytes": op.DTYPE_BYTES}
     return {"spec": spec, "options": options, "activations": activations,
             "implementation": implementation_payload(),
-            "families": families, "presets": preset_data, "gpus": gpus, "parts_note": PARTS_NOTE}
+            "families": families, "presets": preset_data, "gpus": gpus, "speed": speed,
+            "parts_note": PARTS_NOTE}
 
 
 _JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
@@ -157,7 +161,7 @@ def _hash(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
 
 
-SCRIPTS = ("terms.js", "core.js", "ui.js")
+SCRIPTS = ("terms.js", "core.js", "speed.js", "ui.js")
 BOOT = ("SYMCALC_TERMS.init(JSON.parse(document.getElementById('symcalc-terms').textContent));\n"
         "SYMCALC_CORE.init(JSON.parse(document.getElementById('symcalc-meta').textContent), "
         "() => SYMCALC_CORE.parseJSON(document.getElementById('symcalc-families').textContent));\n"

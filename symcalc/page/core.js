@@ -17,6 +17,10 @@ class SymcalcError extends Error {
 // ---- Python values: floats are kept apart from integers (2.0 is not a size) ------------------
 class PyFloat { constructor(x) { this.x = x; } }
 const isFloat = v => v instanceof PyFloat;
+// a key the user typed (a --set field, a preset or accelerator name, a permalink's) looked up
+// only among an object's own keys: "__proto__", "constructor" or "toString" find nothing
+const own = (obj, key) => obj !== null && obj !== undefined && Object.prototype.hasOwnProperty.call(obj, key);
+const ownGet = (obj, key) => (own(obj, key) ? obj[key] : undefined);
 const isInt = v => (typeof v === "number" && Number.isInteger(v)) || typeof v === "bigint";
 const isNumber = v => isInt(v) || isFloat(v);
 const num = v => isFloat(v) ? v.x : Number(v);
@@ -214,7 +218,7 @@ function makeSpec(values) {  // make_spec
   const names = S().fields.map(f => f.name);
   const unknown = Object.keys(values).filter(k => !names.includes(k) && k !== "implementation").sort();
   if (unknown.length) {
-    if (unknown[0] in IMPL().fields) throw new SymcalcError(unknown[0], "is an implementation field: give it in the [implementation] table");
+    if (own(IMPL().fields, unknown[0])) throw new SymcalcError(unknown[0], "is an implementation field: give it in the [implementation] table");
     throw new SymcalcError(unknown[0], "is not a symcalc spec field");
   }
   for (const r of ["name", "family", "L", "d", "n_h", "d_ff"]) if (!has(values, r)) throw new SymcalcError(r, "is required");
@@ -241,7 +245,7 @@ function makeSpec(values) {  // make_spec
 
 function coerceText(key, text) {  // coerce_text (the text of --set key=value)
   if (S().size_fields.includes(key) || S().count_fields.includes(key)) return parseInt_(`--set ${key}`, text, true);
-  const f = IMPL().fields[key];
+  const f = ownGet(IMPL().fields, key);
   if (f && f.kind === "count") return parseInt_(`--set ${key}`, text, true);
   if (f && f.kind === "bool") {
     const l = text.trim().toLowerCase();
@@ -262,10 +266,10 @@ function withOverrides(spec, overrides) {  // with_overrides
   const base = {...spec};
   const names = S().fields.map(f => f.name), impl = IMPL().fields;
   for (const key of Object.keys(overrides))
-    if (!names.includes(key) && !(key in impl))
+    if (!names.includes(key) && !own(impl, key))
       throw new SymcalcError(`--set ${key}`, `is not a symcalc spec field (known: ${names.join(", ")}; implementation: ${Object.keys(impl).join(", ")})`);
   const implementation = {...(spec.implementation || {})};
-  for (const [k, x] of Object.entries(overrides)) if (k in impl) implementation[k] = x; else base[k] = x;
+  for (const [k, x] of Object.entries(overrides)) if (own(impl, k)) implementation[k] = x; else base[k] = x;
   base.implementation = implementation;
   const newD = overrides.d;
   if (!("d_ff" in overrides) && spec.d_ff === 4 * spec.d && typeof newD === "number" && Number.isInteger(newD) && newD > 0) base.d_ff = 4 * newD;
@@ -289,12 +293,12 @@ function bits(key) {
 function checkDtype(field, name) {
   const key = String(name).trim().toLowerCase();
   const d = bits(key);
-  if (key in META.options.dtype_bytes || (d && Number(d) > 0 && Number(d) <= 64)) return;
+  if (own(META.options.dtype_bytes, key) || (d && Number(d) > 0 && Number(d) <= 64)) return;
   throw new SymcalcError(field, `must be one of ${Object.keys(META.options.dtype_bytes).join(", ")} or a bit width like bits3 (got ${repr(name)})`);
 }
 function dtypeFraction(name) {
   const key = String(name).trim().toLowerCase();
-  if (key in META.options.dtype_bytes) return META.options.dtype_bytes[key];
+  if (own(META.options.dtype_bytes, key)) return META.options.dtype_bytes[key];
   return [Number(bits(key)), 8];
 }
 function defaultOptions() { return {...META.options.defaults}; }
@@ -394,7 +398,7 @@ function makeImplementation(values) {  // implementation.make
 function implementationFromConfig(values) {  // implementation.from_config
   const out = {...values};
   for (const [name, value] of Object.entries(values)) {
-    const f = IMPL().fields[name];
+    const f = ownGet(IMPL().fields, name);
     if (f && f.kind === "choice" && !f.choices.includes(value) && f.config_other !== null) out[name] = f.config_other;
   }
   return out;
@@ -968,11 +972,12 @@ function parseConfig(text, name) {
   return data;
 }
 function presetSpec(name) {
-  const p = META.presets[name];
+  const p = ownGet(META.presets, name);
+  if (!p) throw new SymcalcError("MODEL", `${r60(name)} is not a preset (see \`symcalc presets\`)`);
   return makeSpec({name: p.name, source: p.source, ...p.spec, implementation: p.implementation});
 }
 
-return {init, meta: () => META, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
+return {init, own, ownGet, meta: () => META, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
         values, report, fits, toJSON, derivation, withParts, readConfigModel, readModel, evaluate, makeScope, specFromConfig, readConfigText,
         presetSpec, checkedOptions, defaultOptions, shape, hybrid, moe, seqLenOf, big, number, checkDtype,
         activationFacts};

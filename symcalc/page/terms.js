@@ -1,5 +1,5 @@
 // The term table's evaluator for the calculator page: the same table as symcalc.fast.terms
-// (symcalc/fast/terms.json, embedded by `symcalc page`), read the same way, with BigInt so that
+// (symcalc/fast/terms.store, embedded by `symcalc page`), read the same way, with BigInt so that
 // every count stays exact. See docs/evaluators.md for the table's format: rows
 // [path, source, guard, tree, den(, choice)], trees int | name | [op, ...args] with op
 // + * ^ min cd (and / in coefficients), quantities as {sum: [[set, coefficient]], fix}.

@@ -52,8 +52,8 @@ function fieldKind(f) {
 const IMPL_FIELDS = () => Object.entries(META.implementation.fields).map(([name, f]) => (
   {name, default: f.default, kind: f.kind === "bool" ? "flag" : f.kind, choices: f.kind === "choice" ? f.choices : null, impl: true}));
 function specText(spec, name) {
-  const x = !spec ? null : name in META.implementation.fields
-    ? (name in (spec.implementation || {}) ? spec.implementation[name] : META.implementation.fields[name].default)
+  const x = !spec ? null : C.own(META.implementation.fields, name)
+    ? (C.own(spec.implementation, name) ? spec.implementation[name] : META.implementation.fields[name].default)
     : spec[name];
   return x === null || x === undefined ? "" : String(x);
 }
@@ -296,6 +296,7 @@ function renderResults(pane, i) {
   if (r.memory.decode_state) html += `<p class="muted">Decode state: ${group3(r.memory.decode_state.total_bytes)} bytes in all; ${group3(r.memory.decode_state.per_sequence_bytes)} per sequence; ${group3(r.memory.decode_state.per_token_bytes)} per cached token.</p>`;
   if (r.parts) html += partsHTML(r);
   html += fitsHTML(r);
+  html += speedHTML(pane, r);
   html += barsHTML("Parameters by part", topLevel(r.params.breakdown), null);
   html += breakdownHTML(pane, "params", "Parameter breakdown", r.params.breakdown);
   html += breakdownHTML(pane, "layer", "One layer", r.params.per_layer);
@@ -322,7 +323,7 @@ function barsHTML(title, items, limit) {
     `<div class="bar" role="listitem"><span>${esc(name)}</span><span class="track" title="${esc(name)}: ${group3(x)}"><span class="fill${limit && x > limit ? " over" : ""}" style="width:${pct(x)}%"></span>${limit ? `<span class="gpu-line" style="left:${pct(limit)}%"></span>` : ""}</span></div>`).join("") + `</div>`;
 }
 function fitsHTML(r) {
-  const gpu = META.gpus[state.gpu];
+  const gpu = C.ownGet(META.gpus, state.gpu);
   const mem = r.memory;
   const items = [["weights", mem.weights_bytes], ["KV cache", mem.kv_cache_bytes]];
   if (mem.recurrent_state_bytes !== undefined) items.push(["recurrent state", mem.recurrent_state_bytes]);
@@ -335,6 +336,48 @@ function fitsHTML(r) {
       + `</tbody></table></div>`;
   }
   return html + barsHTML(gpu ? `Memory (green line: one ${gpu.name})` : "Memory", items, gpu ? BigInt(gpu.memory_bytes) : null);
+}
+// ---- how fast: the roofline of prefill and decode (SYMCALC_SPEED walks symcalc's rules) ------
+function speedFigures(pane, r) {
+  const gpu = C.ownGet(META.gpus, state.gpu);
+  if (!gpu || !META.speed) return null;
+  const kvAt = (s) => C.report(pane.spec, {...state.opts, seq_len: Number(s), context: null}).memory.kv_cache_bytes;
+  try { return SYMCALC_SPEED.figures(META.speed, r, kvAt, pane.spec, state.opts, gpu); } catch (e) { return null; }
+}
+function seconds(x) {
+  const v = SYMCALC_SPEED.toNumber(x);
+  return v >= 1 ? `${v.toFixed(3)} s` : `${(v * 1000).toFixed(3)} ms`;
+}
+function rooflineSVG(f, gpu) {  // log-log: intensity (FLOPs/byte) against attainable FLOP/s
+  const N = SYMCALC_SPEED.toNumber, ridge = N(f.ridge_point), peak = N(f.peak), bw = N(f.bandwidth);
+  const xs = [N(f.prefill_intensity), N(f.decode_intensity), ridge];
+  const lo = Math.min(...xs) / 4, hi = Math.max(...xs) * 4, ylo = lo * bw / 2, yhi = peak * 2;
+  const W = 420, H = 260, m = 40;
+  const X = (x) => m + (W - 2 * m) * (Math.log(x) - Math.log(lo)) / (Math.log(hi) - Math.log(lo));
+  const Y = (y) => H - m - (H - 2 * m) * (Math.log(y) - Math.log(ylo)) / (Math.log(yhi) - Math.log(ylo));
+  const roof = [[lo, lo * bw], [ridge, peak], [hi, peak]].map(([x, y]) => `${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join(" ");
+  const dot = (x, y, cls, label) => `<circle class="${cls}" cx="${X(x).toFixed(1)}" cy="${Y(y).toFixed(1)}" r="5"><title>${esc(label)}</title></circle>`;
+  return `<svg class="roofline" role="img" viewBox="0 0 ${W} ${H}" width="100%" aria-label="Roofline of ${esc(gpu.name)}">`
+    + `<polyline class="roof" points="${roof}" fill="none" stroke="currentColor" stroke-width="2"/>`
+    + dot(N(f.prefill_intensity), N(f.prefill_attainable), "pt-prefill", `prefill: ${N(f.prefill_intensity).toFixed(1)} FLOPs/byte`)
+    + dot(N(f.decode_intensity), N(f.decode_attainable), "pt-decode", `decode: ${N(f.decode_intensity).toFixed(1)} FLOPs/byte`)
+    + `<text x="${W / 2}" y="${H - 8}" text-anchor="middle" font-size="11">arithmetic intensity (FLOPs per byte, log)</text>`
+    + `<text x="12" y="${H / 2}" transform="rotate(-90 12 ${H / 2})" text-anchor="middle" font-size="11">attainable FLOP/s (log)</text>`
+    + `<text x="${X(ridge).toFixed(1)}" y="${(Y(peak) - 8).toFixed(1)}" text-anchor="middle" font-size="11">ridge ${ridge.toFixed(1)}</text></svg>`;
+}
+function speedHTML(pane, r) {
+  const gpu = C.ownGet(META.gpus, state.gpu);
+  if (!gpu) return "";
+  const f = speedFigures(pane, r);
+  if (!f) return `<p class="muted">How fast: not shown for this model or dtype on the page (symcalc report --gpu gives it).</p>`;
+  const N = SYMCALC_SPEED.toNumber;
+  const row = (name, p, tokens) => `<tr><th scope="row">${name}</th><td class="num" data-speed="${p}_seconds">${seconds(f[`${p}_seconds`])}</td>`
+    + `<td class="num">${N(f[`${p}_tokens_per_second`]).toFixed(1)}</td><td class="num" data-speed="${p}_intensity">${N(f[`${p}_intensity`]).toFixed(1)}</td>`
+    + `<td>${f[`${p}_compute_bound`][0] === 1n ? "compute" : "memory"}</td></tr>`;
+  return `<h3>How fast on one ${esc(gpu.name)} (${esc(f.dtype)} peak; lower bounds: roofline)</h3><div class="scroll"><table><thead><tr><th scope="col">Phase</th><th scope="col">Time</th><th scope="col">Tokens/s</th><th scope="col">FLOPs/byte</th><th scope="col">Bound</th></tr></thead><tbody>`
+    + row("prefill (time to first token)", "prefill") + (pane.spec.family === "encoder" ? "" : row("decode, per token", "decode"))
+    + `</tbody></table></div><p class="muted">Ridge point ${N(f.ridge_point).toFixed(1)} FLOPs/byte: above it compute bounds a phase, below it memory does.</p>`
+    + rooflineSVG(f, gpu);
 }
 function breakdownHTML(pane, key, title, bd) {
   const rows = Object.entries(bd).map(([p, x]) => `<tr><td style="padding-left:${0.4 + 1.1 * (p.split("/").length - 1)}rem">${esc(p.split("/").pop())}</td><td class="num">${group3(x)}</td></tr>`).join("");
@@ -403,6 +446,25 @@ function decodeState(text) {
   const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
   return JSON.parse(new TextDecoder().decode(Uint8Array.from(bin, c => c.charCodeAt(0))));
 }
+function readState(text) {  // a permalink's state, checked: anything else is refused whole
+  const s = decodeState(text);
+  const isObj = (x) => x !== null && typeof x === "object" && !Array.isArray(x);
+  if (!isObj(s) || !Array.isArray(s.m) || !s.m.length) throw new Error("not a symcalc permalink");
+  const texts = (o) => Object.fromEntries(Object.entries(isObj(o) ? o : {})
+    .filter(([k, v]) => typeof v === "string" || typeof v === "boolean"));
+  const panes = s.m.slice(0, 2).map((m) => {
+    const src = isObj(m) && isObj(m.s) ? m.s : null;
+    let source;
+    if (src && typeof src.preset === "string") source = {preset: src.preset};
+    else if (src && typeof src.config === "string")
+      source = {config: src.config, name: typeof src.name === "string" ? src.name : "config.json"};
+    else throw new Error("a model of the permalink names no preset and no config.json");
+    return {s: source, e: Object.fromEntries(Object.entries(texts(m.e)).filter(([, v]) => typeof v === "string")),
+            p: m.p === "all" ? "all" : "text"};
+  });
+  const options = Object.fromEntries(Object.entries(texts(s.o)).filter(([k]) => OPTIONS.some(([key]) => key === k)));
+  return {m: panes, o: options, g: typeof s.g === "string" ? s.g : undefined};
+}
 function saveHash() { try { history.replaceState(null, "", "#s=" + encodeState()); } catch (e) { /* file:// without history: the permalink button still works */ } }
 function permalink() { return location.href.split("#")[0] + "#s=" + encodeState(); }
 
@@ -422,7 +484,10 @@ function optionsHTML() {
 function start() {
   META = C.meta();
   let restored = null;
-  try { if (location.hash.startsWith("#s=")) restored = decodeState(location.hash.slice(3)); } catch (e) { restored = null; }
+  let unread = "";
+  try { if (location.hash.startsWith("#s=")) restored = readState(location.hash.slice(3)); } catch (e) {
+    restored = null; unread = `The permalink could not be read (${e && e.message || e}); showing the default model.`;
+  }
   const initial = restored ? restored.m.map(m => Object.assign(newPane(m.s), {sets: m.e || {}, part: m.p === "all" ? "all" : "text"}))
     : (META.initial.length ? META.initial : [{preset: "mistral-7b"}]).map(m => newPane(m.preset ? {preset: m.preset} : {config: m.config, name: m.name}));
   state.panes = initial.slice(0, 2);
@@ -448,6 +513,7 @@ function start() {
   state.panes.forEach(loadBase);
   renderPanes();
   updateAll();
+  if (unread) $("status").textContent = unread;
 }
 return {start, state, updateAll, cliCommand: (i) => cliCommand(state.panes[i]), encodeState};
 })();

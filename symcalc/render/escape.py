@@ -18,9 +18,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..algebra.limits import NAME_LIMIT as TEXT_LIMIT  # characters of a name or a title
 from ..errors import SymcalcError
-
-TEXT_LIMIT = 200  # characters of a name or a title
 
 # C0 and C1 controls, DEL, bidirectional embeddings/overrides/isolates, line/paragraph
 # separators, and lone surrogates (bytes of a command line that are not UTF-8)

@@ -106,8 +106,8 @@ def sheet_equation(eq: dict, blanks: Blanks, value_tex, tex: bool, esc) -> dict:
     """An equation of a sheet: its formula and the sizes substituted, its value a blank. A sum
     of earlier parts shows only its formula (their numbers are earlier answers); a line that
     is a bare number (a tied head's 0) asks why."""
-    if not eq.get("done"):
-        return eq
+    if not eq.get("done") or (eq.get("value") is None and eq.get("number") is None):
+        return eq  # nothing computed on this line (a rule stated, a bound named)
     value = eq.get("value")
     if eq.get("number") is not None:
         n = blanks.add("reason", eq["meaning"], False)

@@ -251,6 +251,7 @@ def handout_view(h: Handout, tex: bool, units: Units = Units(), blanks: Blanks |
             "context_line": f"({ctx},{_sci(bottom)}) ({ctx},{_sci(top)})" if ctx else "",
             "rows": [{"s": grouped(p), "linear": grouped(lin), "quadratic": grouped(quad),
                       "over": quad > lin} for p, lin, quad in sh.curve.points],
+            "speed": _speed_view(sh, models[i], esc, blank, blanks, units, refs, view_of),
         })
     summary = _summary(h, esc, units) if "budget" in h.sections else {
         "rows": [], "workload": "", "activations": ""}
@@ -284,7 +285,26 @@ def handout_view(h: Handout, tex: bool, units: Units = Units(), blanks: Blanks |
             "caption": _caption(h, esc),
             "sheets": sheets, "points": [grouped(p) for p in h.points],
             "xmin": h.points[0], "xmax": h.points[-1], "wide": len(h.sheets) > 2,
-            "references": refs.entries(esc)}
+            "speed": _speed_figure(h, esc), "references": refs.entries(esc)}
+
+
+def _speed_view(sh, model, esc, blank, blanks, units, refs, view_of):
+    """The "How fast" section of one model (render.handout_speed), with its derivation."""
+    if sh.speed is None:
+        return None
+    from .handout_speed import sheet_view
+
+    v = sheet_view(sh, model, sh.spec.moe, esc, blank, blanks)
+    v["derivation"] = view_of(sh.speed.derivation, units, refs, blanks=blanks)
+    return v
+
+
+def _speed_figure(h: Handout, esc):
+    if "speed" not in h.sections:
+        return None
+    from .handout_speed import figure_view
+
+    return figure_view(list(h.sheets), esc)
 
 
 def handout_markdown(h: Handout, units: Units = Units(), template: str | None = None,

@@ -2,6 +2,7 @@
 Reads their fields only; numbers are formatted here."""
 from __future__ import annotations
 
+from ..i18n import _
 from .escape import one_line
 from .numbers import bytes_both, grouped, short, si
 
@@ -86,4 +87,23 @@ def sensitivity_text(s) -> str:
               f"{s.quantity} grows as {x}^{float(s.elasticity):.2f} here",
               f"  {what.get(x, f'one more unit of {x}')} adds {grouped(int(s.step)) if s.step == int(s.step) else s.step}"
               f" (Q = {grouped(int(s.value)) if s.value == int(s.value) else s.value})"]
+    return "\n".join(lines) + "\n"
+
+
+def speed_answer_text(relation: str, a: dict) -> str:
+    """A how-fast answer (fast.speed_solve) as terminal text."""
+    what = {"b": "batch b", "s": "sequence length s", "gpus": "accelerators"}[a["for"]]
+    lay = a["layout"]
+    layout = ", ".join(f"{k} {v}" for k, v in lay.items() if v != 1) or "one device"
+    lines = [_("{edge} {what} with {relation}: {n}",
+               edge=_(a["edge"]), what=_(what), relation=one_line(relation), n=a["answer"]),
+             "  " + _("layout: {layout} ({g} accelerators)", layout=layout, g=a["gpus"])]
+    if a.get("note"):
+        lines.append("  " + _("note: {note}", note=a["note"]))
+    for name, x in a["figures"].items():
+        lines.append(f"  {name} = {x:.6g}")
+    if a["beyond"]:
+        lines.append("  " + _("at {at}:", at=a["beyond"]["at"]) + " " + ", ".join(
+            f"{n} = {x:.6g}" for n, x in a["beyond"]["figures"].items()
+            if n in relation))
     return "\n".join(lines) + "\n"

@@ -5,7 +5,7 @@ from typing import Any
 
 from ..i18n import _, tr
 from .escape import one_line
-from .numbers import bytes_both, grouped, short, si
+from .numbers import _space, bytes_both, decimal, grouped, percent, short, si
 
 
 def _rows(rows: list[tuple[str, str]]) -> list[str]:
@@ -103,7 +103,77 @@ def report_table(rep: dict[str, Any]) -> str:
     ]))
     if "fits" in rep:
         lines += fits_table(rep["fits"])
+    if rep.get("speed"):
+        lines += speed_table(rep)
     return "\n".join(lines) + "\n"
+
+
+def _num(x: Any) -> float:
+    """A figure of the speed blocks as a float (they may be exact "p/q" text)."""
+    if isinstance(x, str) and "/" in x:
+        n, d = x.split("/")
+        return int(n) / int(d)
+    return float(x)
+
+
+def _seconds(x: Any) -> str:
+    x = _num(x)
+    for scale, unit in ((1, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if x >= scale or unit == "µs":
+            return f"{decimal(x / scale, 3)}{_space()}{unit}"
+    return str(x)
+
+
+def speed_table(rep: dict[str, Any]) -> list[str]:
+    """How fast: the roofline of prefill and decode, the KV cache vLLM would have, and the
+    utilization of a measured run (reads the report's speed blocks only)."""
+    sp, cap = rep["speed"], rep.get("capacity")
+    lines = ["", _("how fast on {gpu} ({dtype} peak)", gpu=one_line(sp["gpu"]),
+                   dtype=sp["compute_dtype"])
+             + "  [" + (_("lower bounds: every efficiency is 1") if sp["is_bound"] else
+                        _("estimates at the efficiencies given")) + "]"]
+    rows = []
+    for phase, label, tokens in (("prefill", _("prefill (time to first token)"),
+                                  _("tokens/s")),
+                                 ("decode", _("decode, per token"), _("tokens/s"))):
+        seconds = sp["prefill_seconds" if phase == "prefill" else "decode_seconds_per_token"]
+        if seconds is None:  # an encoder: no decode
+            continue
+        rows.append((label, _("{t}, {bound}-bound, {r} {unit}, {i} FLOPs/byte",
+                              t=_seconds(seconds), bound=_(sp["bound"][phase]),
+                              r=decimal(_num(sp["tokens_per_second"][phase]), 1), unit=tokens,
+                              i=decimal(_num(sp["arithmetic_intensity"][phase]), 1))))
+    rows.append((_("ridge point"), _("{i} FLOPs/byte", i=decimal(_num(sp["ridge_point"]), 1))))
+    b = sp["compute_bound_batch"]
+    if sp["decode_seconds_per_token"] is not None:
+        rows.append((_("decode compute-bound from"),
+                     _("batch {b}", b=b) if b is not None else
+                     _("no batch: each sequence's KV cache keeps decode memory-bound")))
+    lines += _rows(rows)
+    if cap:
+        lines += ["", _("KV cache as vLLM lays it out (gpu_memory_utilization {u})",
+                        u=decimal(_num(cap["gpu_memory_utilization"]), 2))]
+        lines += _rows([
+            (_("budget"), f"{bytes_both(int(_num(cap['kv_budget_bytes'])))}"),
+            (_("blocks"), _("{n} of {t} tokens", n=grouped(int(_num(cap["blocks"]))),
+                            t=cap["block_size"])),
+            (_("sequences at once"), _("{n} of {t} tokens", n=cap["max_sequences"],
+                                       t=grouped(cap["context"]))),
+        ])
+    util = rep.get("utilization")
+    if util:
+        rows = []
+        if "mfu" in util:
+            rows += [(_("MFU"), percent(100 * _num(util["mfu"])) + f"  [{util['numerator']}]"),
+                     (_("HFU"), percent(100 * _num(util["hfu"])))]
+        if "training" in util:
+            tr_ = util["training"]
+            rows.append((_("training time"), _("{h} GPU-hours for {n} tokens",
+                                               h=decimal(_num(tr_["gpu_hours"]), 1),
+                                               n=short(tr_["tokens"]))))
+        if rows:
+            lines += [""] + _rows(rows)
+    return lines
 
 
 FIT_LABELS = {"weights": "weights", "inference": "weights + KV cache",

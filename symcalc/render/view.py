@@ -16,8 +16,8 @@ from ..derivations.sources import SOURCES
 from ..algebra.symbols import SIZES, latex_names
 from ..i18n import _, ngettext, tr
 from .exercises import Blanks, blank_math, blank_text, reference, sheet_equation
-from .numbers import (GB, GiB, bytes_both, flops_in, grouped, math_decimal, math_grouped,
-                      params_in, ratio)
+from .numbers import (GB, GiB, bytes_both, decimal, flops_in, grouped, math_decimal, math_grouped,
+                      params_in, percent, ratio)
 
 LINE_LIMIT = 80  # visible characters of a display line, left side included (A4, 11pt)
 LEFT = 14  # the width of a usual left side (N_{attention,q})
@@ -90,12 +90,29 @@ def symbol_tex(symbol: sympy.Symbol) -> str:
 
 
 def value_tex(value) -> str:
-    """An evaluated value: exact, and a fraction followed by its decimal value."""
+    """An evaluated value: exact, and a fraction followed by its decimal value (one decimal,
+    or four significant digits below 10)."""
     exact = number_tex(value)
     if isinstance(value, int) or sympy.Rational(value).q == 1:
         return exact
     value = sympy.Rational(value)
-    return f"{exact} \\approx {math_decimal(ratio(value.p, value.q), 1)}"
+    return f"{exact} \\approx {math_decimal(ratio(value.p, value.q), decimals_for(value))}"
+
+
+def decimals_for(value) -> int:
+    """Decimals that show a rational with about four significant digits (one from 10 on),
+    fewer when it ends sooner (1/2: 0.5)."""
+    x = abs(float(value))
+    if x >= 10 or x == 0:
+        return 1
+    import math as _math
+
+    want = min(15, max(1, 3 - int(_math.floor(_math.log10(x)))))
+    q = sympy.Rational(value)
+    for places in range(1, want):
+        if (q * 10**places).q == 1:
+            return places
+    return want
 
 
 # symbols a derivation introduces for itself (not sizes of the model)
@@ -364,6 +381,14 @@ def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
         return [_("{n} FLOPs", n=grouped(n)), flops_in(n, units.flops)]
     if result.unit == "size":
         return [f"{result.path} = {grouped(n)}"]
+    if result.unit == "seconds":
+        x = float(n)
+        return [_("{t} seconds", t=decimal(x, decimals_for(n))),
+                _("{t} ms", t=decimal(1000 * x, decimals_for(1000 * sympy.Rational(n))))]
+    if result.unit == "utilization":
+        return [percent(100 * float(n), 2)]
+    if result.unit == "sequences":
+        return [ngettext("{n} sequence", "{n} sequences", n).format(n=grouped(n))]
     return [ngettext("{n} byte", "{n} bytes", n).format(n=grouped(n)), bytes_both(n)]
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from dataclasses import fields
+from ..records import fields
 from typing import Any, Iterable
 
 from ..errors import SymcalcError

@@ -10,6 +10,8 @@ import json
 
 import pytest
 
+from symcalc import records
+
 pytestmark = pytest.mark.reference
 
 transformers = pytest.importorskip("transformers")
@@ -97,7 +99,7 @@ def _resaved(cfg: dict, use_diff: bool, tmp_path) -> dict:
 
 
 def _fields(spec) -> dict:
-    return {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)
+    return {f.name: getattr(spec, f.name) for f in records.fields(spec)
             if f.name not in ("name", "source")}
 
 

@@ -20,7 +20,7 @@ true/false keys its family file reads; each is compared with transformers.
 from __future__ import annotations
 
 import copy
-import dataclasses
+from symcalc import records
 import os
 from pathlib import Path
 
@@ -158,8 +158,8 @@ def test_hub_expected_total_is_transformers(cid, cfg):
 def test_hub_config_reads_as_the_preset(cid, cfg):
     preset = presets.load(_hub_preset(cid))
     spec = spec_from_config(_as_preset_class(cid, cfg))
-    got = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec) if f.name not in _NOT_COMPARED}
-    want = {f.name: getattr(preset.spec, f.name) for f in dataclasses.fields(spec) if f.name not in _NOT_COMPARED}
+    got = {f.name: getattr(spec, f.name) for f in records.fields(spec) if f.name not in _NOT_COMPARED}
+    want = {f.name: getattr(preset.spec, f.name) for f in records.fields(spec) if f.name not in _NOT_COMPARED}
     differ = {k: (got[k], want[k]) for k in got if got[k] != want[k]}
     assert not differ, f"spec field: (hub config, preset) {differ}"
 
