@@ -112,6 +112,10 @@ def with_more_layers(cfg: dict, extra: int) -> dict:
         if isinstance(out.get(list_key), list) and out[list_key]:
             pattern = out[list_key]
             out[list_key] = [pattern[i % len(pattern)] for i in range(n + extra)]
+    # GPT-Neo's attention_types ([[kinds, count], ...]): the expanded kinds continue their pattern
+    if isinstance(out.get("attention_types"), list) and out["attention_types"]:
+        kinds = [k for pair in out["attention_types"] for _ in range(pair[1]) for k in pair[0]]
+        out["attention_types"] = [[[kinds[i % len(kinds)] for i in range(n + extra)], 1]]
     # Bamba's attn_layer_indices: an index past the smaller stack names no layer there; the
     # grown stack leaves it out too, so that the added layers are Mamba layers. (A first
     # attention layer adds model-level tensors that do not cancel: measured, one batch x seq x
