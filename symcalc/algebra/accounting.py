@@ -128,6 +128,8 @@ def stack_value(path: str, value, layers, hybrid: bool = False):
     total = count * value
     if path == "norm/attention":  # ModernBERT's first layer has none
         total -= c.sw("first_attn_norm_off") * value
+    if path == "attention/o":  # GPT-NeoX-Japanese: the output's bias in the last layer only
+        total += c.sw("last_o_bias") * sympy.diff(value, c.sw("bias_o"))
     if hybrid and path.split("/", 1)[0] == "ffn":
         total += c.sw("ff_sum") * (d_ff_sum - count * d_ff) * sympy.diff(value, d_ff)
     return total
