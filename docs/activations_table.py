@@ -13,6 +13,7 @@ tests/test_activations_families.py fails when the table is stale.
 """
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 
@@ -56,9 +57,12 @@ def _measure(name: str, cfg: dict, dtype: str, model: str) -> tuple[int | None, 
     import saved_tensors
 
     attn = "sdpa" if model == "sdpa" else "eager"
+    # the forward as the tests measure it (test_activations_families.compare): with a KV cache
+    # where the config's implementation builds one
+    cache = fam.spec_from_config(copy.deepcopy(cfg)).implementation["use_cache"]
     try:
-        measured = (saved_tensors.saved_bytes(more, BATCH, SEQ, dtype, attn).total
-                    - saved_tensors.saved_bytes(cfg, BATCH, SEQ, dtype, attn).total)
+        measured = (saved_tensors.saved_bytes(more, BATCH, SEQ, dtype, attn, use_cache=cache).total
+                    - saved_tensors.saved_bytes(cfg, BATCH, SEQ, dtype, attn, use_cache=cache).total)
     except Exception:  # noqa: BLE001 - transformers has no sdpa path for this family
         if model == "eager":
             raise

@@ -47,8 +47,15 @@ const out = input.jobs.map((job) => {
         "flops.training": r.flops.training, "flops.decode_per_token": r.flops.decode_per_token};
       for (const k of ["weights_bytes", "kv_cache_bytes", "recurrent_state_bytes", "activations_bytes", "training_bytes"])
         if (r.memory[k] !== undefined) figure[`memory.${k}`] = r.memory[k];
+      if (r.per_rank) {  // the layout's figures, derived at the most-loaded stage
+        for (const k of ["params", "weights_bytes", "gradients_bytes", "optimizer_bytes", "states_bytes", "activations_bytes", "kv_cache_bytes"])
+          figure[`per_rank.${k}`] = r.per_rank[k];
+        for (const [dim, c] of Object.entries(r.communication))
+          for (const [k, x] of Object.entries(c)) figure[`communication.${dim}.${k}`] = x;
+      }
+      const stage = r.per_rank ? r.per_rank.stage : null;
       return {ok: Object.fromEntries(Object.entries(figure).map(([q, x]) => {
-        const d = core.derivation(s, job.options || {}, q, job.outside, part);
+        const d = core.derivation(s, job.options || {}, q, job.outside, part, q.startsWith("per_rank.") || q.startsWith("communication.") ? stage : null);
         const rows = d.groups.flatMap(g => g.rows);
         const trees = [...rows.map(r => r.tree), ...d.extra.map(x => x.tree)];
         return [q, {figure: x, result: d.result, terms: rows.length + d.extra.length,

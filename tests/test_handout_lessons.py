@@ -205,7 +205,8 @@ def test_bert_curve_says_its_pooler():
 @pytest.mark.parametrize("lang", ["ru", "zh"])
 def test_native_terms(lang):
     cat = i18n.translations(lang)._catalog
-    texts = [v for v in cat.values() if isinstance(v, str)]
+    # a command-line flag (--max-num-batched-tokens) is spelled the same in every language
+    texts = [v for v in cat.values() if isinstance(v, str) and not v.startswith("--")]
     if lang == "ru":
         bad = [t for t in texts if re.search(r"роторн|посл\.|\bгол\.|\bGB\b|\bGiB\b", t)]
     else:

@@ -2,7 +2,7 @@
 
 Every run ends with exit status 0, or exit status 2 and exactly one line on stderr,
 ``symcalc: error: FIELD: RULE`` -- never a traceback, never another status. PDF builds are
-left out (seconds each). Bounded to about a minute (``max_examples`` below, no deadline).
+left out (seconds each). Bounded to about half a minute (``max_examples`` below, no deadline).
 """
 from __future__ import annotations
 
@@ -188,7 +188,7 @@ def invocation(draw):
     return argv, files
 
 
-@settings(max_examples=600, deadline=None, derandomize=True, database=None,
+@settings(max_examples=300, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(invocation())
@@ -242,7 +242,7 @@ def translated(draw):
     return argv + ["--template", "@t/user.j2"], "\n".join(calls) + "\n"
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=80, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(translated())
 def test_template_translations_under_generated_input(capsys, monkeypatch, case):
@@ -362,7 +362,7 @@ def expression_invocation(draw):
     return argv
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, database=None,
+@settings(max_examples=100, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(expression_invocation())

@@ -88,6 +88,44 @@ def test_core_equals_quick_report_on_every_preset(meta_file):
         assert g == w, (job["preset"], job["options"])
 
 
+# parallel layouts (issue 22): per_rank, communication and per_stage from the same rows; a
+# layout a model cannot take is refused with the CLI's message
+LAYOUT_SETS = [
+    dict(tp=2, pp=2, microbatches=4, dp=2, zero=1, seq_len=128, per_stage=True),
+    dict(tp=4, tp_plan="megatron", sequence_parallel=True, cp=2, seq_len=256),
+    dict(ep=2, tp=2, dp=4, zero=3, seq_len=64, batch=3),
+    dict(pp=4, vpp=2, microbatches=8, seq_len=64, distributed_optimizer=True, dp=8),
+    dict(cp=4, cp_algorithm="ulysses", seq_len=64, etp=1, ep=4, recompute="selective"),
+]
+
+
+@needs_node
+def test_core_equals_quick_report_under_layouts(meta_file):
+    jobs, want = [], []
+    for name in presets.names():
+        spec = presets.load(name).spec
+        for o in LAYOUT_SETS:
+            jobs.append({"kind": "report", "preset": name, "options": o})
+            want.append(python(lambda: quick_report(spec, _opts(o))))
+    got = node(meta_file, jobs)
+    for job, w, g in zip(jobs, want, got):
+        assert g == w, (job["preset"], job["options"])
+    assert sum("ok" in w for w in want) > len(want) / 3
+    assert sum("error" in w for w in want) > 10
+
+
+@needs_node
+def test_every_per_rank_figure_has_a_derivation_whose_result_is_the_figure(meta_file):
+    jobs = [{"kind": "derive", "preset": name, "options": o}
+            for name in ("llama-2-13b", "mixtral-8x7b", "deepseek-v2-lite", "gpt2", "t5-small",
+                         "qwen3-next-80b-a3b")
+            for o in LAYOUT_SETS]
+    got = node(meta_file, jobs)
+    assert sum("ok" in g for g in got) > len(jobs) / 3
+    _derivations_hold(got, jobs)
+    assert any("communication.tp.step_bytes" in g.get("ok", {}) for g in got)
+
+
 def _drawn(rng: random.Random):
     """A preset with one to three sizes changed as --set text, and drawn options."""
     name = rng.choice(presets.names())
@@ -255,9 +293,10 @@ def _derivations_hold(got, jobs):
 @needs_node
 def test_every_figure_has_a_derivation_whose_result_is_the_figure(meta_file):
     jobs = []
-    for name in presets.names():
+    for i, name in enumerate(presets.names()):
         spec = presets.load(name).spec
-        for o in OPTION_SETS:
+        # the defaults and one other option set in turn (each meets a third of the presets)
+        for o in (OPTION_SETS[0], OPTION_SETS[1 + i % (len(OPTION_SETS) - 1)]):
             if o.get("tp", 1) > 1 and (spec.n_h % o["tp"] or spec.n_kv % o["tp"] and o["tp"] % spec.n_kv):
                 o = {**o, "tp": 1, "sequence_parallel": False}
             jobs.append({"kind": "derive", "preset": name, "options": o})
@@ -490,6 +529,16 @@ def shown(rep):
               "training_bytes"):
         if k in m:
             out[f"memory.{k}"] = m[k]
+    if "per_rank" in rep:  # a layout: the most-loaded rank's figures and the communication
+        r = rep["per_rank"]
+        for k in ("params", "weights_bytes", "gradients_bytes", "optimizer_bytes", "states_bytes",
+                  "activations_bytes", "kv_cache_bytes", "peak_bytes"):
+            out[f"per_rank.{k}"] = r[k]
+        out["communication.tp.forward_allreduce_count"] = rep["communication"]["tp"][
+            "forward_allreduce_count"]
+        for dim, c in rep["communication"].items():
+            for k in ("step_bytes", "step_wire_bytes", "decode_bytes_per_token"):
+                out[f"communication.{dim}.{k}"] = c[k]
     return {k: f"{v:,}" for k, v in out.items()}
 
 
@@ -547,7 +596,7 @@ def test_every_preset_shows_the_reports_figures(page):
 @needs_browser
 def test_drawn_overrides_and_options_in_the_page(page):
     rng = random.Random(9)
-    for _ in range(12):
+    for _ in range(8):  # node holds 150 more drawn cases to the quick report (above)
         name, sets, o = _drawn(rng)
         select_preset(page, name)
         for key, text in sets.items():
@@ -678,6 +727,34 @@ def test_phone_width_has_no_sideways_scroll(page):
         page.set_window_size(1300, 1000)
 
 
+WIDEST = [("deepseek-v3", "qwen3-next-80b-a3b"), ("gemma-3n-e4b", "t5-base"),
+          ("jamba-1.5-mini", "llama-4-scout-17b-16e"), ("seed-layer-calculator-bert-base", "kimi-linear-48b-a3b")]
+
+
+@needs_browser
+def test_two_models_side_by_side_at_1280_px_need_no_sideways_scroll(page, tmp_path):
+    """Issue 20: at 1,280 px two models fit side by side: no page-wide sideways scroll and no
+    card, figures table or breakdown that scrolls sideways, for the presets with the longest
+    figures, names and most rows (MLA + MoE, hybrids, Gemma 3n's per-layer tables, an
+    encoder-decoder, a long preset name)."""
+    overflow = ("return [document.documentElement.scrollWidth - window.innerWidth, "
+                "document.querySelectorAll('#panes.two .pane').length, "
+                "[...document.querySelectorAll('.scroll, .pane, .cli, details, table')]"
+                ".filter(e => e.scrollWidth > e.clientWidth + 1)"
+                ".map(e => (e.id || e.className || e.tagName) + ':' + e.scrollWidth + '>' + e.clientWidth)]")
+    page.set_window_size(1280, 900)
+    try:
+        for a, b in WIDEST:
+            path = tmp_path / f"{a}.html"
+            path.write_text(build([{"preset": a}, {"preset": b}]), encoding="utf-8")
+            page.get(path.as_uri())
+            doc, panes, boxes = page.execute_script(overflow)
+            assert panes == 2 and doc <= 0 and boxes == [], (a, b, doc, boxes)
+    finally:
+        page.set_window_size(1300, 1000)
+        page.get(page.page_path.as_uri())
+
+
 def open_every_derivation(d, pane=0):
     """Click every figure's derive button; [(quantity, figure shown, result shown, MathML
     steps)] from the derivation panels."""
@@ -690,7 +767,7 @@ def open_every_derivation(d, pane=0):
     return d.execute_script(f"""
         const host = document.getElementById('results-{pane}');
         return [...host.querySelectorAll('td[data-q]')].map(td => {{
-          const box = document.getElementById('d{pane}-' + td.dataset.q.replace('.', '-'));
+          const box = document.getElementById('d{pane}-' + td.dataset.q.replace(/[.]/g, '-'));
           return [td.dataset.q, td.textContent, box ? box.querySelector('[data-step=result]').textContent : null,
                   box ? [...box.querySelectorAll('math[data-step]')].map(m => m.dataset.step + ':' + m.querySelectorAll('mi, mn').length) : []];
         }});""")
@@ -748,6 +825,38 @@ def test_pasted_multimodal_config_shows_what_is_left_out_and_part_all(page, path
     assert figures(page) == shown(all_rep)
     for q, figure, result, steps in open_every_derivation(page):
         assert result == figure and len(steps) == 2, (path, q)
+    page.get(page.page_path.as_uri())
+
+
+@needs_browser
+def test_layout_options_show_per_rank_figures_with_their_derivations(page):
+    """--tp 8 on llama-2-13b in the page: the per-rank figures and communication of the
+    report, each derive button opening its formula (rows at the stage's views), numbers and
+    result; the peak is the sum of two derived figures."""
+    page.get(page.page_path.as_uri())
+    select_preset(page, "llama-2-13b")
+    o = {"tp": 8, "pp": 2, "microbatches": 4, "per_stage": True}
+    page.execute_script("""
+        const o = arguments[0], st = SYMCALC_UI.state.options;
+        for (const [k, x] of Object.entries(o)) {
+          const el = document.getElementById('opt-' + k);
+          if (el.type === 'checkbox') el.checked = x; else el.value = String(x);
+          st[k] = el.type === 'checkbox' ? el.checked : el.value;
+        }
+        SYMCALC_UI.updateAll();""", o)
+    want = quick_report(presets.load("llama-2-13b").spec, Options(**o))
+    assert report_of(page) == want
+    assert figures(page) == shown(want)
+    rows = open_every_derivation(page)
+    for q, figure, result, steps in rows:
+        if q == "per_rank.peak_bytes":
+            assert result is None
+            continue
+        assert result == figure, q
+        assert [s.split(":")[0] for s in steps] == ["formula", "substituted"], (q, steps)
+    text = page.execute_script("return document.getElementById('rank-note').textContent")
+    assert "stage 0" in text and "llama:causal_lm" in text
+    assert [e for e in page.get_log("browser") if e["level"] == "SEVERE"] == []
     page.get(page.page_path.as_uri())
 
 

@@ -189,20 +189,24 @@ def test_efficiencies_scale_each_time_and_say_it():
 
 
 def test_tensor_parallel_adds_the_all_reduces_over_nvlink():
-    """tp 8: each rank reads its share of the weights and sends the forward's all-reduces
-    over NVLink; decode sends 2 (8 - 1)/8 x payload per all-reduce (ring)."""
+    """tp 8: each rank reads its share of the weights and sends the forward's collectives
+    over NVLink; decode sends 2 (8 - 1)/8 x payload per all-reduce and (8 - 1)/8 x payload
+    per all-gather (ring)."""
     opts = Options(batch=16, seq_len=2048, tp=8)
     sp = _figures("llama-2-7b", opts, layout=Layout(tp=8))["speed"]
     dec = sp["phases"]["decode"]
-    # two all-reduces per layer (attention output, FFN down) of b d bf16 values
-    payload = 2 * 32 * 16 * 4096 * 2
-    assert dec["network_bytes"]["tp"] == payload * Q(2 * 7, 8)
+    # as transformers applies llama's plan (tp_plan="auto"): two all-reduces per layer
+    # (attention output, FFN down) and one of the vocabulary-sharded embedding, b d bf16
+    # values each; the head (colwise_gather_output) all-gathers b V logits
+    reduce = (2 * 32 + 1) * 16 * 4096 * 2
+    gather = 16 * 32000 * 2
+    assert dec["network_bytes"]["tp"] == reduce * Q(2 * 7, 8) + gather * Q(7, 8)
     assert dec["network_seconds"] == dec["network_bytes"]["tp"] / H100.within_node.bandwidth
     assert sp["links"] == {"tp": "NVLink 4 through NVSwitch"}
-    # the rank's weights (the layouts' algebra: the most-loaded rank) read in the whole
+    # the rank's weights (the report's per_rank: the most-loaded rank) read in the whole
     # model's proportion (the untied token table is looked up, not read)
     spec = resolve("llama-2-7b")
-    rank = SP.layout_figures(spec, opts, Layout(tp=8))["per_rank"]["weights_bytes"]
+    rank = quick_report(spec, opts)["per_rank"]["weights_bytes"]
     whole = quick_report(spec, opts.with_(tp=1))["memory"]["weights_bytes"]
     assert dec["bytes"]["weights"] == rank * Q(whole - 32000 * 4096 * 2, whole)
     assert Q(whole, 8) < rank < Q(whole, 6)
@@ -520,6 +524,9 @@ def test_handout_section_how_fast_with_its_exercise():
     assert "b\\* = ceil(W pi / (c beta - m pi)) = " in text
     sheet, _h = _speed_handout(["llama-3-8b"], exercises=True)
     assert "ceil(W pi" not in sheet and "\\_\\_\\_\\_ (" in sheet  # numbered blanks
+    # the section's own figures are numbered blanks too (not the blank function's repr)
+    assert "<function" not in sheet
+    assert "| prefill (time to first token) | \\_\\_\\_\\_ (" in sheet
 
 
 @pytest.mark.parametrize("lang", ["ru", "zh"])
@@ -588,3 +595,25 @@ def _node_jobs(jobs):
                 input=_json.dumps({"meta": str(path), "jobs": jobs}), timeout=300)
     assert r.returncode == 0, r.stderr
     return _json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("layout,stage", [(dict(tp=2), 0),
+                                          (dict(tp=2, pp=2, microbatches=4), 1)])
+def test_the_rank_is_the_reports_serving_rank(layout, stage):
+    """How fast reads the report's per-rank blocks (issue 22): with one stage its per_rank
+    and communication (bytes on the wire), else the --per-stage block with the largest
+    serving peak. qwen2-0.5b on two stages: training loads stage 0 most (the microbatches in
+    flight), serving stage 1 (the final norm)."""
+    spec = resolve("qwen2-0.5b")
+    opts = Options(batch=2, seq_len=128, **layout)
+    rep = quick_report(spec, opts)
+    fig = SP.Figures(spec, opts, rep, SP.SpeedOptions(gpu=H100, layout=opts.layout()))
+    stages = quick_report(spec, opts.with_(per_stage=True)).get("per_stage") or [
+        {**rep["per_rank"], "communication": rep["communication"]}]
+    one = stages[stage]
+    assert one["serving_peak_bytes"] == max(s["serving_peak_bytes"] for s in stages)
+    assert rep["per_rank"]["stage"] == 0
+    assert (fig.r.weights, fig.r.kv) == (one["weights_bytes"], one["kv_cache_bytes"])
+    cm = one["communication"]
+    assert fig.r.prefill_wire == {d: cm[d]["forward_wire_bytes"] for d in cm}
+    assert fig.r.decode_wire == {d: cm[d]["decode_wire_bytes_per_token"] for d in cm}

@@ -251,3 +251,27 @@ def test_sweep_imports_no_sympy():
 def test_cli_quantity_all(cli):
     done = cli("sweep", "t5-small", "--grid", "L=1,2", "--quantity", "all")
     assert done.stdout.splitlines()[0] == "L," + ",".join(q.QUANTITIES)
+
+
+def test_per_rank_figures_sweep_as_the_report_gives_them():
+    """A layout's per-rank figures over a grid: at each point the most-loaded stage's, as the
+    report finds them (issue 22)."""
+    from symcalc.algebra.options import Options
+    from symcalc.algebra.spec import with_overrides
+    from symcalc.fast.quick import quick_report
+    from symcalc.fast.sweep import sweep
+    from symcalc.inputs import resolve
+
+    opts = Options(tp=4, pp=3, microbatches=2, dp=2, zero=3, batch=2)
+    names = ["per_rank.peak_bytes", "per_rank.stage", "per_rank.weights_bytes",
+             "communication.tp.step_bytes", "communication.dp.step_wire_bytes"]
+    r = sweep("llama-2-7b", grid={"L": [30, 31, 32], "seq_len": [256, 1024]}, quantities=names,
+              options=opts)
+    for row in r.rows():
+        spec = with_overrides(resolve("llama-2-7b"), {"L": row["L"]})
+        rep = quick_report(spec, opts.with_(seq_len=row["seq_len"]))
+        assert row["per_rank.peak_bytes"] == rep["per_rank"]["peak_bytes"]
+        assert row["per_rank.stage"] == rep["per_rank"]["stage"]
+        assert row["per_rank.weights_bytes"] == rep["per_rank"]["weights_bytes"]
+        assert row["communication.tp.step_bytes"] == rep["communication"]["tp"]["step_bytes"]
+        assert row["communication.dp.step_wire_bytes"] == rep["communication"]["dp"]["step_wire_bytes"]

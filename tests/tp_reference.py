@@ -9,8 +9,9 @@ How a plan is applied (one process plays rank 0 of t):
 * ``torch.distributed.init_process_group("fake", store=FakeStore(), rank=0, world_size=t)``
   (``torch.testing._internal.distributed.fake_pg``: collectives return at once, shapes are
   real) and ``init_device_mesh("cpu", (t,))``;
-* the entries of the config's ``base_model_tp_plan`` that name a module PyTorch has a style
-  for go through ``torch.distributed.tensor.parallel.parallelize_module`` on the base model
+* the entries of the base model's plan (the config's ``base_model_tp_plan`` after the
+  ``embed_tokens`` entry transformers' ``init_parallel_plans`` adds) that name a module
+  PyTorch has a style for go through ``torch.distributed.tensor.parallel.parallelize_module`` on the base model
   (``model.<base_model_prefix>``): ``colwise`` -> ``ColwiseParallel()``, ``rowwise`` ->
   ``RowwiseParallel()``, and the PyTorch equivalents of transformers' other module styles:
   ``colwise_gather_output`` -> ``ColwiseParallel(output_layouts=Replicate())`` (an all-gather
@@ -24,6 +25,8 @@ How a plan is applied (one process plays rank 0 of t):
   ``moe_tp_experts`` installs its forward (the experts' partial outputs all-reduced);
   ``replicated_with_grad_allreduce`` and ``mla_kv_a_proj`` change only the backward and
   leave the parameters whole, so they are not applied;
+* the class's own entries (``lm_head``: ``colwise_gather_output``) go the same way on the
+  whole model;
 * styles are built with ``src_data_rank = None``: the shards are cut locally, no scatter;
 * a tied head is tied again to the (now sharded) token table afterwards (``tie_weights()``,
   as transformers does once a tensor-parallel model is loaded): sharding replaced the
@@ -98,12 +101,25 @@ def base_model(model, plan: dict[str, str]):
     return model
 
 
-def apply_plan(model, plan: dict[str, str], mesh) -> dict[str, str]:
-    """Apply ``plan`` (the config's base_model_tp_plan) to the model's base model as the
-    module docstring says; returns module or parameter name -> how it was applied."""
+def apply_plan(model, plan: dict[str, str], mesh, class_plan: dict[str, str] | None = None
+               ) -> dict[str, str]:
+    """Apply ``plan`` (the base model's plan: the config's base_model_tp_plan after the
+    embed_tokens entry transformers adds) to the model's base model as the module docstring
+    says, and ``class_plan`` (the class's own ``_tp_plan``: ``lm_head``) to the model itself;
+    returns module or parameter name -> how it was applied."""
+    done = _apply(model, base_model(model, plan), plan, mesh)
+    if class_plan:
+        done.update(_apply(model, model, class_plan, mesh))
+    # sharding replaced the table's parameter: a tied head is tied to the new one again, as
+    # transformers ties its weights after loading a tensor-parallel model
+    if getattr(model.config.get_text_config(), "tie_word_embeddings", False):
+        model.tie_weights()
+    return done
+
+
+def _apply(model, root, plan: dict[str, str], mesh) -> dict[str, str]:
     from transformers.distributed.tensor_parallel import ALL_PARALLEL_STYLES
 
-    root = base_model(model, plan)
     modules = dict(root.named_modules())
     params = dict(root.named_parameters(remove_duplicate=False))
     done: dict[str, str] = {}
@@ -127,10 +143,6 @@ def apply_plan(model, plan: dict[str, str], mesh) -> dict[str, str]:
             for name in hit:
                 ALL_PARALLEL_STYLES[style].install_forward(modules[name], mesh)
                 done[name] = f"transformers {style}"
-    # sharding replaced the table's parameter: a tied head is tied to the new one again, as
-    # transformers ties its weights after loading a tensor-parallel model
-    if getattr(model.config.get_text_config(), "tie_word_embeddings", False):
-        model.tie_weights()
     return done
 
 
@@ -178,11 +190,11 @@ class PayloadMode(CommDebugMode):
         return out
 
 
-def forward_collectives(model, plan: dict[str, str], inputs: dict[str, Any]
-                        ) -> list[tuple[str, int]]:
+def forward_collectives(model, plan: dict[str, str], inputs: dict[str, Any],
+                        whole: bool = False) -> list[tuple[str, int]]:
     """(collective, bytes of its tensor) of one forward pass of the base model the plan
-    applies to (the head is outside the plan)."""
-    root = base_model(model, plan)
+    applies to, or with ``whole`` of the whole model (its head: the class's entries)."""
+    root = model if whole else base_model(model, plan)
     with torch.no_grad(), PayloadMode() as mode:
         root(**inputs)
     return mode.calls

@@ -21,6 +21,7 @@ from .parallel import Term, dp_group, holder, kv_heads_per_rank, rank_params, st
 from .spec import Spec
 from .stages import Stage, stage_counts, stage_flags
 from .symbols import SWITCHES, E, L, b, c, d, d_h, d_nope, d_rope, d_v, e, k, m, n_h, s, t, v
+from .tp_styles import PARAMETERS
 from .tp_plans import (STYLES, PlanEntry, fixed, is_routed_expert, linear_form, linears,
                        plan_for, split_regions)
 
@@ -98,7 +99,7 @@ def _module_layers(spec: Spec, entry: PlanEntry, counts: dict, present: set) -> 
 
 
 def tp_comm(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEntry] = (),
-            stage: Stage = "first", tokens=None) -> list[Comm]:
+            stage: Stage = "first", tokens=None, loss: bool = True) -> list[Comm]:
     """Tensor-parallel collectives of one microbatch (``tokens`` = b s / c per rank) on the
     stage, module by module of the plan: each style's forward and backward collectives
     (:data:`STYLES`) of its output, input or gradient, times the layers holding the module.
@@ -126,9 +127,9 @@ def tp_comm(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEntry]
         parts = [x for x in entry.parts if x in present]
         if entry.style == "moe_tp_experts":
             parts = [x for x in present if is_routed_expert(x)][:1]
-        if entry.style == "vocab_colwise" and entry.parts == ("head/weight",) \
-                and spec.head == "tied":
-            parts = ["head/weight"]  # the output layer runs on the shared table
+        if "head/weight" in entry.parts and spec.head == "tied":
+            parts = ["head/weight"]  # the output layer runs on the shared (token) table
+        parts = [x for x in parts if x != "head/bias"]  # the weight's module: no width of its own
         if not parts:
             continue
         where = holder(parts[0])
@@ -137,13 +138,13 @@ def tp_comm(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEntry]
         if all(is_routed_expert(x) for x in parts) and layout.tp_plan == "hf" \
                 and entry.style != "moe_tp_experts":
             continue  # a parameter entry: transformers runs the experts module's hooks
+        if all(x in PARAMETERS for x in parts):
+            continue  # a bare parameter (attention sinks): sharded, no collective
         n_layers = _module_layers(spec, PlanEntry(entry.module, entry.style, tuple(parts)),
                                   counts, present)
         if n_layers == 0:
             continue
         forms = {x: linear_form(shapes, x, key) for x in parts if x in shapes}
-        if "head/bias" in parts:  # no collective of its own: its module's are the weight's
-            continue
         width_in = next((f.n_in for f in forms.values()), d)
         width_out = sympy.Add(*[f.n_out for f in forms.values()]) if forms else d
         if entry.style == "moe_tp_experts":
@@ -176,7 +177,7 @@ def tp_comm(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEntry]
                                     "korthikanti2022sp"))
                 else:
                     out.append(Comm(path, kind, phase, n_layers, sympy.expand(payload), t, src))
-    if layout.tp_plan == "megatron" and last and spec.head != "none":
+    if layout.tp_plan == "megatron" and last and spec.head != "none" and loss:
         out.append(Comm("tp/forward/all_reduce/vocab_parallel_cross_entropy", "all_reduce",
                         "forward", sympy.Integer(3), tokens * 4, t, "megatron_lm"))
     return [x for x in out if x.count != 0 and x.payload != 0]
@@ -292,7 +293,7 @@ def cp_comm(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEntry]
     A = _act_bytes(opts)
     split = split_regions(plan_for(layout, plan))["attention"] and layout.tp > 1
     heads_kv = kv_heads_per_rank(layout, plan)
-    heads_q = n_h / t if split else n_h
+    heads_q = sympy.ceiling(n_h / t) if split else n_h
     mla = _sw("mla").xreplace(key)
     kv_vals = (1 - mla) * 2 * heads_kv * d_h + mla * heads_q * (d_nope + d_rope + d_v)
     q_vals = (1 - mla) * heads_q * d_h + mla * heads_q * (d_nope + d_rope)
@@ -330,7 +331,7 @@ def communication(spec: Spec, opts: Options, layout: Layout, plan: Iterable[Plan
              "pp": pp_comm(spec, opts, layout, stage),
              "dp": [], "ep": ep_comm(spec, opts, layout, stage),
              "cp": cp_comm(spec, opts, layout, plan, stage)}
-    decode = {"tp": [x for x in tp_comm(spec, opts, layout, plan, stage, tokens=b)
+    decode = {"tp": [x for x in tp_comm(spec, opts, layout, plan, stage, tokens=b, loss=False)
                      if x.phase == "forward"],
               "pp": [x for x in pp_comm(spec, opts, layout, stage, tokens=b)
                      if x.phase == "forward"],

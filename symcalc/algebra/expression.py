@@ -13,8 +13,9 @@ Grammar (recursive descent; whitespace between tokens is ignored)::
     FUNC     := Min | Max
 
 NUMBER and UNIT are read by :mod:`symcalc.algebra.units` (``7e9``, ``1.5``, ``80GB``,
-``7B``), exactly. A NAME (``params.total``, ``flops:layer/ffn``, ``d``, ``H100``) is looked
-up by the caller's ``lookup``, which returns a sympy expression and the kind it measures
+``7B``), exactly. A NAME (``params.total``, ``communication.tp.step_bytes``,
+``flops:layer/ffn``, ``d``, ``H100``: letters, digits and ``_``, at most three parts joined by
+dots, then an optional ``:PATH``) is looked up by the caller's ``lookup``, which returns a sympy expression and the kind it measures
 (``count``, ``bytes`` or ``flops``), or None: only the names a caller allows exist.
 
 Limits, each refused with one ``FIELD: RULE`` line: at most :data:`TEXT_LIMIT` characters,
@@ -48,7 +49,7 @@ DEGREE_LIMIT = 12
 TERM_LIMIT = 5_000
 OPS = ("<=", ">=", "==", "=", "<", ">")
 FUNCTIONS = {"Min": sympy.Min, "Max": sympy.Max}
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?(?::[A-Za-z0-9_/]+)?")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,2}(?::[A-Za-z0-9_/]+)?")
 Lookup = Callable[[str], Optional[tuple[sympy.Expr, str]]]
 
 

@@ -41,11 +41,51 @@ STATE_ACCOUNTING = ("paper", "megatron", "deepspeed")
 # that symcalc knows: symcalc.algebra.tp_plans.STYLES says what each does
 TP_STYLES = ("colwise", "colwise_gather_output", "rowwise", "rowwise_split_input",
              "packed_colwise", "packed_rowwise", "embedding_rowwise",
-             "replicated_with_grad_allreduce", "mla_kv_a_proj", "moe_tp_experts", "vocab_colwise")
+             "replicated_with_grad_allreduce", "mla_kv_a_proj", "moe_tp_experts", "vocab_colwise",
+             "local_params")
 DEGREES = ("tp", "pp", "vpp", "microbatches", "ep", "etp", "cp", "dp")
 # layout field -> symbol name
 SYMBOLS = {"tp": "t", "pp": "p", "vpp": "v", "microbatches": "m", "ep": "e", "etp": "t_e",
            "cp": "c", "dp": "N_d"}
+
+
+# Per-rank quantities of a layout (the term table evaluates each on one stage; the report's
+# per_rank block is the most-loaded stage's, peak_bytes = states_bytes + activations_bytes)
+PER_RANK = {
+    "per_rank.params": "parameters the rank holds",
+    "per_rank.weights_bytes": "its weights at --dtype (ZeRO-3 shards them)",
+    "per_rank.gradients_bytes": "its gradients (ZeRO-2 and 3 shard them)",
+    "per_rank.optimizer_bytes": "its optimizer state (ZeRO-1, 2, 3 shard it)",
+    "per_rank.states_bytes": "its weights at the optimizer's bytes, gradients and optimizer "
+                             "state",
+    "per_rank.activations_bytes": "activations it keeps for backward: its layers, tokens, "
+                                  "heads and the microbatches in flight",
+    "per_rank.kv_cache_bytes": "its KV cache at --kv-dtype",
+}
+DIMENSIONS = ("tp", "pp", "dp", "ep", "cp")
+for _dim in DIMENSIONS:
+    PER_RANK.update({
+        f"communication.{_dim}.forward_bytes": f"{_dim}: payload bytes of one microbatch's forward",
+        f"communication.{_dim}.step_bytes": f"{_dim}: payload bytes of one training step",
+        f"communication.{_dim}.step_wire_bytes": f"{_dim}: bytes the rank sends in one step (ring "
+                                                 "algorithms)",
+        f"communication.{_dim}.decode_bytes_per_token": f"{_dim}: payload bytes of one decoded "
+                                                        "token",
+        f"communication.{_dim}.forward_wire_bytes": f"{_dim}: bytes the rank sends in one "
+                                                    "microbatch's forward (ring algorithms)",
+        f"communication.{_dim}.decode_wire_bytes_per_token": f"{_dim}: bytes the rank sends for "
+                                                             "one decoded token (ring algorithms)",
+    })
+PER_RANK.update({
+    "communication.tp.forward_allreduce_count": "all-reduces of one microbatch's forward",
+    "communication.tp.forward_allreduce_bytes": "their payload bytes",
+})
+# what the report's per_rank block adds to the table's quantities
+PER_RANK_DERIVED = {
+    "per_rank.peak_bytes": "training peak of the most-loaded rank: states_bytes + "
+                           "activations_bytes, each rounded up",
+    "per_rank.serving_peak_bytes": "weights_bytes + kv_cache_bytes + recurrent state",
+}
 
 
 @dataclass(frozen=True)
@@ -115,3 +155,85 @@ class Layout:
 
     def with_(self, **changes) -> "Layout":
         return replace(self, **changes)
+
+
+def check_spec(spec, layout: Layout, seq_len: Optional[int] = None,
+               dec_seq_len: Optional[int] = None) -> None:
+    """Refuse what a layout cannot do with the spec (``symcalc.algebra.spec.Spec``), naming
+    the field: expert parallelism needs experts (e at most E), p at most L; stacks whose layer
+    order is not in the spec cannot be cut into stages; the interleaved schedule needs p v to
+    divide L and a stack whose layers are alike; context parallelism splits the sequence into
+    c equal parts; Megatron-LM needs t to divide the heads and the widths it splits (and p v
+    the layers) and models attention/FFN/MoE decoder stacks only. No sympy here."""
+    if layout.ep > 1 and not spec.moe:
+        raise SymcalcError("ep", f"expert parallelism needs an MoE model ({spec.name} has no "
+                                 "experts)")
+    if layout.ep > 1 and layout.ep > spec.E:
+        raise SymcalcError("ep", f"must be at most the experts per layer (E={spec.E}, "
+                                 f"ep={layout.ep})")
+    if layout.ep > 1 and spec.shape != "single":
+        raise SymcalcError("ep", "expert parallelism of an encoder-decoder model is not modelled")
+    if layout.pp > spec.L:
+        raise SymcalcError("pp", f"must be at most the layers (L={spec.L}, pp={layout.pp})")
+    if layout.pp > 1:
+        why = None
+        if spec.shape != "single":
+            why = "an encoder-decoder model"
+        elif spec.hybrid or spec.L_ffn is not None:
+            why = "a hybrid stack (its mixers' order is not in the spec)"
+        elif spec.L_local is not None:
+            why = "a stack of sliding and global layers (their order is not in the spec)"
+        elif spec.kv_shared_layers:
+            why = "a stack with KV-sharing layers"
+        if why:
+            raise SymcalcError("pp", f"pipeline stages of {why} are not modelled")
+    if layout.vpp > 1:
+        if spec.L % (layout.pp * layout.vpp):
+            raise SymcalcError("vpp", f"the interleaved schedule needs p v to divide the layers "
+                                      f"(L={spec.L}, p={layout.pp}, v={layout.vpp})")
+        if spec.dense_layers:
+            raise SymcalcError("vpp", "the interleaved schedule of a stack whose layers differ "
+                                      "(dense and MoE) is not modelled")
+    if layout.cp > 1:
+        for field, n in (("seq-len", seq_len), ("dec-seq-len", dec_seq_len)):
+            if n is not None and n % layout.cp:
+                raise SymcalcError("cp", f"context parallelism splits the sequence into "
+                                         f"{layout.cp} equal parts: cp must divide --{field} "
+                                         f"({n})")
+    if layout.tp_plan != "megatron":
+        return
+    if spec.hybrid or spec.shape != "single" or spec.L_ffn is not None:
+        raise SymcalcError("tp-plan", "the megatron convention models decoder stacks of "
+                                      "attention, FFN and MoE layers")
+    n_kv = spec.n_kv or spec.n_h
+    rules = [("tp", spec.n_h, layout.tp, "the query heads"),
+             ("tp", n_kv, layout.tp, "the key/value heads"),
+             ("tp", spec.d_ff, layout.tp, "the FFN width")]
+    if spec.moe:
+        rules.append(("ep", spec.E, layout.ep, "the experts"))
+        rules.append(("etp", spec.d_moe or spec.d_ff, layout.expert_tp, "the expert width"))
+        if spec.E_s:
+            rules.append(("tp", spec.E_s * (spec.d_sh or spec.d_moe or spec.d_ff), layout.tp,
+                          "the shared experts' width"))
+    if layout.pp > 1:
+        rules.append(("pp", spec.L, layout.pp * layout.vpp, "the layers (p v)"))
+    for field, n, deg, what in rules:
+        if n % deg:
+            raise SymcalcError(field, f"Megatron-LM needs {deg} to divide {what} ({n})")
+
+
+def forward_problems(spec, layout: Layout, attention_split: bool) -> list[str]:
+    """Why the layout's tensor-parallel forward cannot run (empty when it can): a split
+    attention needs t to divide the query and the key/value heads, and q/k norms over all
+    heads (Cohere's n_h d_h-wide norms) need every head on each rank. The per-rank
+    parameters stand either way (rank 0 holds ceil(n/t) rows)."""
+    if layout.tp == 1 or not attention_split:
+        return []
+    out = []
+    n_kv = spec.n_kv or spec.n_h
+    if spec.n_h % layout.tp or (n_kv % layout.tp and not spec.mla):
+        out.append(f"t must divide the query and the key/value heads (n_h={spec.n_h}, "
+                   f"n_kv={n_kv}, t={layout.tp})")
+    if spec.qk_norm == "all_heads":
+        out.append("q/k norms over all heads need every head on each rank")
+    return out

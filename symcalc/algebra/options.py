@@ -47,6 +47,38 @@ class Options(Record):
     sequence_parallel: bool = False
     context: Optional[int] = None  # decode FLOPs per token at this KV-cache length
     mla_cache: str = "latent"  # MLA: the latent (transformers, serving) | expanded keys and values
+    # the rest of the parallel layout (symcalc.algebra.layout.Layout; docs/conventions.md)
+    pp: int = 1  # pipeline stages p
+    vpp: int = 1  # model chunks per pipeline rank v (> 1: the interleaved schedule)
+    microbatches: int = 1  # microbatches per step m (--batch is the microbatch size)
+    ep: int = 1  # expert-parallel degree e
+    etp: Optional[int] = None  # tensor-parallel degree inside each expert t_e (None: tp)
+    cp: int = 1  # context-parallel degree c
+    tp_plan: str = "hf"  # what tensor parallelism splits: hf | megatron
+    cp_algorithm: str = "ring"  # ring | ulysses
+    distributed_optimizer: bool = False  # Megatron-LM's (the optimizer state sharded, as ZeRO-1)
+    per_stage: bool = False  # the report lists every pipeline stage's figures too
+
+    def layout(self):
+        """The parallel layout of these options (:class:`symcalc.algebra.layout.Layout`)."""
+        from .layout import Layout
+
+        return Layout(tp=self.tp, pp=self.pp, vpp=self.vpp, microbatches=self.microbatches,
+                      ep=self.ep, etp=self.etp, cp=self.cp, dp=self.dp, zero=self.zero,
+                      distributed_optimizer=self.distributed_optimizer,
+                      sequence_parallel=self.sequence_parallel, tp_plan=self.tp_plan,
+                      cp_algorithm=self.cp_algorithm)
+
+    @property
+    def parallel(self) -> bool:
+        """A parallel option is given (a layout field differs from its default): the report
+        adds per_rank and communication."""
+        return any(getattr(self, f) != getattr(DEFAULT, f) for f in LAYOUT_FIELDS)
+
+    @property
+    def zero_stage(self) -> int:
+        """The ZeRO stage in effect: Megatron-LM's distributed optimizer is stage 1."""
+        return 1 if self.distributed_optimizer else self.zero
 
     def checked(self) -> "Options":
         for name in ("batch", "seq_len", "dec_seq_len", "dp", "tp", "context"):
@@ -69,10 +101,22 @@ class Options(Record):
             check_dtype(name.replace("_", "-"), getattr(self, name))
         if self.zero not in (0, 1, 2, 3):
             raise SymcalcError("zero", f"stage must be 0, 1, 2 or 3 (got {self.zero})")
+        if self.parallel:  # a layout of one rank has nothing to check (and costs no import)
+            self.layout().checked()
         return self
 
     def with_(self, **changes) -> "Options":
         return replace(self, **changes)
+
+    def with_layout(self, layout) -> "Options":
+        """These options with every field of ``layout`` (a :class:`Layout`) in place."""
+        return replace(self, **{f: getattr(layout, f) for f in LAYOUT_FIELDS})
+
+
+# the options that make a parallel layout (Options.layout)
+LAYOUT_FIELDS = ("tp", "pp", "vpp", "microbatches", "ep", "etp", "cp", "dp", "zero",
+                 "sequence_parallel", "tp_plan", "cp_algorithm", "distributed_optimizer")
+DEFAULT = Options()
 
 
 def _bits(key: str) -> str:

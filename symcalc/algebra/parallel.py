@@ -41,13 +41,14 @@ import sympy
 from ..errors import SymcalcError
 from . import accounting, activations, memory
 from .breakdown import Breakdown
-from .layout import Layout
+from .layout import Layout, check_spec, forward_problems
 from .options import Options, convention_switches
 from .spec import Spec
 from .stages import Stage, inflight, stage_counts, stage_flags
 from .symbols import ALL, SWITCHES, E, N_d, c, d_ff, d_ff_sum, e, i_p, n_h, n_kv, s, s_dec, t, t_e, v
 from .tp_plans import (Linear, PlanEntry, is_routed_expert, linear_form, linears, part_styles,
                        plan_for, split_regions)
+from .tp_styles import BIAS_ONLY
 
 # Megatron-LM pads the vocabulary to a multiple of make_vocab_size_divisible_by (128) times t
 # (megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding)
@@ -159,14 +160,17 @@ def sharded_params(spec: Spec, layout: Layout, plan: Iterable[PlanEntry],
         # Megatron-LM interleaves a fused module's parts so that each rank holds its share of
         # each; a packed style splits each part on its own; torch.chunk gives rank 0 the first
         # ceil(W/t) rows of a fused weight, part by part in order
-        literal = len(fused) > 1 and layout.tp_plan == "hf" and not entry.style.startswith("packed")
-        chunk = sympy.ceiling(sympy.Add(*widths) / degree) if literal else None
+        # (a bias vector listed with its weight, the head's, is no width of its own)
+        rows_of = [w for x, w in zip(fused, widths) if x not in BIAS_ONLY]
+        literal = len(rows_of) > 1 and layout.tp_plan == "hf" \
+            and not entry.style.startswith("packed")
+        chunk = sympy.ceiling(sympy.Add(*rows_of) / degree) if literal else None
         offset = sympy.Integer(0)
         for x, f, width in zip(fused, forms, widths):
             # the part over all the layers holding it: that count times one module
             one = f.copies * (f.n_in * f.n_out + f.bias) + f.extra
             count = _quotient(values[x], one)
-            if literal:
+            if literal and x not in BIAS_ONLY:
                 share = _rows(width, chunk, tp_rank, offset)
                 offset = offset + width
             elif summed:
@@ -434,7 +438,7 @@ def rank_kv_cache(spec: Spec, opts: Options, layout: Layout, plan: Iterable[Plan
     split = split_regions(plan_for(layout, plan))["attention"] and layout.tp > 1
     subs = {n_kv: kv_heads_per_rank(layout, plan)}
     if split:
-        subs[n_h] = n_h / t  # MLA's expanded cache: query heads split by t
+        subs[n_h] = sympy.ceiling(n_h / t)  # MLA's expanded cache: rank 0's query heads
     expr = expr.xreplace(subs)
     counts = stage_counts(spec, layout, stage)
     if counts:
@@ -508,51 +512,13 @@ def rank_memory(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEn
 # -- checks -----------------------------------------------------------------------------------
 
 def check(spec: Spec, layout: Layout) -> None:
-    """Refuse what a layout cannot do with the spec, naming the field: Megatron-LM needs t to
-    divide the heads, the widths it splits and (with p) the layers; both conventions need e to
-    be at most E and p at most L; Megatron's convention models attention/FFN/MoE layers only."""
-    if layout.ep > 1 and not spec.moe:
-        raise SymcalcError("ep", f"expert parallelism needs an MoE model ({spec.name} has no "
-                                 "experts)")
-    if layout.ep > 1 and layout.ep > spec.E:
-        raise SymcalcError("ep", f"must be at most the experts per layer (E={spec.E}, "
-                                 f"ep={layout.ep})")
-    if layout.pp > spec.L:
-        raise SymcalcError("pp", f"must be at most the layers (L={spec.L}, pp={layout.pp})")
-    if layout.tp_plan != "megatron":
-        return
-    if spec.hybrid or spec.shape != "single" or spec.L_ffn is not None:
-        raise SymcalcError("tp-plan", "the megatron convention models decoder stacks of "
-                                      "attention, FFN and MoE layers")
-    n_kv_ = spec.n_kv or spec.n_h
-    rules = [("tp", spec.n_h, layout.tp, "the query heads"),
-             ("tp", n_kv_, layout.tp, "the key/value heads"),
-             ("tp", spec.d_ff, layout.tp, "the FFN width")]
-    if spec.moe:
-        rules.append(("ep", spec.E, layout.ep, "the experts"))
-        rules.append(("etp", spec.d_moe or spec.d_ff, layout.expert_tp, "the expert width"))
-    if layout.pp > 1:
-        rules.append(("pp", spec.L, layout.pp * layout.vpp, "the layers (p v)"))
-    for field, n, deg, what in rules:
-        if n % deg:
-            raise SymcalcError(field, f"Megatron-LM needs {deg} to divide {what} ({n})")
+    """:func:`symcalc.algebra.layout.check_spec` (the refusals, without sympy)."""
+    check_spec(spec, layout)
 
 
 def tp_forward_problems(spec: Spec, layout: Layout, plan: Iterable[PlanEntry] = ()) -> list[str]:
-    """Why the layout's tensor-parallel forward cannot run (empty when it can): a split
-    attention needs t to divide the query and the key/value heads, and q/k norms over all
-    heads (Cohere's n_h d_h-wide norms) need every head on each rank. The per-rank
-    parameters stand either way (rank 0 holds ceil(n/t) rows)."""
-    if layout.tp == 1 or not split_regions(plan_for(layout, plan))["attention"]:
-        return []
-    out = []
-    n_kv_ = spec.n_kv or spec.n_h
-    if spec.n_h % layout.tp or (n_kv_ % layout.tp and not spec.mla):
-        out.append(f"t must divide the query and the key/value heads (n_h={spec.n_h}, "
-                   f"n_kv={n_kv_}, t={layout.tp})")
-    if spec.qk_norm == "all_heads":
-        out.append("q/k norms over all heads need every head on each rank")
-    return out
+    """:func:`symcalc.algebra.layout.forward_problems` under the plan."""
+    return forward_problems(spec, layout, split_regions(plan_for(layout, plan))["attention"])
 
 
 def assume_divisible(expr: sympy.Expr) -> sympy.Expr:

@@ -122,7 +122,7 @@ def _cached(name: str, spec: Spec, opts: Options) -> sympy.Expr:
             sequence_parallel=opts.sequence_parallel), spec, opts)
     if name == "memory.training_bytes":
         return sympy.expand(memory.training_bytes(params.total, memory.optimizer(opts.optimizer),
-                                                  opts.zero))
+                                                  opts.zero_stage))
     raise AssertionError(name)
 
 

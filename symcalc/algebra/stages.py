@@ -11,7 +11,7 @@ from typing import Union
 import sympy
 
 from ..errors import SymcalcError
-from .layout import Layout
+from .layout import Layout, check_spec
 from .spec import Spec
 from .symbols import L, L_dense, m, p, v
 
@@ -79,17 +79,7 @@ def stage_counts(spec: Spec, layout: Layout, stage: Stage) -> dict[sympy.Symbol,
     than one stage: their order is not in the spec."""
     if layout.pp == 1:
         return {}
-    why = None
-    if spec.shape != "single":
-        why = "an encoder-decoder model"
-    elif spec.hybrid or spec.L_ffn is not None:
-        why = "a hybrid stack (its mixers' order is not in the spec)"
-    elif spec.L_local is not None:
-        why = "a stack of sliding and global layers (their order is not in the spec)"
-    elif spec.kv_shared_layers:
-        why = "a stack with KV-sharing layers"
-    if why:
-        raise SymcalcError("pp", f"pipeline stages of {why} are not modelled")
+    check_spec(spec, layout)
     n, _ = layers_on_stage(layout, stage)
     out = {L: n}
     if spec.dense_layers:

@@ -16,6 +16,8 @@ import sympy
 from ..errors import SymcalcError
 from . import components as comp
 from .layout import Layout
+from .tp_styles import (ACTIVATION_REGIONS, BIAS_ONLY, LOCAL_OUTPUT, MEGATRON_MODULES,  # noqa: F401
+                        STYLES, Style)
 from .symbols import SWITCHES, E, E_s, V, d, d_ff, d_h, d_lv, d_nope, d_rope, d_v, n_h, n_kv, n_lv, r_kv, r_q
 
 
@@ -38,54 +40,6 @@ class PlanEntry:
     parts: tuple[str, ...]
     transposed: bool = False
     per_expert: bool = False
-
-
-@dataclass(frozen=True)
-class Style:
-    """What a tensor-parallel style does: which width of its parameters it splits (``out``:
-    the output rows, ``in``: the input columns, ``""``: none), and the collectives of one
-    forward and one backward of the module, each ``(kind, tensor)`` with kind
-    ``all_reduce``/``all_gather`` and tensor ``output``, ``input``, ``weight_grad`` (the
-    parameters' gradient), ``rope`` (MLA's shared rotary key) or ``routing`` (the top-k
-    weights). ``hooks``: the style runs on a module (its collectives happen); a style given to
-    a parameter only shards it."""
-
-    split: str
-    forward: tuple[tuple[str, str], ...]
-    backward: tuple[tuple[str, str], ...]
-    meaning: str
-    hooks: bool = True
-
-
-STYLES: dict[str, Style] = {
-    "colwise": Style("out", (), (("all_reduce", "input"),),
-                     "output rows split (weight and bias), input replicated, output left split"),
-    "colwise_gather_output": Style(
-        "out", (("all_gather", "output"),), (("all_reduce", "input"),),
-        "output rows split, the output gathered whole on every rank"),
-    "rowwise": Style("in", (("all_reduce", "output"),), (),
-                     "input columns split (bias whole), the partial outputs all-reduced"),
-    "rowwise_split_input": Style(
-        "in", (("all_reduce", "output"),), (("all_gather", "input"),),
-        "input columns split from a whole input, the partial outputs all-reduced"),
-    "packed_colwise": Style("out", (), (("all_reduce", "input"),),
-                            "fused gate/up rows split gate by gate and up by up"),
-    "packed_rowwise": Style("in", (), (), "fused gate/up columns split gate by gate and up by up"),
-    "embedding_rowwise": Style("in", (("all_reduce", "output"),), (),
-                               "vocabulary rows split, the partial lookups all-reduced"),
-    "replicated_with_grad_allreduce": Style(
-        "", (), (("all_reduce", "weight_grad"),),
-        "whole on every rank, its gradient all-reduced (it sees only this rank's heads)"),
-    "mla_kv_a_proj": Style("", (), (("all_reduce", "rope"),),
-                           "whole; the gradient of the shared rotary key all-reduced"),
-    "moe_tp_experts": Style("", (("all_reduce", "output"),),
-                            (("all_reduce", "input"), ("all_reduce", "routing")),
-                            "every rank runs its slice of every expert; outputs all-reduced"),
-    # Megatron-LM's vocabulary-parallel output layer: rows of the padded vocabulary split,
-    # the logits left split for the vocabulary-parallel cross entropy
-    "vocab_colwise": Style("out", (), (("all_reduce", "input"),),
-                           "vocabulary rows of the head split, logits left split"),
-}
 
 
 @dataclass(frozen=True)
@@ -121,6 +75,7 @@ def linears() -> dict[str, Linear]:
         "attention/kv_a": Linear(d, r_kv + d_rope, _sw("bias_k") * (r_kv + d_rope)),
         "attention/kv_b": Linear(r_kv, n_h * (d_nope + d_v)),
         "attention/o": Linear(n_h * comp.value_width(), d, _sw("bias_o") * d),
+        "attention/sinks": Linear(1, n_h),  # one logit per head, split with the heads
         "ffn/gate": Linear(d, d_ff, ffn_b * d_ff),
         "ffn/up": Linear(d, d_ff, ffn_b * d_ff),
         "ffn/down": Linear(d_ff, d, ffn_b * d),
@@ -144,34 +99,13 @@ def linears() -> dict[str, Linear]:
     return out
 
 
-# Parts Megatron-LM's layer splits, and how (megatron/core/transformer: linear_qkv and
-# linear_fc1 column-parallel, linear_proj and linear_fc2 row-parallel; MLA's down projections
-# whole, its up projections column-parallel)
-MEGATRON_MODULES = (
-    ("linear_qkv", "colwise", ("layer/attention/q", "layer/attention/q_gate",
-                               "layer/attention/k", "layer/attention/v")),
-    ("linear_q_up_proj", "colwise", ("layer/attention/q_b",)),
-    ("linear_kv_up_proj", "colwise", ("layer/attention/kv_b",)),
-    ("linear_proj", "rowwise", ("layer/attention/o",)),
-    ("linear_fc1", "colwise", ("layer/ffn/gate", "layer/ffn/up")),
-    ("linear_fc2", "rowwise", ("layer/ffn/down",)),
-    ("experts.linear_fc1", "colwise", ("layer/moe/experts/gate", "layer/moe/experts/up")),
-    ("experts.linear_fc2", "rowwise", ("layer/moe/experts/down",)),
-    ("shared_experts.linear_fc1", "colwise", ("layer/moe/shared/gate", "layer/moe/shared/up")),
-    ("shared_experts.linear_fc2", "rowwise", ("layer/moe/shared/down",)),
-    ("word_embeddings", "embedding_rowwise", ("embedding/token",)),
-    ("output_layer", "vocab_colwise", ("head/weight",)),
-    ("output_layer.bias", "vocab_colwise", ("head/bias",)),
-)
-
-
 def megatron_plan() -> tuple[PlanEntry, ...]:
     return tuple(PlanEntry(mod, style, parts) for mod, style, parts in MEGATRON_MODULES)
 
 
 def plan_for(layout: Layout, hf_plan: Optional[Iterable[PlanEntry]]) -> tuple[PlanEntry, ...]:
-    """The plan the layout's convention uses: Megatron-LM's, or the family's (none: every
-    part whole, as a family without a ``base_model_tp_plan`` runs)."""
+    """The plan the layout's convention uses: Megatron-LM's, or the one given (a family's,
+    :func:`symcalc.fast.plans.plan_rows` of a spec; none: every part whole)."""
     if layout.tp_plan == "megatron":
         return megatron_plan()
     return tuple(hf_plan or ())
@@ -198,18 +132,6 @@ def part_styles(plan: Iterable[PlanEntry]) -> dict[str, tuple[PlanEntry, Style]]
                                               f"{entry.module}")
             out[part] = (entry, style)
     return out
-
-
-ACTIVATION_REGIONS = {
-    # region of a saved term (the first part of its name) -> parts whose split makes its split
-    # terms split (the region's first projections run column-parallel with their outputs left
-    # split)
-    "attention": ("layer/attention/q", "layer/attention/q_b", "layer/attention/k"),
-    "ffn": ("layer/ffn/up",),
-    "moe": ("layer/moe/experts/up", "layer/moe/shared/up"),
-    "linear_attention": ("layer/linear_attention/qkv",),
-}
-LOCAL_OUTPUT = ("colwise", "packed_colwise", "packed_rowwise")
 
 
 def split_regions(plan: Iterable[PlanEntry]) -> dict[str, bool]:

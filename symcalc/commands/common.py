@@ -56,12 +56,37 @@ def add_workload(p: argparse.ArgumentParser) -> None:
                         "components; default) | eager (what transformers' eager code keeps) | "
                         "sdpa (fused attention kernel)")
     g.add_argument("--optimizer", default="adam-mixed", help=f"{' | '.join(OPTIMIZER_NAMES)}")
-    g.add_argument("--zero", type=str, default="0", help="ZeRO stage 0-3")
-    g.add_argument("--dp", type=str, default="1", help="data-parallel ranks N_d")
-    g.add_argument("--tp", type=str, default="1", help="tensor-parallel degree t")
-    g.add_argument("--sequence-parallel", action="store_true", help="sequence parallelism (with --tp)")
     g.add_argument("--context", type=str, default=None,
                    help="KV-cache length for decode FLOPs per token (default: seq-len)")
+    add_layout(p)
+
+
+def add_layout(p: argparse.ArgumentParser) -> None:
+    """The parallel layout (docs/cli.md, docs/conventions.md): any of these adds the report's
+    per_rank and communication blocks."""
+    g = p.add_argument_group("parallel layout (per rank; docs/conventions.md)")
+    g.add_argument("--tp", type=str, default="1", help="tensor-parallel degree t")
+    g.add_argument("--pp", type=str, default="1", help="pipeline-parallel stages p")
+    g.add_argument("--vpp", type=str, default="1",
+                   help="model chunks per pipeline rank v (more than 1: the interleaved schedule)")
+    g.add_argument("--schedule", default=None, choices=("1f1b", "interleaved"),
+                   help="pipeline schedule (default: interleaved with --vpp > 1, else 1f1b)")
+    g.add_argument("--microbatches", type=str, default="1",
+                   help="microbatches per step m (--batch sequences each)")
+    g.add_argument("--ep", type=str, default="1", help="expert-parallel degree e")
+    g.add_argument("--etp", type=str, default=None,
+                   help="tensor-parallel degree inside each expert t_e (default: --tp)")
+    g.add_argument("--cp", type=str, default="1", help="context-parallel degree c")
+    g.add_argument("--cp-algorithm", default="ring", choices=("ring", "ulysses"),
+                   help="context parallelism by ring attention (default) or Ulysses all-to-alls")
+    g.add_argument("--dp", type=str, default="1", help="data-parallel ranks N_d")
+    g.add_argument("--zero", type=str, default="0", help="ZeRO stage 0-3 (FSDP is stage 3)")
+    g.add_argument("--distributed-optimizer", action="store_true",
+                   help="Megatron-LM's distributed optimizer (the optimizer state sharded, as ZeRO-1)")
+    g.add_argument("--sequence-parallel", action="store_true", help="sequence parallelism (with --tp)")
+    g.add_argument("--tp-plan", default="hf", choices=("hf", "megatron"),
+                   help="what tensor parallelism splits: hf (the plan transformers applies, "
+                        "default) | megatron (Megatron-LM's layer, padded vocabulary)")
 
 
 def checked_names(specs, latex: bool = False):
@@ -93,5 +118,23 @@ def options_from(args: argparse.Namespace) -> Options:
         kv_dtype=args.kv_dtype, state_dtype=args.state_dtype, mla_cache=args.mla_cache, causal=args.causal, macs=args.macs, nonmatmul=args.nonmatmul,
         recompute=args.recompute, activations=args.activations, optimizer=args.optimizer, zero=_int("zero", args.zero, zero=True),
         dp=_int("dp", args.dp), tp=_int("tp", args.tp), sequence_parallel=args.sequence_parallel,
-        context=_int("context", args.context),
+        context=_int("context", args.context), **layout_options(args),
     ).checked()
+
+
+def layout_options(args: argparse.Namespace) -> dict:
+    """The layout's Options fields from the arguments (--schedule checked against --vpp)."""
+    from ..errors import SymcalcError
+
+    vpp = _int("vpp", args.vpp)
+    schedule = getattr(args, "schedule", None)
+    if schedule == "interleaved" and vpp == 1:
+        raise SymcalcError("--schedule", "interleaved needs --vpp, the model chunks per "
+                                         "pipeline rank (2 or more)")
+    if schedule == "1f1b" and vpp > 1:
+        raise SymcalcError("--schedule", f"1f1b holds one model chunk per rank (got --vpp {vpp})")
+    return dict(pp=_int("pp", args.pp), vpp=vpp, microbatches=_int("microbatches", args.microbatches),
+                ep=_int("ep", args.ep), etp=_int("etp", args.etp), cp=_int("cp", args.cp),
+                cp_algorithm=args.cp_algorithm, tp_plan=args.tp_plan,
+                distributed_optimizer=args.distributed_optimizer,
+                per_stage=bool(getattr(args, "per_stage", False)))

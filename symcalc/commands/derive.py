@@ -24,7 +24,9 @@ def register(sub) -> None:
     add_model(p)
     p.add_argument("--quantity", default=None,
                    help="params.total (default), params.active, flops.forward_matmul, "
-                        "flops.training, memory.weights_bytes, memory.kv_cache_bytes, ...")
+                        "flops.training, memory.weights_bytes, memory.kv_cache_bytes, ...; "
+                        "with a layout per_rank.peak_bytes, per_rank.weights_bytes, "
+                        "communication.tp.step_bytes, ... (docs/cli.md)")
     p.add_argument("--format", default=None, choices=("md", "tex"),
                    help="md or tex (default: from -o FILE: .tex and .pdf are LaTeX, a whole "
                         "document; otherwise md)")
@@ -91,10 +93,16 @@ def build(args):
         from ..derivations.derive_solve import derive_solution
         from .solve import solution_from
 
-        if args.solve_for is None:
-            from ..errors import SymcalcError
+        from ..errors import SymcalcError
 
+        if args.solve_for is None:
             raise SymcalcError("--for", "names the size to solve for (with --target, --fit or --when)")
+        from .solve import layout_question
+
+        if layout_question(args):
+            raise SymcalcError("--for", "a search over parallel layouts has no derivation: run "
+                                        "symcalc solve, then derive a figure of the layout it "
+                                        "finds (derive --quantity per_rank.peak_bytes --tp ...)")
         return derive_solution(solution_from(args, latex))
     quantity = args.quantity or "params.total"
     spec = checked_names([resolve(args.model, args.sets)], latex)[0]
@@ -118,7 +126,29 @@ def build(args):
         return forms.derive_published(args.form, spec, opts)
     if args.assume is not None:  # assumption() refuses '' naming the sets
         return forms.derive_closed_form(spec, args.assume, quantity, opts)
+    from ..derivations.derive_parallel import QUANTITIES as PARALLEL
+
+    if quantity in PARALLEL:
+        return derive_per_rank(spec, quantity, opts)
     return dv.derive(spec, quantity, opts)
+
+
+def derive_per_rank(spec, quantity: str, opts):
+    """A per-rank or communication figure on the most-loaded rank's stage (as the report
+    finds it from the term table), worked out from symcalc.algebra.parallel/communication."""
+    from ..algebra.tp_plans import plan_entries
+    from ..derivations.derive_parallel import derive_parallel
+    from ..fast import per_rank, plans, quick
+
+    v = quick.values(spec, opts)
+    v.update(plans.facts(spec, opts.tp_plan))
+    lay = opts.layout()
+    from ..algebra.layout import check_spec
+    from ..algebra.options import seq_len_of
+
+    check_spec(spec, lay, seq_len_of(spec, opts), v.get("s_dec"))
+    stage, _, _ = per_rank.most_loaded(quick.Numbers(spec, opts), v, lay.pp, {})
+    return derive_parallel(spec, quantity, opts, plan_entries(plans.plan_rows(spec, "hf")), stage)
 
 
 def speed_derivation(args, spec, opts, quantity: str):

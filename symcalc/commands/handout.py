@@ -14,8 +14,9 @@ def register(sub) -> None:
     p.add_argument("--title", default=None, help="the handout's title (shown as plain text)")
     p.add_argument("--sections", default=None, metavar="LIST",
                    help="comma-separated sections to include, in any order: breakdown, params, "
-                        "closed, budget, compute, speed (default: all but speed; with --gpu, "
-                        "all)")
+                        "closed, budget, compute, speed, parallel (default: all but speed "
+                        "and parallel; speed joins them with --gpu, parallel when a layout "
+                        "option such as --tp is given)")
     p.add_argument("--gpu", default=None, metavar="NAME",
                    help="accelerator of the \"How fast\" section (adds it; default H100 when "
                         "--sections names speed)")
@@ -36,7 +37,8 @@ def run(args) -> int:
 
     from ..errors import SymcalcError
 
-    from ..derivations.handout_data import DEFAULT_SECTIONS, SECTIONS, handout
+    from ..derivations.handout_data import DEFAULT_SECTIONS, handout
+    from .derive import derive_per_rank
     from ..inputs.resolver import resolve
     from ..render import handout as render
 
@@ -58,7 +60,9 @@ def run(args) -> int:
     if args.title is not None:
         check_text("--title", args.title, latex=kind != ".md")
     specs = checked_names([resolve(m, args.sets) for m in args.model], latex=kind != ".md")
-    sections = (SECTIONS if args.gpu else DEFAULT_SECTIONS) if args.sections is None else [
+    opts = options_from(args)
+    sections = list(DEFAULT_SECTIONS) + (["speed"] if args.gpu else []) + (
+        ["parallel"] if opts.parallel else []) if args.sections is None else [
         x.strip() for x in args.sections.split(",") if x.strip()]
     from ..derivations.handout_speed import DEFAULT_GPU
     from ..inputs.gpus import accelerator
@@ -67,8 +71,8 @@ def run(args) -> int:
         raise SymcalcError("--gpus", "adds accelerators for --gpu NAME; name one with --gpu")
     speed = speed_of(accelerator(args.gpu or DEFAULT_GPU, tuple(args.gpus))) \
         if "speed" in sections else None
-    data = handout(specs, args.title, options_from(args), sections, exercises=args.exercises,
-                   speed=speed)
+    data = handout(specs, args.title, opts, sections, exercises=args.exercises, speed=speed,
+                   figures=rank_figures, derive_rank=derive_per_rank)
     units = units_from(args)
     tex = kind != ".md"
     if args.exercises:  # the sheet, and its answer key (the worked handout) beside it
@@ -84,6 +88,12 @@ def run(args) -> int:
             write(text, str(path))
     return 0
 
+
+def rank_figures(spec, opts) -> dict:
+    """A layout's figures by name (the report's per_rank and communication blocks)."""
+    from ..fast.layouts import figures
+
+    return figures(spec, opts)
 
 
 def speed_of(gpu):

@@ -16,6 +16,8 @@ def register(sub) -> None:
     add_model(p)
     add_workload(p)
     p.add_argument("--json", action="store_true", help="one JSON object (the contract)")
+    p.add_argument("--per-stage", action="store_true",
+                   help="with --pp: every pipeline stage's per-rank figures too")
     add_gpu_args(p)
     from .speed import add_speed_args
 

@@ -10,9 +10,10 @@ from .common import add_model, add_workload, checked_names, options_from
 
 def add_solve_args(p, required: bool = True) -> None:
     g = p.add_argument_group("solving for a size (docs/cli.md, 'solve')")
-    g.add_argument("--for", dest="solve_for", required=required, metavar="SIZE",
-                   help="the size to solve for: d, L, n_h, d_ff, V, ... or s, b (workload)")
-    what = g.add_mutually_exclusive_group(required=required)
+    g.add_argument("--for", dest="solve_for", required=False, metavar="SIZE",
+                   help="the size to solve for: d, L, n_h, d_ff, V, ... or s, b (workload); "
+                        "or a layout dimension tp, pp, ep, cp, dp (the smallest that fits)")
+    what = g.add_mutually_exclusive_group(required=False)
     what.add_argument("--target", metavar="Q=AMOUNT",
                       help="an equation, e.g. params.total=7e9 (units: K M B T, GB GiB, TFLOPs ...)")
     what.add_argument("--fit", metavar="'REL'",
@@ -32,6 +33,9 @@ def register(sub) -> None:
     p = sub.add_parser("solve", help="solve for a size: a target, a budget that fits, a crossover")
     add_model(p)
     add_solve_args(p)
+    p.add_argument("--layouts", default=None, metavar="N",
+                   help="every parallel layout of N GPUs that meets --fit (default: "
+                        "'per_rank.peak_bytes <= GPU' with --gpu), sorted by per-rank peak")
     p.add_argument("--json", action="store_true",
                    help='{"equation", "exact", "below", "above", "value_below", "value_above"}')
     add_workload(p)
@@ -39,9 +43,58 @@ def register(sub) -> None:
 
     p.add_argument("--gpu", action="append", default=[], metavar="NAME",
                    help="accelerator of a how-fast relation (speed.*, capacity.*, "
-                        "utilization.*): --for b, s or gpus")
+                        "utilization.*): --for b, s or gpus; with a layout search and no "
+                        "--fit: fit per_rank.peak_bytes in its memory (names in "
+                        "symcalc/inputs/gpus.toml)")
     add_speed_args(p)
     p.set_defaults(func=run)
+
+
+LAYOUT_DIMENSIONS = ("tp", "pp", "ep", "cp", "dp")
+
+
+def layout_question(args) -> bool:
+    """A search over parallel layouts: --layouts, --for a layout dimension, or a relation
+    that reads a per-rank or communication figure."""
+    from ..fast.layouts import parallel_names
+
+    text = " ".join(t for t in (args.target, args.fit, args.when) if t)
+    return (getattr(args, "layouts", None) is not None or args.solve_for in LAYOUT_DIMENSIONS
+            or parallel_names(text))
+
+
+def layout_answer(args) -> dict:
+    from ..errors import SymcalcError
+    from ..fast import layouts as L
+    from ..inputs.resolver import resolve
+    from ..questions import accelerator_constants
+
+    spec = checked_names([resolve(args.model, args.sets)])[0]
+    opts = options_from(args)
+    if args.target is not None or args.when is not None:
+        raise SymcalcError("--fit" if args.target is None else "--target",
+                           "a layout search takes a budget: --fit 'REL' (or --gpu NAME)")
+    text = args.fit
+    if text is None:
+        if not getattr(args, "gpu", None):
+            raise SymcalcError("--fit", "give the budget, e.g. --fit 'per_rank.peak_bytes <= "
+                                        "80GB', or --gpu NAME")
+        if len(args.gpu) > 1:
+            raise SymcalcError("--gpu", "a layout search fits one accelerator (got "
+                                        f"{', '.join(args.gpu)})")
+        text = L.DEFAULT_FIT.format(gpu=args.gpu[0])
+    relation = L.relation_of(text, "--fit", accelerator_constants(tuple(args.gpus)))
+    if getattr(args, "layouts", None) is not None:
+        from ..algebra.spec import parse_int
+
+        return L.layouts(spec, opts, parse_int("--layouts", args.layouts), relation)
+    if args.solve_for is None:
+        raise SymcalcError("--for", "names the layout dimension to search (tp, pp, ep, cp, dp), "
+                                    "or give --layouts N")
+    if args.solve_for not in L.FOR:
+        raise SymcalcError("--for", f"a per-rank relation is solved for a layout dimension "
+                                    f"(tp, pp, ep, cp, dp; got {args.solve_for!r})")
+    return L.smallest(spec, opts, args.solve_for, relation)
 
 
 def relation_of(args) -> tuple[str, str]:
@@ -123,6 +176,21 @@ def speed_answer(args):
 
 
 def run(args) -> int:
+    if layout_question(args):
+        answer = layout_answer(args)
+        if args.json:
+            print(json.dumps(answer, indent=1))
+        else:
+            from ..render.solution import layouts_text
+
+            print(layouts_text(answer), end="")
+        return 0
+    from ..errors import SymcalcError
+
+    if args.solve_for is None:
+        raise SymcalcError("--for", "is required")
+    if args.target is None and args.fit is None and args.when is None:
+        raise SymcalcError("--target", "give one of --target, --fit or --when")
     if is_speed_question(args):
         from ..render.solution import speed_answer_text
 

@@ -125,22 +125,9 @@ def _amount(field: str, text, kind: str) -> Optional[int]:
 
 
 def layout_of(args, opts):
-    """The run's layout: --tp, --dp and --zero of the workload, and the other degrees
-    (--pp, --ep, --cp, ...) where the command has them."""
-    from ..algebra.layout import Layout
-
-    def get(name, default):
-        value = getattr(args, name, None)
-        if value is None:
-            return default
-        return _count(f"--{name.replace('_', '-')}", value) if isinstance(value, str) else value
-
-    return Layout(tp=opts.tp, dp=opts.dp, zero=opts.zero,
-                  sequence_parallel=opts.sequence_parallel, pp=get("pp", 1),
-                  vpp=get("vpp", 1), microbatches=get("microbatches", 1), ep=get("ep", 1),
-                  etp=get("etp", None), cp=get("cp", 1),
-                  tp_plan=getattr(args, "tp_plan", None) or "hf",
-                  cp_algorithm=getattr(args, "cp_algorithm", None) or "ring").checked()
+    """The run's layout: the layout options every command that reads the workload takes
+    (--tp, --pp, --ep, --cp, --dp, --zero, ...; Options.layout)."""
+    return opts.layout().checked()
 
 
 def speed_options(args, opts, gpu):

@@ -18,7 +18,8 @@ def register(sub) -> None:
                    help="configurations, one per row, header = grid keys (instead of --grid)")
     p.add_argument("--quantity", action="append", default=[], metavar="Q",
                    help="params.total (default), flops.forward_matmul, memory.kv_cache_bytes, "
-                        "... (repeatable; 'all' for every quantity)")
+                        "... (repeatable; 'all' for every quantity); with a layout also "
+                        "per_rank.peak_bytes, per_rank.stage, communication.tp.step_bytes ...")
     p.add_argument("--format", default="csv", choices=("csv", "json"))
     numbers = p.add_mutually_exclusive_group()
     numbers.add_argument("--exact", action="store_true",

@@ -23,11 +23,13 @@ from typing import Any, Optional, Union
 import sympy
 
 UNITS = {"N": "parameters", "C": "FLOPs", "M": "bytes", "T": "seconds", "I": "FLOPs per byte",
-         "B": "blocks", "S": "sequences", "U": "utilization", "R": "tokens per second"}
+         "B": "blocks", "S": "sequences", "U": "utilization", "R": "tokens per second",
+         "K": "collectives"}
 # assumption sets (symcalc.algebra.assumptions) as a sentence names them
 ASSUMPTION_NAMES = {"kaplan": "Kaplan et al.'s assumptions", "textbook": "the textbook assumptions",
                     "none": "no assumptions",
-                    "kaplan_relations": "Kaplan et al.'s relations substituted, not their form"}
+                    "kaplan_relations": "Kaplan et al.'s relations substituted, not their form",
+                    "even": "an even split (every degree divides what it splits)"}
 _PART = re.compile(r"^([A-Z])\[(.*)\]$")
 
 

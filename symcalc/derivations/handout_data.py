@@ -7,6 +7,7 @@ the linear terms, computed exactly. The renderer in :mod:`symcalc.render.handout
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable, Optional
 
 import sympy
 
@@ -17,7 +18,8 @@ from .derive import chain, defines, derive, meaning, model_values, numbers
 from .derive_forms import derive_closed_form
 from .handout_budget import Budget, budget
 from .handout_models import CATEGORIES, attention_kind, category, in_size_order, sizes_used
-from ..algebra.options import Options
+from ..algebra.options import LAYOUT_FIELDS, Options
+from ..records import fields as record_fields
 from ..algebra.spec import Spec
 from ..algebra.symbols import b, s, s_dec
 
@@ -49,12 +51,39 @@ class Sheet:
 
 DEFAULT_SECTIONS = ("breakdown", "params", "closed", "budget", "compute")
 SECTIONS = DEFAULT_SECTIONS + ("speed",)  # speed: with an accelerator (handout --gpu)
+# every section a handout may have: "parallel" joins the default ones when a parallel layout
+# option is given (it needs the per-rank figures from the caller: handout's figures= and
+# derive_rank=)
+ALL_SECTIONS = SECTIONS + ("parallel",)
 SECTION_MEANINGS = {"speed": "how fast: the roofline of prefill and decode on an accelerator",
                     "breakdown": "where the parameters are (table and chart)",
                     "params": "parameters step by step",
                     "closed": "closed forms under Kaplan et al.'s assumptions",
                     "budget": "the whole budget: weights, KV cache, training memory and compute",
-                    "compute": "forward FLOPs against the sequence length"}
+                    "compute": "forward FLOPs against the sequence length",
+                    "parallel": "splitting the model across GPUs: memory per rank and "
+                                "communication of tensor, pipeline and data parallelism"}
+
+# the layouts the section tabulates (the handout's own layout first, when it has one)
+SPLIT_LAYOUTS = (("tp 2", dict(tp=2)), ("tp 8", dict(tp=8)),
+                 ("tp 8, pp 2", dict(tp=8, pp=2, microbatches=8)),
+                 ("tp 4, pp 2, dp 4, ZeRO-1", dict(tp=4, pp=2, dp=4, zero=1, microbatches=8)))
+SPLIT_FIGURES = ("per_rank.params", "per_rank.weights_bytes", "per_rank.peak_bytes",
+                 "communication.tp.step_bytes", "communication.pp.step_bytes",
+                 "communication.dp.step_bytes")
+
+
+@dataclass(frozen=True)
+class Splitting:
+    """The section "Splitting the model across GPUs": per layout and model the per-rank
+    figures (None: the model cannot take the layout, with why), the derivation of each
+    model's weights per rank at the worked layout, and an exercise with its answers."""
+    layouts: tuple[tuple[str, dict], ...]
+    figures: tuple[tuple[tuple[Optional[dict], str], ...], ...]  # [model][layout]
+    worked: str  # the label of the layout the derivations work out
+    derivations: tuple[Derivation, ...]
+    exercise_layout: str
+    exercise_answers: tuple[tuple[str, Optional[int], Optional[int]], ...]  # model, params, bytes
 
 
 @dataclass(frozen=True)
@@ -68,6 +97,7 @@ class Handout:
     # lines of the FLOPs figure that coincide: (term, models), term both, quadratic or linear
     coincide: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exercises: bool = False  # an exercise sheet: every computed number left blank
+    splitting: Optional[Splitting] = None  # the "parallel" section
 
 
 # max_position_embeddings (n_positions) of the published checkpoints' config.json; a model
@@ -200,19 +230,64 @@ def check_sections(sections) -> tuple[str, ...]:
 
     chosen = tuple(sections)
     for name in chosen:
-        if name not in SECTIONS:
+        if name not in ALL_SECTIONS:
             raise SymcalcError("--sections", f"{name!r} is not a section; choose from "
-                                             f"{', '.join(SECTIONS)} (comma-separated)")
+                                             f"{', '.join(ALL_SECTIONS)} (comma-separated)")
     if not chosen:
-        raise SymcalcError("--sections", f"names at least one of {', '.join(SECTIONS)}")
-    return tuple(s for s in SECTIONS if s in chosen)
+        raise SymcalcError("--sections", f"names at least one of {', '.join(ALL_SECTIONS)}")
+    return tuple(s for s in ALL_SECTIONS if s in chosen)
+
+
+def splitting(specs: list[Spec], opts: Options, figures: Callable, derive_rank: Callable
+              ) -> Splitting:
+    """The "parallel" section: ``figures(spec, opts)`` gives a layout's per-rank figures by
+    name (the report's, from the term table) or raises SymcalcError when the model cannot
+    take it; ``derive_rank(spec, quantity, opts)`` works a figure out step by step. The
+    worked layout is the handout's own when it has one, else tp 8."""
+    from ..errors import SymcalcError
+
+    own = tuple((f.name, getattr(opts, f.name)) for f in record_fields(Options)
+                if f.name in LAYOUT_FIELDS and getattr(opts, f.name) != getattr(Options(), f.name))
+    layouts = list(SPLIT_LAYOUTS)
+    if own:
+        layouts = [(", ".join(f"{k} {v}" for k, v in own), dict(own))] + [
+            x for x in layouts if x[1] != dict(own)]
+    table = []
+    for spec in specs:
+        row = []
+        for _label, lay in layouts:
+            try:
+                row.append((figures(spec, opts.with_(**lay)), ""))
+            except SymcalcError as err:
+                row.append((None, str(err)))
+        table.append(tuple(row))
+    worked_label, worked = layouts[0] if own else layouts[1]
+    derivations = []
+    for spec in specs:
+        try:
+            derivations.append(derive_rank(spec, "per_rank.weights_bytes", opts.with_(**worked)))
+        except SymcalcError:
+            continue
+    exercise = dict(tp=4)
+    answers = []
+    for spec in specs:
+        try:
+            f = figures(spec, opts.with_(**exercise))
+            answers.append((spec.name, f["per_rank.params"], f["per_rank.weights_bytes"]))
+        except SymcalcError:
+            answers.append((spec.name, None, None))
+    return Splitting(tuple(layouts), tuple(table), worked_label, tuple(derivations), "tp 4",
+                     tuple(answers))
 
 
 def handout(specs: list[Spec], title: str | None = None, opts: Options = Options(),
-            sections=DEFAULT_SECTIONS, exercises: bool = False, speed=None) -> Handout:
+            sections=DEFAULT_SECTIONS, exercises: bool = False, speed=None,
+            figures: Optional[Callable] = None, derive_rank: Optional[Callable] = None
+            ) -> Handout:
     """``speed``: the "speed" section's data of one model, ``speed(spec, opts)`` ->
     handout_speed.SpeedSheet or None (the command line builds it from the quick path:
-    symcalc.commands.handout.speed_of)."""
+    symcalc.commands.handout.speed_of). ``figures`` and ``derive_rank``: the "parallel"
+    section's (:func:`splitting`)."""
     sections = check_sections(sections)
     if "speed" in sections and speed is None:
         from ..errors import SymcalcError
@@ -231,5 +306,14 @@ def handout(specs: list[Spec], title: str | None = None, opts: Options = Options
     used = in_size_order(n for sh in sheets for n in sh.dims)
     names = " and ".join(sp.name for sp in specs) if len(specs) < 3 else ", ".join(sp.name for sp in specs)
     coincide = coinciding(sheets)
+    split = None
+    if "parallel" in sections:
+        if figures is None or derive_rank is None:
+            from ..errors import SymcalcError
+
+            raise SymcalcError("--sections", "parallel needs the per-rank figures (symcalc "
+                                             "handout gives them)")
+        split = splitting(specs, opts, figures, derive_rank)
     return Handout(title or f"Counting {names}: parameters and compute, step by step",
-                   tuple(sheets), tuple(used), points, sections, opts, coincide, exercises)
+                   tuple(sheets), tuple(used), points, sections, opts, coincide, exercises,
+                   split)

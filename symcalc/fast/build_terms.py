@@ -25,6 +25,9 @@ from ..algebra.implementation import fact_meanings
 from ..algebra.options import ACTIVATION_MODELS
 from ..algebra.quantities import QUANTITIES
 from ..algebra.symbols import ALL, SIZES, SWITCHES, s
+from ..algebra.layout import PER_RANK
+from ..algebra.tp_styles import FACT_KINDS
+from . import build_parallel
 
 SHAPES = ("single", "encoder-decoder")
 TARGET = Path(__file__).with_name("terms.store")
@@ -48,6 +51,7 @@ OPTION_MEANINGS = {
     "sw_rc_full": "full recomputation",
     "sw_decoder": "the single stack is a decoder (keeps a KV cache)",
     **CHOICE_MEANINGS,
+    **build_parallel.OPTION_MEANINGS,
 }
 OPTIONS = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in OPTION_MEANINGS}
 FACT_MEANINGS = fact_meanings()
@@ -61,55 +65,7 @@ def _o(name: str) -> sympy.Symbol:
     return OPTIONS[name]
 
 
-# -- sympy -> tree ------------------------------------------------------------------------
-def tree(expr: sympy.Expr):
-    """``expr`` (integer or rational coefficients, symbols, Min, ceiling) as a JSON tree:
-    an int, a symbol name, or ``[op, args...]`` with op ``+``, ``*``, ``^`` (positive integer
-    power), ``/`` (exact division), ``min`` and ``cd`` (ceiling of a quotient)."""
-    if isinstance(expr, sympy.Integer):
-        return _int(int(expr))
-    if isinstance(expr, sympy.Rational):
-        return ["/", _int(int(expr.p)), _int(int(expr.q))]
-    if isinstance(expr, sympy.Symbol):
-        return expr.name
-    if isinstance(expr, sympy.Add):
-        return ["+", *(tree(a) for a in sympy.Add.make_args(expr))]
-    if isinstance(expr, sympy.Mul):
-        num, den = [], []
-        for f in sympy.Mul.make_args(expr):
-            if isinstance(f, sympy.Rational) and not isinstance(f, sympy.Integer):
-                num.append(sympy.Integer(f.p))
-                den.append(sympy.Integer(f.q))
-            elif isinstance(f, sympy.Pow) and f.exp.is_Integer and f.exp < 0:
-                den.append(f.base ** -f.exp)
-            else:
-                num.append(f)
-        out = ["*", *(tree(f) for f in num if f != 1)]
-        out = out if len(out) > 2 else (out[1] if len(out) == 2 else 1)
-        if den:
-            d = ["*", *(tree(f) for f in den)] if len(den) > 1 else tree(den[0])
-            return ["/", out, d]
-        return out
-    if isinstance(expr, sympy.Pow):
-        base, exp = expr.args
-        if exp.is_Integer and exp > 0:
-            return ["^", tree(base), int(exp)]
-        if exp.is_Integer and exp < 0:
-            return ["/", 1, tree(base ** -exp)]
-        raise ValueError(f"not an integer power: {expr}")
-    if isinstance(expr, sympy.Min):
-        out = tree(expr.args[0])
-        for a in expr.args[1:]:
-            out = ["min", out, tree(a)]
-        return out
-    if isinstance(expr, sympy.ceiling):
-        num, den = expr.args[0].as_numer_denom()
-        return ["cd", tree(sympy.expand(num)), tree(den)]
-    raise ValueError(f"cannot write {type(expr).__name__} as a term tree: {expr}")
-
-
-def _int(x: int):
-    return x if abs(x) < 2**53 else f"#{x}"  # JSON numbers are doubles in the page
+from .trees import _int, tree  # noqa: E402,F401  (tree: the rows' and coefficients' JSON form)
 
 
 def split_fraction(expr: sympy.Expr) -> tuple[sympy.Expr, int]:
@@ -187,16 +143,19 @@ def _is_core(leaf) -> bool:
 
 def act_sets(strings: Strings, shape: str) -> dict[str, list]:
     """Per activation model, its saved tensors over all the layers that hold them (the facts
-    as symbols), in three sets: ``act:<model>:split`` (tensor parallelism divides them),
-    ``act:<model>:rep`` (only sequence parallelism does) and ``act:<model>:core`` (the
-    attention core, dropped by selective recomputation); rows carry the choice text."""
+    as symbols), in sets: ``act:<model>:s:<region>`` (tensor parallelism divides them where
+    the plan runs the region split), ``act:<model>:rep`` (only sequence parallelism does) and
+    ``act:<model>:core:<region>`` (the attention core, dropped by selective recomputation);
+    rows carry the choice text."""
     out = {}
     for model in ACTIVATION_MODELS:
-        kinds = {"split": [], "rep": [], "core": []}
+        kinds = {"rep": []}
+        kinds.update({f"s:{r}": [] for r in build_parallel.REGIONS})
+        kinds.update({f"core:{r}": [] for r in ("attention", "other")})
         for stack, terms in activations.stack_terms(model, FACTS, shape):
             for term in terms:
-                kind = "core" if term.core else "split" if term.split else "rep"
-                kinds[kind].append((f"{stack}/{term.name}", term.bytes, term.source, term.choice))
+                kinds[_act_kind(term)].append((f"{stack}/{term.name}", term.bytes, term.source,
+                                               term.choice))
         for kind, items in kinds.items():
             out[f"act:{model}:{kind}"] = _rows(strings, items)
     out["act_input"] = _rows(strings, [("layers/layer_input",
@@ -204,6 +163,23 @@ def act_sets(strings: Strings, shape: str) -> dict[str, list]:
                                         "korthikanti2022",
                                         "full recomputation: each layer keeps only its input")])
     return out
+
+
+def _act_kind(term) -> str:
+    """The set of a saved term: ``rep`` (outside tensor parallelism), ``s:<region>`` (split
+    where the plan runs the region split; the routed experts' over t_e), ``core:<region>``
+    (the attention core, which selective recomputation drops)."""
+    region = term.name.split("/", 1)[0]
+    if term.name.startswith("moe/experts/"):
+        region = "experts"
+    if term.core:
+        return f"core:{'attention' if region == 'attention' else 'other'}"
+    if not term.split:
+        return "rep"
+    return f"s:{region if region in build_parallel.REGIONS else 'other'}"
+
+
+ACT_REGIONS = tuple(f"s:{r}" for r in build_parallel.REGIONS)
 
 
 def sets_for(strings: Strings, shape: str) -> dict:
@@ -231,6 +207,11 @@ def sets_for(strings: Strings, shape: str) -> dict:
     sets["state"] = _rows(strings, [x for x in state if x[0].endswith("/state")])
     sets["conv"] = _rows(strings, [x for x in state if x[0].endswith("/conv")])
     sets.update(act_sets(strings, shape))
+    leaves = list(params)
+    sets.update(build_parallel.rank_rows(shape, strings, sets["params"], leaves, row_tree,
+                                         CONSTANT_NAMES))
+    sets.update(build_parallel.comm_rows(shape, strings, sets["params"], leaves, row_tree,
+                                         CONSTANT_NAMES))
     return sets
 
 
@@ -244,7 +225,8 @@ def activation_formula(shape: str) -> sympy.Expr:
     """:func:`symcalc.algebra.activations.weighted_sums` over the row sums of each model."""
     w = {n: _o(n) for n in CHOICE_MEANINGS}
     return activations.weighted_sums(
-        {m: tuple(_sum(f"act:{m}:{kind}") for kind in ("split", "rep", "core"))
+        {m: (sympy.Add(*[_sum(f"act:{m}:{r}") for r in ACT_REGIONS]), _sum(f"act:{m}:rep"),
+             _sum(f"act:{m}:core:attention") + _sum(f"act:{m}:core:other"))
          for m in ACTIVATION_MODELS}, _sum("act_input"), w)
 
 
@@ -275,6 +257,7 @@ def formulas(shape: str) -> dict[str, sympy.Expr]:
         "memory.activations_bytes": activation_formula(shape),
         "memory.training_bytes": sum((on * memory.training_bytes(params, opt, z)
                                       for z, on in zero.items()), sympy.Integer(0)),
+        **build_parallel.formulas(shape, ACTIVATION_MODELS),
     }
 
 
@@ -283,16 +266,26 @@ def formulas(shape: str) -> dict[str, sympy.Expr]:
 FIXED = {"flops.forward_matmul": {"sw_causal": 0, "sw_causal_exact": 0}}
 
 
-def quantity_entry(name: str, expr: sympy.Expr) -> dict:
-    """``{"sum": [[set, coefficient tree], ...]}`` (and ``"fix"``: values the quantity fixes)."""
-    out = {"sum": linear_terms(expr)}
+def quantity_entry(name: str, expr: sympy.Expr, sets: dict) -> dict:
+    """``{"sum": [[set, coefficient tree(, view)], ...]}`` (and ``"fix"``: values the quantity
+    fixes; ``"stage": 1``: its coefficients and views read the stage index i_p). Sums of
+    sets the shape does not have (no rows) are left out."""
+    times = None
+    if isinstance(expr, build_parallel.Times):
+        expr, times = expr
+    out = {"sum": [x for x in linear_terms(expr) if sets.get(x[0])]}
+    if times is not None:
+        out["times"] = tree(times)
     if name in FIXED:
         out["fix"] = FIXED[name]
+    if name.split(".", 1)[0] in ("per_rank", "communication"):
+        out["stage"] = 1
     return out
 
 
 def linear_terms(expr: sympy.Expr) -> list:
-    """``[[sum name, coefficient tree], ...]`` of a linear combination of row sums."""
+    """``[[sum name, coefficient tree(, view)], ...]`` of a linear combination of row sums (a
+    sum symbol ``S:set@view`` is the set summed at a view)."""
     expr = sympy.expand(expr)
     sums = sorted((x for x in expr.free_symbols if x.name.startswith("S:")), key=lambda x: x.name)
     out = []
@@ -300,7 +293,8 @@ def linear_terms(expr: sympy.Expr) -> list:
     for x in sums:
         c = sympy.factor(expr.coeff(x))
         rest -= sympy.expand(c * x)
-        out.append([x.name[2:], tree(c)])
+        name, _, view = x.name[2:].partition("@")
+        out.append([name, tree(c)] + ([view] if view else []))
     if sympy.expand(rest) != 0:
         raise ValueError(f"not a linear combination of row sums: {expr}")
     return out
@@ -341,12 +335,21 @@ def generate() -> bytes:
 def entries(table: dict) -> dict:
     """The table split into store entries, so that a report reads only what it evaluates:
     ``common`` (quantities, optimizers, strings, varying sizes, each shape's quantity
-    combinations and set names), ``symbols``, ``vision`` and ``sets/<shape>/<set>``, one per
-    set of rows (:func:`symcalc.fast.terms.table` puts them back together)."""
+    combinations and set names), ``symbols``, ``vision``, ``parallel`` (what only a layout
+    reads: the per_rank names, fact kinds, views, lets and each shape's per-rank and
+    communication quantities) and ``sets/<shape>/<set>``, one per set of rows
+    (:func:`symcalc.fast.terms.table` puts them back together)."""
     common = {k: table[k] for k in ("about", "quantities", "optimizers", "varying", "strings")}
-    common["shapes"] = {sh: {"quantities": body["quantities"], "sets": list(body["sets"])}
+    common["shapes"] = {sh: {"quantities": {q: e for q, e in body["quantities"].items()
+                                            if not is_parallel_quantity(q)},
+                             "sets": list(body["sets"])}
                         for sh, body in table["shapes"].items()}
-    out = {"common": common, "symbols": table["symbols"], "vision": table["vision"]}
+    parallel = {k: table[k] for k in ("per_rank", "fact_kinds", "views", "lets")}
+    parallel["shapes"] = {sh: {"quantities": {q: e for q, e in body["quantities"].items()
+                                              if is_parallel_quantity(q)}}
+                          for sh, body in table["shapes"].items()}
+    out = {"common": common, "symbols": table["symbols"], "vision": table["vision"],
+           "parallel": parallel}
     for sh, body in table["shapes"].items():
         for name, rows in body["sets"].items():
             out[f"sets/{sh}/{name}"] = rows
@@ -360,7 +363,7 @@ def build() -> dict:
     for shape in SHAPES:
         sets = sets_for(strings, shape)
         shapes[shape] = {"sets": sets,
-                         "quantities": {q: quantity_entry(q, e)
+                         "quantities": {q: quantity_entry(q, e, sets)
                                         for q, e in formulas(shape).items()}}
     table = {
         "about": "GENERATED by `python -m symcalc.fast.build_terms` from symcalc.algebra; "
@@ -370,13 +373,33 @@ def build() -> dict:
                        for o in memory.OPTIMIZERS.values()},
         "symbols": meanings(),
         # sizes that may differ from point to point of a sweep; every other value is folded
-        # into the rows once per model (terms.specialize)
-        "varying": sorted(n for n in SIZES if n not in ("t", "N_d")),
+        # into the rows once per model (terms.specialize); the layout's degrees are folded
+        # too, and the stage index i_p is given per stage
+        "varying": sorted(n for n in SIZES if n not in build_parallel.LAYOUT_NAMES),
         "strings": strings.items,
         "shapes": shapes,
         "vision": vision_parts(),
     }
+    table.update({
+        "per_rank": PER_RANK,
+        # the kinds of plan facts (a fact is "<kind>:<part>[:<part>]"), each with its meaning
+        # ({0}, {1}: the parts it names); rows and coefficients read them, and one a plan
+        # does not set is 0 (symcalc.algebra.tp_styles.plan_facts)
+        "fact_kinds": FACT_KINDS,
+        # sizes substituted before a set is summed (a quantity's [set, coefficient, view])
+        "views": {name: {str(k): tree(sympy.expand(x) if not x.is_Atom else x)
+                         for k, x in view.items()}
+                  for name, view in build_parallel.views().items()},
+        # named coefficients, in order: each a tree of the constants, the stage index and the
+        # lets before it, computed once per model, options and stage
+        "lets": [[name, tree(x)] for name, x in build_parallel.lets()],
+    })
     return table
+
+
+def is_parallel_quantity(name: str) -> bool:
+    """A per-rank or communication quantity (the store's ``parallel`` entry)."""
+    return name.split(".", 1)[0] in ("per_rank", "communication")
 
 
 def write_or_check(target: Path, data: bytes, command: str, argv: list[str]) -> int:

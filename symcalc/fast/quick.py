@@ -131,8 +131,11 @@ def option_values(spec: Spec, opts: Options) -> dict[str, int]:
         "w_num": w_num, "w_den": w_den, "kv_num": kv_num, "kv_den": kv_den,
         "st_num": st_num, "st_den": st_den,
         "opt_w": opt_w, "opt_g": opt_g, "opt_o": opt_o,
-        "sw_zero1": int(opts.zero == 1), "sw_zero2": int(opts.zero == 2),
-        "sw_zero3": int(opts.zero == 3),
+        "sw_zero1": int(opts.zero_stage == 1), "sw_zero2": int(opts.zero_stage == 2),
+        "sw_zero3": int(opts.zero_stage == 3),
+        "sw_sp": int(opts.sequence_parallel), "sw_il": int(opts.vpp > 1),
+        "sw_meg": int(opts.tp_plan == "megatron"), "sw_ulysses": int(opts.cp_algorithm == "ulysses"),
+        "sw_tied": int(spec.head == "tied"),
         "sw_macs": int(opts.macs), "sw_nonmatmul": int(opts.nonmatmul),
         "sw_rc_sel": int(opts.recompute == "selective"), "sw_rc_full": int(opts.recompute == "full"),
         "sw_decoder": int(spec.family != "encoder"),
@@ -142,13 +145,27 @@ def option_values(spec: Spec, opts: Options) -> dict[str, int]:
 
 
 def values(spec: Spec, opts: Options = Options(), check_heads: bool = True) -> dict[str, int]:
-    """Every symbol the generated evaluators read, for one spec under one set of options."""
+    """Every symbol the term table reads, for one spec under one set of options: sizes,
+    switches, facts, options, the layout's degrees and, under a layout, its plan facts."""
     out: dict[str, int] = {"W": 1}
     out.update(size_values(spec))
     out.update(workload_values(spec, opts, check_heads))
     out.update(switch_values(spec))
     out.update(convention_switches(spec, opts))
     out.update(option_values(spec, opts))
+    out.update(layout_values(spec, opts))
+    return out
+
+
+def layout_values(spec: Spec, opts: Options) -> dict[str, int]:
+    """The layout's degrees (t and N_d are workload values) and, with a parallel option, the
+    plan facts of its convention (:mod:`symcalc.fast.plans`)."""
+    out = {"p": opts.pp, "v": opts.vpp, "m": opts.microbatches, "e": opts.ep,
+           "t_e": opts.tp if opts.etp is None else opts.etp, "c": opts.cp}
+    if opts.parallel:
+        from . import plans
+
+        out.update(plans.facts(spec, opts.tp_plan))
     return out
 
 
@@ -216,6 +233,31 @@ class Numbers:
         out = [k.split(":", 1)[1] for k in terms.common()["shapes"][self.shape]["sets"]
                if k.startswith("layer:")]
         return layer_views(out, self.spec)
+
+    def stage_number(self, name: str, v: dict[str, int], stage: int, memo: dict) -> int:
+        """A per-rank quantity of the stage (memo: set sums already taken at these sizes)."""
+        rows, sizes = self._rows(v)
+        return rows.number(name, sizes, stage, memo)
+
+    def stage_leaves(self, v: dict[str, int], stage: int) -> list[tuple[dict, Any]]:
+        """The rank's parameter leaves on the stage, ``[(dense, ZeRO-3 weight share),
+        (routed experts, share)]`` (the per-rank sets at their views, the first and last
+        stage's parts where the stage holds them)."""
+        from fractions import Fraction
+
+        rows, sizes = self._rows(v)
+        lets = rows.lets(stage)
+        flag = lambda name: Fraction(*lets[f"${name}"])  # noqa: E731
+        dense: dict[str, Any] = {}
+        for name, view, weight in (("rp:layers", "stage", 1), ("rp:first", None, flag("first")),
+                                   ("rp:last", None, flag("last")), ("rp:tied", None, flag("tied"))):
+            if not weight:
+                continue
+            at = sizes if view is None else rows.view(view, sizes, stage)
+            for path, x in rows.leaves(name, at):
+                dense[path] = dense.get(path, 0) + x
+        experts = dict(rows.leaves("rp:experts", rows.view("experts", sizes, stage)))
+        return [(dense, flag("wd")), (experts, flag("we"))]
 
 
 def varying() -> frozenset[str]:
@@ -294,8 +336,13 @@ def assemble(spec: Spec, opts: Options, src) -> dict[str, Any]:
     conv = conventions(spec, opts)
     flops["conventions"] = conv["flops"]
     memory["conventions"] = conv["memory"]
-    return {"model": spec.name, "family": spec.family, "params": params_report(spec, src, v), "flops": flops,
-            "memory": memory}
+    out = {"model": spec.name, "family": spec.family, "params": params_report(spec, src, v),
+           "flops": flops, "memory": memory}
+    if opts.parallel:  # per rank of the layout: from the same rows (docs/conventions.md)
+        from .per_rank import parallel_report
+
+        out.update(parallel_report(spec, opts, src, v, memory))
+    return out
 
 
 def decode_state(src, v: dict[str, int], memory: dict[str, Any]) -> dict[str, int]:

@@ -1,11 +1,10 @@
 """How fast, on the quick path (issue 23): the report's ``speed``, ``capacity`` and
 ``utilization`` blocks from its exact FLOPs and bytes and one accelerator's data, by the rules
 of :mod:`symcalc.algebra.roofline`, :mod:`symcalc.algebra.serving` and
-:mod:`symcalc.algebra.utilization` evaluated with exact rationals. No sympy on this path, but
-for one case: a parallel layout when the report carries no ``per_rank`` and
-``communication`` blocks of its own (the layouts issue puts them there); the per-rank bytes and
-the bytes on the wire then come from :mod:`symcalc.algebra.parallel` and
-:mod:`symcalc.algebra.communication` (:func:`layout_figures`).
+:mod:`symcalc.algebra.utilization` evaluated with exact rationals. No sympy on this path:
+under a parallel layout the rank's bytes and the bytes it sends come from the report's
+``per_rank`` and ``communication`` blocks (the term table's per-rank quantities), at the rank
+that needs the most memory for serving (:func:`rank`).
 
 Every figure is an exact rational (:class:`fractions.Fraction`); :func:`as_json` prints them
 as floats or, exact, as ``"p/q"`` text.
@@ -23,7 +22,7 @@ from ..algebra.options import Options, dtype_fraction, seq_len_of
 from ..algebra.spec import Spec
 from ..errors import SymcalcError
 from ..inputs.gpus import Accelerator
-from .quick import Numbers, evaluate, values
+from .quick import Numbers, evaluate, quick_report, values
 
 EFFICIENCIES = ("compute", "memory", "network")
 LOOKUP_TABLES = ("embedding/position", "embedding/token_type", "embedding/per_layer")
@@ -185,84 +184,51 @@ class Rank:
     state: Fraction
     prefill_wire: dict
     decode_wire: dict
-    source: str  # "report" (per_rank and communication blocks) | "algebra" | "whole"
-
-
-def _plan(spec: Spec):
-    from ..algebra.tp_plans import plan_entries
-    from ..inputs.family_data import tp_plan
-
-    name = spec.implementation.get("tp_plan") if hasattr(spec, "implementation") else None
-    return plan_entries(tp_plan(name)) if name else ()
-
-
-def layout_figures(spec: Spec, opts: Options, layout: Layout) -> dict:
-    """``per_rank`` (weights, KV cache, recurrent state of the rank that needs the most
-    memory for serving) and ``communication`` (bytes on the wire per dimension: a
-    microbatch's forward and one decoded token) of a layout, from the algebra of the layouts
-    issue (sympy). Used until the report carries these blocks."""
-    import sympy
-
-    from ..algebra import communication as CM, parallel as PA
-    from ..algebra.options import workload_values
-    from ..algebra.spec import size_values
-    from ..algebra.symbols import SIZES
-
-    plan = _plan(spec)
-    vals = dict(size_values(spec))
-    vals.update(workload_values(spec, opts, check_heads=False))
-    vals.update(layout.values())
-    subs = {SIZES[k].symbol: sympy.Integer(x) for k, x in vals.items() if k in SIZES}
-    stage, mem, _ = PA.most_loaded(spec, opts, layout, plan, subs, serving=True)
-
-    def num(expr) -> Fraction:
-        out = sympy.Rational(sympy.sympify(expr).xreplace(
-            {**subs, SIZES["i_p"].symbol: sympy.Integer(stage)}))
-        return Fraction(int(out.p), int(out.q))
-
-    comm = CM.communication(spec, opts, layout, plan, "first" if stage == 0 else
-                            ("last" if stage == layout.pp - 1 else stage))
-    wire = {dim: {"forward": num(CM.comm_bytes(d["forward"], wire=True)),
-                  "decode": num(CM.comm_bytes(d["decode"], wire=True))}
-            for dim, d in comm.items()}
-    return {"per_rank": {"weights_bytes": num(PA.total(mem.weights)),
-                         "kv_cache_bytes": num(PA.total(mem.kv_cache)),
-                         "recurrent_state_bytes": num(PA.total(mem.recurrent_state)),
-                         "stage": stage},
-            "wire": wire}
+    source: str  # "report" (its per_rank and communication blocks) | "whole"
 
 
 def _wire(block: dict, dim: str, phase: str) -> Fraction:
-    """Bytes one rank sends for a dimension of the report's ``communication`` block: the
-    bytes on the wire when given, else the payload."""
-    d = block.get(dim) or {}
-    keys = {"forward": ("forward_wire_bytes", "forward_bytes"),
-            "decode": ("decode_wire_bytes_per_token", "decode_bytes_per_token")}[phase]
-    for key in keys:
-        if d.get(key) is not None:
-            return Fraction(d[key])
-    return Fraction(0)
+    """Bytes one rank sends (on the wire, under the ring algorithms) for a dimension of the
+    report's ``communication`` block: a microbatch's forward or one decoded token."""
+    key = {"forward": "forward_wire_bytes", "decode": "decode_wire_bytes_per_token"}[phase]
+    return Fraction(block[dim][key])
+
+
+def serving_rank(spec, opts: Options, rep: dict | None = None) -> dict[str, Any]:
+    """The stage block (its per-rank figures and its ``communication``) of the rank that needs
+    the most memory for serving: the largest ``serving_peak_bytes`` (weights, KV cache and
+    recurrent state), the earlier stage on a tie. With one pipeline stage that is the
+    report's own ``per_rank`` and ``communication``; else a stage of its ``per_stage`` (the
+    report of ``opts`` with --per-stage when ``rep`` has none). How fast reads this
+    (:func:`rank`)."""
+    if rep is None or "per_rank" not in rep:
+        rep = quick_report(spec, opts.with_(per_stage=opts.pp > 1))
+    if opts.pp == 1:
+        return {**rep["per_rank"], "communication": rep["communication"]}
+    if "per_stage" not in rep:
+        rep = quick_report(spec, opts.with_(per_stage=True))
+    return max(rep["per_stage"], key=lambda one: (one["serving_peak_bytes"], -one["stage"]))
 
 
 def rank(spec: Spec, opts: Options, rep: dict, layout: Layout, w: Whole) -> Rank:
-    """The rank's shares: from the report's ``per_rank`` and ``communication`` blocks (the
-    DESIGN.md contract) when it has them, else from the layout algebra, else (one rank) the
-    whole replica."""
+    """The rank's shares: the report's per-rank figures and communication of the rank that
+    needs the most memory for serving (:func:`serving_rank`: the
+    report's own blocks with one pipeline stage, else its stage with the largest serving
+    peak), or (one rank) the whole replica."""
+    from ..algebra.options import LAYOUT_FIELDS
+
     dims = [d for d, _ in RANK_ORDER]
     if layout.trivial:
         zero = {d: Fraction(0) for d in dims}
         return Rank(w.weights, w.kv_prefill, w.state, zero, dict(zero), "whole")
-    if "per_rank" in rep and "communication" in rep:
-        pr, cm = rep["per_rank"], rep["communication"]
-        return Rank(Fraction(pr["weights_bytes"]), Fraction(pr["kv_cache_bytes"]),
-                    Fraction(pr.get("recurrent_state_bytes", w.state)),
-                    {d: _wire(cm, d, "forward") for d in dims},
-                    {d: _wire(cm, d, "decode") for d in dims}, "report")
-    got = layout_figures(spec, opts, layout)
-    pr = got["per_rank"]
-    return Rank(pr["weights_bytes"], pr["kv_cache_bytes"], pr["recurrent_state_bytes"],
-                {d: got["wire"][d]["forward"] for d in dims},
-                {d: got["wire"][d]["decode"] for d in dims}, "algebra")
+    same = all(getattr(opts, f) == getattr(layout, f) for f in LAYOUT_FIELDS)
+    lay_opts = opts if same else opts.with_layout(layout)
+    one = serving_rank(spec, lay_opts, rep if same else None)
+    cm = one["communication"]
+    return Rank(Fraction(one["weights_bytes"]), Fraction(one["kv_cache_bytes"]),
+                Fraction(one.get("recurrent_state_bytes", w.state)),
+                {d: _wire(cm, d, "forward") for d in dims},
+                {d: _wire(cm, d, "decode") for d in dims}, "report")
 
 
 def links(gpu: Accelerator, layout: Layout) -> dict[str, Optional[Any]]:

@@ -125,7 +125,7 @@ def solve_size(spec: Spec, opts: Options, sopts: SP.SpeedOptions, size: str,
 def layouts(spec: Spec, gpus: int, sopts: SP.SpeedOptions) -> list[Layout]:
     """Layouts of ``gpus`` accelerators: tensor parallelism within a node (t dividing the
     heads as the plan needs), pipeline stages of at most L layers, the rest data-parallel
-    replicas; fewest pipeline stages first."""
+    replicas, the other layout options as given; fewest pipeline stages first."""
     inside = sopts.gpu.within_node.devices if sopts.gpu.within_node else 1
     out = []
     for t in range(1, min(gpus, inside) + 1):
@@ -134,7 +134,8 @@ def layouts(spec: Spec, gpus: int, sopts: SP.SpeedOptions) -> list[Layout]:
         for p in range(1, min(gpus // t, spec.L) + 1):
             if (gpus // t) % p:
                 continue
-            out.append(Layout(tp=t, pp=p, dp=gpus // (t * p)))
+            out.append(sopts.layout.with_(tp=t, pp=p, vpp=1, ep=1, etp=None, cp=1,
+                                          dp=gpus // (t * p)))
     return sorted(out, key=lambda lay: (lay.pp, -lay.tp))
 
 
@@ -143,8 +144,10 @@ def solve_gpus(spec: Spec, opts: Options, sopts: SP.SpeedOptions, test: Test) ->
     holds; the layout that first meets it."""
     for gpus in range(1, GPU_LIMIT + 1):
         for layout in layouts(spec, gpus, sopts):
-            lay_opts = opts.with_(tp=layout.tp, dp=layout.dp)
-            got = figures(spec, lay_opts, replace(sopts, layout=layout))
+            try:
+                got = figures(spec, opts.with_layout(layout), replace(sopts, layout=layout))
+            except SymcalcError:  # a layout the model cannot take (pipeline stages of a hybrid)
+                continue
             if test(got):
                 return Answer("gpus", gpus, "smallest", got, None, layout)
     raise SymcalcError("--for", f"no layout of up to {GPU_LIMIT} accelerators meets the relation")

@@ -2,8 +2,7 @@
 report quantity) over a grid whose axes may be accelerators (``gpu=H100,B200``), layout
 degrees (``tp``, ``pp``, ``dp``, ``ep``, ``cp``), the workload (``batch``, ``seq_len``,
 ``context``) and the model's sizes. Point by point on the quick path, exact, printed as
-floats (no numpy, no sympy but for the layouts' per-rank algebra until the report carries
-it: :func:`symcalc.fast.speed.layout_figures`).
+floats (no numpy, no sympy: a layout's per-rank figures are the report's).
 """
 from __future__ import annotations
 
@@ -79,8 +78,8 @@ def sweep_speed(spec: Spec, grid: dict[str, list], quantities: list[str], opts: 
         sizes = {k: v for k, v in point.items() if k in SIZE_FIELDS}
         p_spec = with_overrides(spec, sizes) if sizes else spec
         layout = replace(sopts.layout, **{k: v for k, v in point.items() if k in LAYOUT_KEYS})
-        p_opts = opts.with_(**{k: v for k, v in point.items() if k in WORKLOAD_KEYS},
-                            tp=layout.tp, dp=layout.dp)
+        p_opts = opts.with_(**{k: v for k, v in point.items() if k in WORKLOAD_KEYS}
+                            ).with_layout(layout)
         p_sopts = replace(sopts, layout=layout.checked(),
                           gpu=gpus[point["gpu"]] if "gpu" in point else sopts.gpu)
         figs = figures(p_spec, p_opts, p_sopts) if any(q in FIGURES for q in quantities) else {}

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Optional, Union
 
 from . import quick, terms
 from ..errors import SymcalcError
+from ..algebra.layout import PER_RANK
 from ..algebra.options import DEFAULT_SEQ_LEN, Options, heads_split_badly
 import re
 
@@ -319,7 +320,8 @@ def sweep(model: Union[str, Spec], grid: Optional[dict[str, Any]] = None,
     opts = options.checked()
     quantities = list(quantities)
     for name in quantities:
-        quick.check_quantity(name)
+        if name not in RANK_QUANTITIES:
+            quick.check_quantity(name)
     from ..algebra import quantized
 
     if "memory.weights_bytes" in quantities and quantized.parse(opts.dtype):
@@ -343,7 +345,66 @@ def sweep(model: Union[str, Spec], grid: Optional[dict[str, Any]] = None,
     decode = dict(v, s=opts.context) if opts.context else v
     decode_max = dict(vmax, s=opts.context) if opts.context else vmax
     out = {k: _flat(np, c, shape) for k, c in cols.items()}
+    ranked = [n for n in quantities if n in RANK_QUANTITIES]
+    if ranked:
+        out.update(_evaluate_rank(np, ranked, spec, opts, v, vmax, numbers, shape))
     for name in quantities:
+        if name in ranked:
+            continue
         at, at_max = (decode, decode_max) if name == "flops.decode_per_token" else (v, vmax)
         out[name] = _evaluate(np, name, spec, at, at_max, numbers, shape)
     return SweepResult(spec.name, list(cols), quantities, out, numbers)
+
+
+# the layout's figures a sweep gives (the most-loaded stage's at each point)
+RANK_QUANTITIES = (*PER_RANK, "per_rank.peak_bytes", "per_rank.stage")
+PEAK = ("per_rank.states_bytes", "per_rank.activations_bytes")
+
+
+def _evaluate_rank(np, names: list[str], spec: Spec, opts: Options, v: dict[str, Any],
+                   vmax: dict[str, int], numbers: str, shape: tuple[int, ...]) -> dict[str, Any]:
+    """Per-rank and communication figures over the grid: at every point the stage whose
+    training peak is largest (the earlier on a tie), as the report finds it, each stage's
+    figures evaluated on the grid's arrays (bounds checked against int64 first)."""
+    from ..algebra.layout import check_spec
+    from . import plans
+
+    lay = opts.layout()
+    check_spec(spec, lay, opts.seq_len, opts.dec_seq_len)
+    facts = plans.facts(spec, opts.tp_plan)
+    constants, sizes = quick.split_values({**v, **facts})
+    rows = terms.specialize(spec.shape, constants)
+    table_names = [n for n in dict.fromkeys(list(PEAK) + names) if n in PER_RANK]
+    if numbers == "int64":
+        top_sizes = quick.split_values(vmax)[1]
+        for name in table_names:
+            top = max(rows.bound(name, top_sizes, i) for i in range(lay.pp))
+            if 2 * top > INT64_MAX:
+                raise SymcalcError(name, f"may exceed int64 on this grid (intermediate values "
+                                         f"up to {float(top):.3g}); ask for exact Python "
+                                         "integers (--exact) or floats (--float)")
+    dtype = {"int64": np.int64, "exact": object, "float": np.float64}[numbers]
+    full = lambda x: np.broadcast_to(np.asarray(x, dtype=dtype), shape)  # noqa: E731
+    best_peak = best_stage = None
+    per_stage = []
+    for i in range(lay.pp):
+        got = {n: full(rows.number(n, sizes, i)) for n in table_names}
+        peak = got[PEAK[0]] + got[PEAK[1]]
+        got["per_rank.peak_bytes"] = peak
+        per_stage.append(got)
+        if best_peak is None:
+            best_peak, best_stage = peak, np.zeros(shape, dtype=np.int64)
+        else:
+            more = peak > best_peak
+            best_peak = np.where(more, peak, best_peak)
+            best_stage = np.where(more, i, best_stage)
+    out = {}
+    for name in names:
+        if name == "per_rank.stage":
+            out[name] = _flat(np, np.asarray(best_stage, dtype=dtype), shape)
+            continue
+        value = per_stage[0][name]
+        for i in range(1, lay.pp):
+            value = np.where(best_stage == i, per_stage[i][name], value)
+        out[name] = _flat(np, np.asarray(value, dtype=dtype), shape)
+    return out

@@ -42,6 +42,12 @@ def common() -> dict[str, Any]:
     return entry("common")
 
 
+def parallel() -> dict[str, Any]:
+    """The per-rank part: per_rank names, fact kinds, views, lets and, per shape, the
+    per-rank and communication quantities (read only when a layout asks for them)."""
+    return entry("parallel")
+
+
 @lru_cache(maxsize=None)
 def table() -> dict[str, Any]:
     """The whole table as one object (what the page embeds): quantities, optimizers,
@@ -51,10 +57,13 @@ def table() -> dict[str, Any]:
     out = {k: c[k] for k in ("about", "quantities", "optimizers")}
     out["symbols"] = entry("symbols")
     out.update({k: c[k] for k in ("varying", "strings")})
+    more = parallel()
     out["shapes"] = {sh: {"sets": {name: rows_of(sh, name) for name in body["sets"]},
-                          "quantities": body["quantities"]}
+                          "quantities": {**body["quantities"],
+                                         **more["shapes"][sh]["quantities"]}}
                      for sh, body in c["shapes"].items()}
     out["vision"] = entry("vision")
+    out.update({k: more[k] for k in ("per_rank", "fact_kinds", "views", "lets")})
     return out
 
 
@@ -79,10 +88,22 @@ def optimizers() -> dict[str, list[int]]:
 
 
 # -- trees ----------------------------------------------------------------------------------
+@lru_cache(maxsize=None)
+def _fact_kinds() -> frozenset[str]:
+    return frozenset(parallel()["fact_kinds"])
+
+
+def is_fact(name: str) -> bool:
+    """A plan fact (``<kind>:<part>``): 0 unless the plan sets it."""
+    return ":" in name and name.split(":", 1)[0] in _fact_kinds()
+
+
 def _value(name: str, c: dict[str, Any]):
     if name[0] == "#":
         return int(name[1:])
-    return c.get(name, name)
+    if name in c:
+        return c[name]
+    return 0 if is_fact(name) else name
 
 
 def fold(t, c: dict[str, Any]):
@@ -92,7 +113,10 @@ def fold(t, c: dict[str, Any]):
     if kind is int:
         return t
     if kind is str:
-        return int(t[1:]) if t[0] == "#" else c.get(t, t)
+        if t[0] == "#":
+            return int(t[1:])
+        got = c.get(t)
+        return got if got is not None else (0 if is_fact(t) else t)
     op = t[0]
     if op == "*":
         k, rest = 1, []
@@ -129,8 +153,12 @@ def fold(t, c: dict[str, Any]):
             return a ** b
         if op == "min":
             return a if a < b else b
+        if op == "max":
+            return a if a > b else b
         if op == "cd":
             return -((-a) // b)
+        if op == "fd":
+            return a // b
     return [op, *args]
 
 
@@ -156,15 +184,19 @@ def evaluate(t, v: dict[str, Any]):
         return a ** b
     if op == "min":
         return b + (a - b) * (a < b)  # elementwise on numpy arrays too
+    if op == "max":
+        return b + (a - b) * (a > b)
     if op == "cd":
         return -((-a) // b)
+    if op == "fd":
+        return a // b
     raise ValueError(f"unknown operation {op!r} in a term tree")
 
 
 def bound(t, v: dict[str, int]) -> int:
     """An upper bound of |value| of every node of a folded tree when each size is at most its
-    value in ``v`` (and at least 1): coefficients taken positive, min(a, b) <= a + b,
-    ceil(n / q) <= n."""
+    value in ``v`` (and at least 1): coefficients taken positive, min(a, b) and max(a, b)
+    <= a + b, ceil(n / q) and floor(n / q) <= n."""
     if type(t) is int:
         return abs(t)
     if type(t) is str:
@@ -175,27 +207,40 @@ def bound(t, v: dict[str, int]) -> int:
         for a in t[1:]:
             out *= bound(a, v)
         return out
-    if op in ("+", "min"):
+    if op in ("+", "min", "max"):
         return sum(bound(a, v) for a in t[1:])
     if op == "^":
         return bound(t[1], v) ** t[2]
-    if op == "cd":
+    if op in ("cd", "fd"):
         return bound(t[1], v)
     raise ValueError(f"unknown operation {op!r} in a term tree")
 
 
 # -- exact rationals as (numerator, denominator) pairs ------------------------------------------
 def ratio(t, c: dict[str, Any]) -> tuple[int, int]:
-    """A coefficient tree at constants ``c`` as an exact (numerator, denominator > 0)."""
+    """A coefficient tree at constants ``c`` (ints, or exact (numerator, denominator) pairs:
+    the lets) as an exact (numerator, denominator > 0)."""
     if type(t) is int:
         return t, 1
     if type(t) is str:
         value = _value(t, c)
+        if type(value) is tuple:
+            return value
         if type(value) is not int:
             raise KeyError(f"no value for {t!r}")
         return value, 1
     op = t[0]
     parts = [ratio(a, c) for a in t[1:]]
+    if op in ("min", "max"):
+        (a, b), (p, q) = parts
+        first = (a * q < p * b) == (op == "min")
+        return (a, b) if first else (p, q)
+    if op in ("cd", "fd"):
+        (a, b), (p, q) = parts
+        n, d = a * q, b * p
+        if d < 0:
+            n, d = -n, -d
+        return (-((-n) // d) if op == "cd" else n // d), 1
     if op == "*":
         n, d = 1, 1
         for a, b in parts:
@@ -221,6 +266,22 @@ def ratio(t, c: dict[str, Any]) -> tuple[int, int]:
 
 
 # -- specialised models -------------------------------------------------------------------------
+def _resolve(shape: str, row: list) -> list:
+    """A row, or a reference ``[set, index, guards(, path)]`` to another set's row resolved:
+    that row with the guards added (and the path replaced)."""
+    if type(row[0]) is not str:
+        return row
+    base = _resolve(shape, rows_of(shape, row[0])[row[1]])
+    out = [row[3] if len(row) > 3 else base[0], base[1], base[2] + row[2], *base[3:]]
+    return out
+
+
+@lru_cache(maxsize=None)
+def resolved(shape: str, name: str) -> tuple:
+    """The rows of a set, references resolved."""
+    return tuple(_resolve(shape, row) for row in rows_of(shape, name))
+
+
 class Rows:
     """A shape's row sets with one model's constants folded in (:func:`specialize`)."""
 
@@ -228,7 +289,9 @@ class Rows:
         self.shape = shape
         self.constants = constants
         self._sets: dict[str, list] = {}
-        self._coefs: dict[str, list] = {}
+        self._coefs: dict[tuple, list] = {}
+        self._lets: dict[Any, dict] = {}
+        self._views: dict[tuple, dict] = {}
 
     def rows(self, name: str) -> list:
         """``(path, folded tree, den, row)`` of set ``name``'s rows that do not vanish."""
@@ -240,10 +303,10 @@ class Rows:
     def _fold(self, name: str):
         c = self.constants
         strings = common()["strings"]
-        for row in rows_of(self.shape, name):
+        for row in resolved(self.shape, name):
             k = 1
             for g in row[2]:
-                k *= c[g]
+                k *= _value(g, c)
                 if not k:
                     break
             if not k:
@@ -254,20 +317,40 @@ class Rows:
             yield strings[row[0]], (t if k == 1 else (k * t if type(t) is int else ["*", k, t])), \
                 row[4], row
 
-    def coefficients(self, quantity: str) -> list[tuple[str, int, int]]:
-        """``(set, numerator, denominator)`` of the quantity's combination, zeros left out."""
-        got = self._coefs.get(quantity)
+    def lets(self, stage=None) -> dict[str, Any]:
+        """The constants with the stage index and the table's lets (named coefficients,
+        exact (numerator, denominator) pairs) put in."""
+        got = self._lets.get(stage)
+        if got is None:
+            got = dict(self.constants)
+            if stage is not None:
+                got["i_p"] = stage
+            for name, t in parallel()["lets"]:
+                got["$" + name] = ratio(t, got)
+            self._lets[stage] = got
+        return got
+
+    def coefficients(self, quantity: str, stage=None) -> list[tuple[str, int, int, Any]]:
+        """``(set, numerator, denominator, view)`` of the quantity's combination (at the
+        stage, for a quantity of one), zeros left out."""
+        entry = self.entry(quantity)
+        stage = stage if entry.get("stage") else None
+        got = self._coefs.get((quantity, stage))
         if got is None:
             got = []
-            for name, t in self.entry(quantity)["sum"]:
-                n, d = ratio(t, self.constants)
-                if n:
-                    got.append((name, n, d))
-            self._coefs[quantity] = got
+            c = self.lets(stage) if entry.get("stage") else self.constants
+            tn, td = ratio(entry["times"], c) if "times" in entry else (1, 1)
+            for item in entry["sum"]:
+                n, d = ratio(item[1], c)
+                if n and tn:
+                    got.append((item[0], n * tn, d * td, item[2] if len(item) > 2 else None))
+            self._coefs[(quantity, stage)] = got
         return got
 
     def entry(self, quantity: str) -> dict:
-        return common()["shapes"][self.shape]["quantities"][quantity]
+        found = common()["shapes"][self.shape]["quantities"].get(quantity)
+        return found if found is not None else \
+            parallel()["shapes"][self.shape]["quantities"][quantity]
 
     def at(self, quantity: str) -> "Rows":
         """The rows to evaluate ``quantity`` on: these, or those with the values it fixes
@@ -277,6 +360,22 @@ class Rows:
             return self
         return specialize(self.shape, {**self.constants, **fix})
 
+    def view(self, name: str, v: dict[str, Any], stage=None) -> dict[str, Any]:
+        """The sizes ``v`` with the view's substituted (each a tree of the sizes, folded with
+        the constants and the stage index)."""
+        trees = self._views.get((name, stage))
+        if trees is None:
+            c = dict(self.constants)
+            if stage is not None:
+                c["i_p"] = stage
+            trees = self._views[(name, stage)] = {k: fold(t, c)
+                                                  for k, t in parallel()["views"][name].items()}
+        out = dict(v)
+        for k, t in trees.items():
+            if k in v:  # a size the model has (s_dec: an encoder-decoder model's)
+                out[k] = evaluate(t, v)
+        return out
+
     def set_sum(self, name: str, v: dict[str, Any]) -> tuple[Any, int]:
         """Exact (numerator, denominator) of set ``name`` at sizes ``v``."""
         by_den: dict[int, Any] = {}
@@ -285,28 +384,45 @@ class Rows:
             by_den[den] = by_den[den] + x if den in by_den else x
         return _combine([(x, 1, den) for den, x in by_den.items()])
 
-    def exact(self, quantity: str, v: dict[str, Any]) -> tuple[Any, int]:
-        """The quantity at sizes ``v`` as an exact (numerator, denominator)."""
+    def exact(self, quantity: str, v: dict[str, Any], stage=None,
+              memo: dict | None = None) -> tuple[Any, int]:
+        """The quantity at sizes ``v`` (and the stage index, for a per-rank quantity) as an
+        exact (numerator, denominator). ``memo``: set sums already taken at these sizes,
+        by set and view values (scalar sizes only)."""
         if self.at(quantity) is not self:
-            return self.at(quantity).exact(quantity, v)
+            return self.at(quantity).exact(quantity, v, stage, memo)
         parts = []
-        for name, n, d in self.coefficients(quantity):
-            x, den = self.set_sum(name, v)
+        for name, n, d, view in self.coefficients(quantity, stage):
+            sizes = v if view is None else self.view(view, v, stage)
+            key = None
+            if memo is not None:
+                key = (name, view) if view is None else \
+                    (name, view, tuple(sizes.get(k) for k in parallel()["views"][view]))
+                got = memo.get(key)
+            else:
+                got = None
+            if got is None:
+                got = self.set_sum(name, sizes)
+                if key is not None:
+                    memo[key] = got
+            x, den = got
             parts.append((x, n, d * den))
         return _combine(parts)
 
-    def number(self, quantity: str, v: dict[str, Any]):
+    def number(self, quantity: str, v: dict[str, Any], stage=None, memo: dict | None = None):
         """The quantity at sizes ``v``, rounded up to a whole number (one ceiling)."""
-        x, den = self.exact(quantity, v)
+        x, den = self.exact(quantity, v, stage, memo)
         return x if den == 1 else -((-x) // den)
 
-    def bound(self, quantity: str, v: dict[str, int]) -> int:
-        """An upper bound of every intermediate value of :meth:`number` at sizes at most ``v``."""
+    def bound(self, quantity: str, v: dict[str, int], stage=None) -> int:
+        """An upper bound of every intermediate value of :meth:`number` at sizes at most ``v``
+        (a view's sizes bounded by the sizes they are taken from: a stage holds at most L
+        layers, a rank at most the heads and tokens)."""
         if self.at(quantity) is not self:
-            return self.at(quantity).bound(quantity, v)
+            return self.at(quantity).bound(quantity, v, stage)
         total, common = 0, 1
         parts = []
-        for name, n, d in self.coefficients(quantity):
+        for name, n, d, _view in self.coefficients(quantity, stage):
             for _, t, den, _ in self.rows(name):
                 parts.append((bound(t, v), abs(n), d * den))
                 common = common * (d * den) // gcd(common, d * den)

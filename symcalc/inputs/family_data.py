@@ -33,7 +33,7 @@ TOP_KEYS = ("model_type", "description", "sources", "not_modelled", "bare_class"
 # [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
 WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls", "text_only",
                 "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes")
-ROLE_KEYS = ("fixed", "spec")
+ROLE_KEYS = ("fixed", "spec", "tp_plan")
 # Spec fields a family file may set (name and source come from the config and its class).
 SETTABLE = tuple(f for f in FIELD_NAMES if f not in ("name", "source", "implementation"))
 
@@ -44,9 +44,15 @@ class Check(Record):
     rule: str
 
 
+PlanRows = tuple[tuple[str, str, tuple[str, ...], bool, bool], ...]
+
+
 class Role(Record):
     fixed: dict[str, Any]
     spec: dict[str, Expr]
+    # the class's own tensor-parallel entries (transformers' ``_tp_plan`` of the class:
+    # ``lm_head``), applied with the base model's plan
+    tp_plan: PlanRows = ()
 
 
 class Wrapper(Record):
@@ -209,7 +215,7 @@ def parse_family(text: str, label: str, stem: str) -> Family:
         r_spec = _fields(_table(body, "spec", label, prefix=f"{prefix}."), f"{prefix}.spec",
                          label, exprs=True)
         _both(r_fixed, r_spec, f"{prefix}.", label)
-        roles[role] = Role(r_fixed, r_spec)
+        roles[role] = Role(r_fixed, r_spec, _tp_plan(body, label, f"{prefix}."))
     for cls, role in classes.items():
         if role not in roles:
             raise SymcalcError(label, f"classes.{cls}: role {role!r} has no [roles.{role}] "
@@ -310,16 +316,15 @@ def _implementation(table: dict, label: str) -> dict[str, Any]:
 PLAN_KEYS = ("style", "parts", "transposed", "per_expert")
 
 
-def _tp_plan(raw: dict, label: str
-             ) -> tuple[tuple[str, str, tuple[str, ...], bool, bool], ...]:
-    """``[tp_plan]``: transformers module pattern -> { style, parts, transposed, per_expert }
-    (see docs/families.md): the style one of :data:`symcalc.algebra.layout.TP_STYLES`, parts
-    a list of breakdown paths it holds."""
+def _tp_plan(raw: dict, label: str, prefix: str = "") -> PlanRows:
+    """``[tp_plan]`` (and a role's ``[roles.<role>.tp_plan]``): transformers module pattern ->
+    { style, parts, transposed, per_expert } (see docs/families.md): the style one of
+    :data:`symcalc.algebra.layout.TP_STYLES`, parts a list of breakdown paths it holds."""
     from ..algebra.layout import TP_STYLES
 
     out = []
-    for module, body in _table(raw, "tp_plan", label).items():
-        key = f"tp_plan.{module}"
+    for module, body in _table(raw, "tp_plan", label, prefix=prefix).items():
+        key = f"{prefix}tp_plan.{module}"
         if not isinstance(body, dict) or "style" not in body or "parts" not in body:
             raise SymcalcError(label, f"{key}: must be {{ style = \"<style>\", parts = "
                                       "[\"<path>\", ...] }")
@@ -341,12 +346,28 @@ def _tp_plan(raw: dict, label: str
     return tuple(out)
 
 
-def tp_plan(model_type: str) -> tuple[tuple[str, str, tuple[str, ...], bool, bool], ...]:
-    """The ``[tp_plan]`` of ``model_type``'s family file (empty without one, or for a model
-    type without a family file)."""
+def tp_plan(name: str) -> PlanRows:
+    """The plan a spec's ``tp_plan`` implementation field names, ``MODEL_TYPE`` or
+    ``MODEL_TYPE:ROLE``: the ``[tp_plan]`` of the model type's family file (the config
+    class's ``base_model_tp_plan``) and, with a role, that role's ``[roles.<role>.tp_plan]``
+    (the class's own entries, as transformers' ``tp_plan="auto"`` applies both). Empty for a
+    model type without a family file."""
+    model_type, _, role = name.partition(":")
     if model_type not in family_names():
         return ()
-    return load_family(model_type).tp_plan
+    family = load_family(model_type)
+    extra = family.roles[role].tp_plan if role in family.roles else ()
+    return family.tp_plan + extra
+
+
+def tp_plan_name(family: Family, role: str | None) -> str:
+    """The ``tp_plan`` value of a spec read from ``family`` for a class of ``role``: the
+    model type, with the role when the role has entries of its own; "" when the family has
+    no plan at all."""
+    own = role is not None and role in family.roles and bool(family.roles[role].tp_plan)
+    if not family.tp_plan and not own:
+        return ""
+    return f"{family.model_type}:{role}" if own else family.model_type
 
 
 def _wrapper(raw: dict, label: str) -> Wrapper:
@@ -447,7 +468,8 @@ def _dec(value: Any) -> Any:
 
 def family_to_json(f: Family) -> dict[str, Any]:
     out = {k: _enc(getattr(f, k)) for k in Family.__match_args__}
-    out["roles"] = {r: {"fixed": _enc(role.fixed), "spec": _enc(role.spec)}
+    out["roles"] = {r: {"fixed": _enc(role.fixed), "spec": _enc(role.spec),
+                        "tp_plan": _enc(role.tp_plan)}
                     for r, role in f.roles.items()}
     out["checks"] = {k: {"require": _enc(c.require), "rule": c.rule} for k, c in f.checks.items()}
     if f.wrapper is not None:
@@ -455,12 +477,17 @@ def family_to_json(f: Family) -> dict[str, Any]:
     return out
 
 
+def _plan_rows(rows: list) -> PlanRows:
+    return tuple((m, st, tuple(parts), tr, pe) for m, st, parts, tr, pe in rows)
+
+
 def family_from_json(d: dict[str, Any]) -> Family:
     v = {k: _dec(x) for k, x in d.items()}
     v["sources"], v["not_modelled"] = tuple(v["sources"]), tuple(v["not_modelled"])
-    v["roles"] = {r: Role(body["fixed"], body["spec"]) for r, body in v["roles"].items()}
+    v["roles"] = {r: Role(body["fixed"], body["spec"], _plan_rows(body["tp_plan"]))
+                  for r, body in v["roles"].items()}
     v["checks"] = {k: Check(c["require"], c["rule"]) for k, c in v["checks"].items()}
-    v["tp_plan"] = tuple((m, st, tuple(parts), tr, pe) for m, st, parts, tr, pe in v["tp_plan"])
+    v["tp_plan"] = _plan_rows(v["tp_plan"])
     if v["wrapper"] is not None:
         w = dict(v["wrapper"])
         w["text_only"] = tuple(w["text_only"])
@@ -468,7 +495,7 @@ def family_from_json(d: dict[str, Any]) -> Family:
     return Family(**v)
 
 
-def build_implementation(family: Family, data: dict[str, Any]
+def build_implementation(family: Family, data: dict[str, Any], role: str | None = None
                          ) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
     """The implementation fields of one config.json (the family's ``[implementation]``
     entries, else each field's generic ``config`` reading, else its default) and the config
@@ -487,8 +514,9 @@ def build_implementation(family: Family, data: dict[str, Any]
             values[name], keys[name] = evaluate(entry, scope, f"{family.label}: implementation.{name}")
         else:
             values[name] = entry
-    if family.tp_plan:  # the family's own base_model_tp_plan
-        values.setdefault("tp_plan", family.model_type)
+    plan = tp_plan_name(family, role)
+    if plan:  # the family's own base_model_tp_plan (and its class's entries)
+        values.setdefault("tp_plan", plan)
     return impl.from_config(values), keys
 
 

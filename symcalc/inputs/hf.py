@@ -106,7 +106,7 @@ def read_model(data: dict[str, Any], name: str = "config.json", folder: str | No
         fields, keys = build_fields(family, role, data)
         fields.setdefault("name", name)
         fields["source"] = f"Hugging Face config ({model_type}, {cls})"
-        fields["implementation"], impl_keys = build_implementation(family, data)
+        fields["implementation"], impl_keys = build_implementation(family, data, role)
         return _make(fields, {**keys, **impl_keys}), ()
     return _read_wrapped(family, cls, role, data, name, folder, outside)
 
@@ -158,7 +158,7 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
                                                 f"of {cls} (no {role!r} role in "
                                                 f"{text_family.label})")
     fields, read = build_fields(text_family, role, text)
-    fields["implementation"], impl_read = build_implementation(text_family, text)
+    fields["implementation"], impl_read = build_implementation(text_family, text, role)
     keys = {f: tuple(f"{key}.{k}" for k in ks) for f, ks in {**read, **impl_read}.items()}
     text = canonical_config(text_family.aliases, text)[0]
     # the wrapper's own entries see the nested configs with their defaults filled in

@@ -47,6 +47,8 @@ def _entry(value: Any) -> Any:
 def family_payload(f) -> dict[str, Any]:
     """A parsed family file (symcalc.inputs.family_data.Family) as the page reads it: the
     tables of the file, each expression parsed once, here."""
+    from ..inputs.family_data import tp_plan_name
+
     out: dict[str, Any] = {
         "model_type": f.model_type, "bare_class": f.bare_class, "classes": f.classes,
         "defaults": f.defaults, "fixed": f.fixed,
@@ -55,7 +57,8 @@ def family_payload(f) -> dict[str, Any]:
                   for r, role in f.roles.items()},
         "checks": {k: {"require": _expr(c.require), "rule": c.rule} for k, c in f.checks.items()},
         "implementation": {k: _entry(v) for k, v in f.implementation.items()},
-        "has_tp_plan": bool(f.tp_plan),
+        # the tp_plan implementation value of each role (family_data.tp_plan_name)
+        "tp_plan_names": {r: tp_plan_name(f, r) for r in f.roles},
         "aliases": f.aliases,
     }
     if f.wrapper is not None:
@@ -90,6 +93,7 @@ def meta() -> dict[str, Any]:
     """Everything the page's scripts read besides the term table."""
     from ..algebra import options as op
     from ..algebra import spec as sp
+    from ..algebra.layout import CP_ALGORITHMS, DEGREES, TP_PLANS
     from ..inputs import presets
     from ..inputs.family_data import load_families
     from ..inputs.gpus import load as load_gpus
@@ -118,8 +122,11 @@ def meta() -> dict[str, Any]:
         "dtype_bytes": op.DTYPE_BYTES, "default_seq_len": op.DEFAULT_SEQ_LEN,
         "choices": {"causal": op.CAUSAL, "recompute": op.RECOMPUTE,
                     "activations": op.ACTIVATION_MODELS, "optimizer": op.OPTIMIZER_NAMES,
-                    "mla_cache": op.MLA_CACHE},
+                    "mla_cache": op.MLA_CACHE, "tp_plan": TP_PLANS,
+                    "cp_algorithm": CP_ALGORITHMS},
         "optimizers": terms.optimizers(),
+        "layout_fields": op.LAYOUT_FIELDS,
+        "degrees": DEGREES,
     }
     activations = {"models": op.ACTIVATION_MODELS, "text": op.ACTIVATION_TEXT}
     families = {name: family_payload(f) for name, f in load_families().items()}
@@ -142,9 +149,31 @@ def meta() -> dict[str, Any]:
 
     speed = {**page_rules(), "dtype_bytes": op.DTYPE_BYTES}
     return {"spec": spec, "options": options, "activations": activations,
+            "plan_facts": plan_facts_payload(),
             "implementation": implementation_payload(),
             "families": families, "presets": preset_data, "gpus": gpus, "speed": speed,
             "parts_note": PARTS_NOTE}
+
+
+def plan_facts_payload() -> dict[str, Any]:
+    """Every plan's facts (symcalc.fast.plans.all_facts; each is 1), each distinct list once,
+    as indices into one list of names: ``{"names": [...], "sets": [[i, ...], ...], "plans":
+    {"<tp_plan>|<shape>|<convention>": index of its set}}``."""
+    from ..fast.plans import all_facts
+
+    facts = all_facts()
+    names = sorted({n for one in facts.values() for n, x in one.items() if x})
+    where = {n: i for i, n in enumerate(names)}
+    sets: list[list[int]] = []
+    index: dict[tuple, int] = {}
+    plans = {}
+    for key, one in facts.items():
+        ids = tuple(sorted(where[n] for n, x in one.items() if x))
+        if ids not in index:
+            index[ids] = len(sets)
+            sets.append(list(ids))
+        plans[key] = index[ids]
+    return {"names": names, "sets": sets, "plans": plans}
 
 
 _JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",

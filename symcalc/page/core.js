@@ -314,7 +314,53 @@ function checkedOptions(o) {  // Options.checked
     if (!allowed.includes(o[name])) throw new SymcalcError(name.replace(/_/g, "-"), `must be one of ${allowed.join(", ")} (got ${repr(o[name])})`);
   for (const name of ["dtype", "kv_dtype", "state_dtype"]) checkDtype(name.replace(/_/g, "-"), o[name]);
   if (![0, 1, 2, 3].includes(o.zero)) throw new SymcalcError("zero", `stage must be 0, 1, 2 or 3 (got ${o.zero})`);
+  checkedLayout(o);
   return o;
+}
+function checkedLayout(o) {  // Layout.checked (the options' layout)
+  for (const name of META.options.degrees) {
+    const value = o[name];
+    if (name === "etp" && (value === null || value === undefined)) continue;
+    if (typeof value === "boolean" || !isInt(value) || value <= 0) throw new SymcalcError(name, `must be a positive integer (got ${r60(value)})`);
+    if (value > 1000000) throw new SymcalcError(name, `must be at most 1000000 (got ${value})`);
+  }
+  if (o.vpp > 1 && o.pp === 1) throw new SymcalcError("vpp", `the interleaved schedule needs more than one pipeline stage (pp=1, vpp=${o.vpp})`);
+  if (o.distributed_optimizer && o.zero) throw new SymcalcError("zero", "Megatron's distributed optimizer already shards the optimizer state: use one or the other");
+}
+const isParallel = o => META.options.layout_fields.some(f => o[f] !== META.options.defaults[f]);  // Options.parallel
+const zeroStage = o => (o.distributed_optimizer ? 1 : o.zero);  // Options.zero_stage
+const expertTp = o => (o.etp === null || o.etp === undefined ? o.tp : o.etp);
+function checkSpec(spec, o, seqLen, decSeqLen) {  // layout.check_spec
+  const err = (f, r) => { throw new SymcalcError(f, r); };
+  if (o.ep > 1 && !moe(spec)) err("ep", `expert parallelism needs an MoE model (${spec.name} has no experts)`);
+  if (o.ep > 1 && o.ep > spec.E) err("ep", `must be at most the experts per layer (E=${spec.E}, ep=${o.ep})`);
+  if (o.ep > 1 && shape(spec) !== "single") err("ep", "expert parallelism of an encoder-decoder model is not modelled");
+  if (o.pp > spec.L) err("pp", `must be at most the layers (L=${spec.L}, pp=${o.pp})`);
+  if (o.pp > 1) {
+    let why = null;
+    if (shape(spec) !== "single") why = "an encoder-decoder model";
+    else if (hybrid(spec) || spec.L_ffn !== null) why = "a hybrid stack (its mixers' order is not in the spec)";
+    else if (spec.L_local !== null) why = "a stack of sliding and global layers (their order is not in the spec)";
+    else if (spec.L_kv_shared) why = "a stack with KV-sharing layers";
+    if (why) err("pp", `pipeline stages of ${why} are not modelled`);
+  }
+  if (o.vpp > 1) {
+    if (spec.L % (o.pp * o.vpp)) err("vpp", `the interleaved schedule needs p v to divide the layers (L=${spec.L}, p=${o.pp}, v=${o.vpp})`);
+    if (spec.L_dense) err("vpp", "the interleaved schedule of a stack whose layers differ (dense and MoE) is not modelled");
+  }
+  if (o.cp > 1)
+    for (const [field, n] of [["seq-len", seqLen], ["dec-seq-len", decSeqLen]])
+      if (n !== null && n !== undefined && n % o.cp) err("cp", `context parallelism splits the sequence into ${o.cp} equal parts: cp must divide --${field} (${n})`);
+  if (o.tp_plan !== "megatron") return;
+  if (hybrid(spec) || shape(spec) !== "single" || spec.L_ffn !== null) err("tp-plan", "the megatron convention models decoder stacks of attention, FFN and MoE layers");
+  const nkv = spec.n_kv || spec.n_h;
+  const rules = [["tp", spec.n_h, o.tp, "the query heads"], ["tp", nkv, o.tp, "the key/value heads"], ["tp", spec.d_ff, o.tp, "the FFN width"]];
+  if (moe(spec)) {
+    rules.push(["ep", spec.E, o.ep, "the experts"], ["etp", spec.d_moe || spec.d_ff, expertTp(o), "the expert width"]);
+    if (spec.E_s) rules.push(["tp", spec.E_s * (spec.d_sh || spec.d_moe || spec.d_ff), o.tp, "the shared experts' width"]);
+  }
+  if (o.pp > 1) rules.push(["pp", spec.L, o.pp * o.vpp, "the layers (p v)"]);
+  for (const [field, n, deg, what] of rules) if (n % deg) err(field, `Megatron-LM needs ${deg} to divide ${what} (${n})`);
 }
 function seqLenOf(spec, o) {
   if (o.seq_len !== null && o.seq_len !== undefined) return o.seq_len;
@@ -403,7 +449,7 @@ function implementationFromConfig(values) {  // implementation.from_config
   }
   return out;
 }
-function buildImplementation(fam, data) {  // family_data.build_implementation
+function buildImplementation(fam, data, role = null) {  // family_data.build_implementation
   const label = `families/${fam.model_type}.toml`;
   const [canon, spelled] = canonicalConfig(fam.aliases, data);
   const scope = makeScope(canon, fam.defaults || {}, spelled);
@@ -414,7 +460,8 @@ function buildImplementation(fam, data) {  // family_data.build_implementation
     if (isExpr(entry)) [values[name], keys[name]] = evaluate(entry, scope, `${label}: implementation.${name}`);
     else values[name] = entry;
   }
-  if (fam.has_tp_plan && !("tp_plan" in values)) values.tp_plan = fam.model_type;  // its own base_model_tp_plan
+  const plan = (fam.tp_plan_names || {})[role] || "";  // family_data.tp_plan_name, computed when the page is built
+  if (plan && !("tp_plan" in values)) values.tp_plan = plan;  // its own base_model_tp_plan (and its class's entries)
   return [implementationFromConfig(values), keys];
 }
 function activationChoices(o) {
@@ -431,14 +478,26 @@ function optionValues(spec, o) {
   const [st_num, st_den] = dtypeFraction(o.state_dtype);
   const opt = META.options.optimizers[o.optimizer];
   return {w_num, w_den, kv_num, kv_den, st_num, st_den, opt_w: opt[0], opt_g: opt[1], opt_o: opt[2],
-          sw_zero1: +(o.zero === 1), sw_zero2: +(o.zero === 2), sw_zero3: +(o.zero === 3),
+          sw_zero1: +(zeroStage(o) === 1), sw_zero2: +(zeroStage(o) === 2), sw_zero3: +(zeroStage(o) === 3),
+          sw_il: +(o.vpp > 1), sw_meg: +(o.tp_plan === "megatron"), sw_ulysses: +(o.cp_algorithm === "ulysses"),
+          sw_tied: +(spec.head === "tied"),
           sw_macs: +!!o.macs, sw_nonmatmul: +!!o.nonmatmul, sw_rc_sel: +(o.recompute === "selective"),
           sw_rc_full: +(o.recompute === "full"), sw_tp: +(o.tp > 1), sw_sp: +!!o.sequence_parallel,
           sw_decoder: +(spec.family !== "encoder"), ...activationChoices(o), ...activationFacts(spec, o.dtype, o.batch)};
 }
 function values(spec, o) {  // quick.values, as plain numbers
   return {W: 1, ...sizeValues(spec), ...workloadValues(spec, o), ...switchValues(spec),
-          ...conventionSwitches(spec, o), ...optionValues(spec, o)};
+          ...conventionSwitches(spec, o), ...optionValues(spec, o), ...layoutValues(spec, o)};
+}
+function planFacts(spec, convention) {  // fast.plans.facts, from the facts the page carries (computed by Python)
+  const f = META.plan_facts, name = convention === "megatron" ? "" : ((spec.implementation || {}).tp_plan || "");
+  const k = f.plans[`${name}|${shape(spec)}|${convention}`];
+  if (k === undefined) throw new SymcalcError("tp-plan", `no plan ${JSON.stringify(name)} in the page's data`);
+  return Object.fromEntries(f.sets[k].map(i => [f.names[i], 1]));
+}
+function layoutValues(spec, o) {  // quick.layout_values
+  const out = {p: o.pp, v: o.vpp, m: o.microbatches, e: o.ep, t_e: expertTp(o), c: o.cp};
+  return isParallel(o) ? Object.assign(out, planFacts(spec, o.tp_plan)) : out;
 }
 const big = v => Object.fromEntries(Object.entries(v).map(([k, x]) => [k, BigInt(x)]));
 
@@ -562,27 +621,98 @@ function report(spec, options) {  // quick.quick_report
   const conv = conventions(spec, o);
   flops.conventions = conv.flops;
   memory.conventions = conv.memory;
-  return {model: spec.name, family: spec.family, params: paramsReport(spec, sh, v), flops, memory};
+  const out = {model: spec.name, family: spec.family, params: paramsReport(spec, sh, v), flops, memory};
+  if (isParallel(o)) Object.assign(out, parallelReport(spec, o, sh, v, memory));
+  return out;
+}
+// ---- per rank (symcalc.fast.per_rank) ---------------------------------------------------------
+const RANK_KEYS = [["params", "per_rank.params"], ["weights_bytes", "per_rank.weights_bytes"],
+  ["gradients_bytes", "per_rank.gradients_bytes"], ["optimizer_bytes", "per_rank.optimizer_bytes"],
+  ["states_bytes", "per_rank.states_bytes"], ["activations_bytes", "per_rank.activations_bytes"],
+  ["kv_cache_bytes", "per_rank.kv_cache_bytes"]];
+const COMM_KEYS = ["forward_bytes", "step_bytes", "step_wire_bytes", "decode_bytes_per_token",
+  "forward_wire_bytes", "decode_wire_bytes_per_token"];
+const TP_KEYS = ["forward_allreduce_count", "forward_allreduce_bytes"];
+const DIMENSIONS = ["tp", "pp", "dp", "ep", "cp"];
+function stageNumber(sh, q, v, stage, memo) { const [rows, sizes] = rowsAt(sh, v); return rows.number(q, sizes, stage, memo); }
+function stageBlock(spec, sh, v, stage, memo, memory) {
+  const out = {stage};
+  for (const [k, q] of RANK_KEYS) out[k] = stageNumber(sh, q, v, stage, memo);
+  out.peak_bytes = out.states_bytes + out.activations_bytes;
+  const state = memory.recurrent_state_bytes === undefined ? 0n : memory.recurrent_state_bytes;
+  if (hybrid(spec)) out.recurrent_state_bytes = state;
+  out.serving_peak_bytes = out.weights_bytes + out.kv_cache_bytes + state;
+  return out;
+}
+function communicationBlock(sh, v, stage, memo) {
+  const out = {};
+  for (const dim of DIMENSIONS)
+    out[dim] = Object.fromEntries(COMM_KEYS.concat(dim === "tp" ? TP_KEYS : []).map(k => [k, stageNumber(sh, `communication.${dim}.${k}`, v, stage, memo)]));
+  return out;
+}
+function layoutBlock(spec, o) {
+  return {tp: o.tp, pp: o.pp, vpp: o.vpp, schedule: o.vpp > 1 ? "interleaved" : "1f1b", microbatches: o.microbatches,
+          ep: o.ep, etp: expertTp(o), cp: o.cp, dp: o.dp, zero: zeroStage(o), distributed_optimizer: o.distributed_optimizer,
+          sequence_parallel: o.sequence_parallel, tp_plan: o.tp_plan, cp_algorithm: o.cp_algorithm,
+          plan: o.tp_plan === "hf" ? ((spec.implementation || {}).tp_plan || "") : "megatron", ranks: o.tp * o.pp * o.cp * o.dp};
+}
+function rankConventions(spec, o) {  // per_rank.conventions_text
+  const name = (spec.implementation || {}).tp_plan || "";
+  const plan = o.tp_plan === "megatron"
+    ? "Megatron-LM's layer: fused q/k/v and the MLP's first matrix column-parallel, the output projections row-parallel, norms and routers whole, embedding and head vocabulary-parallel over a vocabulary padded to a multiple of 128 t"
+    : name ? `transformers' plan for ${name} (tp_plan=auto: the base model's plan and the class's own entries) as PyTorch's parallelize_module applies it; uneven widths as torch.chunk splits them (rank 0 holds ceil(n/t))`
+    : "no plan in transformers for this model type: Megatron-LM's layer, split as torch.chunk splits it; embeddings and head whole";
+  return {
+    rank: "tensor- and expert-parallel rank 0 of the pipeline stage with the largest training peak (states_bytes + activations_bytes)",
+    tp_plan: plan,
+    pipeline: `${o.vpp > 1 ? "interleaved" : "1f1b"}: ${o.pp} stages, ${o.microbatches} microbatches of --batch sequences per step, ${o.vpp} model chunks per rank`,
+    states: (o.distributed_optimizer ? `${o.optimizer}, Megatron-LM's distributed optimizer (ZeRO stage 1)` : `${o.optimizer}, ZeRO stage ${zeroStage(o)}`)
+      + ` over each parameter's data-parallel group (N_d c = ${o.dp * o.cp} for the dense ones)`,
+    communication: "payload bytes (each collective's whole tensor) per microbatch's forward, per step (m microbatches' forward and backward, and the data-parallel traffic) and per decoded token; step_wire_bytes: what the rank sends under the ring algorithms (all-reduce 2(n-1)/n, all-gather, reduce-scatter, all-to-all (n-1)/n)",
+  };
+}
+function mostLoaded(sh, v, pp, memo) {  // per_rank.most_loaded
+  let best = 0, peak = null;
+  for (let i = 0; i < pp; i++) {
+    const x = stageNumber(sh, "per_rank.states_bytes", v, i, memo) + stageNumber(sh, "per_rank.activations_bytes", v, i, memo);
+    if (peak === null || x > peak) { best = i; peak = x; }
+  }
+  return best;
+}
+function parallelReport(spec, o, sh, v, memory) {  // per_rank.parallel_report
+  checkSpec(spec, o, seqLenOf(spec, o), spec.family === "encoder-decoder" ? Number(v.s_dec) : null);
+  const memo = new Map(), stage = mostLoaded(sh, v, o.pp, memo);
+  const block = stageBlock(spec, sh, v, stage, memo, memory);
+  const perRank = {};
+  for (const k of ["params", "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "kv_cache_bytes", "peak_bytes", "stage"]) perRank[k] = block[k];
+  for (const k of Object.keys(block)) if (!(k in perRank)) perRank[k] = block[k];
+  perRank.layout = layoutBlock(spec, o);
+  perRank.conventions = rankConventions(spec, o);
+  const out = {per_rank: perRank, communication: communicationBlock(sh, v, stage, memo)};
+  if (o.per_stage) out.per_stage = Array.from({length: o.pp}, (_, i) => ({...stageBlock(spec, sh, v, i, memo, memory), communication: communicationBlock(sh, v, i, memo)}));
+  return out;
 }
 // ---- derivations: formula, numbers substituted, result (for every figure the page shows) -----
 // The quantity's combination of row sets for this model and these options: each set with its
 // exact coefficient and its rows that do not vanish (path, source, folded tree, value); the
 // figure is the coefficients times the sums over one common denominator, rounded up once. With
 // --part all the parameter figures add the vision tower and projector.
-function derivation(spec, options, q, outside = [], part = "text") {
+function derivation(spec, options, q, outside = [], part = "text", stage = null) {
   const o = checkedOptions({...defaultOptions(), ...options});
   const sh = shape(spec), plain = values(spec, o);
   let v = big(plain);
   if (q === "flops.decode_per_token") v = {...v, s: BigInt(o.context || plain.s)};
   let [rows, sizes] = rowsAt(sh, v);
   rows = rows.at(q);
-  const groups = rows.coefficients(q).map(([name, n, d]) => ({
-    set: name, numerator: n, denominator: d,
-    rows: rows.rows(name).map(r => ({...r, value: T().evaluate(r.tree, sizes)})),
-  }));
+  // a per-rank figure: at the stage (the most-loaded one), each set at its view's sizes
+  const groups = rows.coefficients(q, stage).map(([name, n, d, view]) => {
+    const at = view ? rows.view(view, sizes, stage) : sizes;
+    return {set: name, numerator: n, denominator: d, view, sizes: at,
+            rows: rows.rows(name).map(r => ({...r, value: T().evaluate(r.tree, at)}))};
+  });
   const symbols = {};
-  for (const g of groups) for (const r of g.rows) for (const n of T().names(r.tree)) symbols[n] = sizes[n];
-  const [numerator, den] = rows.exact(q, sizes);
+  for (const g of groups) for (const r of g.rows) for (const n of T().names(r.tree)) symbols[n] = g.sizes[n];
+  const [numerator, den] = rows.exact(q, sizes, stage);
   let result = _cdiv(numerator, den);
   const extra = [];
   if (part === "all" && ["params.total", "params.active", "params.non_embedding"].includes(q))
@@ -591,7 +721,7 @@ function derivation(spec, options, q, outside = [], part = "text") {
       for (const n of x.symbols) symbols[n] = x.sizes[n];
       result += x.params;
     }
-  return {quantity: q, groups, extra, symbols, numerator, den, result};
+  return {quantity: q, groups, extra, symbols, numerator, den, result, stage};
 }
 function _cdiv(n, d) { let r = n / d; if (r * d !== n && ((n > 0n) === (d > 0n))) r += 1n; return r; }
 
@@ -871,7 +1001,7 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
     const [fields, keys] = buildFields(fam, role, data);
     if (!("name" in fields)) fields.name = name;
     fields.source = `Hugging Face config (${modelType}, ${cls})`;
-    const [implementation, implKeys] = buildImplementation(fam, data);
+    const [implementation, implKeys] = buildImplementation(fam, data, role);
     fields.implementation = implementation;
     return [makeWithKeys(fields, {...keys, ...implKeys}), []];
   }
@@ -892,7 +1022,7 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
   if (tf.wrapper || !(role in (tf.roles || {})))
     throw new SymcalcError(`${key}.model_type`, `${repr(textType)} cannot be the language model of ${cls} (no ${repr(role)} role in families/${textType}.toml)`);
   const [fields, read] = buildFields(tf, role, text);
-  const [implementation, implRead] = buildImplementation(tf, text);
+  const [implementation, implRead] = buildImplementation(tf, text, role);
   fields.implementation = implementation;
   const keys = Object.fromEntries(Object.entries({...read, ...implRead}).map(([f, ks]) => [f, ks.map(k => `${key}.${k}`)]));
   const canonText = canonicalConfig(tf.aliases, text)[0];

@@ -22,6 +22,14 @@ const OPTIONS = [
   ["zero", "zero", "zero", "--zero", "zero"], ["dp", "dp", "int", "--dp", "dp"], ["tp", "tp", "int", "--tp", "tp"],
   ["macs", "macs", "bool", "--macs", "macs"], ["nonmatmul", "nonmatmul", "bool", "--nonmatmul", "nonmatmul"],
   ["sequence_parallel", "sequence-parallel", "bool", "--sequence-parallel", "sequence-parallel"],
+  // the rest of the parallel layout (docs/conventions.md): any of these adds the per-rank figures
+  ["pp", "pp", "int", "--pp", "pp"], ["vpp", "vpp", "int", "--vpp", "vpp"],
+  ["microbatches", "microbatches", "int", "--microbatches", "microbatches"],
+  ["ep", "ep", "int", "--ep", "ep"], ["etp", "etp", "int?", "--etp", "etp"], ["cp", "cp", "int", "--cp", "cp"],
+  ["cp_algorithm", "cp-algorithm", "cp_algorithm", "--cp-algorithm", "cp-algorithm"],
+  ["tp_plan", "tp-plan", "tp_plan", "--tp-plan", "tp-plan"],
+  ["distributed_optimizer", "distributed-optimizer", "bool", "--distributed-optimizer", "distributed-optimizer"],
+  ["per_stage", "per-stage", "bool", "--per-stage", "per-stage"],
 ];
 const state = {options: {}, gpu: "H100", panes: []};
 
@@ -273,6 +281,21 @@ const ROWS = [
   ["memory", "memory.recurrent_state_bytes", "Recurrent state", r => r.memory.recurrent_state_bytes],
   ["memory", "memory.activations_bytes", "Activations (training)", r => r.memory.activations_bytes],
   ["memory", "memory.training_bytes", "Training state per rank", r => r.memory.training_bytes],
+  // the layout's most-loaded rank (--tp --pp --ep --cp --dp --zero ...): the same rows, per stage
+  ["count", "per_rank.params", "Parameters per rank", r => r.per_rank && r.per_rank.params],
+  ["memory", "per_rank.weights_bytes", "Weights per rank", r => r.per_rank && r.per_rank.weights_bytes],
+  ["memory", "per_rank.gradients_bytes", "Gradients per rank", r => r.per_rank && r.per_rank.gradients_bytes],
+  ["memory", "per_rank.optimizer_bytes", "Optimizer state per rank", r => r.per_rank && r.per_rank.optimizer_bytes],
+  ["memory", "per_rank.states_bytes", "Model states per rank", r => r.per_rank && r.per_rank.states_bytes],
+  ["memory", "per_rank.activations_bytes", "Activations per rank", r => r.per_rank && r.per_rank.activations_bytes],
+  ["memory", "per_rank.kv_cache_bytes", "KV cache per rank", r => r.per_rank && r.per_rank.kv_cache_bytes],
+  ["memory", "per_rank.peak_bytes", "Training peak per rank (states + activations)", r => r.per_rank && r.per_rank.peak_bytes, false],
+  ["count", "communication.tp.forward_allreduce_count", "TP all-reduces per forward", r => r.communication && r.communication.tp.forward_allreduce_count],
+  ...["tp", "pp", "dp", "ep", "cp"].flatMap(dim => [
+    ["memory", `communication.${dim}.step_bytes`, `${dim.toUpperCase()} payload per step`, r => r.communication && r.communication[dim].step_bytes],
+    ["memory", `communication.${dim}.step_wire_bytes`, `${dim.toUpperCase()} bytes sent per step`, r => r.communication && r.communication[dim].step_wire_bytes],
+    ["memory", `communication.${dim}.decode_bytes_per_token`, `${dim.toUpperCase()} payload per decoded token`, r => r.communication && r.communication[dim].decode_bytes_per_token],
+  ]),
 ];
 
 function renderResults(pane, i) {
@@ -281,18 +304,20 @@ function renderResults(pane, i) {
   if (!r) { host.innerHTML = `<p class="muted">No figures until the input above is fixed.</p>`; return; }
   const rows = ROWS.filter(([, , , f]) => f(r) !== undefined);
   let html = `<h3>Figures <span class="muted">(${esc(r.model)}, ${esc(r.family)}; batch ${r.flops.batch}, seq-len ${r.flops.seq_len}; computed in ${pane.ms.toFixed(2)} ms)</span></h3>`;
-  html += `<div class="scroll"><table class="totals"><thead><tr><th scope="col">Figure</th><th scope="col">Exact</th><th scope="col" class="short">Short</th><th scope="col">GB</th><th scope="col">GiB</th><th scope="col"><span class="sr">Derivation</span></th></tr></thead><tbody>`;
-  for (const [kind, q, label, f] of rows) {
+  html += `<div class="scroll"><table class="totals"><thead><tr><th scope="col">Figure</th><th scope="col">Exact</th><th scope="col" class="short">Short</th><th scope="col">GB, GiB</th><th scope="col"><span class="sr">Derivation</span></th></tr></thead><tbody>`;
+  const id = q => q.replace(/\./g, "-");
+  for (const [kind, q, label, f, derivable = true] of rows) {
     const x = f(r), bytes = kind === "memory";
     const open = pane.derive.has(q);
     html += `<tr><th scope="row">${esc(label)}</th><td class="num" data-q="${q}">${group3(x)}</td><td class="num short">${short(x, bytes)}</td>`
-      + `<td class="num">${bytes ? decimal(x, GB) : ""}</td><td class="num">${bytes ? decimal(x, GIB) : ""}</td>`
-      + `<td><button type="button" data-derive="${q}" aria-expanded="${open}" aria-controls="d${i}-${q.replace(".", "-")}">${open ? "hide" : "derive"}</button></td></tr>`;
+      + `<td class="num">${bytes ? `${decimal(x, GB)}&nbsp;GB<br>${decimal(x, GIB)}&nbsp;GiB` : ""}</td>`
+      + `<td>${derivable ? `<button type="button" data-derive="${q}" aria-expanded="${open}" aria-controls="d${i}-${id(q)}">${open ? "hide" : "derive"}</button>` : ""}</td></tr>`;
   }
   html += `</tbody></table></div>`;
+  if (r.per_rank) html += rankHTML(r);
   // open derivations below the table (a wide formula scrolls in its own box)
   for (const [, q, label, f] of rows) if (pane.derive.has(q))
-    html += `<section class="derivation" id="d${i}-${q.replace(".", "-")}" aria-label="Derivation of ${esc(label)}"><h3>${esc(label)}</h3>${derivation(pane, q, f(r))}</section>`;
+    html += `<section class="derivation" id="d${i}-${id(q)}" aria-label="Derivation of ${esc(label)}"><h3>${esc(label)}</h3>${derivation(pane, q, f(r))}</section>`;
   if (r.memory.decode_state) html += `<p class="muted">Decode state: ${group3(r.memory.decode_state.total_bytes)} bytes in all; ${group3(r.memory.decode_state.per_sequence_bytes)} per sequence; ${group3(r.memory.decode_state.per_token_bytes)} per cached token.</p>`;
   if (r.parts) html += partsHTML(r);
   html += fitsHTML(r);
@@ -308,6 +333,14 @@ function renderResults(pane, i) {
   host.innerHTML = html;
 }
 
+function rankHTML(r) {  // the layout and its conventions; every stage with --per-stage
+  const lay = r.per_rank.layout, conv = r.per_rank.conventions;
+  let html = `<p class="muted" id="rank-note">Per rank: tp ${lay.tp} x pp ${lay.pp} x cp ${lay.cp} x dp ${lay.dp} = ${lay.ranks} ranks (ep ${lay.ep}); the most-loaded rank is on stage ${r.per_rank.stage}. `
+    + Object.values(conv).map(esc).join(" ") + `</p>`;
+  if (r.per_stage) html += `<div class="scroll"><table class="stages"><thead><tr><th scope="col">Stage</th><th scope="col">Parameters</th><th scope="col">Training peak</th><th scope="col">PP bytes per step</th></tr></thead><tbody>`
+    + r.per_stage.map(s => `<tr><th scope="row">${s.stage}</th><td class="num">${group3(s.params)}</td><td class="num">${group3(s.peak_bytes)}</td><td class="num">${group3(s.communication.pp.step_bytes)}</td></tr>`).join("") + `</tbody></table></div>`;
+  return html;
+}
 function partsHTML(r) {  // a multimodal config: what the checkpoint holds besides its language model
   const rows = Object.entries(r.parts).map(([role, p]) => `<tr><th scope="row">${esc(role.replace(/_/g, " "))}</th><td>${esc(p.description)}${p.kind ? ` <span class="muted">(${esc(p.kind)}; source ${esc(p.source)})</span>` : ""}</td>`
     + `<td class="num" data-part="${esc(role)}">${p.params === null ? "unknown" : group3(p.params)}</td><td>${p.included ? "counted" : "left out"}${p.why ? `: ${esc(p.why)}` : ""}</td></tr>`).join("");
@@ -386,7 +419,8 @@ function breakdownHTML(pane, key, title, bd) {
 
 // ---- derivations: the terms that are on, numbers substituted, the result ----------------------
 function derivation(pane, q, value) {
-  const d = C.derivation(pane.spec, state.opts, q, pane.outside, pane.part);
+  const staged = q.startsWith("per_rank.") || q.startsWith("communication.");
+  const d = C.derivation(pane.spec, state.opts, q, pane.outside, pane.part, staged ? pane.report.per_rank.stage : null);
   const T = SYMCALC_TERMS;
   const frac = (n, den) => (den === 1n ? `<mn>${group3(n)}</mn>` : `<mfrac><mn>${group3(n)}</mn><mn>${group3(den)}</mn></mfrac>`);
   const row = (r, v) => (r.den === 1n ? T.mathml(r.tree, v) : `<mfrac>${T.mathml(r.tree, v)}<mn>${group3(r.den)}</mn></mfrac>`);
@@ -395,13 +429,23 @@ function derivation(pane, q, value) {
     const one = g.numerator === 1n && g.denominator === 1n;
     return (one ? "" : `${frac(g.numerator, g.denominator)}<mo>&#xB7;</mo>`) + `<mrow><mo>(</mo>${body}<mo>)</mo></mrow>`;
   };
-  const sum = (v) => d.groups.map((g, k) => (k ? "<mo>+</mo>" : "") + group(g, v)).join("") || "<mn>0</mn>";
+  // each set at its own sizes (a per-rank figure's sets may be taken at a view: the stage's
+  // layers, the rank's heads, s/c tokens, one expert-parallel rank's experts)
+  const sum = (v) => d.groups.map((g, k) => (k ? "<mo>+</mo>" : "") + group(g, v && g.view ? g.sizes : v)).join("") || "<mn>0</mn>";
   const extra = (v) => d.extra.map(x => `<mo>+</mo><mrow><mo>(</mo>${T.mathml(x.tree, v)}<mo>)</mo></mrow>`).join("");
   const name = `<mtext>${esc(q)}</mtext>`;
   const used = Object.keys(d.symbols).sort();
   const meaning = (n) => (SYMCALC_TERMS.table().symbols[n] || "") || (n.startsWith("v_") ? "a size of the vision tower or projector (symcalc.algebra.vision)" : "");
   let html = `<p class="muted">Formula (each term of symcalc's table that does not vanish for this model and these options${d.extra.length ? `, plus the ${d.extra.map(x => esc(x.description)).join(" and ")} (--part all)` : ""}):</p>`;
   html += `<math display="block" data-step="formula"><mrow>${name}<mo>=</mo>${sum(null)}${extra(null)}</mrow></math>`;
+  const views = d.groups.filter(g => g.view);
+  if (views.length) {
+    const table = SYMCALC_TERMS.table().views;
+    const seen = new Set();
+    html += `<p class="muted">Views (sizes substituted before a set is summed, on stage ${d.stage}): `
+      + views.filter(g => !seen.has(g.view) && seen.add(g.view)).map(g => `${esc(g.view)}: ` + Object.keys(table[g.view]).filter(k => k in g.sizes)
+        .map(k => `${esc(k)} = ${group3(g.sizes[k])}`).join(", ")).join("; ") + `</p>`;
+  }
   html += `<p class="muted">Numbers substituted:</p><math display="block" data-step="substituted"><mrow><mo>=</mo>${sum(d.symbols)}${extra(d.symbols)}</mrow></math>`;
   const exact = d.numerator % d.den === 0n;
   html += `<p>Result: <strong data-step="result">${group3(d.result)}</strong>${exact ? "" : " (rounded up to a whole number)"}${d.extra.length ? " (the language model's figure plus the parts above)" : ""}</p>`;

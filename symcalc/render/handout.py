@@ -271,7 +271,9 @@ def handout_view(h: Handout, tex: bool, units: Units = Units(), blanks: Blanks |
                                    for r in summary["rows"]],
                        "sheets": [sheets[i] for i in idx]})
     many = len(h.sheets) > 3
-    return {"title": esc(tr(h.title)), "models": models, "dims": dims, "breakdown": breakdown,
+    splitting = _splitting(h, esc, view_of, units, refs, blank, blanks) if h.splitting else None
+    return {"splitting": splitting, "title": esc(tr(h.title)), "models": models, "dims": dims,
+            "breakdown": breakdown,
             "groups": groups, "sections": list(h.sections), "exercises": h.exercises,
             "key": key.key() if key is not None else [],
             "summary": summary,
@@ -305,6 +307,48 @@ def _speed_figure(h: Handout, esc):
     from .handout_speed import figure_view
 
     return figure_view(list(h.sheets), esc)
+
+
+SPLIT_COLUMNS = (("per_rank.params", "parameters per rank", False),
+                 ("per_rank.weights_bytes", "weights per rank", True),
+                 ("per_rank.peak_bytes", "training peak per rank", True),
+                 ("communication.tp.step_wire_bytes", "TP bytes sent per step", True),
+                 ("communication.pp.step_wire_bytes", "PP bytes sent per step", True),
+                 ("communication.dp.step_wire_bytes", "DP bytes sent per step", True))
+
+
+def _splitting(h: Handout, esc, view_of, units: Units, refs: SourceIndex, blank,
+               blanks: Blanks | None) -> dict:
+    """The section "Splitting the model across GPUs": per model a table of layouts (rows)
+    by per-rank figure (columns), each model's weights per rank worked out at one layout,
+    the exercise and (in the answer key) its numbers. On an exercise sheet every figure is
+    a numbered blank (``blank(text, value)``)."""
+    sp = h.splitting
+
+    def cell(f, key, is_bytes):
+        if f is None:
+            return "--"
+        text = "0" if not f[key] else _bytes_short(f[key]) if is_bytes else short(f[key])
+        return blank(text, f[key]) if blanks else text
+
+    models = []
+    for i, sh in enumerate(h.sheets):
+        rows = [{"layout": esc(label), "cells": [cell(f, k, b) for k, _l, b in SPLIT_COLUMNS],
+                 "why": esc(why)} for (label, _lay), (f, why) in zip(sp.layouts, sp.figures[i])]
+        models.append({"model": esc(sh.spec.name), "rows": rows,
+                       "refused": [r for r in rows if r["why"]]})
+    answers = []
+    for name, params, nbytes in sp.exercise_answers:
+        answers.append(esc(_("{model}: {params} parameters on rank 0, {bytes} of weights",
+                             model=name, params=grouped(params),
+                             bytes=f"{grouped(nbytes)} B = {_bytes_short(nbytes)}"))
+                       if params is not None else
+                       esc(_("{model}: cannot be split over t = 4", model=name)))
+    return {"columns": [esc(_(label)) for _key, label, _b in SPLIT_COLUMNS], "models": models,
+            "worked": esc(sp.worked), "exercise_layout": esc(sp.exercise_layout),
+            # each with its sizes and its layout (the layout's symbols are in no other table)
+            "derivations": [view_of(d, units, refs, blanks=blanks) for d in sp.derivations],
+            "answers": [] if blanks else answers, "dtype": esc(h.options.dtype)}
 
 
 def handout_markdown(h: Handout, units: Units = Units(), template: str | None = None,

@@ -38,12 +38,18 @@ def linear_batch(sheet) -> Optional[int]:
     return max(1, -((-b.numerator) // b.denominator))
 
 
-def sheet_view(sh, model: str, moe: bool, esc: Callable[[str], str], blank: str,
-               exercises: bool) -> Optional[dict]:
+def sheet_view(sh, model: str, moe: bool, esc: Callable[[str], str],
+               blank: Callable[[str, object], str], exercises) -> Optional[dict]:
+    """One model's "How fast" figures; on an exercise sheet (``exercises``: its blanks) each
+    figure and the exercise's answer a numbered blank, ``blank(text, value)``, whose answer
+    the key gives."""
     sp = sh.speed
     if sp is None:
         return None
-    cell = (lambda x: blank) if exercises else esc
+
+    def cell(text: str) -> str:
+        return blank(esc(text), None) if exercises else esc(text)
+
     rows = []
     for name, p in ((_("prefill (time to first token)"), sp.prefill),
                     (_("decode, per token"), sp.decode)):
@@ -65,7 +71,7 @@ def sheet_view(sh, model: str, moe: bool, esc: Callable[[str], str], blank: str,
                               W=grouped(int(sp.decode_bytes_fixed)),
                               m=grouped(int(sp.decode_bytes_per_sequence)), gpu=sp.gpu,
                               pi=grouped(sp.peak), beta=grouped(sp.bandwidth))),
-            "answer": blank if exercises else esc(
+            "answer": cell(
                 _("b* = ceil(W pi / (c beta - m pi)) = {b}", b=grouped(answer))
                 if answer is not None else
                 _("never: c beta does not exceed m pi, each sequence's own bytes keep decode "

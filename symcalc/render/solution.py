@@ -90,6 +90,33 @@ def sensitivity_text(s) -> str:
     return "\n".join(lines) + "\n"
 
 
+def layouts_text(answer: dict) -> str:
+    """A layout search as terminal text: the smallest degree that fits (``--for``), or every
+    layout of N GPUs that fits with its per-rank peak and the bytes it sends per step."""
+    if "layouts" not in answer:
+        dim = answer["size"]
+        lines = [f"{one_line(answer['equation'])}, searching {dim} (the other options as given)"]
+        if answer["above"] is None:
+            lines.append(f"  no {dim} the model can take meets it ({answer['tried']} tried)")
+        else:
+            lines.append(f"  smallest {dim} that fits: {answer['above']}  "
+                         f"(left side {grouped(int(answer['value_above']))})")
+            if answer["below"] is not None:
+                lines.append(f"  {dim} = {answer['below']} does not: "
+                             f"{grouped(int(answer['value_below']))}")
+        return "\n".join(lines) + "\n"
+    lines = [f"{answer['gpus']} GPUs, {one_line(answer['equation'])}: "
+             f"{len(answer['layouts'])} of {answer['tried']} layouts fit "
+             f"({answer['refused']} the model cannot take)"]
+    for x in answer["layouts"]:
+        sends = ", ".join(f"{d} {si(b, unit='B')}" for d, b in x["step_bytes"].items() if b)
+        lines.append(f"  tp {x['tp']:>3} pp {x['pp']:>3} cp {x['cp']:>3} dp {x['dp']:>4} "
+                     f"ep {x['ep']:>3}  peak {bytes_both(x['peak_bytes'])}  "
+                     f"sent per step {si(x['step_wire_bytes'], unit='B')}"
+                     + (f"  ({sends})" if sends else ""))
+    return "\n".join(lines) + "\n"
+
+
 def speed_answer_text(relation: str, a: dict) -> str:
     """A how-fast answer (fast.speed_solve) as terminal text."""
     what = {"b": "batch b", "s": "sequence length s", "gpus": "accelerators"}[a["for"]]

@@ -101,11 +101,55 @@ def report_table(rep: dict[str, Any]) -> str:
     ] + ([] if "training_peak_bytes" not in m else [
         (_("training peak"), f"{grouped(m['training_peak_bytes'])} B = {bytes_both(m['training_peak_bytes'])}  [{tr(mc['training_peak_bytes'])}]"),
     ]))
+    if "per_rank" in rep:
+        lines += per_rank_lines(rep)
     if "fits" in rep:
         lines += fits_table(rep["fits"])
     if rep.get("speed"):
         lines += speed_table(rep)
     return "\n".join(lines) + "\n"
+
+
+def _b(n: int) -> str:
+    return f"{grouped(n)} B = {bytes_both(n)}"
+
+
+def per_rank_lines(rep: dict[str, Any]) -> list[str]:
+    """The layout's per-rank figures and communication (report keys per_rank,
+    communication, per_stage)."""
+    r, lay = rep["per_rank"], rep["per_rank"]["layout"]
+    lines = ["", _("per rank  (tp {tp} x pp {pp} x cp {cp} x dp {dp} = {n} ranks, ep {ep}; "
+                   "most-loaded: stage {stage})", tp=lay["tp"], pp=lay["pp"], cp=lay["cp"],
+                   dp=lay["dp"], n=lay["ranks"], ep=lay["ep"], stage=r["stage"])]
+    rows = [(_("parameters"), f"{grouped(r['params'])}  ({short(r['params'])})"),
+            (_("weights"), _b(r["weights_bytes"])),
+            (_("gradients"), _b(r["gradients_bytes"])),
+            (_("optimizer state"), _b(r["optimizer_bytes"])),
+            (_("activations"), _b(r["activations_bytes"])),
+            (_("KV cache"), _b(r["kv_cache_bytes"])),
+            (_("training peak"), _b(r["peak_bytes"])),
+            (_("serving peak"), _b(r["serving_peak_bytes"]))]
+    lines += _rows(rows)
+    for key in ("rank", "tp_plan", "pipeline", "states"):
+        lines.append(f"  [{tr(r['conventions'][key])}]")
+    lines += ["", _("communication per rank  (payload bytes; bytes sent on the wire per step)")]
+    rows = []
+    for dim, c in rep["communication"].items():
+        if not any(c.values()):
+            continue
+        text = _("forward {f}, step {s}, on the wire {w}, decode {d} per token",
+                 f=si(c["forward_bytes"], unit="B"), s=si(c["step_bytes"], unit="B"),
+                 w=si(c["step_wire_bytes"], unit="B"), d=si(c["decode_bytes_per_token"], unit="B"))
+        if dim == "tp":
+            text += "; " + _("{n} all-reduces per forward", n=grouped(c["forward_allreduce_count"]))
+        rows.append((dim, text))
+    lines += _rows(rows) if rows else ["  " + _("none: one rank holds everything")]
+    lines.append(f"  [{tr(r['conventions']['communication'])}]")
+    for one in rep.get("per_stage", []):
+        lines.append("  " + _("stage {i}: {params} params, training peak {peak}",
+                              i=one["stage"], params=short(one["params"]),
+                              peak=bytes_both(one["peak_bytes"])))
+    return lines
 
 
 def _num(x: Any) -> float:

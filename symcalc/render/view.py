@@ -381,6 +381,8 @@ def result_text(result: dv.Result, units: Units, yi_text: str) -> list[str]:
         return [_("{n} FLOPs", n=grouped(n)), flops_in(n, units.flops)]
     if result.unit == "size":
         return [f"{result.path} = {grouped(n)}"]
+    if result.unit == "collectives":
+        return [_("{n} collectives", n=grouped(n))]
     if result.unit == "seconds":
         x = float(n)
         return [_("{t} seconds", t=decimal(x, decimals_for(n))),

@@ -76,21 +76,46 @@ def _symcalc(spec, t: int):
     return plan, params
 
 
+def _plans(spec) -> tuple[dict[str, str], dict[str, str]]:
+    """(base model's plan, the class's own entries) of the spec's ``tp_plan`` value."""
+    name = spec.implementation["tp_plan"]
+    model_type, _, role = name.partition(":")
+    fam = load_families()[model_type]
+    base = {m: s for m, s, *_ in fam.tp_plan}
+    own = {m: s for m, s, *_ in fam.roles[role].tp_plan} if role else {}
+    return base, own
+
+
 def test_plans_are_the_configs_plans():
-    """Every family file's [tp_plan] lists the modules and styles of its config class's
-    base_model_tp_plan, in order; every family whose config class has one carries it (a
-    multimodal wrapper's plan is its text family's)."""
+    """Every family file's [tp_plan] is its base model's plan as transformers builds it (the
+    config class's base_model_tp_plan after the embed_tokens entry
+    ``PreTrainedModel.init_parallel_plans`` adds), in order, and each role's
+    [roles.<role>.tp_plan] its class's own ``_tp_plan`` (a multimodal wrapper's plans are
+    its text family's)."""
+    import transformers
     from transformers import CONFIG_MAPPING
 
     families = load_families()
     for mt, fam in families.items():
-        cls = CONFIG_MAPPING[mt]
-        theirs = getattr(cls, "base_model_tp_plan", None) or {}
-        ours = {module: style for module, style, *_ in fam.tp_plan}
+        ours = [(module, style) for module, style, *_ in fam.tp_plan]
         if fam.wrapper is not None:
-            assert not ours, mt
+            assert not ours and not any(r.tp_plan for r in fam.roles.values()), mt
             continue
-        assert list(ours.items()) == list(theirs.items()), mt
+        declared = list((getattr(CONFIG_MAPPING[mt], "base_model_tp_plan", None) or {}).items())
+        assert ours in (declared, [("embed_tokens", "embedding_rowwise")] + declared), mt
+        ours = dict(ours)
+        configs = [cfg for name, cfg in _configs_named(mt) if "hub-" not in name]
+        if configs:  # the base model's own plan, as built
+            model = H.build_model(configs[0], device="meta")
+            built = dict(model.base_model.tp_plan or {})
+            if any(k.startswith("model.") for k in built):  # Llama 4: the language model is a child
+                built = {k.split(".", 1)[1]: v for k, v in built.items() if k.startswith("model.")}
+            assert list(built.items()) == list(ours.items()), mt
+        for cls, role in fam.classes.items():
+            if getattr(transformers, cls, None) is None:
+                continue  # a name transformers 5.24 no longer exports (an older spelling)
+            own = dict(getattr(getattr(transformers, cls), "_tp_plan", None) or {})
+            assert {m: s for m, s, *_ in fam.roles[role].tp_plan} == own, (mt, cls)
 
 
 @pytest.mark.parametrize("model_type,config", _family_cases())
@@ -98,14 +123,14 @@ def test_rank_params_match_pytorch(model_type, config):
     import tp_reference as R
 
     spec = spec_from_config(config)
-    plan_dict = dict((m, s) for m, s, *_ in tp_plan(spec.implementation["tp_plan"]))
+    plan_dict, own = _plans(spec)
     whole = H.reference_params(config)
     for t in DEGREES:
         if not _layer_widths_split(config, t):
             continue
         with R.fake_world(t) as mesh:
             model = H.build_model(config, device="meta")
-            R.apply_plan(model, plan_dict, mesh)
+            R.apply_plan(model, plan_dict, mesh, own)
             theirs = R.local_params(model)
         _, params = _symcalc(spec, t)
         ours = P.total(params).xreplace(_values(spec, t))
@@ -163,7 +188,7 @@ def test_forward_collectives_match_pytorch(model_type, config, request):
         pytest.skip("a class-default config: too large for a CPU forward (parameters are "
                     "checked on meta)")
     spec = spec_from_config(config)
-    plan_dict = dict((m, s) for m, s, *_ in tp_plan(spec.implementation["tp_plan"]))
+    plan_dict, own = _plans(spec)
     checked = 0
     name = request.node.callspec.id
     for t in DEGREES:
@@ -173,14 +198,15 @@ def test_forward_collectives_match_pytorch(model_type, config, request):
         refused = P.tp_forward_problems(spec, Layout(tp=t), plan) or REFUSED.get(name)
         with R.fake_world(t) as mesh:
             model = H.build_model(config, device="cpu")
-            R.apply_plan(model, plan_dict, mesh)
+            R.apply_plan(model, plan_dict, mesh, own)
             inputs = H.forward_inputs(model, BATCH, SEQ, "cpu")
+            whole = bool(own) and spec.head != "none"  # the head's entries run too
             if refused:  # PyTorch's forward refuses it too
                 with pytest.raises(RuntimeError):
-                    R.forward_collectives(model, plan_dict, inputs)
+                    R.forward_collectives(model, plan_dict, inputs, whole)
                 checked += 1
                 continue
-            calls = R.forward_collectives(model, plan_dict, inputs)
+            calls = R.forward_collectives(model, plan_dict, inputs, whole)
         theirs: dict[str, list[int]] = {}
         for name, size in calls:
             kind = _kind(name)
