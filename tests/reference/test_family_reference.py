@@ -4,8 +4,8 @@ For every test config ``tests/families/<model_type>/*.json`` (tiny configs, one 
 combination, and ``hub-<preset>.json``, the real config.json of the family's flagship):
 ``symcalc.inputs.hf.spec_from_config`` -> params total == ``num_parameters()`` (meta device) and
 flops.forward_matmul == FlopCounterMode (eager attention, experts through exactly their top-k)
-at (batch, seq) = (2, 7) and (1, 5) (hub and class-default configs: (1, 5)).  How transformers is run:
-tests/hf_reference.py.
+at (batch, seq) = (1, 5) here, (2, 7) in the recorded numbers of the torch-free lane.  How
+transformers is run: tests/hf_reference.py.
 
 Coverage rules (a family cannot be added without tests): every ``symcalc/inputs/families/*.toml`` has
 a tiny test config, and every class in its ``[classes]`` is the class of some config (the tiny
@@ -37,7 +37,6 @@ from symcalc.inputs.hf import read_model, spec_from_config
 from symcalc.algebra.options import Options
 from symcalc.report import report
 
-WORKLOADS = [(2, 7), (1, 5)]
 CONFIGS = H.family_configs()
 IDS = [cid for cid, _ in CONFIGS]
 FAMILY_FILES = H.family_files()
@@ -65,17 +64,12 @@ def test_params_equal_transformers(cfg):
     assert got == H.reference_params(cfg) + H.deliberate_param_difference(cfg)
 
 
-# Tiny configs at both workloads; hub configs and the class defaults (a meta forward of a
-# model that size costs seconds of dispatch overhead) at (1, 5) only -- for a hub config the
-# same transformers count the preset is checked against. Their (2, 7) counts are recorded
-# (tests/data/reference/, held by tests/test_family_numbers.py) like every other.
-def _full_size(cid: str) -> bool:
-    return Path(cid).name.startswith("hub-") or "class-defaults" in Path(cid).name
-
-
-FORWARD_CASES = [pytest.param(cfg, b, s, id=f"{cid}-{b}x{s}") for cid, cfg in TINY
-                 for b, s in (WORKLOADS[1:] if _full_size(cid) else WORKLOADS)] + \
-    [pytest.param(cfg, 1, 5, id=f"{cid}-1x5") for cid, cfg in HUB]
+# Every config live at (1, 5): tests/record_reference.py measured the tiny and class-default
+# configs at (2, 7) (tests/data/reference/, held torch-free by tests/test_family_numbers.py), so
+# the two lanes together check two workloads while each config's model is run once here (a meta
+# forward costs up to seconds of dispatch). A hub config's (1, 5) count is also the one its
+# preset is checked against; the drawn configs below vary the workload.
+FORWARD_CASES = [pytest.param(cfg, 1, 5, id=f"{cid}-1x5") for cid, cfg in CONFIGS]
 
 
 def _recorded(cfg: dict) -> bool:
