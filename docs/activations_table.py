@@ -27,23 +27,27 @@ DOCS = REPO / "docs" / "conventions.md"
 BATCH, SEQ = 2, 12
 
 
-def _configs() -> list[tuple[str, dict]]:
+def _configs() -> list[tuple[str, list[tuple[str, dict]]]]:
     import test_activations as first
     from family_draw import small_templates
 
     import test_activations_families as fam
 
+    from family_draw import TINY
+
     rows = []
     for name in ("llama", "qwen2", "mistral", "mixtral", "gpt2", "bert", "t5-encoder", "t5-decoder"):
         cfg, _, _ = first.config(name, 24, 6, 2, 40)
-        rows.append((name, [cfg]))
+        rows.append((name, [("", cfg)]))
+    names = {id(cfg): cid for cid, cfg in TINY}
     for model_type in fam.FAMILIES:
-        if small_templates(model_type):
-            rows.append((model_type, small_templates(model_type)))
+        if small_templates(model_type):  # named by their file: tests/families/<cid>.json
+            rows.append((model_type, [(names[id(c)], c) for c in small_templates(model_type)]))
     return rows
 
 
-def _measure(name: str, cfg: dict, dtype: str, model: str) -> tuple[int | None, int]:
+def _measure(name: str, cfg: dict, dtype: str, model: str,
+             measure: bool = True) -> tuple[int | None, int]:
     import test_activations_families as fam
 
     if name == "t5-decoder":  # the decoder's layers are added, the encoder's stay
@@ -52,7 +56,7 @@ def _measure(name: str, cfg: dict, dtype: str, model: str) -> tuple[int | None, 
     else:
         more = fam.with_more_layers(cfg, 2)
     mine = fam.symcalc_bytes(more, BATCH, SEQ, dtype, model) - fam.symcalc_bytes(cfg, BATCH, SEQ, dtype, model)
-    if model == "paper":
+    if model == "paper" or not measure:
         return None, mine
     import saved_tensors
 
@@ -78,7 +82,24 @@ def _ratio(a: int | None, b: int) -> str:
     return "—" if a is None or not b else f"{a / b:.2f}"
 
 
-def render_table() -> str:
+def recorded(text: str) -> dict[str, tuple[str, int, str, int | None]]:
+    """The measured columns of the table in ``text``: family -> (the config measured, bf16
+    eager bytes, the fp32 measured / eager ratio as printed, bf16 sdpa bytes or None)."""
+    table = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    out = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 8 and cells[0].startswith("`"):
+            num = lambda c: None if c == "—" else int(c.replace(",", ""))  # noqa: E731
+            name, _, cid = cells[0].partition(" ")
+            out[name.strip("`")] = (cid.strip("()"), num(cells[1]), cells[5], num(cells[6]))
+    return out
+
+
+def render_table(measured: dict | None = None) -> str:
+    """The table; with ``measured`` (``recorded(text)``) the transformers columns are taken
+    from it instead of measured again, and only symcalc's columns are computed (the cheap
+    check tests/reference/test_activations_families.py runs)."""
     import test_activations_families as fam
 
     rows = [f"Bytes the two added layers keep (b = {BATCH}, s = {SEQ}); measured is transformers "
@@ -88,14 +109,25 @@ def render_table() -> str:
             "| bf16 measured (sdpa) | sdpa |",
             "|---|---|---|---|---|---|---|---|"]
     for name, templates in _configs():
-        for cfg in templates:  # the first that builds with two more layers
+        for cid, cfg in templates:  # the first that builds and runs with two more layers
             try:
-                eager_m, eager = _measure(name, cfg, "bf16", "eager")
+                if measured is not None:
+                    assert name in measured, f"{name}: not in the table; run python docs/activations_table.py"
+                    was, eager_m, f32_text, sdpa_m = measured[name]
+                    if cid != was:
+                        continue
+                    _, eager = _measure(name, cfg, "bf16", "eager", measure=False)
+                else:
+                    eager_m, eager = _measure(name, cfg, "bf16", "eager")
             except Exception:  # noqa: BLE001 - e.g. more layers turn MoE without experts set
                 continue
             _, paper = _measure(name, cfg, "bf16", "paper")
-            f32_m, f32 = _measure(name, cfg, "fp32", "eager")
-            sdpa_m, sdpa = _measure(name, cfg, "bf16", "sdpa")
+            if measured is not None:
+                _, sdpa = _measure(name, cfg, "bf16", "sdpa", measure=False)
+            else:
+                f32_m, f32 = _measure(name, cfg, "fp32", "eager")
+                f32_text = _ratio(f32_m, f32)
+                sdpa_m, sdpa = _measure(name, cfg, "bf16", "sdpa")
             break
         else:
             raise AssertionError(f"{name}: no tiny config builds with two more layers")
@@ -103,8 +135,8 @@ def render_table() -> str:
         exact = key not in fam.NOT_EXACT
         sdpa_exact = key in fam.SDPA_EXACT or name in ("llama", "qwen2", "mistral", "mixtral")
         rows.append(
-            f"| `{name}` | {_n(eager_m)} | {_n(eager)}{' *exact*' if exact else ''} | {_n(paper)} "
-            f"| {_ratio(eager_m, paper)} | {_ratio(f32_m, f32)} | {_n(sdpa_m)} "
+            f"| `{name}`{f' ({cid})' if cid else ''} | {_n(eager_m)} | {_n(eager)}{' *exact*' if exact else ''} | {_n(paper)} "
+            f"| {_ratio(eager_m, paper)} | {f32_text} | {_n(sdpa_m)} "
             f"| {_n(sdpa)}{' *exact*' if sdpa_exact else ''} |")
     if fam.NOT_EXACT:
         rows += ["", "Not matched exactly (the tests hold the measured / eager ratio inside these "

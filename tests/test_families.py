@@ -291,6 +291,21 @@ def test_unknown_class_message():
      "must be 'ACT' or 'gated-ACT' (got 3)"),
     ({"model_type": "bert", "architectures": ["BertForMaskedLM"], "tie_word_embeddings": "y"},
      "tie_word_embeddings", "must be true or false (got 'y')"),
+    # MambaConfig and Mamba2Config type expand as an integer (a float is refused by transformers)
+    ({"model_type": "mamba", "expand": 2.0}, "expand, hidden_size (d_ff)",
+     "must be a positive integer (got 1536.0)"),
+    ({"model_type": "mamba", "time_step_rank": "8"}, "time_step_rank (R_dt)",
+     "must be a positive integer (got '8')"),
+    ({"model_type": "mamba2", "num_heads": 64}, "num_heads",
+     "times head_dim must equal expand * hidden_size (Mamba2Config refuses it) (got 64)"),
+    # FlintConfig types head_dim and sliding_window as integers; its model masks two layer types
+    ({"model_type": "flint", "head_dim": None}, "head_dim",
+     "must be a whole number (FlintConfig refuses null) (got None)"),
+    ({"model_type": "flint", "sliding_window": None}, "sliding_window",
+     "must be a whole number (FlintConfig refuses null) (got None)"),
+    ({"model_type": "flint", "num_hidden_layers": 2, "layer_types": ["full_attention", "chunked_attention"]},
+     "layer_types", "must give each of the num_hidden_layers layers as sliding_attention or "
+     "full_attention (got ['full_attention', 'chunked_attention'])"),
 ])
 def test_config_errors_name_the_key(config, field, rule):
     with pytest.raises(SymcalcError) as err:

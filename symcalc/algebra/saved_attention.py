@@ -93,11 +93,11 @@ def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: s
                   "softmax output (float32 where upcast)", core=True),
             Saved(f"{tag}/softmax_cast", f["ac_cast"] * heads, A,
                   "torch_autograd", "probabilities cast back for the V product", core=True),
-            # gpt-oss: the softmax runs over the scores and one sink logit per head and query,
-            # after subtracting the row maximum, whose int64 indices max() keeps
+            # gpt-oss, Flint: the softmax runs over the scores and one sink logit per head and
+            # query; gpt-oss subtracts the row maximum first, whose int64 indices max() keeps
             Saved(f"{tag}/softmax_sinks", f["ac_sinks"] * n_h * q_tokens, soft, "torch_autograd",
                   "softmax output's sink column", core=True),
-            Saved(f"{tag}/max_index", f["ac_sinks"] * n_h * q_tokens, 8, "torch_autograd",
+            Saved(f"{tag}/max_index", f["ac_sinks_max"] * n_h * q_tokens, 8, "torch_autograd",
                   "indices of the row maximum subtracted before the softmax (int64)", core=True),
             Saved(f"{tag}/dropout_mask", drop_a * heads, A, "torch_autograd",
                   "attention dropout mask (CPU: the input's dtype)", core=True),

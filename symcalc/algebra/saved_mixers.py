@@ -261,14 +261,18 @@ def ssm_terms(model: str, f, A, tokens, seq) -> list[Saved]:
 
 def mamba1_terms(f, A, tokens, seq) -> list[Saved]:
     """Mamba-1 as Jamba's slow torch path runs it (JambaMambaMixer, mamba_selective_scan's
-    loop over the s positions), measured with saved-tensor hooks: the conv and SiLU, x_proj,
-    the RMSNorms on dt, B and C (``sw_ssm_inner``), dt_proj and softplus, the float32
-    discretized A and B x (d_in x N_s per token), one state per position (b d_in N_s; its
-    cast to the activation dtype for the read-out by C at 16 bits), the D skip and the
-    SiLU(z) gate."""
+    loop over the s positions; Mamba's and Falcon Mamba's mixers run the same code),
+    measured with saved-tensor hooks: the conv and SiLU, x_proj, the RMSNorms on dt, B and C
+    (``sw_ssm_inner``: Jamba's, with weights; ``ac_ssm_inner_wl``: Falcon Mamba's, without),
+    dt_proj and softplus, the float32 discretized A and B x (d_in x N_s per token), one state
+    per position (b d_in N_s; its cast to the activation dtype for the read-out by C at 16
+    bits), the D skip and the SiLU(z) gate. Without the norms, dt and C are views of x_proj's
+    output: at 16 bits its whole storage stays (B's slice too; at fp32 B's float() is that
+    storage)."""
     src = "torch_autograd"
     f32 = f["ac_f32"]
     inner = sw("ssm_inner")
+    normed = inner + f["ac_ssm_inner_wl"]  # one or the other
     xbc = R_dt + 2 * N_s
     state = b * d_in * N_s
     return [
@@ -281,9 +285,9 @@ def mamba1_terms(f, A, tokens, seq) -> list[Saved]:
         Saved("ssm/x_proj_input", (1 - f["ac_b1"]) * tokens * d_in, A, src,
               "x_proj input, a contiguous copy of SiLU's transposed output (at one sequence "
               "x_proj reads it in place, and that storage is kept anyway)"),
-        Saved("ssm/inner_norm_input", inner * tokens * xbc, 4, src,
+        Saved("ssm/inner_norm_input", normed * tokens * xbc, 4, src,
               "RMSNorms on dt, B, C: float32 inputs (x_proj's output)"),
-        Saved("ssm/inner_norm_rsqrt", inner * 3 * tokens, 4, src,
+        Saved("ssm/inner_norm_rsqrt", normed * 3 * tokens, 4, src,
               "RMSNorms on dt, B, C: reciprocal roots"),
         Saved("ssm/inner_norm_normalized", inner * tokens * xbc, A, src,
               "RMSNorms on dt, B, C: normalized values the weights multiply"),
@@ -298,6 +302,9 @@ def mamba1_terms(f, A, tokens, seq) -> list[Saved]:
               "the zero initial state and one state per position (16-bit: float32 states "
               "and their casts read by C)"),
         Saved("ssm/c", tokens * N_s, A, src, "C read by each position"),
+        Saved("ssm/x_proj_b", (1 - normed) * (1 - f32) * tokens * N_s, A, src,
+              "16-bit without the norms: B's slice of x_proj's output, whose storage dt_proj's "
+              "input and C keep whole"),
         Saved("ssm/d_skip", (1 - f32) * (d_in * 4 + tokens * d_in * A), 1, src,
               "16-bit: D in float32 and x for the skip x D"),
         Saved("ssm/scan_output", tokens * d_in, 4, src, "scan output (float32) the gate multiplies"),

@@ -92,8 +92,11 @@ def layer_key(cfg: dict) -> str:
     return next((k for k in LAYER_KEYS if isinstance(cfg.get(k), int)), "num_hidden_layers")
 
 
-# hybrids whose config may derive layer_types (see with_more_layers)
-DERIVED_LAYER_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "kimi_linear", "lfm2"}
+# hybrids whose config may derive layer_types (see with_more_layers); Flint's full-attention
+# layers have no rotary positions, so a derived pattern that brought in the first sliding
+# layer would add the rotary tables
+DERIVED_LAYER_TYPES = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "kimi_linear", "lfm2",
+                       "flint"}
 
 
 def with_more_layers(cfg: dict, extra: int) -> dict:
@@ -210,5 +213,17 @@ def test_conventions_table_is_current():
     table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(table)
     text = table.DOCS.read_text(encoding="utf-8")
-    assert table.splice(text, table.render_table()) == text, \
+    # symcalc's columns computed now, transformers' as recorded (measuring them again costs
+    # minutes; the drawn-shape tests above measure live, and the versions are pinned)
+    measured = table.recorded(text)
+    assert table.splice(text, table.render_table(measured)) == text, \
         "docs/conventions.md is stale: run python docs/activations_table.py"
+    # a cell marked *exact* shows the measured bytes
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in text.split(table.BEGIN, 1)[1].split(table.END, 1)[0].splitlines()
+            if line.startswith("| `")]
+    assert len(rows) == len(measured) > 40
+    for cells in rows:
+        for got, model in ((cells[1], cells[2]), (cells[6], cells[7])):
+            if model.endswith("*exact*"):
+                assert got == model.removesuffix(" *exact*"), cells

@@ -31,7 +31,8 @@ Neither state grows with the sequence (seq_len 70: two 64-token chunks, holds as
 A stack without any attention layer (jamba/tiny-tied-no-attention, granitemoehybrid/
 tiny-bare-dense-all-mamba, lfm2/tiny-all-conv) cannot run a cached forward in transformers 5.24:
 DynamicCache.get_seq_length raises "can only be called on Attention layers". Those configs are
-left out here; symcalc sizes their state all the same.
+left out here; symcalc sizes their state all the same. The attention-free Mamba models (mamba,
+falcon_mamba, mamba2) run a cached forward of their own and return the cache as ``out.cache``.
 
 GraniteMoeHybridForCausalLM.forward has no ``use_cache`` parameter, so ``use_cache=True`` is
 passed through its keyword arguments (its tiny configs set ``use_cache`` false for the FLOP
@@ -87,6 +88,12 @@ SSM_CONFIGS = [
     ("lfm2_moe/causal-lm-conv-bias-untied-legacy-key.json", 1, 2),
     ("bamba/causal-lm-attention-biases.json", 2, 5),
     ("bamba/causal-lm-attention-biases.json", 1, 17),
+    # attention-free stacks whose own forward keeps a cache (returned as ``out.cache``)
+    ("mamba/tiny-tied.json", 2, 5),
+    ("mamba/tiny-untied-biases-rank.json", 1, 2),
+    ("falcon_mamba/tiny-tied.json", 2, 5),
+    ("mamba2/tiny-untied.json", 2, 5),
+    ("mamba2/tiny-tied-biases.json", 1, 9),
 ]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 CASES = [pytest.param(f, b, s, dt, id=f"{f.removesuffix('.json')}-{b}x{s}-{dt}")
@@ -111,7 +118,9 @@ def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
         with torch.no_grad():
             out = model(**inputs)
         held = {"state": 0, "kv": 0, "conv": [], "recurrent": [], "keys": [], "values": []}
-        for layer in out.past_key_values.layers:
+        # the Mamba models return their DynamicCache as ``cache``, not ``past_key_values``
+        cache = getattr(out, "past_key_values", None) or getattr(out, "cache", None)
+        for layer in cache.layers:
             for kind in ("conv", "recurrent"):
                 for t in (getattr(layer, f"{kind}_states", None) or {}).values():
                     if t is not None:

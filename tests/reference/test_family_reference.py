@@ -4,8 +4,8 @@ For every test config ``tests/families/<model_type>/*.json`` (tiny configs, one 
 combination, and ``hub-<preset>.json``, the real config.json of the family's flagship):
 ``symcalc.inputs.hf.spec_from_config`` -> params total == ``num_parameters()`` (meta device) and
 flops.forward_matmul == FlopCounterMode (eager attention, experts through exactly their top-k)
-at (batch, seq) = (1, 5) here, (2, 7) in the recorded numbers of the torch-free lane.  How
-transformers is run: tests/hf_reference.py.
+at (batch, seq) = (2, 7) or (1, 5) in turn (hub configs: (1, 5)), the parameters by the quick
+path and, with the FLOPs, by the sympy report.  How transformers is run: tests/hf_reference.py.
 
 Coverage rules (a family cannot be added without tests): every ``symcalc/inputs/families/*.toml`` has
 a tiny test config, and every class in its ``[classes]`` is the class of some config (the tiny
@@ -35,8 +35,10 @@ from symcalc.inputs import presets
 from symcalc.errors import SymcalcError
 from symcalc.inputs.hf import read_model, spec_from_config
 from symcalc.algebra.options import Options
+from symcalc.fast.quick import quick_report
 from symcalc.report import report
 
+WORKLOADS = [(2, 7), (1, 5)]
 CONFIGS = H.family_configs()
 IDS = [cid for cid, _ in CONFIGS]
 FAMILY_FILES = H.family_files()
@@ -44,8 +46,10 @@ HUB = [(cid, cfg) for cid, cfg in CONFIGS if Path(cid).name.startswith("hub-")]
 TINY = [(cid, cfg) for cid, cfg in CONFIGS if not Path(cid).name.startswith("hub-")]
 
 
-def _report(cfg: dict, batch: int, seq_len: int) -> dict:
-    return report(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len))
+def _report(cfg: dict, batch: int, seq_len: int, exact_path=quick_report) -> dict:
+    """The quick path's report (the command line's), or with ``exact_path=report`` the sympy
+    report (its expressions substituted)."""
+    return exact_path(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len))
 
 
 def _outside_params(cfg: dict) -> int:
@@ -64,12 +68,14 @@ def test_params_equal_transformers(cfg):
     assert got == H.reference_params(cfg) + H.deliberate_param_difference(cfg)
 
 
-# Every config live at (1, 5): tests/record_reference.py measured the tiny and class-default
-# configs at (2, 7) (tests/data/reference/, held torch-free by tests/test_family_numbers.py), so
-# the two lanes together check two workloads while each config's model is run once here (a meta
-# forward costs up to seconds of dispatch). A hub config's (1, 5) count is also the one its
-# preset is checked against; the drawn configs below vary the workload.
-FORWARD_CASES = [pytest.param(cfg, 1, 5, id=f"{cid}-1x5") for cid, cfg in CONFIGS]
+# Tiny configs at one of the two workloads in turn (tests/test_family_numbers.py holds every tiny
+# config at (2, 7) to the recorded numbers); hub configs (a meta forward of a hub-sized model
+# costs seconds of dispatch overhead) at (1, 5) only -- the same transformers count the preset is
+# checked against. Here the sympy report is compared, so every config's expressions are
+# substituted once against transformers; the quick path is held to the same numbers above.
+FORWARD_CASES = [pytest.param(cfg, *WORKLOADS[i % 2], id=f"{cid}-{WORKLOADS[i % 2][0]}x{WORKLOADS[i % 2][1]}")
+                 for i, (cid, cfg) in enumerate(TINY)] + \
+    [pytest.param(cfg, 1, 5, id=f"{cid}-1x5") for cid, cfg in HUB]
 
 
 def _recorded(cfg: dict) -> bool:
@@ -85,7 +91,10 @@ def _recorded(cfg: dict) -> bool:
 
 @pytest.mark.parametrize("cfg,batch,seq_len", FORWARD_CASES)
 def test_forward_matmul_equals_flop_counter(cfg, batch, seq_len):
-    got = _report(cfg, batch, seq_len)["flops"]["forward_matmul"]
+    rep = _report(cfg, batch, seq_len, exact_path=report)
+    assert rep["params"]["total"] + _outside_params(cfg) == \
+        H.reference_params(cfg) + H.deliberate_param_difference(cfg)
+    got = rep["flops"]["forward_matmul"]
     try:
         want = H.reference_forward_matmul_flops(cfg, batch, seq_len)
     except RuntimeError as err:

@@ -166,6 +166,13 @@ CASES = {
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
                                         moe_intermediate_size=8, num_experts=4, num_experts_per_tok=2,
                                         num_dense_layers=1, global_attn_every_n_layers=2), 2, 9),
+    # Flint's default pattern: full attention in layers 0, 1, every i % 4 == 1 and the last
+    "flint-default-pattern-short": (_cfg("flint", "FlintForCausalLM", 5, head_dim=8, sliding_window=6,
+                                         moe_intermediate_size=8, shared_expert_intermediate_size=12,
+                                         num_experts=4, num_experts_per_tok=2), 2, 4),
+    "flint-default-pattern-long": (_cfg("flint", "FlintForCausalLM", 7, head_dim=8, sliding_window=4,
+                                        moe_intermediate_size=8, shared_expert_intermediate_size=12,
+                                        num_experts=4, num_experts_per_tok=2), 1, 9),
 }
 IDS = sorted(CASES)
 
@@ -251,7 +258,8 @@ WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-windo
                     "smollm3-nope-layers-slide-long", "smollm3-layer-types-without-switch-long",
                     "exaone4-default-pattern-long", "cohere2_moe-dense-prefix-long",
                     "granite_swa-default-pattern-long", "vaultgemma-alternating-long",
-                    "ministral-layer-types-long", "kolibri1-default-pattern-long", "afmoe-default-pattern-long")
+                    "ministral-layer-types-long", "kolibri1-default-pattern-long", "afmoe-default-pattern-long",
+                    "flint-default-pattern-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
