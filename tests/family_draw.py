@@ -80,6 +80,9 @@ def drawn_config(draw, model_type: str) -> dict:
     if isinstance(cfg.get("layer_types"), list) and cfg["layer_types"]:
         kinds = sorted(set(cfg["layer_types"]))
         cfg["layer_types"] = draw(st.lists(st.sampled_from(kinds), min_size=L, max_size=L))
+    if isinstance(cfg.get("attention_types"), list):  # GPT-Neo: [[kinds, count], ...] expands to L
+        cfg["attention_types"] = [[draw(st.lists(st.sampled_from(["global", "local"]), min_size=L,
+                                                 max_size=L)), 1]]
     if isinstance(cfg.get("no_rope_layers"), list):  # SmolLM3: one 0/1 flag per layer
         cfg["no_rope_layers"] = draw(st.lists(st.sampled_from([0, 1]), min_size=L, max_size=L))
     if isinstance(cfg.get("mlp_only_layers"), list):

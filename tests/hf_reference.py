@@ -485,19 +485,34 @@ def deliberate_param_difference(cfg: dict) -> int:
     (a) T5ForConditionalGeneration with tie_word_embeddings false: transformers 5.24's
         T5Config.__post_init__ forces tying, but the issue asks for an untied head as T5 v1.1
         checkpoints have (their lm_head is its own V x d matrix): symcalc = transformers + V*d.
-    (b) BertForMaskedLM (and BertLMHeadModel, the same head) with tie_word_embeddings false: transformers gives the decoder its own
+    (b) BertForMaskedLM (and BertLMHeadModel, the same head; and every class whose family role
+        fixes mlm_head: RoBERTa's lm_head and its kin) with tie_word_embeddings false: transformers gives the decoder its own
         weight and bias and keeps cls.predictions.bias as a separate parameter that the forward
         pass never reads; symcalc counts the head the forward pass uses: transformers - V.
     """
-    if cfg.get("tie_word_embeddings", True) or cfg["model_type"] not in ("t5", "bert"):
+    if cfg.get("tie_word_embeddings", True):
         return 0
     cls = model_class_name(cfg)
-    model_cfg = hf_config(cfg)  # the sizes after transformers' defaults
     if cls == "T5ForConditionalGeneration":
+        model_cfg = hf_config(cfg)  # the sizes after transformers' defaults
         return model_cfg.vocab_size * model_cfg.d_model
-    if cls in ("BertForMaskedLM", "BertLMHeadModel"):  # the same cls.predictions head
-        return -model_cfg.vocab_size
+    if _mlm_head(cfg["model_type"], cls):  # BERT's cls.predictions head and its copies
+        return -hf_config(cfg).vocab_size
     return 0
+
+
+def _mlm_head(model_type: str, cls: str) -> bool:
+    """The class's role in the family file fixes ``mlm_head`` true: BERT's masked-LM head
+    (BertForMaskedLM, BertLMHeadModel) and the heads that copy it (RoBERTa's lm_head and its
+    kin), whose untied bias transformers keeps twice."""
+    if cls == "BertGenerationDecoder":  # BertGenerationOnlyLMHead: decoder bias and lm_head.bias
+        return True
+    if cls in ("ModernBertDecoderForCausalLM", "DistilBertForMaskedLM"):  # an untied decoder
+        return False                                                          # keeps one bias
+    family = family_files().get(model_type, {})
+    role = family.get("classes", {}).get(cls)
+    fixed = family.get("roles", {}).get(role, {}).get("fixed", {})
+    return fixed.get("mlm_head") is True
 
 
 def deliberate_flops_difference(cfg: dict, batch: int, seq_len: int) -> int:

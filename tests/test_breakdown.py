@@ -160,3 +160,18 @@ def test_quantity_expressions_match_report():
     assert q.value(q.expression("params.non_embedding", spec), values) == rep["params"]["non_embedding"]
     assert q.value(q.expression("flops.training", spec, opts), values) == rep["flops"]["training"]
     assert q.value(q.expression("memory.kv_cache_bytes", spec, opts), values) == rep["memory"]["kv_cache_bytes"]
+
+
+def test_the_last_layers_output_bias_counts_once():
+    """last_o_bias (GPT-NeoX-Japanese's dense_bias): d parameters in the whole stack, none
+    in the FLOPs; refused beside a biased output in every layer."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.errors import SymcalcError
+
+    base = dict(name="x", family="decoder", L=3, d=32, n_h=4, d_ff=64, V=50, attention_bias="none")
+    opts = Options(batch=2, seq_len=5)
+    plain, biased = (report(make_spec(**base, last_o_bias=b), opts) for b in (False, True))
+    assert biased["params"]["total"] - plain["params"]["total"] == 32
+    assert biased["flops"]["forward_matmul"] == plain["flops"]["forward_matmul"]
+    with pytest.raises(SymcalcError, match="last_o_bias"):
+        make_spec(**{**base, "attention_bias": "all"}, last_o_bias=True)

@@ -135,3 +135,20 @@ def test_llama_refuses_what_llama_config_refuses():
     with pytest.raises(SymcalcError):  # also with a head width (LlamaConfig's validator)
         spec_from_config({"model_type": "llama", "hidden_size": 34, "num_attention_heads": 4,
                           "head_dim": 8})
+
+
+@pytest.mark.parametrize("cfg,ok", [
+    # MarianConfig saves decoder_vocab_size = vocab_size; TrOCRConfig may save
+    # cross_attention_hidden_size = d_model: both read as the key left out
+    ({"model_type": "marian", "vocab_size": 97, "decoder_vocab_size": 97}, True),
+    ({"model_type": "marian", "vocab_size": 97, "decoder_vocab_size": None}, True),
+    ({"model_type": "marian", "vocab_size": 97, "decoder_vocab_size": 96}, False),
+    ({"model_type": "trocr", "d_model": 64, "cross_attention_hidden_size": 64}, True),
+    ({"model_type": "trocr", "d_model": 64, "cross_attention_hidden_size": 32}, False),
+])
+def test_a_key_saved_equal_to_the_one_it_must_equal_is_read(cfg, ok):
+    if ok:
+        assert spec_from_config(cfg).d == cfg.get("d_model", 1024)
+    else:
+        with pytest.raises(SymcalcError, match="must"):
+            spec_from_config(cfg)

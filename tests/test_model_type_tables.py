@@ -21,8 +21,10 @@ MODEL_TYPES = set(json.loads((REPO / "tests/data/model_types.json").read_text())
 FAMILIES = {p.stem for p in (PACKAGE / "inputs/families").glob("*.toml")}
 # where rules live: the math, the inputs, the evaluators and the page (render and the templates
 # hold prose, whose words may collide with model types: "align", "git")
+# (model_types.toml lists transformers' model types and why symcalc refuses those without a
+# family file: it names them on purpose; tests/test_model_type_status.py holds it to the files)
 SCANNED = [p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".js", ".toml")
-           and p.parent.name not in ("families", "presets")
+           and p.parent.name not in ("families", "presets") and p.name != "model_types.toml"
            and p.relative_to(PACKAGE).parts[0] in ("algebra", "inputs", "fast", "page")]
 # words symcalc uses for a component or a kind that transformers also uses as a model_type
 # name: they name the component, not the model type (no table keyed by them holds a model
@@ -79,6 +81,6 @@ def test_no_model_type_without_a_family_file(path):
 
 def test_a_table_naming_a_type_without_a_family_is_caught(tmp_path):
     bad = tmp_path / "table.py"
-    bad.write_text('SOFTMAX_IN_MODEL_DTYPE = frozenset({"gpt2", "roberta", "distilbert"})\n')
+    bad.write_text('SOFTMAX_IN_MODEL_DTYPE = frozenset({"gpt2", "xlnet", "albert"})\n')
     named = {s for s in strings_of(bad) if s in MODEL_TYPES and s not in FAMILIES}
-    assert named == {"roberta", "distilbert"}
+    assert named == {"xlnet", "albert"}

@@ -65,12 +65,16 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
             leaves += _parts(group, parts())
         for group, parts in LAYER_EXTRAS.items():
             leaves += _parts(group, parts())
-    if cross_attention:
-        leaves += _parts("cross_attention", c.attention_params())
+    # a decoder stack's own cross-attention (sw_cross: BART-shaped decoders run alone, its
+    # weights unused) or an encoder-decoder's decoder layer, which runs it
+    unused = c.sw("cross") if hybrid else 1
+    if cross_attention or hybrid:
+        leaves += [Leaf(f"cross_attention/{p.name}", unused * p.expr, p.source)
+                   for p in c.attention_params()]
     for name, switch in LAYER_NORMS[:2]:
         leaves.append(Leaf(f"norm/{name}", c.sw(switch) * norm, c.NORM_SOURCE))
-    if cross_attention:
-        leaves.append(Leaf("norm/cross_attention", norm, c.NORM_SOURCE))
+    if cross_attention or hybrid:
+        leaves.append(Leaf("norm/cross_attention", unused * norm, c.NORM_SOURCE))
     for name, switch in LAYER_NORMS[2:]:
         leaves.append(Leaf(f"norm/{name}", c.sw(switch) * norm, c.NORM_SOURCE))
     leaves += _parts("ffn", c.ffn_params())
@@ -122,6 +126,10 @@ def stack_value(path: str, value, layers, hybrid: bool = False):
     total swaps the L_ffn d_ff of the uniform stack for d_ff_sum."""
     count = group_count(path, layers, hybrid)
     total = count * value
+    if path == "norm/attention":  # ModernBERT's first layer has none
+        total -= c.sw("first_attn_norm_off") * value
+    if path == "attention/o":  # GPT-NeoX-Japanese: the output's bias in the last layer only
+        total += c.sw("last_o_bias") * sympy.diff(value, c.sw("bias_o"))
     if hybrid and path.split("/", 1)[0] == "ffn":
         total += c.sw("ff_sum") * (d_ff_sum - count * d_ff) * sympy.diff(value, d_ff)
     return total

@@ -56,14 +56,15 @@ def attention_params() -> list[Part]:
     rank r_q with its own norm (``sw_q_lora``). Per-head q/k norms (Qwen3, Gemma-3: one d_h
     vector each; OLMo-2, Cohere: over all heads; Phi's LayerNorms add as many biases) and
     GPT-OSS's sink logits (one per head) are weights. An output-gated attention (``sw_attn_gate``,
-    Qwen3-Next) has a query projection twice as wide: per head a query and a sigmoid gate.
+    Qwen3-Next) has a query projection twice as wide: per head a query and a sigmoid gate, biased
+    as the query is (``sw_gate_bias``: AFMoE's separate gate_proj never is).
     """
     mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
     q_out = n_h * (d_nope + d_rope)
     return [
         Part("q", std * linear(d, n_h * d_h, sw("bias_q"))
              + mla * (1 - lora) * linear(d, q_out, sw("bias_q")), "vaswani2017"),
-        Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_h, sw("bias_q")), "qwen2025next"),
+        Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_h, sw("gate_bias")), "qwen2025next"),
         Part("q_a", mla * lora * linear(d, r_q, sw("bias_q")), "deepseek2024"),
         Part("q_norm", mla * lora * r_q, "deepseek2024"),
         Part("q_b", mla * lora * r_q * q_out, "deepseek2024"),
@@ -169,9 +170,10 @@ def pooler_params() -> sympy.Expr:
 
 
 def mlm_transform_params() -> sympy.Expr:
-    """BERT masked-LM head transform: dense d x d with bias, then LayerNorm (2d). Its decoder
-    weight is tied to the token table; its V-bias is the head bias."""
-    return sw("mlm") * (linear(d, d, 1) + norm_params())
+    """BERT masked-LM head transform: dense d x d with bias (``sw_mlm_bias``; ModernBERT's
+    classifier_bias leaves it out), then LayerNorm (2d). Its decoder weight is tied to the token
+    table; its V-bias is the head bias."""
+    return sw("mlm") * (linear(d, d, sw("mlm_bias")) + norm_params())
 
 
 # -- mixers of hybrid stacks ---------------------------------------------------------------

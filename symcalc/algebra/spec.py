@@ -41,7 +41,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
-               "ssm_norm", "ssm_inner_norms", "ssm_out_bias")
+               "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
+               "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias")
 
 
 class Spec(Record):
@@ -102,6 +103,14 @@ class Spec(Record):
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False
+    attn_gate_unbiased: bool = False  # the output gate has no bias where the query has (AFMoE)
+    # a cross-attention block (and its norm) in every layer of a decoder-only stack that a
+    # forward pass without an encoder never runs: parameters only (BART-shaped decoders alone)
+    cross_attention: bool = False
+    first_attn_norm: bool = True  # the first layer's norm before attention (ModernBERT: none)
+    mlm_bias: bool = True  # the masked-LM head's dense layer has a bias (ModernBERT: none)
+    # the last layer's attention output alone has a bias (GPT-NeoX-Japanese's dense_bias)
+    last_o_bias: bool = False
     ssm_bias: bool = False  # Mamba in_proj and (unless ssm_out_bias says) out_proj biases
     ssm_out_bias: Optional[bool] = None  # Falcon-H1: out_proj bias on its own (None: ssm_bias)
     conv_bias: bool = False

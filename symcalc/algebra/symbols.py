@@ -162,6 +162,15 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_window_all", "every layer slides (else L_local of them)", "\\omega_a"),
         _switch("sw_attn_gate", "attention output gated by a second query-wide projection",
                 "\\gamma_o"),
+        _switch("sw_gate_bias", "the attention's output gate has a bias (as the query)",
+                "\\beta_g"),
+        _switch("sw_cross", "each decoder layer holds a cross-attention block no forward without "
+                            "an encoder runs (weights only)", "\\xi"),
+        _switch("sw_first_attn_norm_off", "the first layer has no norm before attention "
+                                          "(ModernBERT)", "\\nu_0"),
+        _switch("sw_mlm_bias", "the masked-LM head's dense layer has a bias", "\\mu_b"),
+        _switch("sw_last_o_bias", "the last layer's attention output alone has a bias "
+                                  "(GPT-NeoX-Japanese)", "\\beta_{o,L}"),
         _switch("sw_gdn", "linear attention is Gated DeltaNet (else Kimi Delta Attention)",
                 "\\delta_g"),
         _switch("sw_mamba1", "the SSM mixer is Mamba-1 (else Mamba-2)", "\\mu_1"),

@@ -90,6 +90,7 @@ def read_model(data: dict[str, Any], name: str = "config.json", folder: str | No
     known = family_names(folder)
     model_type = data.get("model_type")
     if not isinstance(model_type, str) or model_type not in known:
+        _refuse_listed(model_type, known)
         raise SymcalcError("model_type", f"must be one of {', '.join(known)} "
                                          f"(got {model_type!r}); see {DOCS}")
     family = load_family(model_type, folder)
@@ -108,6 +109,18 @@ def read_model(data: dict[str, Any], name: str = "config.json", folder: str | No
         fields["implementation"], impl_keys = build_implementation(family, data, role)
         return _make(fields, {**keys, **impl_keys}), ()
     return _read_wrapped(family, cls, role, data, name, folder, outside)
+
+
+def _refuse_listed(model_type: Any, known: tuple[str, ...]) -> None:
+    """A transformers model type symcalc has no family file for but knows the reason of
+    (symcalc/inputs/model_types.toml): refused in one line naming the part it cannot express."""
+    if not isinstance(model_type, str):
+        return
+    from .refusals import refusal, refuse
+
+    part = refusal(model_type, known)
+    if part is not None:
+        raise refuse(model_type, part)
 
 
 def _make(fields: dict[str, Any], keys: dict[str, tuple[str, ...]]) -> "Spec":
@@ -136,6 +149,7 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
     text_type = text.get("model_type") or w.text_model_type
     known = family_names(folder)
     if not isinstance(text_type, str) or text_type not in known:
+        _refuse_listed(text_type, known)
         raise SymcalcError(f"{key}.model_type", f"must be one of {', '.join(known)} "
                                                 f"(got {text_type!r}); see {DOCS}")
     text_family = load_family(text_type, folder)

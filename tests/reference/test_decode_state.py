@@ -64,6 +64,8 @@ LINEAR_CONFIGS = [
     ("kimi_linear/causal-lm-layer-lists-q-lora-bias.json", 1, 70),
     ("olmo_hybrid/bare-model.json", 2, 5),
     ("olmo_hybrid/causal-lm-layer-types-bias-tied-kernel-3.json", 1, 70),
+    ("lara_mini/bare-model-default-pattern.json", 2, 3),  # within the window (W - 1 = 3)
+    ("lara_mini/causal-lm-layer-types-bias-untied.json", 1, 70),
 ]
 # state-space and short-convolution hybrids: a prompt shorter than the conv window, and one
 # spanning several chunks of the Mamba-2 scan
@@ -84,6 +86,8 @@ SSM_CONFIGS = [
     ("lfm2/tiny-conv-bias-pattern.json", 1, 9),
     ("lfm2_moe/bare-model.json", 2, 5),
     ("lfm2_moe/causal-lm-conv-bias-untied-legacy-key.json", 1, 2),
+    ("bamba/causal-lm-attention-biases.json", 2, 5),
+    ("bamba/causal-lm-attention-biases.json", 1, 17),
     # attention-free stacks whose own forward keeps a cache (returned as ``out.cache``)
     ("mamba/tiny-tied.json", 2, 5),
     ("mamba/tiny-untied-biases-rank.json", 1, 2),

@@ -21,6 +21,7 @@ true/false keys its family file reads; each is compared with transformers.
 from __future__ import annotations
 
 import copy
+import json
 from symcalc import records
 import os
 from pathlib import Path
@@ -99,13 +100,32 @@ FORWARD_CASES = [pytest.param(cfg, *WORKLOADS[i % 2], cid in SYMPY_CASES,
      if _hub_class_is_not_the_presets(cid, cfg)]
 
 
+def _recorded(cfg: dict) -> bool:
+    """A recorded forward count (tests/data/reference/) exists for this config."""
+    path = H.FAMILY_CONFIG_DIR.parent / "data" / "reference" / f"{cfg['model_type']}.jsonl"
+    if not path.exists():
+        return False
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return any("forward_matmul_flops" in x and "config_json" not in x
+               and json.loads((H.FAMILY_CONFIG_DIR / cfg["model_type"] / x["config"]).read_text()) == cfg
+               for x in lines)
+
+
 @pytest.mark.parametrize("cfg,batch,seq_len,through_sympy", FORWARD_CASES)
 def test_forward_matmul_equals_flop_counter(cfg, batch, seq_len, through_sympy):
     rep = _report(cfg, batch, seq_len, exact_path=report if through_sympy else quick_report)
     assert rep["params"]["total"] + _outside_params(cfg) == \
         H.reference_params(cfg) + H.deliberate_param_difference(cfg)
     got = rep["flops"]["forward_matmul"]
-    want = H.reference_forward_matmul_flops(cfg, batch, seq_len)
+    try:
+        want = H.reference_forward_matmul_flops(cfg, batch, seq_len)
+    except RuntimeError as err:
+        # a model that runs neither on meta nor, at its size, on CPU here (XLM's class
+        # defaults): tests/record_reference.py measured it on CPU, tests/test_family_numbers.py
+        # holds symcalc to that number
+        if "too large for the CPU fallback" not in str(err) or not _recorded(cfg):
+            raise
+        pytest.skip("runs on CPU only and is large: its recorded count is held torch-free")
     assert got == want - H.deliberate_flops_difference(cfg, batch, seq_len)
 
 
@@ -211,6 +231,10 @@ DELIBERATE_REFUSALS = {
                                          "builds a lone shared down_proj bias that no Spec field models",
     "routes every token to two experts": "PhiMoE with one expert: sparsemixer still makes two picks, "
                                          "so the single expert runs twice (k = 2 > E = 1)",
+    "adaptive-softmax prediction layer": "XLMWithLMHeadModel with asm: an AdaptiveLogSoftmaxWithLoss "
+                                         "(clusters of tail words) has no symcalc component (xlm.toml's not_modelled)",
+    "MVP's task prompts": "MVP with use_prompt: its prompt tables and their MLPs (self_attn_prompt, "
+                          "cross_attn_prompt) have no symcalc component (mvp.toml's not_modelled)",
 }
 
 # Examples per family (a deeper local run: SYMCALC_FAMILY_EXAMPLES=50 pytest -k drawn ...)

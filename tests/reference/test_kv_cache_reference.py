@@ -47,6 +47,21 @@ def _cfg(model_type: str, cls: str, L: int, **extra) -> dict:
     return dict(_BASE, model_type=model_type, architectures=[cls], num_hidden_layers=L, **extra)
 
 
+def _mha(cfg: dict) -> dict:
+    """A multi-head family's config without the num_key_value_heads key it does not read."""
+    return {k: v for k, v in cfg.items() if k != "num_key_value_heads"}
+
+
+def _s2s(model_type: str, cls: str, **extra) -> dict:
+    """The decoder of an encoder-decoder run alone (its cross-attention unused). The encoder's
+    sizes equal the decoder's: transformers 5.24 sizes the decoder's DynamicCache by
+    num_hidden_layers, which the BART-like configs alias to encoder_layers."""
+    return dict(model_type=model_type, architectures=[cls], vocab_size=97, d_model=32, decoder_layers=2,
+                decoder_attention_heads=4, decoder_ffn_dim=40, encoder_layers=2, encoder_attention_heads=4,
+                encoder_ffn_dim=8, max_position_embeddings=24, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                decoder_start_token_id=2, **extra)
+
+
 # (config, batch, seq_len): sliding cases at s < W - 1, s == W and s > W
 CASES = {
     "llama-no-window": (_cfg("llama", "LlamaForCausalLM", 2), 2, 9),
@@ -112,6 +127,45 @@ CASES = {
     "arcee-gqa": (_cfg("arcee", "ArceeForCausalLM", 2), 2, 9),
     "jais2-gqa": (_cfg("jais2", "Jais2ForCausalLM", 2, head_dim=12), 1, 9),
     "flex_olmo-gqa": (_cfg("flex_olmo", "FlexOlmoForCausalLM", 2, num_experts=4, num_experts_per_tok=2), 2, 9),
+    # the existing-component families of issue 21 (one case each)
+    "biogpt-mha": (_mha(_cfg("biogpt", "BioGptForCausalLM", 2)), 2, 9),
+    "xglm-mha": (_mha(_cfg("xglm", "XGLMForCausalLM", 2)), 2, 9),
+    "ctrl-mha": (_mha(_cfg("ctrl", "CTRLLMHeadModel", 2, dff=40)), 2, 9),
+    "persimmon-qk-norm": (_mha(_cfg("persimmon", "PersimmonForCausalLM", 2)), 2, 9),
+    "nemotron-gqa-head-dim": (_cfg("nemotron", "NemotronForCausalLM", 2, head_dim=12), 2, 9),
+    "glm-gqa-head-dim": (_cfg("glm", "GlmForCausalLM", 2, head_dim=12), 2, 9),
+    "minicpm3-mla-q-lora": (_cfg("minicpm3", "MiniCPM3ForCausalLM", 2, q_lora_rank=10,
+                                 **{k: v for k, v in _MLA.items() if k in ("num_key_value_heads", "kv_lora_rank",
+                                                                            "qk_nope_head_dim", "qk_rope_head_dim",
+                                                                            "v_head_dim")}), 2, 9),
+    "emu3-text-gqa": (_cfg("emu3_text_model", "Emu3ForCausalLM", 2), 2, 9),
+    "ministral-layer-types-long": (_cfg("ministral", "MinistralForCausalLM", 3, head_dim=8, sliding_window=4,
+                                        layer_types=["sliding_attention", "full_attention",
+                                                     "sliding_attention"]), 2, 9),
+    "mellum-sliding-dense-short": (_cfg("mellum", "MellumForCausalLM", 3, head_dim=8, sliding_window=6,
+                                        moe_intermediate_size=8, num_experts=4, num_experts_per_tok=2,
+                                        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                        mlp_layer_types=["dense", "sparse", "sparse"]), 2, 4),
+    "kolibri1-default-pattern-long": (_cfg("kolibri1", "Kolibri1ForCausalLM", 5, head_dim=8, sliding_window=4,
+                                           moe_intermediate_size=8, shared_expert_intermediate_size=8,
+                                           num_experts=4, num_experts_per_tok=2), 2, 9),
+    "aria_text-gqa": (_cfg("aria_text", "AriaTextForCausalLM", 2, moe_num_experts=4, moe_topk=2), 2, 9),
+    "hyperclovax-gqa": (_cfg("hyperclovax", "HyperCLOVAXForCausalLM", 2), 2, 9),
+    "nanochat-gqa": (_cfg("nanochat", "NanoChatForCausalLM", 2), 2, 9),
+    "minimax_m3_vl_text-gqa": (_cfg("minimax_m3_vl_text", "MiniMaxM3VLForCausalLM", 2, head_dim=8, rotary_dim=4,
+                                    num_local_experts=4, num_experts_per_tok=2, dense_intermediate_size=40,
+                                    shared_intermediate_size=8, mlp_layer_types=["dense", "sparse"]), 2, 9),
+    "modernbert-decoder-default-pattern-short": (_mha(_cfg("modernbert-decoder", "ModernBertDecoderForCausalLM", 4,
+                                                           local_attention=12)), 2, 5),
+    # GPT-Neo's local layers mask the scores; the cache keeps every token (no sliding_window)
+    "gpt_neo-local-layers-long": (_mha(_cfg("gpt_neo", "GPTNeoForCausalLM", 2, window_size=4,
+                                            attention_types=[[["global", "local"], 1]])), 2, 9),
+    "gpt_neox_japanese-mha": (_mha(_cfg("gpt_neox_japanese", "GPTNeoXJapaneseForCausalLM", 2)), 2, 9),
+    "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
+    "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
+    "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
+                                        moe_intermediate_size=8, num_experts=4, num_experts_per_tok=2,
+                                        num_dense_layers=1, global_attn_every_n_layers=2), 2, 9),
     # Flint's default pattern: full attention in layers 0, 1, every i % 4 == 1 and the last
     "flint-default-pattern-short": (_cfg("flint", "FlintForCausalLM", 5, head_dim=8, sliding_window=6,
                                          moe_intermediate_size=8, shared_expert_intermediate_size=12,
@@ -169,7 +223,8 @@ def test_what_transformers_stores(case):
             slides = _sliding(config, i)
             tokens = min(seq_len, config.sliding_window - 1) if slides else seq_len
             head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-            k = v = (batch, config.num_key_value_heads, tokens, head_dim)
+            kv_heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+            k = v = (batch, kv_heads, tokens, head_dim)
             kind = "DynamicSlidingWindowLayer" if slides else "DynamicLayer"
         want_shapes.append((kind, k, v))
         want += 4 * (torch.Size(k).numel() + torch.Size(v).numel())  # fp32
@@ -203,6 +258,7 @@ WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-windo
                     "smollm3-nope-layers-slide-long", "smollm3-layer-types-without-switch-long",
                     "exaone4-default-pattern-long", "cohere2_moe-dense-prefix-long",
                     "granite_swa-default-pattern-long", "vaultgemma-alternating-long",
+                    "ministral-layer-types-long", "kolibri1-default-pattern-long", "afmoe-default-pattern-long",
                     "flint-default-pattern-long")
 
 
