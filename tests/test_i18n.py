@@ -89,6 +89,17 @@ def test_catalog_fields_match(lang):
         assert set(FIELD.findall(mid)) == set(FIELD.findall(text)), (lang, mid, text)
 
 
+@pytest.mark.skipif(not shutil.which("msgfmt"), reason="msgfmt (GNU gettext) is not installed")
+@pytest.mark.parametrize("lang", ["ru", "zh"])
+def test_catalog_passes_msgfmt_check(lang):
+    """GNU gettext's own check (msgfmt -c) accepts the catalog, so translators' tools can
+    compile it: no message flagged python-format whose translation is not one."""
+    po = Path(i18n.__file__).parent / "locale" / lang / "LC_MESSAGES" / "symcalc.po"
+    done = subprocess.run(["msgfmt", "-c", "-o", "/dev/null", str(po)], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_numbers_follow_cldr():
     with i18n.using("ru"):
         assert numbers.grouped(7241732096) == f"7{NBSP}241{NBSP}732{NBSP}096"
