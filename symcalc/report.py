@@ -39,7 +39,7 @@ class SympyNumbers:
             bd = accounting.per_layer(self.spec)[kind.split(":", 1)[1]]
         return accounting.numbers(bd, v)
 
-    def layer_prefixes(self) -> list[str]:
+    def layer_prefixes(self, v: dict[str, int]) -> list[str]:
         return list(accounting.per_layer(self.spec))
 
     # -- per rank, from symcalc.algebra.parallel and communication -----------------------------

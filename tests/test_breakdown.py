@@ -175,3 +175,26 @@ def test_the_last_layers_output_bias_counts_once():
     assert biased["flops"]["forward_matmul"] == plain["flops"]["forward_matmul"]
     with pytest.raises(SymcalcError, match="last_o_bias"):
         make_spec(**{**base, "attention_bias": "all"}, last_o_bias=True)
+
+
+@pytest.mark.parametrize("path,shown,hidden", [
+    ("tests/families/mamba/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),
+    ("tests/families/mamba2/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),
+])
+def test_per_layer_lists_only_the_layers_the_stack_has(path, shown, hidden):
+    """A Mamba stack has no attention or FFN layer: neither report (sympy nor quick) lists
+    one in its per-layer view; a dense model lists its layer and no mixer."""
+    import json
+    from pathlib import Path
+
+    from symcalc.fast.quick import quick_report
+    from symcalc.inputs.hf import read_model
+
+    root = Path(__file__).resolve().parent.parent
+    spec, _ = read_model(json.loads((root / path).read_text()), name="config.json")
+    for rep in (report(spec), quick_report(spec)):
+        per_layer = rep["params"]["per_layer"]
+        assert all(k in per_layer for k in shown), per_layer
+        assert not any(k in per_layer for k in hidden), per_layer
+    dense = quick_report(presets.load("mistral-7b").spec)["params"]["per_layer"]
+    assert "attention" in dense and not any(k.endswith("mixer/total") for k in dense), dense

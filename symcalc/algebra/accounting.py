@@ -20,7 +20,7 @@ import sympy
 
 from . import components as c
 from .breakdown import Breakdown, Leaf
-from .spec import Spec, layer_views, switch_values
+from .spec import Spec, switch_values
 from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_kv_shared,
                       L_kv_shared_local, L_lin, L_local, L_ssm, d_ff, d_ff_sum)
 
@@ -184,9 +184,24 @@ def shape_layers(shape: str) -> dict[str, tuple[sympy.Symbol, Breakdown]]:
             "decoder/layer": (L_dec, typical_layer(layer_params(cross_attention=True)))}
 
 
+def layer_counts(shape: str) -> dict[str, sympy.Expr]:
+    """How many layers each per-layer view of :func:`shape_layers` stands for: a report lists
+    a view only when its count is above 0. The attention/FFN layer counts the layers that
+    have attention or an FFN (none in a Mamba stack), the dense layer an MoE stack's dense
+    layers, a mixer its layers."""
+    if shape == "single":
+        out = {"layer": L_attn + L_ffn, "dense_layer": L_dense}
+        out.update({view: MIXERS[group][0] for view, group in MIXER_VIEWS.items()})
+        return out
+    return {"encoder/layer": L, "decoder/layer": L_dec}
+
+
 def layer_prefixes(spec: Spec) -> list[str]:
-    """The per-layer views that apply to ``spec``."""
-    return layer_views(shape_layers(spec.shape), spec)
+    """The per-layer views that apply to ``spec`` (:func:`layer_counts` above 0)."""
+    from .spec import size_values
+
+    values = {SIZES[k].symbol: x for k, x in size_values(spec).items() if k in SIZES}
+    return [p for p, n in layer_counts(spec.shape).items() if n.xreplace(values) > 0]
 
 
 @lru_cache(maxsize=None)

@@ -372,15 +372,6 @@ def switch_values(spec: Spec) -> dict[str, int]:
     return {k: int(v) for k, v in evaluate_all(rules()["switches"], data, RULES_LABEL).items()}
 
 
-def layer_views(prefixes, spec: Spec) -> list[str]:
-    """The per-layer views of ``prefixes`` that apply to ``spec``: ``dense_layer`` only for
-    an MoE stack that has dense layers (shared by the sympy and the generated reports)."""
-    keep = {"dense_layer": bool(spec.moe and spec.dense_layers),
-            "linear_mixer": bool(spec.L_lin), "ssm_mixer": bool(spec.L_ssm),
-            "conv_mixer": bool(spec.L_conv)}
-    return [p for p in prefixes if keep.get(p, True)]
-
-
 def size_values(spec: Spec) -> dict[str, int]:
     """Values for every size symbol of the spec's shape (spec.toml's ``[values]``): sizes that
     do not apply get 1 (they only ever appear multiplied by a switch that is off), layer

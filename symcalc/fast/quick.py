@@ -19,7 +19,7 @@ from ..algebra.options import Options, convention_switches, dtype_fraction, seq_
 from ..algebra.options import activations_text, choices as activation_choices
 from ..algebra.implementation import facts as activation_facts
 from ..algebra import quantized
-from ..algebra.spec import Spec, layer_views, size_values, switch_values
+from ..algebra.spec import Spec, size_values, switch_values
 
 QUANTITIES = tuple(terms.quantities())
 
@@ -229,10 +229,11 @@ class Numbers:
         rows, sizes = self._rows(v)
         return Breakdown(Leaf(p, x) for p, x in rows.leaves(kind, sizes) if x != 0)
 
-    def layer_prefixes(self) -> list[str]:
-        out = [k.split(":", 1)[1] for k in terms.common()["shapes"][self.shape]["sets"]
-               if k.startswith("layer:")]
-        return layer_views(out, self.spec)
+    def layer_prefixes(self, v: dict[str, int]) -> list[str]:
+        """The per-layer views listed at values ``v``: those whose layer count (the table's
+        ``layer_counts``, from symcalc.algebra.accounting.layer_counts) is above 0."""
+        counts = terms.common()["shapes"][self.shape]["layer_counts"]
+        return [p for p, t in counts.items() if terms.fold(t, v) > 0]
 
     def stage_number(self, name: str, v: dict[str, int], stage: int, memo: dict) -> int:
         """A per-rank quantity of the stage (memo: set sums already taken at these sizes)."""
@@ -279,7 +280,7 @@ def params_report(spec: Spec, src, v: dict[str, int]) -> dict[str, Any]:
     total = bd.total
     embedding = src.number("params.embedding", v)
     per_layer: dict[str, int] = {}
-    for prefix in src.layer_prefixes():
+    for prefix in src.layer_prefixes(v):
         nums = src.leaves(f"layer:{prefix}", v).as_dict()
         head = prefix.split("/")[0] + "/" if "/" in prefix else (
             "" if prefix == "layer" else prefix + "/")

@@ -60,7 +60,8 @@ def table() -> dict[str, Any]:
     more = parallel()
     out["shapes"] = {sh: {"sets": {name: rows_of(sh, name) for name in body["sets"]},
                           "quantities": {**body["quantities"],
-                                         **more["shapes"][sh]["quantities"]}}
+                                         **more["shapes"][sh]["quantities"]},
+                          "layer_counts": body["layer_counts"]}
                      for sh, body in c["shapes"].items()}
     out["vision"] = entry("vision")
     out.update({k: more[k] for k in ("per_rank", "fact_kinds", "views", "lets")})

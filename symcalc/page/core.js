@@ -513,7 +513,6 @@ function leaves(sh, kind, v) {
   const [rows, sizes] = rowsAt(sh, v);
   return rows.leaves(kind, sizes).filter(([, x]) => x !== 0n);
 }
-function layerPrefixes(sh) { return Object.keys(T().table().shapes[sh].sets).filter(k => k.startsWith("layer:")).map(k => k.slice(6)); }
 function asDict(ls) {  // Breakdown.as_dict: every parent path (sum of its children), then leaves
   const out = {};
   for (const [path, x] of ls) {
@@ -526,17 +525,17 @@ function asDict(ls) {  // Breakdown.as_dict: every parent path (sum of its child
   for (const [path, x] of ls) out[path] = x;
   return out;
 }
-function layerViews(prefixes, spec) {
-  const keep = {dense_layer: moe(spec) && !!spec.L_dense, linear_mixer: !!spec.L_lin,
-                ssm_mixer: !!spec.L_ssm, conv_mixer: !!spec.L_conv};
-  return prefixes.filter(p => (p in keep ? keep[p] : true));
+// the per-layer views listed at values v: those whose layer count (the table's layer_counts,
+// symcalc.algebra.accounting.layer_counts) is above 0, as quick.layer_prefixes reads them
+function layerViews(sh, v) {
+  return Object.entries(T().table().shapes[sh].layer_counts).filter(([, t]) => T().fold(t, v) > 0n).map(([p]) => p);
 }
 function paramsReport(spec, sh, v) {
   const bd = leaves(sh, "params", v);
   const total = bd.reduce((a, [, x]) => a + x, 0n);
   const embedding = number(sh, "params.embedding", v);
   const perLayer = {};
-  for (const prefix of layerViews(layerPrefixes(sh), spec)) {
+  for (const prefix of layerViews(sh, v)) {
     const nums = asDict(leaves(sh, `layer:${prefix}`, v));
     const head = prefix.includes("/") ? prefix.split("/")[0] + "/" : (prefix === "layer" ? "" : prefix + "/");
     perLayer[head ? `${head}total` : "total"] = Object.entries(nums).filter(([p]) => !p.includes("/")).reduce((a, [, x]) => a + x, 0n);
