@@ -41,7 +41,7 @@ NOT_EXACT: dict[str, tuple[str, float, float]] = {}
 # Families whose eager attention is PyTorch's fused kernel under attn_implementation="sdpa" on
 # CPU (no dropout, no softcap, no sinks): --activations sdpa must match them exactly.
 SDPA_EXACT: set[str] = set()
-SDPA_EXACT |= {"gemma", "gemma3_text", "cohere", "cohere2"}  # gemma2: no sdpa in transformers
+SDPA_EXACT |= {"gemma", "gemma3_text", "cohere", "cohere2", "helium"}  # gemma2: no sdpa in transformers
 SDPA_EXACT |= {"opt", "gptj", "gpt_neox", "phi", "stablelm"}  # mpt: no sdpa in transformers
 SDPA_EXACT |= {"dbrx", "llama4_text", "minimax_m2"}  # gpt_oss: sinks, no sdpa in transformers
 # bloom: no sdpa in transformers; seed_oss: attention dropout 0.1 by default (not the fused kernel)
@@ -62,7 +62,7 @@ SDPA_EXACT |= {"lfm2", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}
 AWAITING_IMPLEMENTATION = frozenset({
     "glm4_moe_lite", "exaone", "internlm3", "iquestcoder", "gpt-sw3", "sarvam_moe",
     "sarvam_mla", "solar_open", "cohere2_moe", "exaone_moe", "hy_v3", "olmo_hybrid",
-    "lfm2_moe", "ernie4_5", "helium", "olmo", "granite_swa", "granitemoeshared", "cwm",
+    "lfm2_moe", "ernie4_5", "olmo", "granite_swa", "granitemoeshared", "cwm",
     "vaultgemma", "youtu", "hunyuan_v1_dense", "gpt_bigcode", "codegen", "arcee", "jais2",
     "flex_olmo", "granitemoe_swa"})
 # Families of issue 21 built from existing components whose parameters, FLOPs and caches are
