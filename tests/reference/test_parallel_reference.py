@@ -152,12 +152,17 @@ def _divisible(spec, t, params) -> bool:
 
 
 def _forward_cases():
-    cases = []
+    """Each family's first config at every degree of DEGREES that divides it, its other
+    configs at the first such degree from a starting point taken in turn (a CPU forward per
+    degree is the cost here)."""
+    cases, turn = [], 0
     for mt in _plan_families():
-        for name, cfg in _configs_named(mt):
-            if name.split("/")[-1].startswith("hub-"):
-                continue
-            cases.append(pytest.param(mt, cfg, id=name))
+        configs = [(name, cfg) for name, cfg in _configs_named(mt)
+                   if not name.split("/")[-1].startswith("hub-")]
+        for i, (name, cfg) in enumerate(configs):
+            order = DEGREES if i == 0 else DEGREES[turn % 3:] + DEGREES[:turn % 3]
+            turn += i > 0
+            cases.append(pytest.param(mt, cfg, order, i == 0, id=name))
     return cases
 
 
@@ -182,8 +187,8 @@ def _kind(name: str) -> str:
     return name
 
 
-@pytest.mark.parametrize("model_type,config", _forward_cases())
-def test_forward_collectives_match_pytorch(model_type, config, request):
+@pytest.mark.parametrize("model_type,config,order,every", _forward_cases())
+def test_forward_collectives_match_pytorch(model_type, config, order, every, request):
     """Count and payload bytes of the forward's all-reduces and all-gathers (an all-gather's
     payload is the gathered tensor: t times the shard PyTorch is called with)."""
     import tp_reference as R
@@ -195,7 +200,9 @@ def test_forward_collectives_match_pytorch(model_type, config, request):
     plan_dict, own = _plans(spec)
     checked = 0
     name = request.node.callspec.id
-    for t in DEGREES:
+    for t in order:
+        if checked and not every:
+            break
         if spec.n_h % t or (spec.n_kv or spec.n_h) % t:
             continue  # _divisible's head rule, before the sympy per-rank count
         plan, params = _symcalc(spec, t)
