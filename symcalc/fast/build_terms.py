@@ -15,6 +15,7 @@ table; see docs/evaluators.md.
 from __future__ import annotations
 
 import sys
+from math import gcd
 from pathlib import Path
 
 import sympy
@@ -90,15 +91,51 @@ def row_tree(expr: sympy.Expr):
     num, den = split_fraction(expr)
     if num == 0:
         return None
-    num = sympy.factor_terms(num)
     guard, rest = [], []
-    for f in sympy.Mul.make_args(num):
+    for f in content(num):
         if isinstance(f, sympy.Symbol) and f.name in CONSTANT_NAMES:
             guard.append(f.name)
         else:
             rest.append(f)
-    body = sympy.Mul(*rest)
-    return sorted(guard), tree(body), den
+    if len(rest) == 1:
+        return sorted(guard), tree(rest[0]), den
+    made = [tree(f) for f in rest if f != 1]
+    return sorted(guard), (["*", *made] if len(made) > 1 else made[0] if made else 1), den
+
+
+def content(num: sympy.Expr) -> list:
+    """The factors of an expanded polynomial with integer coefficients: its content (the
+    coefficients' gcd, negative when every coefficient is, and each base every monomial holds,
+    at its lowest power), then the sum of what is left -- what ``sympy.factor_terms`` gives
+    for such a sum, without its general machinery (a term table build calls it for each of
+    a few thousand rows)."""
+    terms = sympy.Add.make_args(num)
+    if len(terms) == 1:
+        return list(sympy.Mul.make_args(num))
+    parts = []
+    for t in terms:
+        c, rest = t.as_coeff_Mul()
+        parts.append((int(c), dict(rest.as_powers_dict()) if rest != 1 else {}))
+    common = dict(parts[0][1])
+    for _, powers in parts[1:]:
+        for base in list(common):
+            e = powers.get(base)
+            if e is None or not (e.is_Integer and common[base].is_Integer):
+                del common[base]
+            else:
+                common[base] = min(common[base], e)
+    g = 0
+    for c, _ in parts:
+        g = gcd(g, c)
+    if all(c < 0 for c, _ in parts):
+        g = -g
+    if g == 1 and not common:
+        return [num]
+    left = sympy.Add(*[sympy.Integer(c // g) * sympy.Mul(*[b ** (e - common.get(b, 0))
+                                                          for b, e in powers.items()])
+                       for c, powers in parts])
+    factors = ([sympy.Integer(g)] if g != 1 else []) + [b ** e for b, e in common.items()]
+    return factors + [left]
 
 
 # -- rows ---------------------------------------------------------------------------------
