@@ -22,7 +22,8 @@ from . import components as c
 from .breakdown import Breakdown, Leaf
 from .spec import Spec, layer_views, switch_values
 from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_kv_shared,
-                      L_kv_shared_local, L_lin, L_local, L_ssm, d_ff, d_ff_sum)
+                      L_kv_shared_local, L_lin, L_local, L_ssm, S_k, S_kn, S_q, S_v, d_ff,
+                      d_ff_sum, d_h, d_hg, n_kv, n_kvg)
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type",
                    "embedding/per_layer", "head/weight")
@@ -119,6 +120,47 @@ def group_count(path: str, layers, hybrid: bool = False):
     return layers
 
 
+# attention parts whose width follows the head width (and key/value heads): path -> (the
+# per-layer width, the sum of that width over the layers holding the part; spec.toml's [values])
+GLOBAL_SHAPE = {"attention/" + p: (w, total) for p, w, total in (
+    ("q", d_h, S_q), ("q_gate", d_h, S_q), ("o", d_h, S_q), ("q_head_norm", d_h, S_q),
+    ("scores", d_h, S_q), ("context", d_h, S_q), ("k", n_kv * d_h, S_k),
+    ("v", n_kv * d_h, S_v), ("k_head_norm", d_h, S_kn))}
+
+
+def global_counts(path: str):
+    """(layers at the sliding layers' shape, layers at the global layers' shape) of an
+    attention part of :data:`GLOBAL_SHAPE` in a stack with ``sw_gshape`` (the global ones
+    hold no v projection with ``sw_gkv``); per-rank splits take each shape on its own."""
+    count = group_count(path, L, hybrid=True)
+    glob = L_attn - L_local
+    if path in KV_PATHS:
+        glob -= L_kv_shared - L_kv_shared_local
+    held = glob * (1 - c.sw("gkv")) if path == "attention/v" else glob
+    return count - glob, held
+
+
+def at_global_shape(expr):
+    """``expr`` at the global layers' shape: head width d_hg, n_kvg key/value heads."""
+    return sympy.sympify(expr).xreplace({d_h: d_hg, n_kv: n_kvg})
+
+
+def global_extra(path: str, value, count):
+    """What the global layers' own attention shape (``sw_gshape``: head width d_hg, n_kvg
+    key/value heads; Gemma 4's global_head_dim and num_global_key_value_heads, and with
+    ``attention_k_eq_v`` no v projection: transformers' Gemma4TextAttention) changes in an
+    attention part's stack total of ``count`` layers of ``value`` each: the part is linear in
+    its width (a bias of the output aside), so the total swaps the count times the width for
+    the width summed over the layers (S_q, S_k, S_v, S_kn; multi-head latent attention and q/k norms over all heads are
+    refused beside it)."""
+    if path not in GLOBAL_SHAPE:
+        return 0
+    width, total = GLOBAL_SHAPE[path]
+    value = sympy.sympify(value).xreplace({c.sw("mla"): 0, c.sw("qk_all"): 0})
+    per_width = sympy.cancel(sympy.diff(value, d_h) / sympy.diff(width, d_h))
+    return c.sw("gshape") * (total - count * width) * per_width
+
+
 def stack_value(path: str, value, layers, hybrid: bool = False):
     """One layer part's ``value`` summed over the layers of a stack that hold it
     (:func:`group_count`). A dense FFN whose width differs by layer (``sw_ff_sum``, Gemma 3n's
@@ -132,6 +174,8 @@ def stack_value(path: str, value, layers, hybrid: bool = False):
         total += c.sw("last_o_bias") * sympy.diff(value, c.sw("bias_o"))
     if hybrid and path.split("/", 1)[0] == "ffn":
         total += c.sw("ff_sum") * (d_ff_sum - count * d_ff) * sympy.diff(value, d_ff)
+    if hybrid:
+        total += global_extra(path, value, count)
     return total
 
 

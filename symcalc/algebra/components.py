@@ -120,6 +120,11 @@ def moe_params() -> list[Part]:
         Part("shared/up", shared * linear(d, d_sh, bias), "dai2024"),
         Part("shared/down", shared * linear(d_sh, d, bias), "dai2024"),
         Part("shared_gate", moe * sw("shared_gate") * d, "qwen2024moe"),
+        # Gemma 4: the experts beside a dense MLP (the shared expert): a norm before the
+        # experts and one after each branch, and a router that scales its input (d) and each
+        # expert's weight (E)
+        Part("branch_norms", moe * sw("pmoe") * 3 * norm_params(), "gemma4_2026"),
+        Part("router_scales", moe * sw("pmoe") * (d + E), "gemma4_2026"),
     ]
 
 

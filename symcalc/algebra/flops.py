@@ -20,7 +20,8 @@ from .breakdown import Breakdown, Leaf
 from . import accounting, memory
 from .components import (embedding_width, expert_width, linear_qkv_width, qk_width, shared_width,
                          ssm_conv_width, ssm_in_width, sw, value_width)
-from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s, Q_c, R_dt,
+from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s,
+                      Q_c, R_dt, S_q,
                       V, b, d,
                       d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh, d_v,
                       k, n_alt, n_h, n_kv, n_lv, r_kv, r_laurel, r_q, s, s_dec)
@@ -299,7 +300,10 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
         keys = memory.cached_layer_tokens(L_attn, context + 1)
         extra = [
             ("layer/attention/scores_and_context",
-             2 * b * n_h * (qk_width() + value_width()) * keys, "pope2022"),
+             2 * b * n_h * (qk_width() + value_width()) * keys
+             # the global layers at their own head width (Gemma 4), over every cached token
+             + sw("gshape") * (S_q - L_attn * d_h) * 2 * b * n_h * 2 * (context + 1),
+             "pope2022"),
             ("layer/attention/kv_b_over_cache",
              sw("mla") * (1 - sw("mla_expanded")) * L_attn * 2 * b * r_kv * n_h
              * (d_nope + d_v) * context, "deepseek2024"),

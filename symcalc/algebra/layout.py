@@ -234,6 +234,9 @@ def forward_problems(spec, layout: Layout, attention_split: bool) -> list[str]:
     if spec.n_h % layout.tp or (n_kv % layout.tp and not spec.mla):
         out.append(f"t must divide the query and the key/value heads (n_h={spec.n_h}, "
                    f"n_kv={n_kv}, t={layout.tp})")
+    if spec.n_kvg is not None and spec.n_kvg % layout.tp:
+        out.append(f"t must divide the global layers' key/value heads (n_kvg={spec.n_kvg}, "
+                   f"t={layout.tp})")
     if spec.qk_norm == "all_heads":
         out.append("q/k norms over all heads need every head on each rank")
     return out

@@ -32,7 +32,7 @@ SSMS = ("none", "mamba", "mamba2")
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
-               "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum")
+               "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local")
@@ -42,7 +42,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
-               "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias")
+               "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
+               "global_k_eq_v", "parallel_moe")
 
 
 class Spec(Record):
@@ -100,6 +101,15 @@ class Spec(Record):
     L_kv_shared: Optional[int] = None  # last attention layers reusing earlier keys/values (0)
     L_kv_shared_local: Optional[int] = None  # sliding layers among them (0)
     d_ff_sum: Optional[int] = None  # dense-FFN widths summed over the layers (None: L_ffn d_ff)
+    # the global (non-sliding) layers of a mixed stack with an attention shape of their own
+    # (Gemma 4: global_head_dim, num_global_key_value_heads; None: as the sliding layers)
+    d_hg: Optional[int] = None  # head width of the global layers
+    n_kvg: Optional[int] = None  # key/value heads of the global layers
+    global_k_eq_v: bool = False  # the global layers' values are their keys (no v projection)
+    # Gemma 4's MoE block: the experts beside the dense MLP (given as a shared expert), with
+    # a norm before the experts and one after each branch, and a router with input and
+    # per-expert scales
+    parallel_moe: bool = False
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

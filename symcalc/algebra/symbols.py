@@ -100,6 +100,17 @@ SIZES: dict[str, SymbolInfo] = {
                "L_{\\mathrm{kvs,loc}}"),
         _size("d_ff_sum", "dense-FFN width summed over the layers when they differ",
               "D_{\\mathrm{ff}}"),
+        # the global layers of a mixed sliding/global stack with their own attention shape
+        _size("d_hg", "head dimension of the global (non-sliding) attention layers",
+              "d_{h,\\mathrm{g}}"),
+        _size("n_kvg", "key/value heads of the global (non-sliding) attention layers",
+              "n_{\\mathrm{kv,g}}"),
+        # their widths summed over the layers (spec.toml's [values]: the rows stay short)
+        _size("S_q", "query head widths summed over the attention layers (d_h or d_hg each)",
+              "S_q"),
+        _size("S_k", "key widths n_kv d_h summed over the layers computing keys", "S_k"),
+        _size("S_v", "value widths n_kv d_h summed over the layers with a v projection", "S_v"),
+        _size("S_kn", "key head widths summed over the layers computing keys", "S_{kn}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
         # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
@@ -185,6 +196,12 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_laurel", "LAuReL low-rank residual beside attention", "\\lambda_r"),
         _switch("sw_ple", "per-layer input embeddings gated into every layer", "\\pi_l"),
         _switch("sw_ff_sum", "dense-FFN widths differ by layer (their sum d_ff_sum)", "\\varphi"),
+        _switch("sw_gshape", "the global attention layers have their own head dimension d_hg "
+                "and key/value heads n_kvg (Gemma 4)", "\\gamma_g"),
+        _switch("sw_gkv", "the global attention layers' values are their keys: no v "
+                "projection (Gemma 4's attention_k_eq_v)", "\\gamma_v"),
+        _switch("sw_pmoe", "the experts run beside a dense MLP with three norms of their own "
+                "and a router with input and per-expert scales (Gemma 4)", "\\gamma_m"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
         # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
         # data-parallel ranks
@@ -273,10 +290,11 @@ def latex_names() -> dict[sympy.Symbol, str]:
 (p, v, m, e, t_e, c, i_p) = (
     SIZES[n].symbol for n in ("p", "v", "m", "e", "t_e", "c", "i_p")
 )
-(n_alt, r_laurel, d_ple, V_ple, L_kv_shared, L_kv_shared_local, d_ff_sum) = (
+(n_alt, r_laurel, d_ple, V_ple, L_kv_shared, L_kv_shared_local, d_ff_sum, d_hg, n_kvg, S_q, S_k,
+ S_v, S_kn) = (
     SIZES[n].symbol
     for n in ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
-              "d_ff_sum")
+              "d_ff_sum", "d_hg", "n_kvg", "S_q", "S_k", "S_v", "S_kn")
 )
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",

@@ -162,6 +162,12 @@ SOURCES: dict[str, Source] = {
                "per-layer embeddings (a V_ple x L d_ple table and a projection of the token "
                "embedding, gated into each layer), the last layers reusing earlier layers' keys "
                "and values, MatFormer per-layer FFN widths"),
+        Source("gemma4_2026", "Google DeepMind 2026, Gemma 4 model card; transformers 5.24 "
+               "models/gemma4 (Gemma4TextConfig, Gemma4TextAttention, Gemma4TextRouter, "
+               "Gemma4TextDecoderLayer)",
+               "global layers with their own head width (global_head_dim) and key/value heads, "
+               "their values taken from the keys (attention_k_eq_v); an MoE block beside the "
+               "dense MLP with three norms and a router scaling its input and each expert"),
         # parallel layouts (symcalc.algebra.parallel, docs/conventions.md)
         Source("shoeybi2019", "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter "
                "Language Models Using Model Parallelism",
