@@ -95,9 +95,18 @@ SSM_CONFIGS = [
     ("mamba2/tiny-untied.json", 2, 5),
     ("mamba2/tiny-tied-biases.json", 1, 9),
 ]
+# softmax stacks whose global layers cache keys and values of their own shape (Gemma 4's
+# global_head_dim, num_global_key_value_heads, attention_k_eq_v) beside KV-sharing layers that
+# cache none; prompts within the sliding window (W - 1 = 3)
+ATTENTION_CONFIGS = [
+    ("gemma4_text/causal-lm-moe-k-eq-v-shared-kv.json", 2, 3),
+    ("gemma4_text/causal-lm-shared-kv-double-wide.json", 1, 3),
+    ("gemma4_text/causal-lm-k-eq-v-untied-bias.json", 2, 3),
+    ("gemma4_text/text-model-default-pattern.json", 2, 3),
+]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 CASES = [pytest.param(f, b, s, dt, id=f"{f.removesuffix('.json')}-{b}x{s}-{dt}")
-         for f, b, s in LINEAR_CONFIGS + SSM_CONFIGS for dt in DTYPES]
+         for f, b, s in LINEAR_CONFIGS + SSM_CONFIGS + ATTENTION_CONFIGS for dt in DTYPES]
 
 _HELD: dict[tuple, dict] = {}
 
@@ -140,7 +149,11 @@ def symcalc_memory(name: str, batch: int, seq_len: int, dtype: str) -> dict:
                   Options(batch=batch, seq_len=seq_len, dtype=dtype, kv_dtype=dtype))["memory"]
 
 
-@pytest.mark.parametrize("name,batch,seq_len,dtype", CASES)
+STATE_CASES = [c for c in CASES if not c.values[0].startswith(
+    tuple(f"{f.split('/')[0]}/" for f, _, _ in ATTENTION_CONFIGS))]
+
+
+@pytest.mark.parametrize("name,batch,seq_len,dtype", STATE_CASES)
 def test_recurrent_state_bytes_equal_the_cache(name, batch, seq_len, dtype):
     held = transformers_cache(name, batch, seq_len, dtype)
     assert held["state"] > 0
