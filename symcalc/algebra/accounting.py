@@ -23,7 +23,7 @@ from .breakdown import Breakdown, Leaf
 from .spec import Spec, layer_views, switch_values
 from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_kv_shared,
                       L_kv_shared_local, L_lin, L_local, L_ssm, S_k, S_kn, S_q, S_v, d_ff,
-                      d_ff_sum, d_h, d_hg, n_kv, n_kvg)
+                      d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g)
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type",
                    "embedding/per_layer", "head/weight")
@@ -112,6 +112,8 @@ def group_count(path: str, layers, hybrid: bool = False):
         return moe_count(ffn_layers)
     if hybrid:
         if group in ("attention", "softmax"):  # softmax: the attention core's non-matmul work
+            if path == "attention/sinks":  # MiMo-V2-Flash: on the sliding layers only
+                return L_attn - c.sw("sinks_local") * (L_attn - L_local)
             return L_attn - L_kv_shared if path in KV_PATHS else L_attn
         if group in MIXERS:
             return MIXERS[group][0]
@@ -122,10 +124,13 @@ def group_count(path: str, layers, hybrid: bool = False):
 
 # attention parts whose width follows the head width (and key/value heads): path -> (the
 # per-layer width, the sum of that width over the layers holding the part; spec.toml's [values])
-GLOBAL_SHAPE = {"attention/" + p: (w, total) for p, w, total in (
-    ("q", d_h, S_q), ("q_gate", d_h, S_q), ("o", d_h, S_q), ("q_head_norm", d_h, S_q),
-    ("scores", d_h, S_q), ("context", d_h, S_q), ("k", n_kv * d_h, S_k),
-    ("v", n_kv * d_h, S_v), ("k_head_norm", d_h, S_kn))}
+# (the key and value widths by their heads; the values' sums hold MiMo-V2-Flash's d_v)
+GLOBAL_SHAPE = {"attention/" + p: (w, total, x) for p, w, total, x in (
+    ("q", d_h, S_q, d_h), ("q_gate", d_h, S_q, d_h), ("o", d_h, S_o, d_h),
+    ("q_head_norm", d_h, S_q, d_h), ("scores", d_h, S_q, d_h), ("context", d_h, S_o, d_h),
+    ("k", n_kv * d_h, S_k, n_kv), ("v", n_kv * d_h, S_v, n_kv),
+    ("k_head_norm", d_h, S_kn, d_h))}
+VALUE_PATHS = ("attention/v", "attention/o")
 
 
 def global_counts(path: str):
@@ -140,9 +145,15 @@ def global_counts(path: str):
     return count - glob, held
 
 
-def at_global_shape(expr):
-    """``expr`` at the global layers' shape: head width d_hg, n_kvg key/value heads."""
-    return sympy.sympify(expr).xreplace({d_h: d_hg, n_kv: n_kvg})
+def at_layer_shape(path: str, expr, glob: bool):
+    """``expr`` (one layer's part at ``path``, or a width of it) at the sliding layers' shape
+    or (``glob``) the global layers': head width d_hg, n_kvg key/value heads; the value
+    projection and the output's input at the layer's value width (A_l - d_h, A_g - d_hg:
+    d_v where MiMo-V2-Flash gives one)."""
+    expr = sympy.sympify(expr)
+    if path in VALUE_PATHS:
+        expr = expr.xreplace({d_h: (A_g - d_hg) if glob else (A_l - d_h)})
+    return expr.xreplace({d_h: d_hg, n_kv: n_kvg}) if glob else expr
 
 
 def global_extra(path: str, value, count):
@@ -155,9 +166,9 @@ def global_extra(path: str, value, count):
     refused beside it)."""
     if path not in GLOBAL_SHAPE:
         return 0
-    width, total = GLOBAL_SHAPE[path]
+    width, total, x = GLOBAL_SHAPE[path]
     value = sympy.sympify(value).xreplace({c.sw("mla"): 0, c.sw("qk_all"): 0})
-    per_width = sympy.cancel(sympy.diff(value, d_h) / sympy.diff(width, d_h))
+    per_width = sympy.cancel(sympy.diff(value, x) / sympy.diff(width, x))
     return c.sw("gshape") * (total - count * width) * per_width
 
 

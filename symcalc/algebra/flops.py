@@ -21,7 +21,7 @@ from . import accounting, memory
 from .components import (embedding_width, expert_width, linear_qkv_width, qk_width, shared_width,
                          ssm_conv_width, ssm_in_width, sw, value_width)
 from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s,
-                      Q_c, R_dt, S_q,
+                      Q_c, R_dt, A_g, A_l, L_local, W,
                       V, b, d,
                       d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh, d_v,
                       k, n_alt, n_h, n_kv, n_lv, r_kv, r_laurel, r_q, s, s_dec)
@@ -302,7 +302,10 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             ("layer/attention/scores_and_context",
              2 * b * n_h * (qk_width() + value_width()) * keys
              # the global layers at their own head width (Gemma 4), over every cached token
-             + sw("gshape") * (S_q - L_attn * d_h) * 2 * b * n_h * 2 * (context + 1),
+             # the global and sliding layers at their own widths (Gemma 4, MiMo-V2-Flash)
+             + sw("gshape") * 2 * b * n_h * ((L_attn - L_local) * (context + 1) * (A_g - 2 * d_h)
+                                             + L_local * sympy.Min(context + 1, W)
+                                             * (A_l - 2 * d_h)),
              "pope2022"),
             ("layer/attention/kv_b_over_cache",
              sw("mla") * (1 - sw("mla_expanded")) * L_attn * 2 * b * r_kv * n_h

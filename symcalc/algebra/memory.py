@@ -15,7 +15,7 @@ from .options import check_dtype, dtype_fraction
 from .components import linear_qkv_width, ssm_conv_width, sw
 from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_kv_shared, L_kv_shared_local, L_lin,
                       L_local, L_ssm, N_d, N_s, W, b, d,
-                      d_h, d_hg, n_kvg, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv, n_lv, r_kv, s, s_dec,
+                      d_h, A_g, A_l, n_kvg, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv, n_lv, r_kv, s, s_dec,
                       t)
 
 GB = 10**9
@@ -103,10 +103,13 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
         return L_dec * per_token * (s_dec + s)
     # attention layers only, less Gemma 3n's sharing layers: they read an earlier layer's
     # keys and values and keep none (transformers 5.24 puts a weightless placeholder there)
-    # the global layers with their own shape (Gemma 4) cache s tokens of 2 n_kvg d_hg each
-    # (attention_k_eq_v caches the values all the same: the v-normed keys)
+    # the global layers with their own shape (Gemma 4, MiMo-V2-Flash) cache s tokens of
+    # n_kvg A_g values each, the sliding ones n_kv A_l (attention_k_eq_v caches the values all
+    # the same: the v-normed keys)
     glob = (L_attn - L_kv_shared) - (L_local - L_kv_shared_local)
-    wider = sw("gshape") * glob * s * 2 * (n_kvg * d_hg - n_kv * d_h) * b * bytes_per
+    local = L_local - L_kv_shared_local
+    wider = sw("gshape") * b * bytes_per * (glob * s * (n_kvg * A_g - 2 * n_kv * d_h)
+                                            + local * sympy.Min(s, W) * n_kv * (A_l - 2 * d_h))
     return per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local) + wider
 
 

@@ -174,7 +174,7 @@ def sharded_params(spec: Spec, layout: Layout, plan: Iterable[PlanEntry],
                 # the global layers at their own shape (Gemma 4): each shape split on its own
                 local, glob = (fixed(n, key) for n in accounting.global_counts(x[len("layer/"):]))
                 for n, g in ((local, False), (glob, True)):
-                    g_f = Linear(*(accounting.at_global_shape(getattr(f, a)) if g else getattr(f, a)
+                    g_f = Linear(*(accounting.at_layer_shape(x[len("layer/"):], getattr(f, a), g)
                                    for a in ("n_in", "n_out", "bias", "copies", "extra")))
                     w = getattr(g_f, "n_out" if split == "out" else "n_in")
                     share = _split(w, degree, layout, vocab=vocab, rank=tp_rank)

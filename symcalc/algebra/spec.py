@@ -43,7 +43,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
-               "global_k_eq_v", "parallel_moe")
+               "global_k_eq_v", "parallel_moe", "sinks_local")
 
 
 class Spec(Record):
@@ -74,7 +74,7 @@ class Spec(Record):
     r_kv: Optional[int] = None  # MLA key/value latent rank
     d_nope: Optional[int] = None  # MLA non-rotary query/key head dim
     d_rope: Optional[int] = None  # MLA decoupled rotary head dim
-    d_v: Optional[int] = None  # MLA value head dim
+    d_v: Optional[int] = None  # value head dim (MLA, or MiMo-V2-Flash's v_head_dim)
     d_emb: Optional[int] = None  # token-embedding width (OPT word_embed_proj_dim; None: d)
     # hybrid stacks: layers by mixer (None: L_attn = L_ffn = L, the others 0)
     L_attn: Optional[int] = None  # layers with softmax attention
@@ -110,6 +110,7 @@ class Spec(Record):
     # a norm before the experts and one after each branch, and a router with input and
     # per-expert scales
     parallel_moe: bool = False
+    sinks_local: bool = False  # the sinks are on the sliding layers only (MiMo-V2-Flash)
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

@@ -67,7 +67,7 @@ SIZES: dict[str, SymbolInfo] = {
         _size("r_kv", "MLA key/value latent rank (kv_lora_rank)", "r_{\\mathrm{kv}}"),
         _size("d_nope", "MLA non-rotary query/key head dim", "d_{\\mathrm{nope}}"),
         _size("d_rope", "MLA decoupled rotary head dim", "d_{\\mathrm{rope}}"),
-        _size("d_v", "value head dim where it differs from d_h (MLA)", "d_v"),
+        _size("d_v", "value head dim where it differs from d_h (MLA, MiMo-V2-Flash)", "d_v"),
         _size("d_emb", "token-embedding width where it differs from d (OPT)", "d_{\\mathrm{emb}}"),
         # hybrid stacks: layer groups by mixer, and the sizes of the non-attention mixers
         _count("L_attn", "layers with softmax attention (L unless the stack is hybrid)",
@@ -111,6 +111,9 @@ SIZES: dict[str, SymbolInfo] = {
         _size("S_k", "key widths n_kv d_h summed over the layers computing keys", "S_k"),
         _size("S_v", "value widths n_kv d_h summed over the layers with a v projection", "S_v"),
         _size("S_kn", "key head widths summed over the layers computing keys", "S_{kn}"),
+        _size("S_o", "value head widths summed over the attention layers", "S_o"),
+        _size("A_l", "a sliding layer's query/key plus value head width", "A_l"),
+        _size("A_g", "a global layer's query/key plus value head width", "A_g"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
         # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
@@ -200,6 +203,8 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "and key/value heads n_kvg (Gemma 4)", "\\gamma_g"),
         _switch("sw_gkv", "the global attention layers' values are their keys: no v "
                 "projection (Gemma 4's attention_k_eq_v)", "\\gamma_v"),
+        _switch("sw_sinks_local", "the attention sinks are on the sliding layers only "
+                "(MiMo-V2-Flash)", "\\sigma_l"),
         _switch("sw_pmoe", "the experts run beside a dense MLP with three norms of their own "
                 "and a router with input and per-expert scales (Gemma 4)", "\\gamma_m"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
@@ -291,10 +296,10 @@ def latex_names() -> dict[sympy.Symbol, str]:
     SIZES[n].symbol for n in ("p", "v", "m", "e", "t_e", "c", "i_p")
 )
 (n_alt, r_laurel, d_ple, V_ple, L_kv_shared, L_kv_shared_local, d_ff_sum, d_hg, n_kvg, S_q, S_k,
- S_v, S_kn) = (
+ S_v, S_kn, S_o, A_l, A_g) = (
     SIZES[n].symbol
     for n in ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
-              "d_ff_sum", "d_hg", "n_kvg", "S_q", "S_k", "S_v", "S_kn")
+              "d_ff_sum", "d_hg", "n_kvg", "S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g")
 )
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",

@@ -167,12 +167,15 @@ def split_value(path: str, f, direction: str, share, fused: bool = False) -> sym
     count = part_count(path)
     inner = path[len("layer/"):]
     if GLOBAL_SPLITS.get(path) == direction and not fused:
-        # the global layers at their own shape (Gemma 4: sw_gshape), each shape split on its own
+        # the sliding and global layers at their own shapes (Gemma 4, MiMo-V2-Flash: sw_gshape),
+        # each shape split on its own
         local, held = accounting.global_counts(inner)
-        g = Linear(*(accounting.at_global_shape(getattr(f, a))
-                     for a in ("n_in", "n_out", "bias", "copies", "extra")))
-        at_g = _per_module(g, direction, accounting.at_global_shape(share))
-        return count * per(share) + _sw("sw_gshape") * (held * at_g - (count - local) * per(share))
+        at = [_per_module(Linear(*(accounting.at_layer_shape(inner, getattr(f, a), g)
+                                   for a in ("n_in", "n_out", "bias", "copies", "extra"))),
+                          direction, accounting.at_layer_shape(inner, share, g))
+              for g in (False, True)]
+        return count * per(share) + _sw("sw_gshape") * (local * at[0] + held * at[1]
+                                                        - count * per(share))
     if path.startswith("layer/ffn/"):
         ff = _sw("sw_ff_sum")
         alpha = per(0)
