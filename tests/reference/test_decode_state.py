@@ -96,13 +96,17 @@ SSM_CONFIGS = [
     ("mamba2/tiny-tied-biases.json", 1, 9),
 ]
 # softmax stacks whose global layers cache keys and values of their own shape (Gemma 4's
-# global_head_dim, num_global_key_value_heads, attention_k_eq_v) beside KV-sharing layers that
-# cache none; prompts within the sliding window (W - 1 = 3)
+# global_head_dim, num_global_key_value_heads, attention_k_eq_v; MiMo-V2-Flash's sliding layers
+# with twice the key/value heads, values of v_head_dim) beside KV-sharing layers that cache
+# none; prompts within the sliding window (W - 1 = 3)
 ATTENTION_CONFIGS = [
     ("gemma4_text/causal-lm-moe-k-eq-v-shared-kv.json", 2, 3),
     ("gemma4_text/causal-lm-shared-kv-double-wide.json", 1, 3),
     ("gemma4_text/causal-lm-k-eq-v-untied-bias.json", 2, 3),
     ("gemma4_text/text-model-default-pattern.json", 2, 3),
+    ("mimo_v2_flash/causal-lm-default-patterns.json", 2, 3),
+    ("mimo_v2_flash/causal-lm-layer-types-dense-bias-tied.json", 1, 3),
+    ("mimo_v2_flash/model-window-size-mixed-mlp.json", 2, 3),
 ]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 CASES = [pytest.param(f, b, s, dt, id=f"{f.removesuffix('.json')}-{b}x{s}-{dt}")
