@@ -201,17 +201,23 @@ def linear_attention_params() -> list[Part]:
       (n_lv d_lk) and A_log (n_lv);
     * the output gate: Gated DeltaNet z, d -> n_lv d_lv; KDA low-rank d -> d_lv -> n_lv d_lv;
     * a norm of width d_lv shared by the heads, and out d <- n_lv d_lv.
+
+    Lightning attention (``sw_light``, MiniMax-01; transformers' MiniMaxLightningAttention)
+    has the q, k, v projection, Gated DeltaNet's output gate, a norm over all n_lv d_lv
+    channels and out, and no convolution, beta or decay parameters (its decay rates are
+    fixed buffers).
     """
-    gdn, kda = sw("gdn"), 1 - sw("gdn")
+    light = sw("light")
+    gdn, kda, conv = sw("gdn"), 1 - sw("gdn") - light, 1 - light
     return [
         Part("qkv", d * linear_qkv_width(), "yang2025"),
-        Part("conv", linear_qkv_width() * K_conv, "yang2025"),
-        Part("beta", d * n_lv, "yang2025"),
+        Part("conv", conv * linear_qkv_width() * K_conv, "yang2025"),
+        Part("beta", conv * d * n_lv, "yang2025"),
         Part("decay", gdn * (d * n_lv + 2 * n_lv)
              + kda * (d * d_lk + d_lk * n_lv * d_lk + n_lv * d_lk + n_lv), "kimi2025"),
-        Part("output_gate", gdn * d * n_lv * d_lv + kda * (d * d_lv + d_lv * n_lv * d_lv),
-             "yang2025"),
-        Part("norm", d_lv, "yang2025"),
+        Part("output_gate", (gdn + light) * d * n_lv * d_lv
+             + kda * (d * d_lv + d_lv * n_lv * d_lv), "yang2025"),
+        Part("norm", d_lv + light * (n_lv - 1) * d_lv, "yang2025"),
         Part("o", n_lv * d_lv * d, "yang2025"),
     ]
 

@@ -109,9 +109,22 @@ def linear_core(seq) -> sympy.Expr:
     over d_lk and one over d_lv, KDA one over d_lk and two over d_lv (its q.k scores are
     elementwise), then three products with the d_lk x d_lv state (read by the keys and the
     queries, written by the new values). The triangular solve is not a counted matmul."""
-    gdn = sw("gdn")
+    gdn, light = sw("gdn"), sw("light")
     blocks = gdn * (2 * Q_c * d_lk + Q_c * d_lv) + (1 - gdn) * (Q_c * d_lk + 2 * Q_c * d_lv)
-    return 2 * b * n_lv * chunks(seq) * Q_c * (blocks + 3 * d_lk * d_lv)
+    return (1 - light) * 2 * b * n_lv * chunks(seq) * Q_c * (blocks + 3 * d_lk * d_lv) \
+        + light * lightning_core(seq)
+
+
+def lightning_core(seq) -> sympy.Expr:
+    """The matmuls of transformers' MiniMaxLightningAttention over b sequences in blocks of
+    Q_c tokens (block_size; the last block holds what is left, r = seq - Q_c floor(seq / Q_c)),
+    per head: within a block of c tokens Q K^T (c x c over d_lk) and its product with V (over
+    d_lv); across blocks the queries read the d_lk x d_lv state and the block's keys and values
+    write it (c d_lk d_lv each). Over the sequence: 2 b n_lv ((q Q_c^2 + r^2)(d_lk + d_lv)
+    + 2 seq d_lk d_lv) (Qin et al. 2024, Lightning Attention-2)."""
+    q = sympy.floor(seq / Q_c)
+    r = seq - Q_c * q
+    return 2 * b * n_lv * ((q * Q_c**2 + r**2) * (d_lk + d_lv) + 2 * seq * d_lk * d_lv)
 
 
 def ssm_core(seq) -> sympy.Expr:
@@ -133,17 +146,19 @@ def _mixers(seq) -> list[Leaf]:
     ``seq`` tokens: projections, depthwise convolutions, and the matmuls of the recurrence as
     transformers' torch path runs it (:func:`linear_core`, :func:`ssm_core`)."""
     tokens = b * seq
-    gdn, kda = sw("gdn"), 1 - sw("gdn")
+    gdn, kda = sw("gdn"), 1 - sw("gdn") - sw("light")
     m1 = sw("mamba1")
     return [
         Leaf("linear_attention/qkv", 2 * tokens * d * linear_qkv_width(), "yang2025"),
-        Leaf("linear_attention/conv", conv_flops(seq, linear_qkv_width()), "yang2025"),
-        Leaf("linear_attention/beta", 2 * tokens * d * n_lv, "yang2025"),
+        Leaf("linear_attention/conv", (1 - sw("light")) * conv_flops(seq, linear_qkv_width()),
+             "yang2025"),
+        Leaf("linear_attention/beta", (1 - sw("light")) * 2 * tokens * d * n_lv, "yang2025"),
         Leaf("linear_attention/decay", 2 * tokens * (gdn * d * n_lv
                                                      + kda * (d * d_lk + d_lk * n_lv * d_lk)),
              "kimi2025"),
         Leaf("linear_attention/output_gate",
-             2 * tokens * (gdn * d * n_lv * d_lv + kda * (d * d_lv + d_lv * n_lv * d_lv)),
+             2 * tokens * ((gdn + sw("light")) * d * n_lv * d_lv
+                           + kda * (d * d_lv + d_lv * n_lv * d_lv)),
              "yang2025"),
         Leaf("linear_attention/core", linear_core(seq), "yang2025"),
         Leaf("linear_attention/o", 2 * tokens * n_lv * d_lv * d, "yang2025"),
@@ -313,7 +328,8 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             # one convolution output per channel from the cached window (not s + K_conv - 1);
             # the state read by the key and the query and the output read (linear attention),
             # the state read by C (Mamba): the recurrent update of one token, not a padded chunk
-            ("layer/linear_attention/conv_step", L_lin * 2 * b * linear_qkv_width() * K_conv,
+            ("layer/linear_attention/conv_step",
+             (1 - sw("light")) * L_lin * 2 * b * linear_qkv_width() * K_conv,
              "yang2025"),
             ("layer/ssm/conv_step", L_ssm * 2 * b * ssm_conv_width() * K_conv, "dao2024"),
             ("layer/short_conv/conv_step", L_conv * 2 * b * d * K_conv, "liquid2025"),

@@ -144,13 +144,13 @@ def recurrent_state_elements() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
     ``transformers_cache``: conv_states of K_conv columns, recurrent_states):
 
     * linear attention: a d_lk x d_lv state per value head (n_lv d_lk d_lv) and the last
-      K_conv inputs of its convolution over q, k and v;
+      K_conv inputs of its convolution over q, k and v (lightning attention has none);
     * Mamba: a d_in x N_s state and the last K_conv inputs of its convolution (x for Mamba-1;
       x, B and C for Mamba-2);
     * LFM2's short convolution: no state, the last K_conv inputs of its d channels.
     """
     return {
-        "linear_attention": (n_lv * d_lk * d_lv, linear_qkv_width() * K_conv),
+        "linear_attention": (n_lv * d_lk * d_lv, (1 - sw("light")) * linear_qkv_width() * K_conv),
         "ssm": (d_in * N_s, ssm_conv_width() * K_conv),
         "short_conv": (sympy.Integer(0), d * K_conv),
     }

@@ -185,6 +185,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_mlm_bias", "the masked-LM head's dense layer has a bias", "\\mu_b"),
         _switch("sw_last_o_bias", "the last layer's attention output alone has a bias "
                                   "(GPT-NeoX-Japanese)", "\\beta_{o,L}"),
+        _switch("sw_light", "linear attention is lightning attention (MiniMax-01: no "
+                "convolution, beta or decay parameters)", "\\lambda_a"),
         _switch("sw_gdn", "linear attention is Gated DeltaNet (else Kimi Delta Attention)",
                 "\\delta_g"),
         _switch("sw_mamba1", "the SSM mixer is Mamba-1 (else Mamba-2)", "\\mu_1"),
