@@ -108,9 +108,19 @@ ATTENTION_CONFIGS = [
     ("mimo_v2_flash/causal-lm-layer-types-dense-bias-tied.json", 1, 3),
     ("mimo_v2_flash/model-window-size-mixed-mlp.json", 2, 3),
 ]
+# lightning attention (MiniMax-01): its state (b, n_h, d_h, d_h) is MiniMaxCache's linear_cache,
+# kept in the model's dtype, so only fp32 matches symcalc's default state dtype; a prompt within
+# one block, one spanning two blocks and a shorter last one
+LIGHTNING_CONFIGS = [
+    ("minimax/causal-lm-layer-types-block-3-head-dim.json", 2, 5),
+    ("minimax/model-default-pattern.json", 1, 3),
+    ("minimax/causal-lm-window-tied-alias.json", 2, 3),
+]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 CASES = [pytest.param(f, b, s, dt, id=f"{f.removesuffix('.json')}-{b}x{s}-{dt}")
          for f, b, s in LINEAR_CONFIGS + SSM_CONFIGS + ATTENTION_CONFIGS for dt in DTYPES]
+CASES += [pytest.param(f, b, s, "fp32", id=f"{f.removesuffix('.json')}-{b}x{s}-fp32")
+          for f, b, s in LIGHTNING_CONFIGS]
 
 _HELD: dict[tuple, dict] = {}
 
@@ -133,6 +143,10 @@ def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
         held = {"state": 0, "kv": 0, "conv": [], "recurrent": [], "keys": [], "values": []}
         # the Mamba models return their DynamicCache as ``cache``, not ``past_key_values``
         cache = getattr(out, "past_key_values", None) or getattr(out, "cache", None)
+        for t in getattr(cache, "linear_cache", None) or []:  # MiniMaxCache's lightning states
+            if isinstance(t, torch.Tensor):
+                held["state"] += t.numel() * t.element_size()
+                held["recurrent"].append((tuple(t.shape), t.dtype))
         for layer in cache.layers:
             for kind in ("conv", "recurrent"):
                 for t in (getattr(layer, f"{kind}_states", None) or {}).values():
