@@ -83,12 +83,14 @@ def attention_params() -> list[Part]:
 
 
 def ffn_params() -> list[Part]:
-    """Dense position-wise FFN, plain (up, down) or gated (gate, up, down), of width d_ff."""
+    """Dense position-wise FFN, plain (up, down) or gated (gate, up, down), of width d_ff;
+    an xIELU activation (``sw_xielu``, Apertus) learns two scalars (alpha_p, alpha_n)."""
     bias = sw("ffn_bias")
     return [
         Part("gate", sw("gated") * linear(d, d_ff, bias), "shazeer2020"),
         Part("up", linear(d, d_ff, bias), "vaswani2017"),
         Part("down", linear(d_ff, d, bias), "vaswani2017"),
+        Part("act", sw("xielu") * 2, "huang2025"),
     ]
 
 

@@ -43,7 +43,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
-               "global_k_eq_v", "parallel_moe", "sinks_local")
+               "global_k_eq_v", "parallel_moe", "sinks_local", "xielu")
 
 
 class Spec(Record):
@@ -111,6 +111,7 @@ class Spec(Record):
     # per-expert scales
     parallel_moe: bool = False
     sinks_local: bool = False  # the sinks are on the sliding layers only (MiMo-V2-Flash)
+    xielu: bool = False  # the dense FFN's activation learns two scalars per layer (Apertus)
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

@@ -207,6 +207,8 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "projection (Gemma 4's attention_k_eq_v)", "\\gamma_v"),
         _switch("sw_sinks_local", "the attention sinks are on the sliding layers only "
                 "(MiMo-V2-Flash)", "\\sigma_l"),
+        _switch("sw_xielu", "the dense FFN's xIELU activation learns two scalars per layer "
+                "(Apertus)", "\\xi"),
         _switch("sw_pmoe", "the experts run beside a dense MLP with three norms of their own "
                 "and a router with input and per-expert scales (Gemma 4)", "\\gamma_m"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),

@@ -162,6 +162,9 @@ SOURCES: dict[str, Source] = {
                "per-layer embeddings (a V_ple x L d_ple table and a projection of the token "
                "embedding, gated into each layer), the last layers reusing earlier layers' keys "
                "and values, MatFormer per-layer FFN widths"),
+        Source("huang2025", "Huang & Schlag 2025, Deriving Activation Functions Using Integration "
+               "(arXiv:2411.13010); transformers 5.24 activations.py XIELUActivation",
+               "xIELU: an activation with two learned scalars, alpha_p and alpha_n, per layer"),
         Source("gemma4_2026", "Google DeepMind 2026, Gemma 4 model card; transformers 5.24 "
                "models/gemma4 (Gemma4TextConfig, Gemma4TextAttention, Gemma4TextRouter, "
                "Gemma4TextDecoderLayer)",
