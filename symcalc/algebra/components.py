@@ -77,20 +77,25 @@ def attention_params() -> list[Part]:
              "henry2020"),
         Part("k_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_kv * d_h),
              "henry2020"),
-        Part("sinks", sw("sinks") * n_h, "openai2025"),
+        Part("sinks", sw("sinks") * n_h, "openai2025"),  # sw_sinks_local: sliding layers only
+        # BitNet: a norm of width d on the attention output before o
+        Part("sub_norm", sw("attn_sub") * norm_params(), "wang2023bitnet"),
         Part("o", sw("attn_out") * linear(n_h * value_width(), d, sw("bias_o")), "vaswani2017"),
     ]
 
 
 def ffn_params() -> list[Part]:
     """Dense position-wise FFN, plain (up, down) or gated (gate, up, down), of width d_ff;
-    an xIELU activation (``sw_xielu``, Apertus) learns two scalars (alpha_p, alpha_n)."""
+    an xIELU activation (``sw_xielu``, Apertus) learns two scalars (alpha_p, alpha_n); BitNet
+    normalizes the d_ff-wide product before the down projection (``sw_ffn_sub``)."""
     bias = sw("ffn_bias")
     return [
         Part("gate", sw("gated") * linear(d, d_ff, bias), "shazeer2020"),
         Part("up", linear(d, d_ff, bias), "vaswani2017"),
         Part("down", linear(d_ff, d, bias), "vaswani2017"),
         Part("act", sw("xielu") * 2, "huang2025"),
+        # BitNet: a norm of width d_ff on the gated product before down
+        Part("sub_norm", sw("ffn_sub") * (sw("norm_w") + sw("norm_b")) * d_ff, "wang2023bitnet"),
     ]
 
 

@@ -43,7 +43,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
-               "global_k_eq_v", "parallel_moe", "sinks_local", "xielu")
+               "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
+               "ffn_sub_norm")
 
 
 class Spec(Record):
@@ -112,6 +113,8 @@ class Spec(Record):
     parallel_moe: bool = False
     sinks_local: bool = False  # the sinks are on the sliding layers only (MiMo-V2-Flash)
     xielu: bool = False  # the dense FFN's activation learns two scalars per layer (Apertus)
+    attn_sub_norm: bool = False  # a norm of width d on the attention output before o (BitNet)
+    ffn_sub_norm: bool = False  # a norm of width d_ff before the dense FFN's down (BitNet)
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

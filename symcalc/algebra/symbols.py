@@ -209,6 +209,10 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "(MiMo-V2-Flash)", "\\sigma_l"),
         _switch("sw_xielu", "the dense FFN's xIELU activation learns two scalars per layer "
                 "(Apertus)", "\\xi"),
+        _switch("sw_attn_sub", "a norm of width d on the attention output before its output "
+                "projection (BitNet's attn_sub_norm)", "\\nu_a"),
+        _switch("sw_ffn_sub", "a norm of width d_ff before the dense FFN's down projection "
+                "(BitNet's ffn_sub_norm)", "\\nu_f"),
         _switch("sw_pmoe", "the experts run beside a dense MLP with three norms of their own "
                 "and a router with input and per-expert scales (Gemma 4)", "\\gamma_m"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),

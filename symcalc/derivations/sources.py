@@ -162,6 +162,11 @@ SOURCES: dict[str, Source] = {
                "per-layer embeddings (a V_ple x L d_ple table and a projection of the token "
                "embedding, gated into each layer), the last layers reusing earlier layers' keys "
                "and values, MatFormer per-layer FFN widths"),
+        Source("wang2023bitnet", "Wang et al. 2023, BitNet: Scaling 1-bit Transformers for Large "
+               "Language Models (arXiv:2310.11453); Ma et al. 2024, The Era of 1-bit LLMs "
+               "(BitNet b1.58, arXiv:2402.17764); transformers 5.24 models/bitnet",
+               "ternary weight matrices; a norm on the attention output before its projection and "
+               "one on the FFN's product before its down projection (sub-norms)"),
         Source("huang2025", "Huang & Schlag 2025, Deriving Activation Functions Using Integration "
                "(arXiv:2411.13010); transformers 5.24 activations.py XIELUActivation",
                "xIELU: an activation with two learned scalars, alpha_p and alpha_n, per layer"),
