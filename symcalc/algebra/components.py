@@ -78,6 +78,8 @@ def attention_params() -> list[Part]:
         Part("k_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_kv * d_h),
              "henry2020"),
         Part("sinks", sw("sinks") * n_h, "openai2025"),  # sw_sinks_local: sliding layers only
+        # differential attention (DiffLlama): lambda_q1, lambda_k1, lambda_q2, lambda_k2
+        Part("lambdas", sw("diff") * 4 * d_h, "ye2025diff"),
         # BitNet: a norm of width d on the attention output before o
         Part("sub_norm", sw("attn_sub") * norm_params(), "wang2023bitnet"),
         Part("o", sw("attn_out") * linear(n_h * value_width(), d, sw("bias_o")), "vaswani2017"),

@@ -211,6 +211,10 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
     elif causal:  # a decoder stack, which may be hybrid
         leaves += _mixers(seq) + _layer_extras(b * seq)
+        # differential attention (DiffLlama) runs the eager core again, on the other half of
+        # the values (no MLA beside it)
+        leaves += [Leaf(f"attention/diff/{x}", sw("diff") * 2 * n_h * d_h * b * self_pairs(seq, causal),
+                        "ye2025diff") for x in ("scores", "context")]
     leaves += _ffn(b * seq) + _moe(b * seq)
     return Breakdown(leaves)
 
@@ -322,6 +326,9 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
                                              + L_local * sympy.Min(context + 1, W)
                                              * (A_l - 2 * d_h)),
              "pope2022"),
+            # differential attention: the core again over the other half of the values
+            ("layer/attention/diff/scores_and_context", sw("diff") * 2 * b * n_h * 2 * d_h * keys,
+             "ye2025diff"),
             ("layer/attention/kv_b_over_cache",
              sw("mla") * (1 - sw("mla_expanded")) * L_attn * 2 * b * r_kv * n_h
              * (d_nope + d_v) * context, "deepseek2024"),
@@ -337,7 +344,8 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
              "yang2025"),
             ("layer/ssm/state_step", L_ssm * 2 * b * d_in * N_s, "dao2024"),
         ]
-        drop = ("layer/attention/scores", "layer/attention/context", "pooler",
+        drop = ("layer/attention/scores", "layer/attention/context", "layer/attention/diff/scores",
+                "layer/attention/diff/context", "pooler",
                 "layer/linear_attention/conv", "layer/ssm/conv", "layer/short_conv/conv",
                 "layer/linear_attention/core", "layer/ssm/core")
     else:

@@ -44,7 +44,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
-               "ffn_sub_norm")
+               "ffn_sub_norm", "diff_attn")
 
 
 class Spec(Record):
@@ -115,6 +115,7 @@ class Spec(Record):
     xielu: bool = False  # the dense FFN's activation learns two scalars per layer (Apertus)
     attn_sub_norm: bool = False  # a norm of width d on the attention output before o (BitNet)
     ffn_sub_norm: bool = False  # a norm of width d_ff before the dense FFN's down (BitNet)
+    diff_attn: bool = False  # differential attention: the core twice, four lambdas (DiffLlama)
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

@@ -213,6 +213,8 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "projection (BitNet's attn_sub_norm)", "\\nu_a"),
         _switch("sw_ffn_sub", "a norm of width d_ff before the dense FFN's down projection "
                 "(BitNet's ffn_sub_norm)", "\\nu_f"),
+        _switch("sw_diff", "differential attention: the eager core runs twice (two value "
+                "halves) and each layer learns four head-width lambdas (DiffLlama)", "\\delta_a"),
         _switch("sw_pmoe", "the experts run beside a dense MLP with three norms of their own "
                 "and a router with input and per-expert scales (Gemma 4)", "\\gamma_m"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),

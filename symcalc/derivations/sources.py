@@ -167,6 +167,10 @@ SOURCES: dict[str, Source] = {
                "(BitNet b1.58, arXiv:2402.17764); transformers 5.24 models/bitnet",
                "ternary weight matrices; a norm on the attention output before its projection and "
                "one on the FFN's product before its down projection (sub-norms)"),
+        Source("ye2025diff", "Ye et al. 2025, Differential Transformer (ICLR 2025, "
+               "arXiv:2410.05258); transformers 5.24 models/diffllama (DiffLlamaAttention)",
+               "two softmax maps subtracted with a learned lambda (four head-width vectors per "
+               "layer); transformers runs the eager core twice, on the two halves of the values"),
         Source("huang2025", "Huang & Schlag 2025, Deriving Activation Functions Using Integration "
                "(arXiv:2411.13010); transformers 5.24 activations.py XIELUActivation",
                "xIELU: an activation with two learned scalars, alpha_p and alpha_n, per layer"),
