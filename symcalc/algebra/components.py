@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import sympy
 
 from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
-                      d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh, d_v,
+                      Z_e, d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh,
+                      d_v,
                       n_alt, n_h, n_kv, n_lk, n_lv, r_kv, r_laurel, r_q)
 
 
@@ -119,10 +120,13 @@ def moe_params() -> list[Part]:
     shared = moe * sw("shared") * E_s
     d_moe, d_sh = expert_width(), shared_width()
     return [
-        Part("router", moe * d * E, "shazeer2017"),
+        # LongCat-Flash: the router scores Z_e zero-computation experts too (sw_zx)
+        Part("router", moe * d * (E + sw("zx") * Z_e), "shazeer2017"),
         Part("router_bias", moe * sw("router_bias") * E, "openai2025"),
-        Part("experts/gate", moe * E * gated * d * d_moe, "shazeer2020"),
-        Part("experts/up", moe * E * d * d_moe, "fedus2022"),
+        # LongCat-Flash: transformers allocates the fused gate_up rows of the Z_e
+        # zero-computation experts too, which no token uses (sw_zx)
+        Part("experts/gate", moe * (E + sw("zx") * Z_e) * gated * d * d_moe, "shazeer2020"),
+        Part("experts/up", moe * (E + sw("zx") * Z_e) * d * d_moe, "fedus2022"),
         Part("experts/down", moe * E * d_moe * d, "fedus2022"),
         Part("experts/bias", moe * sw("expert_bias") * E * ((1 + gated) * d_moe + d), "openai2025"),
         Part("shared/gate", shared * gated * linear(d, d_sh, bias), "dai2024"),

@@ -21,7 +21,7 @@ from . import accounting, memory
 from .components import (embedding_width, expert_width, linear_qkv_width, qk_width, shared_width,
                          ssm_conv_width, ssm_in_width, sw, value_width)
 from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s,
-                      Q_c, R_dt, A_g, A_l, L_local, W,
+                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e,
                       V, b, d,
                       d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh, d_v,
                       k, n_alt, n_h, n_kv, n_lv, r_kv, r_laurel, r_q, s, s_dec)
@@ -78,7 +78,7 @@ def _moe(tokens) -> list[Leaf]:
     shared = moe * sw("shared") * E_s
     d_moe, d_sh = expert_width(), shared_width()
     return [
-        Leaf("moe/router", moe * 2 * tokens * d * E, "shazeer2017"),
+        Leaf("moe/router", moe * 2 * tokens * d * (E + sw("zx") * Z_e), "shazeer2017"),
         Leaf("moe/experts/gate", moe * gated * 2 * tokens * k * d * d_moe, "shazeer2020"),
         Leaf("moe/experts/up", moe * 2 * tokens * k * d * d_moe, "fedus2022"),
         Leaf("moe/experts/down", moe * 2 * tokens * k * d_moe * d, "fedus2022"),

@@ -32,7 +32,7 @@ SSMS = ("none", "mamba", "mamba2")
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
-               "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg")
+               "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local")
@@ -70,6 +70,7 @@ class Spec(Record):
     d_moe: Optional[int] = None  # expert FFN width (None: d_ff)
     E_s: Optional[int] = None  # shared experts per MoE layer
     d_sh: Optional[int] = None  # width of each shared expert (None: d_moe)
+    Z_e: Optional[int] = None  # zero-computation experts the router may pick (LongCat-Flash)
     L_dense: Optional[int] = None  # dense-FFN layers of an MoE stack (None: 0)
     r_q: Optional[int] = None  # MLA query rank (None: direct query projection)
     r_kv: Optional[int] = None  # MLA key/value latent rank

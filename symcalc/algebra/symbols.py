@@ -61,6 +61,7 @@ SIZES: dict[str, SymbolInfo] = {
         _size("d_moe", "expert FFN width (moe_intermediate_size)", "d_{\\mathrm{moe}}"),
         _size("E_s", "shared experts per MoE layer", "E_s"),
         _size("d_sh", "width of each shared expert", "d_{\\mathrm{sh}}"),
+        _size("Z_e", "zero-computation (identity) experts per MoE layer", "Z_e"),
         _count("L_dense", "layers with a dense FFN in an MoE stack", "L_{\\mathrm{dense}}"),
         _count("L_local", "sliding-window layers of a mixed stack", "L_{\\mathrm{local}}"),
         _size("r_q", "MLA query low rank (q_lora_rank)", "r_q"),
@@ -215,6 +216,8 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "(BitNet's ffn_sub_norm)", "\\nu_f"),
         _switch("sw_diff", "differential attention: the eager core runs twice (two value "
                 "halves) and each layer learns four head-width lambdas (DiffLlama)", "\\delta_a"),
+        _switch("sw_zx", "the router also picks zero-computation experts (LongCat-Flash)",
+                "\\zeta_x"),
         _switch("sw_pmoe", "the experts run beside a dense MLP with three norms of their own "
                 "and a router with input and per-expert scales (Gemma 4)", "\\gamma_m"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
@@ -291,10 +294,10 @@ def latex_names() -> dict[sympy.Symbol, str]:
     for n in ("L", "L_dec", "d", "d_ff", "n_h", "n_kv", "d_h", "V", "P", "T", "E", "k", "R",
               "s", "s_dec", "b", "W", "N_d", "t")
 )
-(d_moe, E_s, d_sh, L_dense, L_local, r_q, r_kv, d_nope, d_rope, d_v, d_emb) = (
+(d_moe, E_s, d_sh, L_dense, L_local, r_q, r_kv, d_nope, d_rope, d_v, d_emb, Z_e) = (
     SIZES[n].symbol
     for n in ("d_moe", "E_s", "d_sh", "L_dense", "L_local", "r_q", "r_kv", "d_nope", "d_rope",
-              "d_v", "d_emb")
+              "d_v", "d_emb", "Z_e")
 )
 (L_attn, L_lin, L_ssm, L_conv, L_ffn, n_lk, n_lv, d_lk, d_lv, K_conv, d_in, N_s, G_s, H_s,
  R_dt, Q_c) = (

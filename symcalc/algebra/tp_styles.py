@@ -64,6 +64,10 @@ STYLES: dict[str, Style] = {
     "local_params": Style("", (), (), "runs its forward on the local shards of its parameters "
                                       "(a bare parameter such as attention sinks is split by its "
                                       "own entry)"),
+    # LongCat-Flash's zero-computation experts: the identity's input divided by t on each rank
+    # (the experts' all-reduce sums it back): nothing split, no collective of its own
+    "moe_identity_expert": Style("", (), (), "the zero-computation experts' input divided by t "
+                                             "on each rank; nothing split"),
     "moe_tp_experts": Style("", (("all_reduce", "output"),),
                             (("all_reduce", "input"), ("all_reduce", "routing")),
                             "every rank runs its slice of every expert; outputs all-reduced"),

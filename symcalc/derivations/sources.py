@@ -171,6 +171,10 @@ SOURCES: dict[str, Source] = {
                "arXiv:2410.05258); transformers 5.24 models/diffllama (DiffLlamaAttention)",
                "two softmax maps subtracted with a learned lambda (four head-width vectors per "
                "layer); transformers runs the eager core twice, on the two halves of the values"),
+        Source("longcat2025", "Meituan LongCat Team 2025, LongCat-Flash Technical Report "
+               "(arXiv:2509.01322); transformers 5.24 models/longcat_flash",
+               "zero-computation (identity) experts beside the routed ones, scored by the router; "
+               "two attention and MLP sublayers per layer with a shortcut MoE"),
         Source("huang2025", "Huang & Schlag 2025, Deriving Activation Functions Using Integration "
                "(arXiv:2411.13010); transformers 5.24 activations.py XIELUActivation",
                "xIELU: an activation with two learned scalars, alpha_p and alpha_n, per layer"),
