@@ -80,6 +80,9 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
         leaves.append(Leaf(f"norm/{name}", c.sw(switch) * norm, c.NORM_SOURCE))
     leaves += _parts("ffn", c.ffn_params())
     leaves += _parts("moe", c.moe_params())
+    if not hybrid:  # an encoder-decoder's stack: the decoder-only parts off (c.DECODER_ONLY)
+        off = c.decoder_only_off()
+        leaves = [Leaf(l.path, sympy.sympify(l.value).xreplace(off), l.source) for l in leaves]
     return Breakdown(leaves)
 
 

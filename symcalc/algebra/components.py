@@ -21,6 +21,15 @@ def sw(name: str) -> sympy.Symbol:
     return SWITCHES["sw_" + name].symbol
 
 
+# switches of parts only decoder-only stacks have (spec.toml refuses them elsewhere): an
+# encoder-decoder shape builds its stacks with them off, so its rows stay as they were
+DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff")
+
+
+def decoder_only_off() -> dict:
+    return {sw(name): 0 for name in DECODER_ONLY}
+
+
 @dataclass(frozen=True)
 class Part:
     name: str

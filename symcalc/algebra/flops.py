@@ -18,7 +18,7 @@ import sympy
 
 from .breakdown import Breakdown, Leaf
 from . import accounting, memory
-from .components import (embedding_width, expert_width, linear_qkv_width, qk_width, shared_width,
+from .components import (decoder_only_off, embedding_width, expert_width, linear_qkv_width, qk_width, shared_width,
                          ssm_conv_width, ssm_in_width, sw, value_width)
 from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s,
                       Q_c, R_dt, A_g, A_l, L_local, W, Z_e,
@@ -226,7 +226,8 @@ def _stacks(shape: str, layer_fn) -> tuple[list[Leaf], sympy.Expr]:
         return _times_layers("layer", layer_fn(s), L, hybrid=True), b * s
     leaves = _times_layers("encoder/layer", layer_fn(s, causal=False), L)
     leaves += _times_layers("decoder/layer", layer_fn(s_dec, cross_seq=s), L_dec)
-    return leaves, b * s_dec
+    off = decoder_only_off()  # the decoder-only parts (components.DECODER_ONLY)
+    return [Leaf(l.path, sympy.sympify(l.value).xreplace(off), l.source) for l in leaves], b * s_dec
 
 
 def _times_layers(prefix: str, layer: Breakdown, layers, hybrid: bool = False) -> list[Leaf]:
