@@ -515,12 +515,44 @@ def _mlm_head(model_type: str, cls: str) -> bool:
     return fixed.get("mlm_head") is True
 
 
+def _longcat_expert_matrix(cfg: dict) -> int:
+    """d x moe_intermediate_size of a LongCat-Flash config (as transformers reads it)."""
+    c = hf_config(cfg)
+    return c.hidden_size * c.expert_ffn_hidden_size
+
+
+def _longcat_zero_picks(cfg: dict, batch: int, seq_len: int) -> int:
+    """(token, expert) picks of LongCat-Flash's routers that go to a zero-computation expert in
+    the CPU forward reference_forward_matmul_flops runs for ``cfg`` (same seed, same weights,
+    same inputs, eager experts): the picks that run no matmul."""
+    torch.manual_seed(0)
+    model = build_model(cfg, "cpu", "eager")
+    routed = model.config.n_routed_experts
+    picks = []
+
+    def keep(module, args, out):
+        picks.append(int((out[2] >= routed).sum()))
+
+    for m in model.modules():
+        if type(m).__name__ == "LongcatFlashTopkRouter":
+            m.register_forward_hook(keep)
+    mask = _MASK_MODE.get(model_class_name(cfg), True)
+    with torch.no_grad():
+        model(**forward_inputs(model, batch, seq_len, "cpu", mask=mask))
+    return sum(picks)
+
+
 def deliberate_flops_difference(cfg: dict, batch: int, seq_len: int) -> int:
     """transformers' forward matmul FLOPs minus symcalc's where transformers computes more
     than the model needs (0 otherwise): Llama 4's Llama4TextMoe (not on the experts interface)
     runs every one of the E experts on every token and zeroes the unrouted outputs by their
     router score, where symcalc counts the top-k experts a token is routed to:
-    2 * tokens * (E - k) * 3 * d * I per MoE layer (llama4_text, and llama4's text_config)."""
+    2 * tokens * (E - k) * 3 * d * I per MoE layer (llama4_text, and llama4's text_config).
+    Or less: LongCat-Flash's picks of a zero-computation expert run no matmul, where symcalc
+    counts every one of the top-k picks as a routed expert: minus 2 * 3 * d * I per such pick
+    of the measured CPU run (it depends on the routing of that run's random weights)."""
+    if cfg["model_type"] == "longcat_flash":
+        return -_longcat_zero_picks(cfg, batch, seq_len) * 2 * 3 * _longcat_expert_matrix(cfg)
     if cfg["model_type"] not in ("llama4", "llama4_text"):
         return 0
     model_cfg = hf_config(cfg)

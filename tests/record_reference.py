@@ -116,9 +116,11 @@ def cache_lines(types: set[str] | None) -> list[tuple[str, dict]]:
         seen.add((name, batch, seq_len, dtype))
         held = DS.transformers_cache(name, batch, seq_len, dtype)
         cfg = DS._config(name)
-        out.append((mt, {"config": name.split("/", 1)[1], "class": H.model_class_name(cfg),
-                         "batch": batch, "seq_len": seq_len, "dtype": dtype,
-                         "kv_cache_bytes": held["kv"], "recurrent_state_bytes": held["state"]}))
+        line = {"config": name.split("/", 1)[1], "class": H.model_class_name(cfg),
+                "batch": batch, "seq_len": seq_len, "dtype": dtype, "kv_cache_bytes": held["kv"]}
+        if held["state"]:  # a softmax-only stack (Gemma 4's cases) holds none
+            line["recurrent_state_bytes"] = held["state"]
+        out.append((mt, line))
     for case in KV.IDS:
         cfg, batch, seq_len = KV.CASES[case]
         mt = cfg["model_type"]

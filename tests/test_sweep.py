@@ -275,3 +275,25 @@ def test_per_rank_figures_sweep_as_the_report_gives_them():
         assert row["per_rank.weights_bytes"] == rep["per_rank"]["weights_bytes"]
         assert row["communication.tp.step_bytes"] == rep["communication"]["tp"]["step_bytes"]
         assert row["communication.dp.step_wire_bytes"] == rep["communication"]["dp"]["step_wire_bytes"]
+
+
+def test_widths_summed_over_the_layers_refuse_a_grid_of_their_sizes():
+    """The global layers' own shape (Gemma 4) reaches the table as widths summed over the
+    layers (spec.toml's [values]): a grid of a size they are made of is refused in one line,
+    a grid of another size agrees with the model point by point."""
+    from symcalc.algebra.spec import with_overrides
+    from symcalc.errors import SymcalcError
+    from symcalc.fast.quick import quick_report
+    from symcalc.inputs.hf import read_model
+
+    spec, _ = read_model({"model_type": "gemma4_text", "architectures": ["Gemma4ForCausalLM"],
+                          "num_hidden_layers": 6, "hidden_size": 64, "intermediate_size": 96,
+                          "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16,
+                          "global_head_dim": 32, "vocab_size": 100,
+                          "vocab_size_per_layer_input": 100, "hidden_size_per_layer_input": 4})
+    for key in ("d_h", "L", "n_kv"):
+        with pytest.raises(SymcalcError, match=f"^{key}: cannot vary"):
+            sweep(spec, grid={key: [8, 16]}, quantities=["params.total"])
+    r = sweep(spec, grid={"d": [64, 96]}, quantities=["params.total"])
+    assert [int(x) for x in r.columns["params.total"]] == [
+        quick_report(with_overrides(spec, {"d": d}), Options())["params"]["total"] for d in (64, 96)]

@@ -61,6 +61,8 @@ def to_sympy(t):
         return sympy.Min(*args)
     if op == "cd":
         return sympy.ceiling(args[0] / args[1])
+    if op == "fd":  # lightning attention's whole blocks
+        return sympy.floor(args[0] / args[1])
     raise AssertionError(op)
 
 

@@ -22,7 +22,8 @@ from . import components as c
 from .breakdown import Breakdown, Leaf
 from .spec import Spec, switch_values
 from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_kv_shared,
-                      L_kv_shared_local, L_lin, L_local, L_ssm, d_ff, d_ff_sum)
+                      L_kv_shared_local, L_lin, L_local, L_ssm, S_k, S_kn, S_q, S_v, d_ff,
+                      d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g)
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type",
                    "embedding/per_layer", "head/weight")
@@ -79,6 +80,9 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
         leaves.append(Leaf(f"norm/{name}", c.sw(switch) * norm, c.NORM_SOURCE))
     leaves += _parts("ffn", c.ffn_params())
     leaves += _parts("moe", c.moe_params())
+    if not hybrid:  # an encoder-decoder's stack: the decoder-only parts off (c.DECODER_ONLY)
+        off = c.decoder_only_off()
+        leaves = [Leaf(l.path, sympy.sympify(l.value).xreplace(off), l.source) for l in leaves]
     return Breakdown(leaves)
 
 
@@ -111,12 +115,64 @@ def group_count(path: str, layers, hybrid: bool = False):
         return moe_count(ffn_layers)
     if hybrid:
         if group in ("attention", "softmax"):  # softmax: the attention core's non-matmul work
+            if path == "attention/sinks":  # MiMo-V2-Flash: on the sliding layers only
+                return L_attn - c.sw("sinks_local") * (L_attn - L_local)
             return L_attn - L_kv_shared if path in KV_PATHS else L_attn
         if group in MIXERS:
             return MIXERS[group][0]
         if path in FFN_NORMS:
             return L_ffn
     return layers
+
+
+# attention parts whose width follows the head width (and key/value heads): path -> (the
+# per-layer width, the sum of that width over the layers holding the part; spec.toml's [values])
+# (the key and value widths by their heads; the values' sums hold MiMo-V2-Flash's d_v)
+GLOBAL_SHAPE = {"attention/" + p: (w, total, x) for p, w, total, x in (
+    ("q", d_h, S_q, d_h), ("q_gate", d_h, S_q, d_h), ("o", d_h, S_o, d_h),
+    ("q_head_norm", d_h, S_q, d_h), ("scores", d_h, S_q, d_h), ("context", d_h, S_o, d_h),
+    ("k", n_kv * d_h, S_k, n_kv), ("v", n_kv * d_h, S_v, n_kv),
+    ("k_head_norm", d_h, S_kn, d_h))}
+VALUE_PATHS = ("attention/v", "attention/o")
+
+
+def global_counts(path: str):
+    """(layers at the sliding layers' shape, layers at the global layers' shape) of an
+    attention part of :data:`GLOBAL_SHAPE` in a stack with ``sw_gshape`` (the global ones
+    hold no v projection with ``sw_gkv``); per-rank splits take each shape on its own."""
+    count = group_count(path, L, hybrid=True)
+    glob = L_attn - L_local
+    if path in KV_PATHS:
+        glob -= L_kv_shared - L_kv_shared_local
+    held = glob * (1 - c.sw("gkv")) if path == "attention/v" else glob
+    return count - glob, held
+
+
+def at_layer_shape(path: str, expr, glob: bool):
+    """``expr`` (one layer's part at ``path``, or a width of it) at the sliding layers' shape
+    or (``glob``) the global layers': head width d_hg, n_kvg key/value heads; the value
+    projection and the output's input at the layer's value width (A_l - d_h, A_g - d_hg:
+    d_v where MiMo-V2-Flash gives one)."""
+    expr = sympy.sympify(expr)
+    if path in VALUE_PATHS:
+        expr = expr.xreplace({d_h: (A_g - d_hg) if glob else (A_l - d_h)})
+    return expr.xreplace({d_h: d_hg, n_kv: n_kvg}) if glob else expr
+
+
+def global_extra(path: str, value, count):
+    """What the global layers' own attention shape (``sw_gshape``: head width d_hg, n_kvg
+    key/value heads; Gemma 4's global_head_dim and num_global_key_value_heads, and with
+    ``attention_k_eq_v`` no v projection: transformers' Gemma4TextAttention) changes in an
+    attention part's stack total of ``count`` layers of ``value`` each: the part is linear in
+    its width (a bias of the output aside), so the total swaps the count times the width for
+    the width summed over the layers (S_q, S_k, S_v, S_kn; multi-head latent attention and q/k norms over all heads are
+    refused beside it)."""
+    if path not in GLOBAL_SHAPE:
+        return 0
+    width, total, x = GLOBAL_SHAPE[path]
+    value = sympy.sympify(value).xreplace({c.sw("mla"): 0, c.sw("qk_all"): 0})
+    per_width = sympy.cancel(sympy.diff(value, x) / sympy.diff(width, x))
+    return c.sw("gshape") * (total - count * width) * per_width
 
 
 def stack_value(path: str, value, layers, hybrid: bool = False):
@@ -132,6 +188,8 @@ def stack_value(path: str, value, layers, hybrid: bool = False):
         total += c.sw("last_o_bias") * sympy.diff(value, c.sw("bias_o"))
     if hybrid and path.split("/", 1)[0] == "ffn":
         total += c.sw("ff_sum") * (d_ff_sum - count * d_ff) * sympy.diff(value, d_ff)
+    if hybrid:
+        total += global_extra(path, value, count)
     return total
 
 

@@ -21,7 +21,7 @@ from .parallel import Term, dp_group, holder, kv_heads_per_rank, rank_params, st
 from .spec import Spec
 from .stages import Stage, stage_counts, stage_flags
 from .symbols import SWITCHES, E, L, b, c, d, d_h, d_nope, d_rope, d_v, e, k, m, n_h, s, t, v
-from .tp_styles import PARAMETERS
+from .tp_styles import PARAMETERS, distinct_parts
 from .tp_plans import (STYLES, PlanEntry, fixed, is_routed_expert, linear_form, linears,
                        plan_for, split_regions)
 
@@ -92,9 +92,14 @@ def _module_layers(spec: Spec, entry: PlanEntry, counts: dict, present: set) -> 
     parts = [x for x in entry.parts if x in present]
     if not parts:
         return sympy.Integer(0)
-    part = parts[0]
+    # a module holding alternative parts (LongCat-Flash's MLP: the dense FFN in some layers,
+    # the shared expert in the others) runs in the layers of each
+    leads = {}
+    for x in parts:
+        leads.setdefault(x.startswith("layer/moe/shared/"), x)
     key = dict(accounting.structure_key(spec))
-    n = sympy.sympify(accounting.group_count(part[len("layer/"):], L, hybrid=True)).xreplace(key)
+    n = sympy.Add(*[sympy.sympify(accounting.group_count(x[len("layer/"):], L, hybrid=True))
+                    for x in leads.values()]).xreplace(key)
     return sympy.expand(n.xreplace(counts)) if counts else sympy.expand(n)
 
 
@@ -144,7 +149,8 @@ def tp_comm(spec: Spec, opts: Options, layout: Layout, plan: Iterable[PlanEntry]
                                   counts, present)
         if n_layers == 0:
             continue
-        forms = {x: linear_form(shapes, x, key) for x in parts if x in shapes}
+        # (one of alternative parts: the module is as wide in the layers of each)
+        forms = {x: linear_form(shapes, x, key) for x in distinct_parts(parts) if x in shapes}
         width_in = next((f.n_in for f in forms.values()), d)
         width_out = sympy.Add(*[f.n_out for f in forms.values()]) if forms else d
         if entry.style == "moe_tp_experts":

@@ -12,12 +12,22 @@ from dataclasses import dataclass
 import sympy
 
 from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
-                      d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh, d_v,
+                      Z_e, d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh,
+                      d_v,
                       n_alt, n_h, n_kv, n_lk, n_lv, r_kv, r_laurel, r_q)
 
 
 def sw(name: str) -> sympy.Symbol:
     return SWITCHES["sw_" + name].symbol
+
+
+# switches of parts only decoder-only stacks have (spec.toml refuses them elsewhere): an
+# encoder-decoder shape builds its stacks with them off, so its rows stay as they were
+DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff")
+
+
+def decoder_only_off() -> dict:
+    return {sw(name): 0 for name in DECODER_ONLY}
 
 
 @dataclass(frozen=True)
@@ -77,18 +87,27 @@ def attention_params() -> list[Part]:
              "henry2020"),
         Part("k_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_kv * d_h),
              "henry2020"),
-        Part("sinks", sw("sinks") * n_h, "openai2025"),
+        Part("sinks", sw("sinks") * n_h, "openai2025"),  # sw_sinks_local: sliding layers only
+        # differential attention (DiffLlama): lambda_q1, lambda_k1, lambda_q2, lambda_k2
+        Part("lambdas", sw("diff") * 4 * d_h, "ye2025diff"),
+        # BitNet: a norm of width d on the attention output before o
+        Part("sub_norm", sw("attn_sub") * norm_params(), "wang2023bitnet"),
         Part("o", sw("attn_out") * linear(n_h * value_width(), d, sw("bias_o")), "vaswani2017"),
     ]
 
 
 def ffn_params() -> list[Part]:
-    """Dense position-wise FFN, plain (up, down) or gated (gate, up, down), of width d_ff."""
+    """Dense position-wise FFN, plain (up, down) or gated (gate, up, down), of width d_ff;
+    an xIELU activation (``sw_xielu``, Apertus) learns two scalars (alpha_p, alpha_n); BitNet
+    normalizes the d_ff-wide product before the down projection (``sw_ffn_sub``)."""
     bias = sw("ffn_bias")
     return [
         Part("gate", sw("gated") * linear(d, d_ff, bias), "shazeer2020"),
         Part("up", linear(d, d_ff, bias), "vaswani2017"),
         Part("down", linear(d_ff, d, bias), "vaswani2017"),
+        Part("act", sw("xielu") * 2, "huang2025"),
+        # BitNet: a norm of width d_ff on the gated product before down
+        Part("sub_norm", sw("ffn_sub") * (sw("norm_w") + sw("norm_b")) * d_ff, "wang2023bitnet"),
     ]
 
 
@@ -110,16 +129,24 @@ def moe_params() -> list[Part]:
     shared = moe * sw("shared") * E_s
     d_moe, d_sh = expert_width(), shared_width()
     return [
-        Part("router", moe * d * E, "shazeer2017"),
+        # LongCat-Flash: the router scores Z_e zero-computation experts too (sw_zx)
+        Part("router", moe * d * (E + sw("zx") * Z_e), "shazeer2017"),
         Part("router_bias", moe * sw("router_bias") * E, "openai2025"),
-        Part("experts/gate", moe * E * gated * d * d_moe, "shazeer2020"),
-        Part("experts/up", moe * E * d * d_moe, "fedus2022"),
+        # LongCat-Flash: transformers allocates the fused gate_up rows of the Z_e
+        # zero-computation experts too, which no token uses (sw_zx)
+        Part("experts/gate", moe * (E + sw("zx") * Z_e) * gated * d * d_moe, "shazeer2020"),
+        Part("experts/up", moe * (E + sw("zx") * Z_e) * d * d_moe, "fedus2022"),
         Part("experts/down", moe * E * d_moe * d, "fedus2022"),
         Part("experts/bias", moe * sw("expert_bias") * E * ((1 + gated) * d_moe + d), "openai2025"),
         Part("shared/gate", shared * gated * linear(d, d_sh, bias), "dai2024"),
         Part("shared/up", shared * linear(d, d_sh, bias), "dai2024"),
         Part("shared/down", shared * linear(d_sh, d, bias), "dai2024"),
         Part("shared_gate", moe * sw("shared_gate") * d, "qwen2024moe"),
+        # Gemma 4: the experts beside a dense MLP (the shared expert): a norm before the
+        # experts and one after each branch, and a router that scales its input (d) and each
+        # expert's weight (E)
+        Part("branch_norms", moe * sw("pmoe") * 3 * norm_params(), "gemma4_2026"),
+        Part("router_scales", moe * sw("pmoe") * (d + E), "gemma4_2026"),
     ]
 
 
@@ -196,17 +223,23 @@ def linear_attention_params() -> list[Part]:
       (n_lv d_lk) and A_log (n_lv);
     * the output gate: Gated DeltaNet z, d -> n_lv d_lv; KDA low-rank d -> d_lv -> n_lv d_lv;
     * a norm of width d_lv shared by the heads, and out d <- n_lv d_lv.
+
+    Lightning attention (``sw_light``, MiniMax-01; transformers' MiniMaxLightningAttention)
+    has the q, k, v projection, Gated DeltaNet's output gate, a norm over all n_lv d_lv
+    channels and out, and no convolution, beta or decay parameters (its decay rates are
+    fixed buffers).
     """
-    gdn, kda = sw("gdn"), 1 - sw("gdn")
+    light = sw("light")
+    gdn, kda, conv = sw("gdn"), 1 - sw("gdn") - light, 1 - light
     return [
         Part("qkv", d * linear_qkv_width(), "yang2025"),
-        Part("conv", linear_qkv_width() * K_conv, "yang2025"),
-        Part("beta", d * n_lv, "yang2025"),
+        Part("conv", conv * linear_qkv_width() * K_conv, "yang2025"),
+        Part("beta", conv * d * n_lv, "yang2025"),
         Part("decay", gdn * (d * n_lv + 2 * n_lv)
              + kda * (d * d_lk + d_lk * n_lv * d_lk + n_lv * d_lk + n_lv), "kimi2025"),
-        Part("output_gate", gdn * d * n_lv * d_lv + kda * (d * d_lv + d_lv * n_lv * d_lv),
-             "yang2025"),
-        Part("norm", d_lv, "yang2025"),
+        Part("output_gate", (gdn + light) * d * n_lv * d_lv
+             + kda * (d * d_lv + d_lv * n_lv * d_lv), "yang2025"),
+        Part("norm", d_lv + light * (n_lv - 1) * d_lv, "yang2025"),
         Part("o", n_lv * d_lv * d, "yang2025"),
     ]
 

@@ -18,9 +18,10 @@ import sympy
 
 from .breakdown import Breakdown, Leaf
 from . import accounting, memory
-from .components import (embedding_width, expert_width, linear_qkv_width, qk_width, shared_width,
+from .components import (decoder_only_off, embedding_width, expert_width, linear_qkv_width, qk_width, shared_width,
                          ssm_conv_width, ssm_in_width, sw, value_width)
-from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s, Q_c, R_dt,
+from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s,
+                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e,
                       V, b, d,
                       d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh, d_v,
                       k, n_alt, n_h, n_kv, n_lv, r_kv, r_laurel, r_q, s, s_dec)
@@ -77,7 +78,7 @@ def _moe(tokens) -> list[Leaf]:
     shared = moe * sw("shared") * E_s
     d_moe, d_sh = expert_width(), shared_width()
     return [
-        Leaf("moe/router", moe * 2 * tokens * d * E, "shazeer2017"),
+        Leaf("moe/router", moe * 2 * tokens * d * (E + sw("zx") * Z_e), "shazeer2017"),
         Leaf("moe/experts/gate", moe * gated * 2 * tokens * k * d * d_moe, "shazeer2020"),
         Leaf("moe/experts/up", moe * 2 * tokens * k * d * d_moe, "fedus2022"),
         Leaf("moe/experts/down", moe * 2 * tokens * k * d_moe * d, "fedus2022"),
@@ -108,9 +109,22 @@ def linear_core(seq) -> sympy.Expr:
     over d_lk and one over d_lv, KDA one over d_lk and two over d_lv (its q.k scores are
     elementwise), then three products with the d_lk x d_lv state (read by the keys and the
     queries, written by the new values). The triangular solve is not a counted matmul."""
-    gdn = sw("gdn")
+    gdn, light = sw("gdn"), sw("light")
     blocks = gdn * (2 * Q_c * d_lk + Q_c * d_lv) + (1 - gdn) * (Q_c * d_lk + 2 * Q_c * d_lv)
-    return 2 * b * n_lv * chunks(seq) * Q_c * (blocks + 3 * d_lk * d_lv)
+    return (1 - light) * 2 * b * n_lv * chunks(seq) * Q_c * (blocks + 3 * d_lk * d_lv) \
+        + light * lightning_core(seq)
+
+
+def lightning_core(seq) -> sympy.Expr:
+    """The matmuls of transformers' MiniMaxLightningAttention over b sequences in blocks of
+    Q_c tokens (block_size; the last block holds what is left, r = seq - Q_c floor(seq / Q_c)),
+    per head: within a block of c tokens Q K^T (c x c over d_lk) and its product with V (over
+    d_lv); across blocks the queries read the d_lk x d_lv state and the block's keys and values
+    write it (c d_lk d_lv each). Over the sequence: 2 b n_lv ((q Q_c^2 + r^2)(d_lk + d_lv)
+    + 2 seq d_lk d_lv) (Qin et al. 2024, Lightning Attention-2)."""
+    q = sympy.floor(seq / Q_c)
+    r = seq - Q_c * q
+    return 2 * b * n_lv * ((q * Q_c**2 + r**2) * (d_lk + d_lv) + 2 * seq * d_lk * d_lv)
 
 
 def ssm_core(seq) -> sympy.Expr:
@@ -132,17 +146,19 @@ def _mixers(seq) -> list[Leaf]:
     ``seq`` tokens: projections, depthwise convolutions, and the matmuls of the recurrence as
     transformers' torch path runs it (:func:`linear_core`, :func:`ssm_core`)."""
     tokens = b * seq
-    gdn, kda = sw("gdn"), 1 - sw("gdn")
+    gdn, kda = sw("gdn"), 1 - sw("gdn") - sw("light")
     m1 = sw("mamba1")
     return [
         Leaf("linear_attention/qkv", 2 * tokens * d * linear_qkv_width(), "yang2025"),
-        Leaf("linear_attention/conv", conv_flops(seq, linear_qkv_width()), "yang2025"),
-        Leaf("linear_attention/beta", 2 * tokens * d * n_lv, "yang2025"),
+        Leaf("linear_attention/conv", (1 - sw("light")) * conv_flops(seq, linear_qkv_width()),
+             "yang2025"),
+        Leaf("linear_attention/beta", (1 - sw("light")) * 2 * tokens * d * n_lv, "yang2025"),
         Leaf("linear_attention/decay", 2 * tokens * (gdn * d * n_lv
                                                      + kda * (d * d_lk + d_lk * n_lv * d_lk)),
              "kimi2025"),
         Leaf("linear_attention/output_gate",
-             2 * tokens * (gdn * d * n_lv * d_lv + kda * (d * d_lv + d_lv * n_lv * d_lv)),
+             2 * tokens * ((gdn + sw("light")) * d * n_lv * d_lv
+                           + kda * (d * d_lv + d_lv * n_lv * d_lv)),
              "yang2025"),
         Leaf("linear_attention/core", linear_core(seq), "yang2025"),
         Leaf("linear_attention/o", 2 * tokens * n_lv * d_lv * d, "yang2025"),
@@ -195,6 +211,10 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
     elif causal:  # a decoder stack, which may be hybrid
         leaves += _mixers(seq) + _layer_extras(b * seq)
+        # differential attention (DiffLlama) runs the eager core again, on the other half of
+        # the values (no MLA beside it)
+        leaves += [Leaf(f"attention/diff/{x}", sw("diff") * 2 * n_h * d_h * b * self_pairs(seq, causal),
+                        "ye2025diff") for x in ("scores", "context")]
     leaves += _ffn(b * seq) + _moe(b * seq)
     return Breakdown(leaves)
 
@@ -206,7 +226,8 @@ def _stacks(shape: str, layer_fn) -> tuple[list[Leaf], sympy.Expr]:
         return _times_layers("layer", layer_fn(s), L, hybrid=True), b * s
     leaves = _times_layers("encoder/layer", layer_fn(s, causal=False), L)
     leaves += _times_layers("decoder/layer", layer_fn(s_dec, cross_seq=s), L_dec)
-    return leaves, b * s_dec
+    off = decoder_only_off()  # the decoder-only parts (components.DECODER_ONLY)
+    return [Leaf(l.path, sympy.sympify(l.value).xreplace(off), l.source) for l in leaves], b * s_dec
 
 
 def _times_layers(prefix: str, layer: Breakdown, layers, hybrid: bool = False) -> list[Leaf]:
@@ -299,14 +320,24 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
         keys = memory.cached_layer_tokens(L_attn, context + 1)
         extra = [
             ("layer/attention/scores_and_context",
-             2 * b * n_h * (qk_width() + value_width()) * keys, "pope2022"),
+             2 * b * n_h * (qk_width() + value_width()) * keys
+             # the global layers at their own head width (Gemma 4), over every cached token
+             # the global and sliding layers at their own widths (Gemma 4, MiMo-V2-Flash)
+             + sw("gshape") * 2 * b * n_h * ((L_attn - L_local) * (context + 1) * (A_g - 2 * d_h)
+                                             + L_local * sympy.Min(context + 1, W)
+                                             * (A_l - 2 * d_h)),
+             "pope2022"),
+            # differential attention: the core again over the other half of the values
+            ("layer/attention/diff/scores_and_context", sw("diff") * 2 * b * n_h * 2 * d_h * keys,
+             "ye2025diff"),
             ("layer/attention/kv_b_over_cache",
              sw("mla") * (1 - sw("mla_expanded")) * L_attn * 2 * b * r_kv * n_h
              * (d_nope + d_v) * context, "deepseek2024"),
             # one convolution output per channel from the cached window (not s + K_conv - 1);
             # the state read by the key and the query and the output read (linear attention),
             # the state read by C (Mamba): the recurrent update of one token, not a padded chunk
-            ("layer/linear_attention/conv_step", L_lin * 2 * b * linear_qkv_width() * K_conv,
+            ("layer/linear_attention/conv_step",
+             (1 - sw("light")) * L_lin * 2 * b * linear_qkv_width() * K_conv,
              "yang2025"),
             ("layer/ssm/conv_step", L_ssm * 2 * b * ssm_conv_width() * K_conv, "dao2024"),
             ("layer/short_conv/conv_step", L_conv * 2 * b * d * K_conv, "liquid2025"),
@@ -314,7 +345,8 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
              "yang2025"),
             ("layer/ssm/state_step", L_ssm * 2 * b * d_in * N_s, "dao2024"),
         ]
-        drop = ("layer/attention/scores", "layer/attention/context", "pooler",
+        drop = ("layer/attention/scores", "layer/attention/context", "layer/attention/diff/scores",
+                "layer/attention/diff/context", "pooler",
                 "layer/linear_attention/conv", "layer/ssm/conv", "layer/short_conv/conv",
                 "layer/linear_attention/core", "layer/ssm/core")
     else:

@@ -44,7 +44,7 @@ STATE_ACCOUNTING = ("paper", "megatron", "deepspeed")
 TP_STYLES = ("colwise", "colwise_gather_output", "rowwise", "rowwise_split_input",
              "packed_colwise", "packed_rowwise", "embedding_rowwise",
              "replicated_with_grad_allreduce", "mla_kv_a_proj", "moe_tp_experts", "vocab_colwise",
-             "local_params")
+             "local_params", "moe_identity_expert")
 DEGREES = ("tp", "pp", "vpp", "microbatches", "ep", "etp", "cp", "dp")
 # layout field -> symbol name
 SYMBOLS = {"tp": "t", "pp": "p", "vpp": "v", "microbatches": "m", "ep": "e", "etp": "t_e",
@@ -235,6 +235,9 @@ def forward_problems(spec, layout: Layout, attention_split: bool) -> list[str]:
     if spec.n_h % layout.tp or (n_kv % layout.tp and not spec.mla):
         out.append(f"t must divide the query and the key/value heads (n_h={spec.n_h}, "
                    f"n_kv={n_kv}, t={layout.tp})")
+    if spec.n_kvg is not None and spec.n_kvg % layout.tp:
+        out.append(f"t must divide the global layers' key/value heads (n_kvg={spec.n_kvg}, "
+                   f"t={layout.tp})")
     if spec.qk_norm == "all_heads":
         out.append("q/k norms over all heads need every head on each rank")
     return out

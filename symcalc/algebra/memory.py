@@ -15,7 +15,7 @@ from .options import check_dtype, dtype_fraction
 from .components import linear_qkv_width, ssm_conv_width, sw
 from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_kv_shared, L_kv_shared_local, L_lin,
                       L_local, L_ssm, N_d, N_s, W, b, d,
-                      d_h, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv, n_lv, r_kv, s, s_dec,
+                      d_h, A_g, A_l, n_kvg, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv, n_lv, r_kv, s, s_dec,
                       t)
 
 GB = 10**9
@@ -103,7 +103,14 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
         return L_dec * per_token * (s_dec + s)
     # attention layers only, less Gemma 3n's sharing layers: they read an earlier layer's
     # keys and values and keep none (transformers 5.24 puts a weightless placeholder there)
-    return per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local)
+    # the global layers with their own shape (Gemma 4, MiMo-V2-Flash) cache s tokens of
+    # n_kvg A_g values each, the sliding ones n_kv A_l (attention_k_eq_v caches the values all
+    # the same: the v-normed keys)
+    glob = (L_attn - L_kv_shared) - (L_local - L_kv_shared_local)
+    local = L_local - L_kv_shared_local
+    wider = sw("gshape") * b * bytes_per * (glob * s * (n_kvg * A_g - 2 * n_kv * d_h)
+                                            + local * sympy.Min(s, W) * n_kv * (A_l - 2 * d_h))
+    return per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local) + wider
 
 
 def kv_cache_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:
@@ -137,13 +144,13 @@ def recurrent_state_elements() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
     ``transformers_cache``: conv_states of K_conv columns, recurrent_states):
 
     * linear attention: a d_lk x d_lv state per value head (n_lv d_lk d_lv) and the last
-      K_conv inputs of its convolution over q, k and v;
+      K_conv inputs of its convolution over q, k and v (lightning attention has none);
     * Mamba: a d_in x N_s state and the last K_conv inputs of its convolution (x for Mamba-1;
       x, B and C for Mamba-2);
     * LFM2's short convolution: no state, the last K_conv inputs of its d channels.
     """
     return {
-        "linear_attention": (n_lv * d_lk * d_lv, linear_qkv_width() * K_conv),
+        "linear_attention": (n_lv * d_lk * d_lv, (1 - sw("light")) * linear_qkv_width() * K_conv),
         "ssm": (d_in * N_s, ssm_conv_width() * K_conv),
         "short_conv": (sympy.Integer(0), d * K_conv),
     }

@@ -45,8 +45,9 @@ from .layout import Layout, check_spec, forward_problems
 from .options import Options, convention_switches
 from .spec import Spec
 from .stages import Stage, inflight, stage_counts, stage_flags
-from .symbols import ALL, SWITCHES, E, N_d, c, d_ff, d_ff_sum, e, i_p, n_h, n_kv, s, s_dec, t, t_e, v
-from .tp_plans import (Linear, PlanEntry, is_routed_expert, linear_form, linears, part_styles,
+from .symbols import (ALL, SWITCHES, E, N_d, c, d_ff, d_ff_sum, e, i_p, n_h, n_kv, n_kvg, s, s_dec, t,
+                      t_e, v)
+from .tp_plans import (Linear, PlanEntry, fixed, is_routed_expert, linear_form, linears, part_styles,
                        plan_for, split_regions)
 from .tp_styles import BIAS_ONLY
 
@@ -169,6 +170,24 @@ def sharded_params(spec: Spec, layout: Layout, plan: Iterable[PlanEntry],
         for x, f, width in zip(fused, forms, widths):
             # the part over all the layers holding it: that count times one module
             one = f.copies * (f.n_in * f.n_out + f.bias) + f.extra
+            if key.get(_sw("gshape")) == 1 and x[len("layer/"):] in accounting.GLOBAL_SHAPE:
+                # the global layers at their own shape (Gemma 4): each shape split on its own
+                local, glob = (fixed(n, key) for n in accounting.global_counts(x[len("layer/"):]))
+                for n, g in ((local, False), (glob, True)):
+                    g_f = Linear(*(accounting.at_layer_shape(x[len("layer/"):], getattr(f, a), g)
+                                   for a in ("n_in", "n_out", "bias", "copies", "extra")))
+                    w = getattr(g_f, "n_out" if split == "out" else "n_in")
+                    share = _split(w, degree, layout, vocab=vocab, rank=tp_rank)
+                    if split == "out":
+                        per = g_f.copies * (g_f.n_in + _quotient(g_f.bias, g_f.n_out)) * share \
+                            + g_f.extra
+                    else:
+                        per = g_f.copies * (share * g_f.n_out + g_f.bias) + g_f.extra
+                    out.append(Term(x, sympy.expand(n * per * experts_share),
+                                    leaf.source if x == leaf.path else _source_of(bd, x),
+                                    f"{entry.style}+global_shape"))
+                done.add(x)
+                continue
             count = _quotient(values[x], one)
             if literal and x not in BIAS_ONLY:
                 share = _rows(width, chunk, tp_rank, offset)
@@ -437,6 +456,8 @@ def rank_kv_cache(spec: Spec, opts: Options, layout: Layout, plan: Iterable[Plan
     expr = sympy.expand(sympy.sympify(expr).xreplace(key))
     split = split_regions(plan_for(layout, plan))["attention"] and layout.tp > 1
     subs = {n_kv: kv_heads_per_rank(layout, plan)}
+    if layout.tp > 1 and split:  # the global layers' own key/value heads (Gemma 4)
+        subs[n_kvg] = sympy.ceiling(n_kvg / t)
     if split:
         subs[n_h] = sympy.ceiling(n_h / t)  # MLA's expanded cache: rank 0's query heads
     expr = expr.xreplace(subs)

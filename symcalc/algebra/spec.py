@@ -26,13 +26,13 @@ QK_NORMS = ("none", "head", "all_heads")
 HEADS = ("none", "tied", "untied")
 POSITIONS = ("learned", "rotary", "relative", "none")
 PROJECTIONS = ("q", "k", "v", "o")
-LINEAR_ATTNS = ("none", "gated_deltanet", "kda")
+LINEAR_ATTNS = ("none", "gated_deltanet", "kda", "lightning")
 SSMS = ("none", "mamba", "mamba2")
 
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
-               "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum")
+               "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local")
@@ -42,7 +42,9 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
-               "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias")
+               "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
+               "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
+               "ffn_sub_norm", "diff_attn")
 
 
 class Spec(Record):
@@ -68,12 +70,13 @@ class Spec(Record):
     d_moe: Optional[int] = None  # expert FFN width (None: d_ff)
     E_s: Optional[int] = None  # shared experts per MoE layer
     d_sh: Optional[int] = None  # width of each shared expert (None: d_moe)
+    Z_e: Optional[int] = None  # zero-computation experts the router may pick (LongCat-Flash)
     L_dense: Optional[int] = None  # dense-FFN layers of an MoE stack (None: 0)
     r_q: Optional[int] = None  # MLA query rank (None: direct query projection)
     r_kv: Optional[int] = None  # MLA key/value latent rank
     d_nope: Optional[int] = None  # MLA non-rotary query/key head dim
     d_rope: Optional[int] = None  # MLA decoupled rotary head dim
-    d_v: Optional[int] = None  # MLA value head dim
+    d_v: Optional[int] = None  # value head dim (MLA, or MiMo-V2-Flash's v_head_dim)
     d_emb: Optional[int] = None  # token-embedding width (OPT word_embed_proj_dim; None: d)
     # hybrid stacks: layers by mixer (None: L_attn = L_ffn = L, the others 0)
     L_attn: Optional[int] = None  # layers with softmax attention
@@ -100,6 +103,20 @@ class Spec(Record):
     L_kv_shared: Optional[int] = None  # last attention layers reusing earlier keys/values (0)
     L_kv_shared_local: Optional[int] = None  # sliding layers among them (0)
     d_ff_sum: Optional[int] = None  # dense-FFN widths summed over the layers (None: L_ffn d_ff)
+    # the global (non-sliding) layers of a mixed stack with an attention shape of their own
+    # (Gemma 4: global_head_dim, num_global_key_value_heads; None: as the sliding layers)
+    d_hg: Optional[int] = None  # head width of the global layers
+    n_kvg: Optional[int] = None  # key/value heads of the global layers
+    global_k_eq_v: bool = False  # the global layers' values are their keys (no v projection)
+    # Gemma 4's MoE block: the experts beside the dense MLP (given as a shared expert), with
+    # a norm before the experts and one after each branch, and a router with input and
+    # per-expert scales
+    parallel_moe: bool = False
+    sinks_local: bool = False  # the sinks are on the sliding layers only (MiMo-V2-Flash)
+    xielu: bool = False  # the dense FFN's activation learns two scalars per layer (Apertus)
+    attn_sub_norm: bool = False  # a norm of width d on the attention output before o (BitNet)
+    ffn_sub_norm: bool = False  # a norm of width d_ff before the dense FFN's down (BitNet)
+    diff_attn: bool = False  # differential attention: the core twice, four lambdas (DiffLlama)
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

@@ -61,13 +61,14 @@ SIZES: dict[str, SymbolInfo] = {
         _size("d_moe", "expert FFN width (moe_intermediate_size)", "d_{\\mathrm{moe}}"),
         _size("E_s", "shared experts per MoE layer", "E_s"),
         _size("d_sh", "width of each shared expert", "d_{\\mathrm{sh}}"),
+        _size("Z_e", "zero-computation (identity) experts per MoE layer", "Z_e"),
         _count("L_dense", "layers with a dense FFN in an MoE stack", "L_{\\mathrm{dense}}"),
         _count("L_local", "sliding-window layers of a mixed stack", "L_{\\mathrm{local}}"),
         _size("r_q", "MLA query low rank (q_lora_rank)", "r_q"),
         _size("r_kv", "MLA key/value latent rank (kv_lora_rank)", "r_{\\mathrm{kv}}"),
         _size("d_nope", "MLA non-rotary query/key head dim", "d_{\\mathrm{nope}}"),
         _size("d_rope", "MLA decoupled rotary head dim", "d_{\\mathrm{rope}}"),
-        _size("d_v", "value head dim where it differs from d_h (MLA)", "d_v"),
+        _size("d_v", "value head dim where it differs from d_h (MLA, MiMo-V2-Flash)", "d_v"),
         _size("d_emb", "token-embedding width where it differs from d (OPT)", "d_{\\mathrm{emb}}"),
         # hybrid stacks: layer groups by mixer, and the sizes of the non-attention mixers
         _count("L_attn", "layers with softmax attention (L unless the stack is hybrid)",
@@ -100,6 +101,20 @@ SIZES: dict[str, SymbolInfo] = {
                "L_{\\mathrm{kvs,loc}}"),
         _size("d_ff_sum", "dense-FFN width summed over the layers when they differ",
               "D_{\\mathrm{ff}}"),
+        # the global layers of a mixed sliding/global stack with their own attention shape
+        _size("d_hg", "head dimension of the global (non-sliding) attention layers",
+              "d_{h,\\mathrm{g}}"),
+        _size("n_kvg", "key/value heads of the global (non-sliding) attention layers",
+              "n_{\\mathrm{kv,g}}"),
+        # their widths summed over the layers (spec.toml's [values]: the rows stay short)
+        _size("S_q", "query head widths summed over the attention layers (d_h or d_hg each)",
+              "S_q"),
+        _size("S_k", "key widths n_kv d_h summed over the layers computing keys", "S_k"),
+        _size("S_v", "value widths n_kv d_h summed over the layers with a v projection", "S_v"),
+        _size("S_kn", "key head widths summed over the layers computing keys", "S_{kn}"),
+        _size("S_o", "value head widths summed over the attention layers", "S_o"),
+        _size("A_l", "a sliding layer's query/key plus value head width", "A_l"),
+        _size("A_g", "a global layer's query/key plus value head width", "A_g"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
         # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
@@ -171,6 +186,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_mlm_bias", "the masked-LM head's dense layer has a bias", "\\mu_b"),
         _switch("sw_last_o_bias", "the last layer's attention output alone has a bias "
                                   "(GPT-NeoX-Japanese)", "\\beta_{o,L}"),
+        _switch("sw_light", "linear attention is lightning attention (MiniMax-01: no "
+                "convolution, beta or decay parameters)", "\\lambda_a"),
         _switch("sw_gdn", "linear attention is Gated DeltaNet (else Kimi Delta Attention)",
                 "\\delta_g"),
         _switch("sw_mamba1", "the SSM mixer is Mamba-1 (else Mamba-2)", "\\mu_1"),
@@ -185,6 +202,24 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_laurel", "LAuReL low-rank residual beside attention", "\\lambda_r"),
         _switch("sw_ple", "per-layer input embeddings gated into every layer", "\\pi_l"),
         _switch("sw_ff_sum", "dense-FFN widths differ by layer (their sum d_ff_sum)", "\\varphi"),
+        _switch("sw_gshape", "the global attention layers have their own head dimension d_hg "
+                "and key/value heads n_kvg (Gemma 4)", "\\gamma_g"),
+        _switch("sw_gkv", "the global attention layers' values are their keys: no v "
+                "projection (Gemma 4's attention_k_eq_v)", "\\gamma_v"),
+        _switch("sw_sinks_local", "the attention sinks are on the sliding layers only "
+                "(MiMo-V2-Flash)", "\\sigma_l"),
+        _switch("sw_xielu", "the dense FFN's xIELU activation learns two scalars per layer "
+                "(Apertus)", "\\xi"),
+        _switch("sw_attn_sub", "a norm of width d on the attention output before its output "
+                "projection (BitNet's attn_sub_norm)", "\\nu_a"),
+        _switch("sw_ffn_sub", "a norm of width d_ff before the dense FFN's down projection "
+                "(BitNet's ffn_sub_norm)", "\\nu_f"),
+        _switch("sw_diff", "differential attention: the eager core runs twice (two value "
+                "halves) and each layer learns four head-width lambdas (DiffLlama)", "\\delta_a"),
+        _switch("sw_zx", "the router also picks zero-computation experts (LongCat-Flash)",
+                "\\zeta_x"),
+        _switch("sw_pmoe", "the experts run beside a dense MLP with three norms of their own "
+                "and a router with input and per-expert scales (Gemma 4)", "\\gamma_m"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
         # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
         # data-parallel ranks
@@ -259,10 +294,10 @@ def latex_names() -> dict[sympy.Symbol, str]:
     for n in ("L", "L_dec", "d", "d_ff", "n_h", "n_kv", "d_h", "V", "P", "T", "E", "k", "R",
               "s", "s_dec", "b", "W", "N_d", "t")
 )
-(d_moe, E_s, d_sh, L_dense, L_local, r_q, r_kv, d_nope, d_rope, d_v, d_emb) = (
+(d_moe, E_s, d_sh, L_dense, L_local, r_q, r_kv, d_nope, d_rope, d_v, d_emb, Z_e) = (
     SIZES[n].symbol
     for n in ("d_moe", "E_s", "d_sh", "L_dense", "L_local", "r_q", "r_kv", "d_nope", "d_rope",
-              "d_v", "d_emb")
+              "d_v", "d_emb", "Z_e")
 )
 (L_attn, L_lin, L_ssm, L_conv, L_ffn, n_lk, n_lv, d_lk, d_lv, K_conv, d_in, N_s, G_s, H_s,
  R_dt, Q_c) = (
@@ -273,10 +308,11 @@ def latex_names() -> dict[sympy.Symbol, str]:
 (p, v, m, e, t_e, c, i_p) = (
     SIZES[n].symbol for n in ("p", "v", "m", "e", "t_e", "c", "i_p")
 )
-(n_alt, r_laurel, d_ple, V_ple, L_kv_shared, L_kv_shared_local, d_ff_sum) = (
+(n_alt, r_laurel, d_ple, V_ple, L_kv_shared, L_kv_shared_local, d_ff_sum, d_hg, n_kvg, S_q, S_k,
+ S_v, S_kn, S_o, A_l, A_g) = (
     SIZES[n].symbol
     for n in ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
-              "d_ff_sum")
+              "d_ff_sum", "d_hg", "n_kvg", "S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g")
 )
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",

@@ -18,7 +18,8 @@ from . import components as comp
 from .layout import Layout
 from .tp_styles import (ACTIVATION_REGIONS, BIAS_ONLY, LOCAL_OUTPUT, MEGATRON_MODULES,  # noqa: F401
                         STYLES, Style)
-from .symbols import SWITCHES, E, E_s, V, d, d_ff, d_h, d_lv, d_nope, d_rope, d_v, n_h, n_kv, n_lv, r_kv, r_q
+from .symbols import (SWITCHES, E, E_s, V, Z_e, d, d_ff, d_h, d_lv, d_nope, d_rope, d_v, n_h, n_kv,
+                      n_lv, r_kv, r_q)
 
 
 def _sw(name: str) -> sympy.Symbol:
@@ -79,8 +80,9 @@ def linears() -> dict[str, Linear]:
         "ffn/gate": Linear(d, d_ff, ffn_b * d_ff),
         "ffn/up": Linear(d, d_ff, ffn_b * d_ff),
         "ffn/down": Linear(d_ff, d, ffn_b * d),
-        "moe/experts/gate": Linear(d, w_e, copies=E),
-        "moe/experts/up": Linear(d, w_e, copies=E),
+        # (LongCat-Flash: gate_up holds rows for the zero-computation experts too)
+        "moe/experts/gate": Linear(d, w_e, copies=E + _sw("zx") * Z_e),
+        "moe/experts/up": Linear(d, w_e, copies=E + _sw("zx") * Z_e),
         "moe/experts/down": Linear(w_e, d, copies=E),
         "moe/shared/gate": Linear(d, w_s, ffn_b * w_s),
         "moe/shared/up": Linear(d, w_s, ffn_b * w_s),

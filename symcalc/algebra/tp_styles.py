@@ -64,6 +64,10 @@ STYLES: dict[str, Style] = {
     "local_params": Style("", (), (), "runs its forward on the local shards of its parameters "
                                       "(a bare parameter such as attention sinks is split by its "
                                       "own entry)"),
+    # LongCat-Flash's zero-computation experts: the identity's input divided by t on each rank
+    # (the experts' all-reduce sums it back): nothing split, no collective of its own
+    "moe_identity_expert": Style("", (), (), "the zero-computation experts' input divided by t "
+                                             "on each rank; nothing split"),
     "moe_tp_experts": Style("", (("all_reduce", "output"),),
                             (("all_reduce", "input"), ("all_reduce", "routing")),
                             "every rank runs its slice of every expert; outputs all-reduced"),
@@ -152,6 +156,23 @@ def is_routed_expert(path: str) -> bool:
     return path.startswith("layer/moe/experts/")
 
 
+def alternative(path: str) -> str:
+    """The part a module holds in one model and another part in another: Gemma 4's dense MLP
+    is the dense FFN, or with its MoE block the shared expert (one module listing both holds
+    whichever the model has: they are not fused)."""
+    return path.replace("layer/moe/shared/", "layer/ffn/")
+
+
+def distinct_parts(parts) -> list[str]:
+    """``parts`` with each set of alternatives (:func:`alternative`) kept once."""
+    seen, out = set(), []
+    for x in parts:
+        if alternative(x) not in seen:
+            seen.add(alternative(x))
+            out.append(x)
+    return out
+
+
 def fusable_group(path: str) -> tuple[str, ...]:
     return next((g for g in FUSABLE if path in g), (path,))
 
@@ -217,6 +238,25 @@ def fact_meaning(name: str) -> str:
     return FACT_KINDS[kind].format(*rest.split(":")) if rest else FACT_KINDS[kind]
 
 
+def _module_facts(out: dict, module: str, style, parts, name: str) -> None:
+    """The collective facts of the module led by the part ``name`` (:func:`plan_facts`)."""
+    for phase, collectives in (("f", style.forward), ("b", style.backward)):
+        for kind, tensor in collectives:
+            fact = {("f", "all_reduce", "output"): "tfa", ("f", "all_gather", "output"): "tfg",
+                    ("b", "all_reduce", "input"): "tba", ("b", "all_gather", "input"): "tbg",
+                    ("b", "all_reduce", "weight_grad"): "tbw",
+                    ("b", "all_reduce", "rope"): "tbr",
+                    ("b", "all_reduce", "routing"): "tbk"}.get((phase, kind, tensor))
+            if fact is None:
+                raise SymcalcError("tp-plan", f"{module}: a {kind} of the {tensor} is not "
+                                              "modelled")
+            if fact == "tbw":
+                for x in parts:
+                    out[f"tbw:{short(x)}"] = 1
+            else:
+                out[f"{fact}:{name}"] = 1
+
+
 def plan_facts(rows: Iterable[PlanRow], convention: str) -> dict[str, int]:
     """The plan's facts (only those that are 1; every other fact the table names is 0):
     per part that the plan splits, how (``tpo``/``tpi`` its output rows or input columns on
@@ -233,7 +273,7 @@ def plan_facts(rows: Iterable[PlanRow], convention: str) -> dict[str, int]:
         module, style_name, parts, transposed = row[0], row[1], row[2], row[3]
         direction = {"in": "out", "out": "in"}[style.split] if transposed else style.split
         widths = [x for x in parts if x not in BIAS_ONLY]
-        literal = (convention == "hf" and len(widths) > 1 and part not in BIAS_ONLY
+        literal = (convention == "hf" and len(distinct_parts(widths)) > 1 and part not in BIAS_ONLY
                    and not style_name.startswith("packed"))
         vocab = convention == "megatron" and style_name in ("embedding_rowwise", "vocab_colwise")
         name = short(part)
@@ -256,7 +296,7 @@ def plan_facts(rows: Iterable[PlanRow], convention: str) -> dict[str, int]:
         module, parts = row[0], [x for x in row[2] if x not in BIAS_ONLY]
         for part in parts:
             for other in parts:
-                if other == part:
+                if other == part or alternative(other) == alternative(part):
                     continue
                 if other not in fusable_group(part):
                     raise SymcalcError("tp-plan", f"{module}: fuses {part} and {other}, which "
@@ -276,24 +316,14 @@ def plan_facts(rows: Iterable[PlanRow], convention: str) -> dict[str, int]:
             lead = next((x for x in parts if x not in BIAS_ONLY), None)
             if lead is None:
                 continue  # a bias alone: its module's collectives are the weight's
-        name = short(lead)
-        for phase, collectives in (("f", style.forward), ("b", style.backward)):
-            for kind, tensor in collectives:
-                fact = {("f", "all_reduce", "output"): "tfa", ("f", "all_gather", "output"): "tfg",
-                        ("b", "all_reduce", "input"): "tba", ("b", "all_gather", "input"): "tbg",
-                        ("b", "all_reduce", "weight_grad"): "tbw",
-                        ("b", "all_reduce", "rope"): "tbr",
-                        ("b", "all_reduce", "routing"): "tbk"}.get((phase, kind, tensor))
-                if fact is None:
-                    raise SymcalcError("tp-plan", f"{module}: a {kind} of the {tensor} is not "
-                                                  "modelled")
-                if fact == "tbw":
-                    for x in parts:
-                        out[f"tbw:{short(x)}"] = 1
-                else:
-                    out[f"{fact}:{name}"] = 1
+        # a module holding one of alternative parts (Gemma 4's dense MLP or shared expert)
+        # is led by whichever the model has
+        names = [short(lead)] + [short(x) for x in parts if x != lead
+                                 and alternative(x) == alternative(lead)]
+        for name in names:
+            _module_facts(out, module, style, parts, name)
         if per_expert:
-            out[f"tpe:{name}"] = 1
+            out[f"tpe:{short(lead)}"] = 1
     for part in SPLITTABLE:
         if part not in split:
             out[f"tpn:{short(part)}"] = 1

@@ -162,6 +162,28 @@ SOURCES: dict[str, Source] = {
                "per-layer embeddings (a V_ple x L d_ple table and a projection of the token "
                "embedding, gated into each layer), the last layers reusing earlier layers' keys "
                "and values, MatFormer per-layer FFN widths"),
+        Source("wang2023bitnet", "Wang et al. 2023, BitNet: Scaling 1-bit Transformers for Large "
+               "Language Models (arXiv:2310.11453); Ma et al. 2024, The Era of 1-bit LLMs "
+               "(BitNet b1.58, arXiv:2402.17764); transformers 5.24 models/bitnet",
+               "ternary weight matrices; a norm on the attention output before its projection and "
+               "one on the FFN's product before its down projection (sub-norms)"),
+        Source("ye2025diff", "Ye et al. 2025, Differential Transformer (ICLR 2025, "
+               "arXiv:2410.05258); transformers 5.24 models/diffllama (DiffLlamaAttention)",
+               "two softmax maps subtracted with a learned lambda (four head-width vectors per "
+               "layer); transformers runs the eager core twice, on the two halves of the values"),
+        Source("longcat2025", "Meituan LongCat Team 2025, LongCat-Flash Technical Report "
+               "(arXiv:2509.01322); transformers 5.24 models/longcat_flash",
+               "zero-computation (identity) experts beside the routed ones, scored by the router; "
+               "two attention and MLP sublayers per layer with a shortcut MoE"),
+        Source("huang2025", "Huang & Schlag 2025, Deriving Activation Functions Using Integration "
+               "(arXiv:2411.13010); transformers 5.24 activations.py XIELUActivation",
+               "xIELU: an activation with two learned scalars, alpha_p and alpha_n, per layer"),
+        Source("gemma4_2026", "Google DeepMind 2026, Gemma 4 model card; transformers 5.24 "
+               "models/gemma4 (Gemma4TextConfig, Gemma4TextAttention, Gemma4TextRouter, "
+               "Gemma4TextDecoderLayer)",
+               "global layers with their own head width (global_head_dim) and key/value heads, "
+               "their values taken from the keys (attention_k_eq_v); an MoE block beside the "
+               "dense MLP with three norms and a router scaling its input and each expert"),
         # parallel layouts (symcalc.algebra.parallel, docs/conventions.md)
         Source("shoeybi2019", "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter "
                "Language Models Using Model Parallelism",

@@ -21,7 +21,7 @@ import sympy
 from ..algebra import accounting, components as comp, parallel, stages
 from ..algebra.communication import wire_factor
 from ..algebra.symbols import ALL, SIZES, SWITCHES
-from ..algebra.tp_plans import linears
+from ..algebra.tp_plans import Linear, linears
 from ..algebra.tp_styles import (BIAS_ONLY, EXPERTS_MODULE, FACT_KINDS, PARAMETERS,
                                  fusable_group, is_routed_expert, short)
 
@@ -81,6 +81,7 @@ def views() -> dict[str, dict]:
              L_dense: sympy.Min(sympy.Max(L_dense - stage_start(), 0), stage_layers(L))}
     attention = fact("tpr:attention")
     heads = {S["n_kv"]: S["n_kv"] + attention * (sympy.ceiling(S["n_kv"] / t) - S["n_kv"]),
+             S["n_kvg"]: S["n_kvg"] + attention * (sympy.ceiling(S["n_kvg"] / t) - S["n_kvg"]),
              S["n_h"]: S["n_h"] + attention * (sympy.ceiling(S["n_h"] / t) - S["n_h"])}
     seq = {s: sympy.floor(s / c), s_dec: sympy.floor(s_dec / c)}
     return {
@@ -139,7 +140,21 @@ def part_count(path: str):
     return sympy.Integer(1)
 
 
-def split_value(path: str, f, direction: str, share) -> sympy.Expr:
+def _per_module(f, direction: str, x) -> sympy.Expr:
+    """One module of ``f`` with its split width at ``x``."""
+    if direction == "out":
+        b1 = sympy.cancel(f.bias / f.n_out) if f.n_out != 0 else 0
+        return f.copies * (f.n_in + b1) * x + f.extra
+    return f.copies * (x * f.n_out + f.bias) + f.extra
+
+
+# the splits of the global layers' own shape (sw_gshape) the table holds: q, k, v by output
+# rows and o by input columns, as transformers' plans and Megatron-LM's layer split them
+GLOBAL_SPLITS = {"layer/attention/q": "out", "layer/attention/k": "out",
+                 "layer/attention/v": "out", "layer/attention/o": "in"}
+
+
+def split_value(path: str, f, direction: str, share, fused: bool = False) -> sympy.Expr:
     """The part over its layers with one split width at ``share`` (parallel.sharded_params's
     rule: output rows carry their bias, input columns leave it whole); a dense FFN whose
     widths differ by layer (sw_ff_sum) sums its widths instead (accounting.stack_value)."""
@@ -150,6 +165,17 @@ def split_value(path: str, f, direction: str, share) -> sympy.Expr:
         return f.copies * (x * f.n_out + f.bias) + f.extra
 
     count = part_count(path)
+    inner = path[len("layer/"):]
+    if GLOBAL_SPLITS.get(path) == direction and not fused:
+        # the sliding and global layers at their own shapes (Gemma 4, MiMo-V2-Flash: sw_gshape),
+        # each shape split on its own
+        local, held = accounting.global_counts(inner)
+        at = [_per_module(Linear(*(accounting.at_layer_shape(inner, getattr(f, a), g)
+                                   for a in ("n_in", "n_out", "bias", "copies", "extra"))),
+                          direction, accounting.at_layer_shape(inner, share, g))
+              for g in (False, True)]
+        return count * per(share) + _sw("sw_gshape") * (local * at[0] + held * at[1]
+                                                        - count * per(share))
     if path.startswith("layer/ffn/"):
         ff = _sw("sw_ff_sum")
         alpha = per(0)
@@ -201,7 +227,7 @@ def rank_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, const
                                  * presence(present[y], row_tree_fn) * widths[y]
                                  for y in group])
             share = sympy.Min(widths[path], sympy.Max(0, sympy.ceiling(total / deg) - offset))
-            items.append(("tpl", split_value(path, f, "out", share)))
+            items.append(("tpl", split_value(path, f, "out", share, fused=True)))
         guard = presence(leaf, row_tree_fn)
         for kind, value in items:
             row = compact_row(strings, path, fact(f"{kind}:{name}") * guard * value, leaf.source,

@@ -176,9 +176,22 @@ def _first_bad(np, mask, what: dict[str, Any]) -> str:
     return ", ".join(f"{k}={int(a.ravel()[i])}" for k, a in zip(what, arrays[1:]))
 
 
+# the grid keys the sizes spec.toml's [values] sums over the layers are made of: (a per-layer
+# FFN width sum, the global layers' own shape) -> keys
+_FF_SUM = ("L", "d_ff")
+_GLOBAL = ("L", "d_h", "n_kv", "d_hg", "n_kvg", "d_v")
+SUMMED_FROM = {(True, False): _FF_SUM, (False, True): _GLOBAL, (True, True): _FF_SUM + _GLOBAL}
+
+
 def _points(np, spec: Spec, opts: Options, cols: dict[str, Any]) -> dict[str, Any]:
     """Symbol values of every point: the spec's values, the grid's, and what follows."""
     heads_vary = "n_h" in cols or "n_kv" in cols  # then every point's heads are checked below
+    summed = [k for k in SUMMED_FROM.get((spec.d_ff_sum is not None, spec.d_hg is not None
+                                          or spec.n_kvg is not None), ()) if k in cols]
+    if summed:
+        raise SymcalcError(summed[0], "cannot vary in a sweep of this model: its widths summed "
+                                      "over the layers (d_ff_sum, or the global layers' S_q, S_k, "
+                                      "S_v, S_kn, S_o, A_l, A_g) do not follow the grid")
     v: dict[str, Any] = quick.values(spec, opts, check_heads=not heads_vary)
     for key, arr in cols.items():
         v[WORKLOAD_KEYS.get(key, key)] = arr

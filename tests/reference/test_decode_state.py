@@ -95,9 +95,34 @@ SSM_CONFIGS = [
     ("mamba2/tiny-untied.json", 2, 5),
     ("mamba2/tiny-tied-biases.json", 1, 9),
 ]
+# softmax stacks whose global layers cache keys and values of their own shape (Gemma 4's
+# global_head_dim, num_global_key_value_heads, attention_k_eq_v; MiMo-V2-Flash's sliding layers
+# with twice the key/value heads, values of v_head_dim) beside KV-sharing layers that cache
+# none; prompts within the sliding window (W - 1 = 3)
+ATTENTION_CONFIGS = [
+    ("gemma4_text/causal-lm-moe-k-eq-v-shared-kv.json", 2, 3),
+    ("gemma4_text/causal-lm-shared-kv-double-wide.json", 1, 3),
+    ("gemma4_text/causal-lm-k-eq-v-untied-bias.json", 2, 3),
+    ("gemma4_text/text-model-default-pattern.json", 2, 3),
+    ("mimo_v2_flash/causal-lm-default-patterns.json", 2, 3),
+    ("mimo_v2_flash/causal-lm-layer-types-dense-bias-tied.json", 1, 3),
+    ("mimo_v2_flash/model-window-size-mixed-mlp.json", 2, 3),
+    ("longcat_flash/causal-lm-zero-experts.json", 2, 3),
+    ("longcat_flash/model-no-zero-experts-bias.json", 1, 5),
+]
+# lightning attention (MiniMax-01): its state (b, n_h, d_h, d_h) is MiniMaxCache's linear_cache,
+# kept in the model's dtype, so only fp32 matches symcalc's default state dtype; a prompt within
+# one block, one spanning two blocks and a shorter last one
+LIGHTNING_CONFIGS = [
+    ("minimax/causal-lm-layer-types-block-3-head-dim.json", 2, 5),
+    ("minimax/model-default-pattern.json", 1, 3),
+    ("minimax/causal-lm-window-tied-alias.json", 2, 3),
+]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 CASES = [pytest.param(f, b, s, dt, id=f"{f.removesuffix('.json')}-{b}x{s}-{dt}")
-         for f, b, s in LINEAR_CONFIGS + SSM_CONFIGS for dt in DTYPES]
+         for f, b, s in LINEAR_CONFIGS + SSM_CONFIGS + ATTENTION_CONFIGS for dt in DTYPES]
+CASES += [pytest.param(f, b, s, "fp32", id=f"{f.removesuffix('.json')}-{b}x{s}-fp32")
+          for f, b, s in LIGHTNING_CONFIGS]
 
 _HELD: dict[tuple, dict] = {}
 
@@ -120,6 +145,10 @@ def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
         held = {"state": 0, "kv": 0, "conv": [], "recurrent": [], "keys": [], "values": []}
         # the Mamba models return their DynamicCache as ``cache``, not ``past_key_values``
         cache = getattr(out, "past_key_values", None) or getattr(out, "cache", None)
+        for t in getattr(cache, "linear_cache", None) or []:  # MiniMaxCache's lightning states
+            if isinstance(t, torch.Tensor):
+                held["state"] += t.numel() * t.element_size()
+                held["recurrent"].append((tuple(t.shape), t.dtype))
         for layer in cache.layers:
             for kind in ("conv", "recurrent"):
                 for t in (getattr(layer, f"{kind}_states", None) or {}).values():
@@ -140,7 +169,11 @@ def symcalc_memory(name: str, batch: int, seq_len: int, dtype: str) -> dict:
                   Options(batch=batch, seq_len=seq_len, dtype=dtype, kv_dtype=dtype))["memory"]
 
 
-@pytest.mark.parametrize("name,batch,seq_len,dtype", CASES)
+STATE_CASES = [c for c in CASES if not c.values[0].startswith(
+    tuple(f"{f.split('/')[0]}/" for f, _, _ in ATTENTION_CONFIGS))]
+
+
+@pytest.mark.parametrize("name,batch,seq_len,dtype", STATE_CASES)
 def test_recurrent_state_bytes_equal_the_cache(name, batch, seq_len, dtype):
     held = transformers_cache(name, batch, seq_len, dtype)
     assert held["state"] > 0
