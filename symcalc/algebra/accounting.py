@@ -21,7 +21,7 @@ import sympy
 from . import components as c
 from .breakdown import Breakdown, Leaf
 from .spec import Spec, layer_views, switch_values
-from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_kv_shared,
+from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_idx, L_kv_shared,
                       L_kv_shared_local, L_lin, L_local, L_ssm, d_ff, d_ff_sum)
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type",
@@ -60,7 +60,8 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
     parts (:data:`LAYER_EXTRAS`, in every layer)."""
     norm = c.norm_params()
     leaves = _parts("attention", c.attention_params())
-    if hybrid:
+    if hybrid:  # a decoder stack: DeepSeek Sparse Attention's indexer beside attention
+        leaves += _parts("attention/indexer", c.indexer_params())
         for group, (_, parts) in MIXERS.items():
             leaves += _parts(group, parts())
         for group, parts in LAYER_EXTRAS.items():
@@ -110,6 +111,8 @@ def group_count(path: str, layers, hybrid: bool = False):
     if group == "moe":
         return moe_count(ffn_layers)
     if hybrid:
+        if path.startswith("attention/indexer/"):  # GLM-5's shared layers run none
+            return L_idx
         if group in ("attention", "softmax"):  # softmax: the attention core's non-matmul work
             return L_attn - L_kv_shared if path in KV_PATHS else L_attn
         if group in MIXERS:
@@ -227,6 +230,8 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
             out[L_kv_shared] = sympy.Integer(0)
         if not spec.L_kv_shared_local:
             out[L_kv_shared_local] = sympy.Integer(0)
+        if spec.L_idx is None:  # every attention layer runs its indexer (or there is none)
+            out[L_idx] = out.get(L_attn, L_attn)
         for name, (count, _) in MIXERS.items():
             if getattr(spec, {"linear_attention": "L_lin", "ssm": "L_ssm",
                               "short_conv": "L_conv"}[name]) is None:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import sympy
 
 from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
-                      d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh, d_v,
-                      n_alt, n_h, n_kv, n_lk, n_lv, r_kv, r_laurel, r_q)
+                      d_emb, d_ff, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh,
+                      d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_kv, r_laurel, r_q)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -79,6 +79,21 @@ def attention_params() -> list[Part]:
              "henry2020"),
         Part("sinks", sw("sinks") * n_h, "openai2025"),
         Part("o", sw("attn_out") * linear(n_h * value_width(), d, sw("bias_o")), "vaswani2017"),
+    ]
+
+
+def indexer_params() -> list[Part]:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-AI 2025, DeepSeek-V3.2 Sec. 2.1;
+    transformers' DeepseekV32Indexer), beside MLA in each of the L_idx layers that run it: n_ih
+    indexer queries of width d_ih from the low-rank query (wq_b: r_q -> n_ih d_ih), one key
+    shared by the heads (wk: d -> d_ih, then a LayerNorm of width d_ih with its bias, whatever
+    the model's norm), and a weight per head (weights_proj: d -> n_ih). No biases."""
+    on = sw("dsa")
+    return [
+        Part("q", on * r_q * n_ih * d_ih, "deepseek2025v32"),
+        Part("k", on * d * d_ih, "deepseek2025v32"),
+        Part("k_norm", on * 2 * d_ih, "deepseek2025v32"),
+        Part("weights", on * d * n_ih, "deepseek2025v32"),
     ]
 
 

@@ -21,9 +21,9 @@ from . import accounting, memory
 from .components import (embedding_width, expert_width, linear_qkv_width, qk_width, shared_width,
                          ssm_conv_width, ssm_in_width, sw, value_width)
 from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s, Q_c, R_dt,
-                      V, b, d,
-                      d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh, d_v,
-                      k, n_alt, n_h, n_kv, n_lv, r_kv, r_laurel, r_q, s, s_dec)
+                      L_idx, V, b, d,
+                      d_emb, d_ff, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh,
+                      d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_kv, r_laurel, r_q, s, s_dec)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -58,6 +58,22 @@ def _attention(tokens_q, tokens_kv, batch_pairs) -> list[Leaf]:
         Leaf("scores", 2 * n_h * qk_width() * batch_pairs, "vaswani2017"),
         Leaf("context", 2 * n_h * value_width() * batch_pairs, "vaswani2017"),
         Leaf("o", sw("attn_out") * 2 * tokens_q * n_h * value_width() * d, "vaswani2017"),
+    ]
+
+
+def _indexer(tokens, batch_pairs) -> list[Leaf]:
+    """DeepSeek Sparse Attention's lightning indexer (:func:`symcalc.algebra.components
+    .indexer_params`) as transformers' eager DeepseekV32Indexer runs it: its three projections
+    on every token, then per query-key pair the n_ih indexer scores q.k over d_ih and their
+    sum weighted by the n_ih head weights (one more product per head), over every pair the
+    attention mask covers (the top-k selection only masks the attention that follows)."""
+    on = sw("dsa")
+    return [
+        Leaf("attention/indexer/q", on * 2 * tokens * r_q * n_ih * d_ih, "deepseek2025v32"),
+        Leaf("attention/indexer/k", on * 2 * tokens * d * d_ih, "deepseek2025v32"),
+        Leaf("attention/indexer/weights", on * 2 * tokens * d * n_ih, "deepseek2025v32"),
+        Leaf("attention/indexer/logits", on * 2 * n_ih * (d_ih + 1) * batch_pairs,
+             "deepseek2025v32"),
     ]
 
 
@@ -194,6 +210,7 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     if cross_seq is not None:
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
     elif causal:  # a decoder stack, which may be hybrid
+        leaves += _indexer(b * seq, b * self_pairs(seq, causal))
         leaves += _mixers(seq) + _layer_extras(b * seq)
     leaves += _ffn(b * seq) + _moe(b * seq)
     return Breakdown(leaves)
@@ -300,6 +317,9 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
         extra = [
             ("layer/attention/scores_and_context",
              2 * b * n_h * (qk_width() + value_width()) * keys, "pope2022"),
+            # the indexer scores the new token's query against every cached indexer key
+            ("layer/attention/indexer/logits_step",
+             sw("dsa") * L_idx * 2 * b * n_ih * (d_ih + 1) * (context + 1), "deepseek2025v32"),
             ("layer/attention/kv_b_over_cache",
              sw("mla") * (1 - sw("mla_expanded")) * L_attn * 2 * b * r_kv * n_h
              * (d_nope + d_v) * context, "deepseek2024"),
@@ -315,6 +335,7 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             ("layer/ssm/state_step", L_ssm * 2 * b * d_in * N_s, "dao2024"),
         ]
         drop = ("layer/attention/scores", "layer/attention/context", "pooler",
+                "layer/attention/indexer/logits",
                 "layer/linear_attention/conv", "layer/ssm/conv", "layer/short_conv/conv",
                 "layer/linear_attention/core", "layer/ssm/core")
     else:

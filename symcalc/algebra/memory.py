@@ -13,10 +13,10 @@ import sympy
 from ..errors import SymcalcError
 from .options import check_dtype, dtype_fraction
 from .components import linear_qkv_width, ssm_conv_width, sw
-from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_kv_shared, L_kv_shared_local, L_lin,
-                      L_local, L_ssm, N_d, N_s, W, b, d,
-                      d_h, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv, n_lv, r_kv, s, s_dec,
-                      t)
+from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_idx, L_kv_shared, L_kv_shared_local,
+                      L_lin, L_local, L_ssm, N_d, N_s, W, b, d,
+                      d_h, d_ih, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv, n_lv, r_kv, s,
+                      s_dec, t)
 
 GB = 10**9
 GiB = 2**30
@@ -102,8 +102,11 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     if family == "encoder-decoder":
         return L_dec * per_token * (s_dec + s)
     # attention layers only, less Gemma 3n's sharing layers: they read an earlier layer's
-    # keys and values and keep none (transformers 5.24 puts a weightless placeholder there)
-    return per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local)
+    # keys and values and keep none (transformers 5.24 puts a weightless placeholder there);
+    # DeepSeek Sparse Attention's indexer keeps its own key cache, one key of width d_ih per
+    # token in each layer that runs it (transformers 5.24 DynamicIndexedLayer.indexer_keys)
+    return (per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local)
+            + sw("dsa") * L_idx * d_ih * b * bytes_per * s)
 
 
 def kv_cache_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:

@@ -32,10 +32,10 @@ SSMS = ("none", "mamba", "mamba2")
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
-               "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum")
+               "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "n_ih", "d_ih")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
-                "L_kv_shared", "L_kv_shared_local")
+                "L_kv_shared", "L_kv_shared_local", "L_idx")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -100,6 +100,10 @@ class Spec(Record):
     L_kv_shared: Optional[int] = None  # last attention layers reusing earlier keys/values (0)
     L_kv_shared_local: Optional[int] = None  # sliding layers among them (0)
     d_ff_sum: Optional[int] = None  # dense-FFN widths summed over the layers (None: L_ffn d_ff)
+    # DeepSeek Sparse Attention's lightning indexer beside MLA (None: no indexer)
+    n_ih: Optional[int] = None  # indexer heads
+    d_ih: Optional[int] = None  # indexer head dim
+    L_idx: Optional[int] = None  # attention layers running their own indexer (None: all)
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

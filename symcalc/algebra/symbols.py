@@ -100,6 +100,13 @@ SIZES: dict[str, SymbolInfo] = {
                "L_{\\mathrm{kvs,loc}}"),
         _size("d_ff_sum", "dense-FFN width summed over the layers when they differ",
               "D_{\\mathrm{ff}}"),
+        # DeepSeek Sparse Attention: the lightning indexer beside MLA
+        _size("n_ih", "indexer heads of DeepSeek Sparse Attention (index_n_heads)",
+              "n_{\\mathrm{ih}}"),
+        _size("d_ih", "indexer head dim of DeepSeek Sparse Attention (index_head_dim)",
+              "d_{\\mathrm{ih}}"),
+        _count("L_idx", "attention layers that run their own indexer (GLM-5's shared layers "
+               "reuse an earlier layer's selection)", "L_{\\mathrm{idx}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
         # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
@@ -186,6 +193,7 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_ple", "per-layer input embeddings gated into every layer", "\\pi_l"),
         _switch("sw_ff_sum", "dense-FFN widths differ by layer (their sum d_ff_sum)", "\\varphi"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
+        _switch("sw_dsa", "a sparse-attention indexer (DSA) beside the attention", "\\iota"),
         # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
         # data-parallel ranks
         _switch("sw_zero_w", "ZeRO-3 / FSDP shards the weights over the data-parallel ranks",
@@ -278,6 +286,7 @@ def latex_names() -> dict[sympy.Symbol, str]:
     for n in ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
               "d_ff_sum")
 )
+(n_ih, d_ih, L_idx) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",
