@@ -60,7 +60,9 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
     parts (:data:`LAYER_EXTRAS`, in every layer)."""
     norm = c.norm_params()
     leaves = _parts("attention", c.attention_params())
-    if hybrid:  # a decoder stack: DeepSeek Sparse Attention's indexer beside attention
+    if hybrid:  # a decoder stack: Beam's gate biases, DeepSeek Sparse Attention's indexer
+        leaves.append(Leaf("attention/gate_bias", (1 - c.sw("mla")) * c.sw("attn_gate")
+                           * c.sw("gate_hbias") * SIZES["n_h"].symbol, "beam2026"))
         leaves += _parts("attention/indexer", c.indexer_params())
         for group, (_, parts) in MIXERS.items():
             leaves += _parts(group, parts())
@@ -236,6 +238,8 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
             if getattr(spec, {"linear_attention": "L_lin", "ssm": "L_ssm",
                               "short_conv": "L_conv"}[name]) is None:
                 out[count] = sympy.Integer(0)
+    # the width of each head's output gate: one scalar per head, else a gate per channel
+    out[SIZES["d_g"].symbol] = sympy.Integer(1) if spec.attn_gate_per_head else SIZES["d_h"].symbol
     return out
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import sympy
 
 from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
-                      d_emb, d_ff, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh,
+                      d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh,
                       d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_kv, r_laurel, r_q)
 
 
@@ -57,14 +57,16 @@ def attention_params() -> list[Part]:
     vector each; OLMo-2, Cohere: over all heads; Phi's LayerNorms add as many biases) and
     GPT-OSS's sink logits (one per head) are weights. An output-gated attention (``sw_attn_gate``,
     Qwen3-Next) has a query projection twice as wide: per head a query and a sigmoid gate, biased
-    as the query is (``sw_gate_bias``: AFMoE's separate gate_proj never is).
+    as the query is (``sw_gate_bias``: AFMoE's separate gate_proj never is); LFM3's and
+    Laguna's gate is one scalar per head (d_g = 1: d -> n_h; else d_g = d_h), Beam's adds one
+    bias per head (``sw_gate_hbias``, a decoder stack's ``attention/gate_bias``).
     """
     mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
     q_out = n_h * (d_nope + d_rope)
     return [
         Part("q", std * linear(d, n_h * d_h, sw("bias_q"))
              + mla * (1 - lora) * linear(d, q_out, sw("bias_q")), "vaswani2017"),
-        Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_h, sw("gate_bias")), "qwen2025next"),
+        Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_g, sw("gate_bias")), "qwen2025next"),
         Part("q_a", mla * lora * linear(d, r_q, sw("bias_q")), "deepseek2024"),
         Part("q_norm", mla * lora * r_q, "deepseek2024"),
         Part("q_b", mla * lora * r_q * q_out, "deepseek2024"),

@@ -22,7 +22,7 @@ from .components import (embedding_width, expert_width, linear_qkv_width, qk_wid
                          ssm_conv_width, ssm_in_width, sw, value_width)
 from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s, Q_c, R_dt,
                       L_idx, V, b, d,
-                      d_emb, d_ff, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh,
+                      d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh,
                       d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_kv, r_laurel, r_q, s, s_dec)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
@@ -48,7 +48,7 @@ def _attention(tokens_q, tokens_kv, batch_pairs) -> list[Leaf]:
     q_out = n_h * (d_nope + d_rope)
     return [
         Leaf("q", 2 * tokens_q * d * (std * n_h * d_h + mla * (1 - lora) * q_out), "vaswani2017"),
-        Leaf("q_gate", std * sw("attn_gate") * 2 * tokens_q * d * n_h * d_h, "qwen2025next"),
+        Leaf("q_gate", std * sw("attn_gate") * 2 * tokens_q * d * n_h * d_g, "qwen2025next"),
         Leaf("q_a", mla * lora * 2 * tokens_q * d * r_q, "deepseek2024"),
         Leaf("q_b", mla * lora * 2 * tokens_q * r_q * q_out, "deepseek2024"),
         Leaf("k", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),

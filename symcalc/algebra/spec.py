@@ -42,7 +42,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
-               "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias")
+               "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
+               "attn_gate_per_head", "attn_gate_head_bias")
 
 
 class Spec(Record):
@@ -108,6 +109,8 @@ class Spec(Record):
     ssm: str = "none"
     attn_gate: bool = False
     attn_gate_unbiased: bool = False  # the output gate has no bias where the query has (AFMoE)
+    attn_gate_per_head: bool = False  # one gate per head, d -> n_h (LFM3, Laguna), not per channel
+    attn_gate_head_bias: bool = False  # the gate adds one bias per head (Beam's gate_bias)
     # a cross-attention block (and its norm) in every layer of a decoder-only stack that a
     # forward pass without an encoder never runs: parameters only (BART-shaped decoders alone)
     cross_attention: bool = False

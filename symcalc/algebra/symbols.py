@@ -105,6 +105,8 @@ SIZES: dict[str, SymbolInfo] = {
               "n_{\\mathrm{ih}}"),
         _size("d_ih", "indexer head dim of DeepSeek Sparse Attention (index_head_dim)",
               "d_{\\mathrm{ih}}"),
+        _size("d_g", "width of each head's attention output gate: d_h, or 1 for one scalar per "
+              "head (LFM3, Laguna)", "d_g"),
         _count("L_idx", "attention layers that run their own indexer (GLM-5's shared layers "
                "reuse an earlier layer's selection)", "L_{\\mathrm{idx}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
@@ -171,6 +173,7 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "\\gamma_o"),
         _switch("sw_gate_bias", "the attention's output gate has a bias (as the query)",
                 "\\beta_g"),
+        _switch("sw_gate_hbias", "the attention's output gate has one bias per head", "\\beta_h"),
         _switch("sw_cross", "each decoder layer holds a cross-attention block no forward without "
                             "an encoder runs (weights only)", "\\xi"),
         _switch("sw_first_attn_norm_off", "the first layer has no norm before attention "
@@ -286,7 +289,7 @@ def latex_names() -> dict[sympy.Symbol, str]:
     for n in ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
               "d_ff_sum")
 )
-(n_ih, d_ih, L_idx) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx"))
+(n_ih, d_ih, L_idx, d_g) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

@@ -55,6 +55,7 @@ MEANINGS = {
     "softmax": "softmax and score scaling", "norm": "norms", "activation": "activation (and gate)",
     "residual": "residual adds",
     "attention/q_gate": "query-wide output gate projection",
+    "attention/gate_bias": "output gate bias per head",
     "attention/indexer/q": "sparse-attention indexer queries (wq_b)",
     "attention/indexer/k": "sparse-attention indexer key (wk)",
     "attention/indexer/k_norm": "sparse-attention indexer key norm",

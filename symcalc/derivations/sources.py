@@ -98,6 +98,9 @@ SOURCES: dict[str, Source] = {
                "the lightning indexer: indexer queries from the low-rank query, one shared key, a "
                "weight per head, ReLU scores summed over the heads pick the top-k keys "
                "(transformers modeling_deepseek_v32.py DeepseekV32Indexer)"),
+        Source("beam2026", "Reflection AI 2026, Beam-1.0 model card (reflection/Beam-1.0-501B-A23B)",
+               "a sigmoid output gate per channel with one learned bias per head (transformers "
+               "modeling_beam.py BeamAttention.gate_bias)"),
         Source("openai2025", "OpenAI 2025, gpt-oss-120b & gpt-oss-20b model card",
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",
