@@ -176,6 +176,12 @@ CASES = {
     "flint-default-pattern-long": (_cfg("flint", "FlintForCausalLM", 7, head_dim=8, sliding_window=4,
                                         moe_intermediate_size=8, shared_expert_intermediate_size=12,
                                         num_experts=4, num_experts_per_tok=2), 1, 9),
+    # per-head output gates (no cache of their own): Laguna's sliding layers, Beam's default pattern
+    "laguna-sliding-short": (_cfg("laguna", "LagunaForCausalLM", 3, head_dim=8, sliding_window=6, num_experts=4,
+                                  num_experts_per_tok=2, moe_intermediate_size=8, shared_expert_intermediate_size=8,
+                                  layer_types=["sliding_attention", "full_attention", "sliding_attention"]), 2, 4),
+    "beam-default-pattern-short": (_cfg("beam", "BeamForCausalLM", 4, head_dim=8, sliding_window=6, num_experts=4,
+                                        num_experts_per_tok=2, n_group=2, topk_group=1, moe_intermediate_size=8), 2, 4),
     # DeepSeek Sparse Attention: the indexer's own key cache beside MLA's latent
     "deepseek_v32-mla-indexer": (_cfg("deepseek_v32", "DeepseekV32ForCausalLM", 2, q_lora_rank=10, index_n_heads=3,
                                       index_head_dim=6, **_MLA), 2, 9),
