@@ -122,7 +122,8 @@ def shared_width():
 def moe_params() -> list[Part]:
     """A mixture-of-experts FFN: a d x E router (GPT-OSS: with a bias), E experts of width
     d_moe (GPT-OSS: with biases), and E_s always-on shared experts of width d_sh
-    (DeepSeekMoE), which Qwen2-MoE scales by a sigmoid gate d -> 1."""
+    (DeepSeekMoE), which Qwen2-MoE scales by a sigmoid gate d -> 1; A.X-K1 norms the block's
+    output (``sw_moe_norm``)."""
     moe, gated, bias = sw("router"), sw("gated"), sw("ffn_bias")
     shared = moe * sw("shared") * E_s
     d_moe, d_sh = expert_width(), shared_width()
@@ -137,6 +138,7 @@ def moe_params() -> list[Part]:
         Part("shared/up", shared * linear(d, d_sh, bias), "dai2024"),
         Part("shared/down", shared * linear(d_sh, d, bias), "dai2024"),
         Part("shared_gate", moe * sw("shared_gate") * d, "qwen2024moe"),
+        Part("norm", moe * sw("moe_norm") * norm_params(), "skt2026axk1"),
     ]
 
 

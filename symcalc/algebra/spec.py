@@ -43,7 +43,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
-               "attn_gate_per_head", "attn_gate_head_bias")
+               "attn_gate_per_head", "attn_gate_head_bias", "moe_out_norm")
 
 
 class Spec(Record):
@@ -111,6 +111,7 @@ class Spec(Record):
     attn_gate_unbiased: bool = False  # the output gate has no bias where the query has (AFMoE)
     attn_gate_per_head: bool = False  # one gate per head, d -> n_h (LFM3, Laguna), not per channel
     attn_gate_head_bias: bool = False  # the gate adds one bias per head (Beam's gate_bias)
+    moe_out_norm: bool = False  # a norm on the MoE block's output, MoE layers only (A.X-K1)
     # a cross-attention block (and its norm) in every layer of a decoder-only stack that a
     # forward pass without an encoder never runs: parameters only (BART-shaped decoders alone)
     cross_attention: bool = False

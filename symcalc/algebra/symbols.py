@@ -196,6 +196,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_ple", "per-layer input embeddings gated into every layer", "\\pi_l"),
         _switch("sw_ff_sum", "dense-FFN widths differ by layer (their sum d_ff_sum)", "\\varphi"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
+        _switch("sw_moe_norm", "a norm on the MoE block's output, in MoE layers only (A.X-K1)",
+                "\\nu_m"),
         _switch("sw_dsa", "a sparse-attention indexer (DSA) beside the attention", "\\iota"),
         # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
         # data-parallel ranks

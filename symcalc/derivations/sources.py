@@ -101,6 +101,9 @@ SOURCES: dict[str, Source] = {
         Source("beam2026", "Reflection AI 2026, Beam-1.0 model card (reflection/Beam-1.0-501B-A23B)",
                "a sigmoid output gate per channel with one learned bias per head (transformers "
                "modeling_beam.py BeamAttention.gate_bias)"),
+        Source("skt2026axk1", "SK Telecom, A.X-K1 model card (skt/A.X-K1)",
+               "DeepSeek-V3's MLA and MoE with an RMSNorm on the MoE block's output (transformers "
+               "modeling_axk1.py AXK1MoE.post_mlp_layernorm)"),
         Source("openai2025", "OpenAI 2025, gpt-oss-120b & gpt-oss-20b model card",
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",
