@@ -182,6 +182,8 @@ CASES = {
                                   layer_types=["sliding_attention", "full_attention", "sliding_attention"]), 2, 4),
     "beam-default-pattern-short": (_cfg("beam", "BeamForCausalLM", 4, head_dim=8, sliding_window=6, num_experts=4,
                                         num_experts_per_tok=2, n_group=2, topk_group=1, moe_intermediate_size=8), 2, 4),
+    "axk1-mla-moe-norm": (_cfg("axk1", "AXK1ForCausalLM", 2, q_lora_rank=10,
+                               **{k: v for k, v in _MLA.items() if k != "first_k_dense_replace"}), 2, 9),
     # DeepSeek Sparse Attention: the indexer's own key cache beside MLA's latent
     "deepseek_v32-mla-indexer": (_cfg("deepseek_v32", "DeepseekV32ForCausalLM", 2, q_lora_rank=10, index_n_heads=3,
                                       index_head_dim=6, **_MLA), 2, 9),
