@@ -59,7 +59,7 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
     once. A decoder stack's layers may also hold Gemma 3n's AltUp, LAuReL and per-layer input
     parts (:data:`LAYER_EXTRAS`, in every layer)."""
     norm = c.norm_params()
-    leaves = _parts("attention", c.attention_params())
+    leaves = _parts("attention", c.attention_params(decoder=hybrid))
     if hybrid:  # a decoder stack: Beam's gate biases, DeepSeek Sparse Attention's indexer
         leaves.append(Leaf("attention/gate_bias", (1 - c.sw("mla")) * c.sw("attn_gate")
                            * c.sw("gate_hbias") * SIZES["n_h"].symbol, "beam2026"))
@@ -76,6 +76,9 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
                    for p in c.attention_params()]
     for name, switch in LAYER_NORMS[:2]:
         leaves.append(Leaf(f"norm/{name}", c.sw(switch) * norm, c.NORM_SOURCE))
+    if hybrid:  # A.X-K2: the norm before attention gated by a low-rank MLP (fc1, fc2)
+        leaves.append(Leaf("norm/attention_gate", c.sw("gnorm") * 2 * SIZES["d"].symbol
+                           * SIZES["r_g"].symbol, "skt2026axk2"))
     if cross_attention or hybrid:
         leaves.append(Leaf("norm/cross_attention", unused * norm, c.NORM_SOURCE))
     for name, switch in LAYER_NORMS[2:]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
+from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d, r_g,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh,
                       d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_kv, r_laurel, r_q)
 
@@ -42,7 +42,14 @@ def value_width():
     return d_h + sw("mla") * (d_v - d_h)
 
 
-def attention_params() -> list[Part]:
+def q_b_width():
+    """Input width of MLA's query up-projection: the query latent r_q, or with ``sw_mla_gate``
+    (A.X-K2's q_gate_proj) the latent and its normed copy, 2 r_q; that projection also gives an
+    output gate per value channel, n_h d_v more outputs."""
+    return r_q * (1 + sw("mla_gate"))
+
+
+def attention_params(decoder: bool = False) -> list[Part]:
     """Q, K, V, O projections with n_h query heads and n_kv key/value heads of width d_h.
 
     Q maps d -> n_h*d_h and O maps n_h*d_h -> d; K and V map d -> n_kv*d_h, so n_kv = n_h is
@@ -59,7 +66,8 @@ def attention_params() -> list[Part]:
     Qwen3-Next) has a query projection twice as wide: per head a query and a sigmoid gate, biased
     as the query is (``sw_gate_bias``: AFMoE's separate gate_proj never is); LFM3's and
     Laguna's gate is one scalar per head (d_g = 1: d -> n_h; else d_g = d_h), Beam's adds one
-    bias per head (``sw_gate_hbias``, a decoder stack's ``attention/gate_bias``).
+    bias per head (``sw_gate_hbias``, a decoder stack's ``attention/gate_bias``). In a decoder
+    stack (``decoder``) MLA's query up-projection may also give an output gate (:func:`q_b_width`).
     """
     mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
     q_out = n_h * (d_nope + d_rope)
@@ -69,7 +77,8 @@ def attention_params() -> list[Part]:
         Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_g, sw("gate_bias")), "qwen2025next"),
         Part("q_a", mla * lora * linear(d, r_q, sw("bias_q")), "deepseek2024"),
         Part("q_norm", mla * lora * r_q, "deepseek2024"),
-        Part("q_b", mla * lora * r_q * q_out, "deepseek2024"),
+        Part("q_b", mla * lora * (q_b_width() * (q_out + sw("mla_gate") * n_h * d_v) if decoder
+                                  else r_q * q_out), "deepseek2024"),
         Part("k", std * linear(d, n_kv * d_h, sw("bias_k")), "ainslie2023"),
         Part("v", std * linear(d, n_kv * d_h, sw("bias_v")), "ainslie2023"),
         Part("kv_a", mla * linear(d, r_kv + d_rope, sw("bias_k")), "deepseek2024"),
@@ -139,6 +148,7 @@ def moe_params() -> list[Part]:
         Part("shared/down", shared * linear(d_sh, d, bias), "dai2024"),
         Part("shared_gate", moe * sw("shared_gate") * d, "qwen2024moe"),
         Part("norm", moe * sw("moe_norm") * norm_params(), "skt2026axk1"),
+        Part("norm_gate", moe * sw("gnorm") * 2 * d * r_g, "skt2026axk2"),
     ]
 
 

@@ -18,12 +18,13 @@ import sympy
 
 from .breakdown import Breakdown, Leaf
 from . import accounting, memory
-from .components import (embedding_width, expert_width, linear_qkv_width, qk_width, shared_width,
+from .components import (embedding_width, expert_width, linear_qkv_width, q_b_width, qk_width,
+                         shared_width,
                          ssm_conv_width, ssm_in_width, sw, value_width)
 from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s, Q_c, R_dt,
                       L_idx, V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh,
-                      d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_kv, r_laurel, r_q, s, s_dec)
+                      d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s, s_dec)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -38,7 +39,7 @@ def pairs(n) -> sympy.Expr:
     return n**2 - sw("causal") * (n**2 - sw("causal_exact") * n) / 2
 
 
-def _attention(tokens_q, tokens_kv, batch_pairs) -> list[Leaf]:
+def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[Leaf]:
     """Q from the query tokens; K, V from the key/value tokens (encoder output for
     cross-attention); scores Q.K^T and the weighted sum of V over ``batch_pairs``. Under MLA
     (DeepSeek-V2) the projections are the low-rank ones of
@@ -50,7 +51,8 @@ def _attention(tokens_q, tokens_kv, batch_pairs) -> list[Leaf]:
         Leaf("q", 2 * tokens_q * d * (std * n_h * d_h + mla * (1 - lora) * q_out), "vaswani2017"),
         Leaf("q_gate", std * sw("attn_gate") * 2 * tokens_q * d * n_h * d_g, "qwen2025next"),
         Leaf("q_a", mla * lora * 2 * tokens_q * d * r_q, "deepseek2024"),
-        Leaf("q_b", mla * lora * 2 * tokens_q * r_q * q_out, "deepseek2024"),
+        Leaf("q_b", mla * lora * 2 * tokens_q * (q_b_width() * (q_out + sw("mla_gate") * n_h * d_v)
+                                                 if decoder else r_q * q_out), "deepseek2024"),
         Leaf("k", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
         Leaf("v", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
         Leaf("kv_a", mla * 2 * tokens_kv * d * (r_kv + d_rope), "deepseek2024"),
@@ -101,6 +103,7 @@ def _moe(tokens) -> list[Leaf]:
         Leaf("moe/shared/up", shared * 2 * tokens * d * d_sh, "dai2024"),
         Leaf("moe/shared/down", shared * 2 * tokens * d_sh * d, "dai2024"),
         Leaf("moe/shared_gate", moe * sw("shared_gate") * 2 * tokens * d, "qwen2024moe"),
+        Leaf("moe/norm_gate", moe * sw("gnorm") * 2 * tokens * 2 * d * r_g, "skt2026axk2"),
     ]
 
 
@@ -182,6 +185,7 @@ def _layer_extras(tokens) -> list[Leaf]:
     matmul; LAuReL's two low-rank products; the per-layer input's gate and projection."""
     altup, laurel, ple = sw("altup"), sw("laurel"), sw("ple")
     return [
+        Leaf("norm/attention_gate", sw("gnorm") * 2 * tokens * 2 * d * r_g, "skt2026axk2"),
         Leaf("altup/router", altup * 2 * 2 * tokens * d * n_alt, "baykal2023"),
         Leaf("altup/prediction_coefs", altup * 2 * tokens * n_alt * n_alt**2, "baykal2023"),
         Leaf("altup/correction_coefs", altup * 2 * tokens * n_alt * n_alt, "baykal2023"),
@@ -206,7 +210,8 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     decoder layer attending to ``cross_seq`` encoder tokens. An encoder stack of an
     encoder-decoder model is never causal; a single stack is causal when its family is
     decoder (the switch is 0 for encoder-only models)."""
-    leaves = _prefix("attention", _attention(b * seq, b * seq, b * self_pairs(seq, causal)))
+    leaves = _prefix("attention", _attention(b * seq, b * seq, b * self_pairs(seq, causal),
+                                             decoder=causal and cross_seq is None))
     if cross_seq is not None:
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
     elif causal:  # a decoder stack, which may be hybrid

@@ -105,6 +105,8 @@ SIZES: dict[str, SymbolInfo] = {
               "n_{\\mathrm{ih}}"),
         _size("d_ih", "indexer head dim of DeepSeek Sparse Attention (index_head_dim)",
               "d_{\\mathrm{ih}}"),
+        _size("r_g", "rank of the low-rank MLP gating a norm's output (A.X-K2's gated_norm_rank)",
+              "r_g"),
         _size("d_g", "width of each head's attention output gate: d_h, or 1 for one scalar per "
               "head (LFM3, Laguna)", "d_g"),
         _count("L_idx", "attention layers that run their own indexer (GLM-5's shared layers "
@@ -198,6 +200,9 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
         _switch("sw_moe_norm", "a norm on the MoE block's output, in MoE layers only (A.X-K1)",
                 "\\nu_m"),
+        _switch("sw_mla_gate", "MLA's query up-projection reads the latent and its normed copy "
+                "and also gives an output gate per value channel (A.X-K2)", "\\lambda_g"),
+        _switch("sw_gnorm", "norms gated by a low-rank MLP of their output (A.X-K2)", "\\nu_g"),
         _switch("sw_dsa", "a sparse-attention indexer (DSA) beside the attention", "\\iota"),
         # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
         # data-parallel ranks
@@ -291,7 +296,7 @@ def latex_names() -> dict[sympy.Symbol, str]:
     for n in ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
               "d_ff_sum")
 )
-(n_ih, d_ih, L_idx, d_g) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g"))
+(n_ih, d_ih, L_idx, d_g, r_g) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g", "r_g"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

@@ -70,7 +70,7 @@ def linears() -> dict[str, Linear]:
         "attention/q_gate": Linear(d, n_h * d_g, _sw("gate_bias") * n_h * d_g),
         "attention/gate_bias": Linear(1, n_h),  # one per head, split with the heads
         "attention/q_a": Linear(d, r_q, _sw("bias_q") * r_q),
-        "attention/q_b": Linear(r_q, n_h * (d_nope + d_rope)),
+        "attention/q_b": Linear(comp.q_b_width(), n_h * (d_nope + d_rope + _sw("mla_gate") * d_v)),
         "attention/k": Linear(d, n_kv * d_h, _sw("bias_k") * n_kv * d_h),
         "attention/v": Linear(d, n_kv * d_h, _sw("bias_v") * n_kv * d_h),
         "attention/kv_a": Linear(d, r_kv + d_rope, _sw("bias_k") * (r_kv + d_rope)),

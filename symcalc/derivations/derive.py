@@ -44,6 +44,8 @@ MEANINGS = {
     "moe/experts/down": "expert down projections", "moe/experts/bias": "expert biases",
     "moe/shared/gate": "shared-expert gate projection", "moe/shared/up": "shared-expert up projection",
     "moe/shared/down": "shared-expert down projection", "moe/shared_gate": "shared-expert sigmoid gate", "moe/norm": "norm of the MoE block's output",
+    "moe/norm_gate": "low-rank gate of the norm before the MoE block",
+    "norm/attention_gate": "low-rank gate of the norm before attention",
     "ffn/activation": "FFN activation (and gate)", "moe/activation": "expert activations (and gates)",
     "embedding/project_in": "projection of the embeddings in", "embedding/project_out":
     "projection out to the embedding width", "project_in": "projection in", "project_out": "projection out",

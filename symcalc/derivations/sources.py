@@ -104,6 +104,10 @@ SOURCES: dict[str, Source] = {
         Source("skt2026axk1", "SK Telecom, A.X-K1 model card (skt/A.X-K1)",
                "DeepSeek-V3's MLA and MoE with an RMSNorm on the MoE block's output (transformers "
                "modeling_axk1.py AXK1MoE.post_mlp_layernorm)"),
+        Source("skt2026axk2", "SK Telecom, A.X-K2 model card (skt/A.X-K2)",
+               "MLA's q_gate_proj over the query latent and its normed copy (queries and an output "
+               "gate), and RMSNorms gated by a low-rank MLP of their output (transformers "
+               "modeling_axk2.py AXK2Attention, AXK2GatedRMSNorm)"),
         Source("openai2025", "OpenAI 2025, gpt-oss-120b & gpt-oss-20b model card",
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",
