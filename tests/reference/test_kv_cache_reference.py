@@ -187,6 +187,9 @@ CASES = {
     # DeepSeek Sparse Attention: the indexer's own key cache beside MLA's latent
     "deepseek_v32-mla-indexer": (_cfg("deepseek_v32", "DeepseekV32ForCausalLM", 2, q_lora_rank=10, index_n_heads=3,
                                       index_head_dim=6, **_MLA), 2, 9),
+    "axk2-mla-indexer-gated": (_cfg("axk2", "AXK2ForCausalLM", 2, q_lora_rank=10, index_n_heads=3, index_head_dim=6,
+                                    gated_norm_rank=3, **{k: v for k, v in _MLA.items()
+                                                         if k not in ("first_k_dense_replace", "n_group", "topk_group")}), 2, 9),
     "glm_moe_dsa-mla-shared-indexer": (_cfg("glm_moe_dsa", "GlmMoeDsaForCausalLM", 3, q_lora_rank=10, index_n_heads=3,
                                             index_head_dim=6, indexer_types=["full", "shared", "full"],
                                             **_MLA), 2, 9),
