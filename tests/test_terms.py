@@ -85,7 +85,7 @@ def table_expression(name, spec, opts):
 
 # one model of each kind: dense GQA, MoE, MLA + MoE, hybrid, encoder, encoder-decoder, Gemma 3n
 SAMPLE = ["mistral-7b", "mixtral-8x7b", "deepseek-v2-lite", "qwen3-next-80b-a3b", "bert-base",
-          "t5-small", "gemma-3n-e4b", "falcon-7b", "jamba-1.5-mini"]
+          "t5-small", "gemma-3n-e4b", "falcon-7b", "jamba-1.5-mini", "deepseek-v3.2"]
 
 
 @pytest.mark.parametrize("name,opts", [  # the defaults, and the options or the parallel set in turn
@@ -97,7 +97,9 @@ def test_rows_add_up_to_the_quantities(name, opts):
         opts = opts.with_(tp=1)
     fix = {ALL[n].symbol: sympy.Integer(x) for n, x in size_values(spec).items()
            if n in ("L_attn", "L_ffn", "L_dense", "L_local", "L_lin", "L_ssm", "L_conv",
-                    "L_kv_shared", "L_kv_shared_local") and x in (0, spec.L)}
+                    "L_kv_shared", "L_kv_shared_local", "L_idx") and x in (0, spec.L)}
+    # the output gate's width per head, which the sympy expression's structure substitutes
+    fix[ALL["d_g"].symbol] = sympy.Integer(1) if spec.attn_gate_per_head else ALL["d_h"].symbol
     # the table folds the ranks in (options, not sizes of the model)
     ranks = {ALL[n].symbol: sympy.Integer(x) for n, x in workload_values(spec, opts).items()
              if n in ("t", "N_d")}

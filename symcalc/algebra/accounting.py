@@ -21,7 +21,7 @@ import sympy
 from . import components as c
 from .breakdown import Breakdown, Leaf
 from .spec import Spec, switch_values
-from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_kv_shared,
+from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_idx, L_kv_shared,
                       L_kv_shared_local, L_lin, L_local, L_ssm, S_k, S_kn, S_q, S_v, d_ff,
                       d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g)
 
@@ -60,8 +60,11 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
     once. A decoder stack's layers may also hold Gemma 3n's AltUp, LAuReL and per-layer input
     parts (:data:`LAYER_EXTRAS`, in every layer)."""
     norm = c.norm_params()
-    leaves = _parts("attention", c.attention_params())
-    if hybrid:
+    leaves = _parts("attention", c.attention_params(decoder=hybrid))
+    if hybrid:  # a decoder stack: Beam's gate biases, DeepSeek Sparse Attention's indexer
+        leaves.append(Leaf("attention/gate_bias", (1 - c.sw("mla")) * c.sw("attn_gate")
+                           * c.sw("gate_hbias") * SIZES["n_h"].symbol, "beam2026"))
+        leaves += _parts("attention/indexer", c.indexer_params())
         for group, (_, parts) in MIXERS.items():
             leaves += _parts(group, parts())
         for group, parts in LAYER_EXTRAS.items():
@@ -74,6 +77,9 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
                    for p in c.attention_params()]
     for name, switch in LAYER_NORMS[:2]:
         leaves.append(Leaf(f"norm/{name}", c.sw(switch) * norm, c.NORM_SOURCE))
+    if hybrid:  # A.X-K2: the norm before attention gated by a low-rank MLP (fc1, fc2)
+        leaves.append(Leaf("norm/attention_gate", c.sw("gnorm") * 2 * SIZES["d"].symbol
+                           * SIZES["r_g"].symbol, "skt2026axk2"))
     if cross_attention or hybrid:
         leaves.append(Leaf("norm/cross_attention", unused * norm, c.NORM_SOURCE))
     for name, switch in LAYER_NORMS[2:]:
@@ -114,6 +120,8 @@ def group_count(path: str, layers, hybrid: bool = False):
     if group == "moe":
         return moe_count(ffn_layers)
     if hybrid:
+        if path.startswith("attention/indexer/"):  # GLM-5's shared layers run none
+            return L_idx
         if group in ("attention", "softmax"):  # softmax: the attention core's non-matmul work
             if path == "attention/sinks":  # MiMo-V2-Flash: on the sliding layers only
                 return L_attn - c.sw("sinks_local") * (L_attn - L_local)
@@ -300,10 +308,14 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
             out[L_kv_shared] = sympy.Integer(0)
         if not spec.L_kv_shared_local:
             out[L_kv_shared_local] = sympy.Integer(0)
+        if spec.L_idx is None:  # every attention layer runs its indexer (or there is none)
+            out[L_idx] = out.get(L_attn, L_attn)
         for name, (count, _) in MIXERS.items():
             if getattr(spec, {"linear_attention": "L_lin", "ssm": "L_ssm",
                               "short_conv": "L_conv"}[name]) is None:
                 out[count] = sympy.Integer(0)
+    # the width of each head's output gate: one scalar per head, else a gate per channel
+    out[SIZES["d_g"].symbol] = sympy.Integer(1) if spec.attn_gate_per_head else SIZES["d_h"].symbol
     return out
 
 

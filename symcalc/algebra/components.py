@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import sympy
 
 from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
-                      Z_e, d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh,
-                      d_v,
-                      n_alt, n_h, n_kv, n_lk, n_lv, r_kv, r_laurel, r_q)
+                      Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
+                      d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
+                      r_q)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -52,7 +52,14 @@ def value_width():
     return d_h + sw("mla") * (d_v - d_h)
 
 
-def attention_params() -> list[Part]:
+def q_b_width():
+    """Input width of MLA's query up-projection: the query latent r_q, or with ``sw_mla_gate``
+    (A.X-K2's q_gate_proj) the latent and its normed copy, 2 r_q; that projection also gives an
+    output gate per value channel, n_h d_v more outputs."""
+    return r_q * (1 + sw("mla_gate"))
+
+
+def attention_params(decoder: bool = False) -> list[Part]:
     """Q, K, V, O projections with n_h query heads and n_kv key/value heads of width d_h.
 
     Q maps d -> n_h*d_h and O maps n_h*d_h -> d; K and V map d -> n_kv*d_h, so n_kv = n_h is
@@ -67,17 +74,21 @@ def attention_params() -> list[Part]:
     vector each; OLMo-2, Cohere: over all heads; Phi's LayerNorms add as many biases) and
     GPT-OSS's sink logits (one per head) are weights. An output-gated attention (``sw_attn_gate``,
     Qwen3-Next) has a query projection twice as wide: per head a query and a sigmoid gate, biased
-    as the query is (``sw_gate_bias``: AFMoE's separate gate_proj never is).
+    as the query is (``sw_gate_bias``: AFMoE's separate gate_proj never is); LFM3's and
+    Laguna's gate is one scalar per head (d_g = 1: d -> n_h; else d_g = d_h), Beam's adds one
+    bias per head (``sw_gate_hbias``, a decoder stack's ``attention/gate_bias``). In a decoder
+    stack (``decoder``) MLA's query up-projection may also give an output gate (:func:`q_b_width`).
     """
     mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
     q_out = n_h * (d_nope + d_rope)
     return [
         Part("q", std * linear(d, n_h * d_h, sw("bias_q"))
              + mla * (1 - lora) * linear(d, q_out, sw("bias_q")), "vaswani2017"),
-        Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_h, sw("gate_bias")), "qwen2025next"),
+        Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_g, sw("gate_bias")), "qwen2025next"),
         Part("q_a", mla * lora * linear(d, r_q, sw("bias_q")), "deepseek2024"),
         Part("q_norm", mla * lora * r_q, "deepseek2024"),
-        Part("q_b", mla * lora * r_q * q_out, "deepseek2024"),
+        Part("q_b", mla * lora * (q_b_width() * (q_out + sw("mla_gate") * n_h * d_v) if decoder
+                                  else r_q * q_out), "deepseek2024"),
         Part("k", std * linear(d, n_kv * d_h, sw("bias_k")), "ainslie2023"),
         Part("v", std * linear(d, n_kv * d_h, sw("bias_v")), "ainslie2023"),
         Part("kv_a", mla * linear(d, r_kv + d_rope, sw("bias_k")), "deepseek2024"),
@@ -93,6 +104,21 @@ def attention_params() -> list[Part]:
         # BitNet: a norm of width d on the attention output before o
         Part("sub_norm", sw("attn_sub") * norm_params(), "wang2023bitnet"),
         Part("o", sw("attn_out") * linear(n_h * value_width(), d, sw("bias_o")), "vaswani2017"),
+    ]
+
+
+def indexer_params() -> list[Part]:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-AI 2025, DeepSeek-V3.2 Sec. 2.1;
+    transformers' DeepseekV32Indexer), beside MLA in each of the L_idx layers that run it: n_ih
+    indexer queries of width d_ih from the low-rank query (wq_b: r_q -> n_ih d_ih), one key
+    shared by the heads (wk: d -> d_ih, then a LayerNorm of width d_ih with its bias, whatever
+    the model's norm), and a weight per head (weights_proj: d -> n_ih). No biases."""
+    on = sw("dsa")
+    return [
+        Part("q", on * r_q * n_ih * d_ih, "deepseek2025v32"),
+        Part("k", on * d * d_ih, "deepseek2025v32"),
+        Part("k_norm", on * 2 * d_ih, "deepseek2025v32"),
+        Part("weights", on * d * n_ih, "deepseek2025v32"),
     ]
 
 
@@ -124,7 +150,8 @@ def shared_width():
 def moe_params() -> list[Part]:
     """A mixture-of-experts FFN: a d x E router (GPT-OSS: with a bias), E experts of width
     d_moe (GPT-OSS: with biases), and E_s always-on shared experts of width d_sh
-    (DeepSeekMoE), which Qwen2-MoE scales by a sigmoid gate d -> 1."""
+    (DeepSeekMoE), which Qwen2-MoE scales by a sigmoid gate d -> 1; A.X-K1 norms the block's
+    output (``sw_moe_norm``)."""
     moe, gated, bias = sw("router"), sw("gated"), sw("ffn_bias")
     shared = moe * sw("shared") * E_s
     d_moe, d_sh = expert_width(), shared_width()
@@ -147,6 +174,8 @@ def moe_params() -> list[Part]:
         # expert's weight (E)
         Part("branch_norms", moe * sw("pmoe") * 3 * norm_params(), "gemma4_2026"),
         Part("router_scales", moe * sw("pmoe") * (d + E), "gemma4_2026"),
+        Part("norm", moe * sw("moe_norm") * norm_params(), "skt2026axk1"),
+        Part("norm_gate", moe * sw("gnorm") * 2 * d * r_g, "skt2026axk2"),
     ]
 
 

@@ -18,13 +18,15 @@ import sympy
 
 from .breakdown import Breakdown, Leaf
 from . import accounting, memory
-from .components import (decoder_only_off, embedding_width, expert_width, linear_qkv_width, qk_width, shared_width,
-                         ssm_conv_width, ssm_in_width, sw, value_width)
-from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_lin, L_ssm, N_s,
+from .components import (decoder_only_off, embedding_width, expert_width, linear_qkv_width,
+                         q_b_width, qk_width, shared_width, ssm_conv_width, ssm_in_width, sw,
+                         value_width)
+from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
                       Q_c, R_dt, A_g, A_l, L_local, W, Z_e,
                       V, b, d,
-                      d_emb, d_ff, d_h, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope, d_sh, d_v,
-                      k, n_alt, n_h, n_kv, n_lv, r_kv, r_laurel, r_q, s, s_dec)
+                      d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
+                      d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
+                      s_dec)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -39,7 +41,7 @@ def pairs(n) -> sympy.Expr:
     return n**2 - sw("causal") * (n**2 - sw("causal_exact") * n) / 2
 
 
-def _attention(tokens_q, tokens_kv, batch_pairs) -> list[Leaf]:
+def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[Leaf]:
     """Q from the query tokens; K, V from the key/value tokens (encoder output for
     cross-attention); scores Q.K^T and the weighted sum of V over ``batch_pairs``. Under MLA
     (DeepSeek-V2) the projections are the low-rank ones of
@@ -49,9 +51,10 @@ def _attention(tokens_q, tokens_kv, batch_pairs) -> list[Leaf]:
     q_out = n_h * (d_nope + d_rope)
     return [
         Leaf("q", 2 * tokens_q * d * (std * n_h * d_h + mla * (1 - lora) * q_out), "vaswani2017"),
-        Leaf("q_gate", std * sw("attn_gate") * 2 * tokens_q * d * n_h * d_h, "qwen2025next"),
+        Leaf("q_gate", std * sw("attn_gate") * 2 * tokens_q * d * n_h * d_g, "qwen2025next"),
         Leaf("q_a", mla * lora * 2 * tokens_q * d * r_q, "deepseek2024"),
-        Leaf("q_b", mla * lora * 2 * tokens_q * r_q * q_out, "deepseek2024"),
+        Leaf("q_b", mla * lora * 2 * tokens_q * (q_b_width() * (q_out + sw("mla_gate") * n_h * d_v)
+                                                 if decoder else r_q * q_out), "deepseek2024"),
         Leaf("k", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
         Leaf("v", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
         Leaf("kv_a", mla * 2 * tokens_kv * d * (r_kv + d_rope), "deepseek2024"),
@@ -59,6 +62,22 @@ def _attention(tokens_q, tokens_kv, batch_pairs) -> list[Leaf]:
         Leaf("scores", 2 * n_h * qk_width() * batch_pairs, "vaswani2017"),
         Leaf("context", 2 * n_h * value_width() * batch_pairs, "vaswani2017"),
         Leaf("o", sw("attn_out") * 2 * tokens_q * n_h * value_width() * d, "vaswani2017"),
+    ]
+
+
+def _indexer(tokens, batch_pairs) -> list[Leaf]:
+    """DeepSeek Sparse Attention's lightning indexer (:func:`symcalc.algebra.components
+    .indexer_params`) as transformers' eager DeepseekV32Indexer runs it: its three projections
+    on every token, then per query-key pair the n_ih indexer scores q.k over d_ih and their
+    sum weighted by the n_ih head weights (one more product per head), over every pair the
+    attention mask covers (the top-k selection only masks the attention that follows)."""
+    on = sw("dsa")
+    return [
+        Leaf("attention/indexer/q", on * 2 * tokens * r_q * n_ih * d_ih, "deepseek2025v32"),
+        Leaf("attention/indexer/k", on * 2 * tokens * d * d_ih, "deepseek2025v32"),
+        Leaf("attention/indexer/weights", on * 2 * tokens * d * n_ih, "deepseek2025v32"),
+        Leaf("attention/indexer/logits", on * 2 * n_ih * (d_ih + 1) * batch_pairs,
+             "deepseek2025v32"),
     ]
 
 
@@ -86,6 +105,7 @@ def _moe(tokens) -> list[Leaf]:
         Leaf("moe/shared/up", shared * 2 * tokens * d * d_sh, "dai2024"),
         Leaf("moe/shared/down", shared * 2 * tokens * d_sh * d, "dai2024"),
         Leaf("moe/shared_gate", moe * sw("shared_gate") * 2 * tokens * d, "qwen2024moe"),
+        Leaf("moe/norm_gate", moe * sw("gnorm") * 2 * tokens * 2 * d * r_g, "skt2026axk2"),
     ]
 
 
@@ -182,6 +202,7 @@ def _layer_extras(tokens) -> list[Leaf]:
     matmul; LAuReL's two low-rank products; the per-layer input's gate and projection."""
     altup, laurel, ple = sw("altup"), sw("laurel"), sw("ple")
     return [
+        Leaf("norm/attention_gate", sw("gnorm") * 2 * tokens * 2 * d * r_g, "skt2026axk2"),
         Leaf("altup/router", altup * 2 * 2 * tokens * d * n_alt, "baykal2023"),
         Leaf("altup/prediction_coefs", altup * 2 * tokens * n_alt * n_alt**2, "baykal2023"),
         Leaf("altup/correction_coefs", altup * 2 * tokens * n_alt * n_alt, "baykal2023"),
@@ -206,10 +227,12 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     decoder layer attending to ``cross_seq`` encoder tokens. An encoder stack of an
     encoder-decoder model is never causal; a single stack is causal when its family is
     decoder (the switch is 0 for encoder-only models)."""
-    leaves = _prefix("attention", _attention(b * seq, b * seq, b * self_pairs(seq, causal)))
+    leaves = _prefix("attention", _attention(b * seq, b * seq, b * self_pairs(seq, causal),
+                                             decoder=causal and cross_seq is None))
     if cross_seq is not None:
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
     elif causal:  # a decoder stack, which may be hybrid
+        leaves += _indexer(b * seq, b * self_pairs(seq, causal))
         leaves += _mixers(seq) + _layer_extras(b * seq)
         # differential attention (DiffLlama) runs the eager core again, on the other half of
         # the values (no MLA beside it)
@@ -330,6 +353,9 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             # differential attention: the core again over the other half of the values
             ("layer/attention/diff/scores_and_context", sw("diff") * 2 * b * n_h * 2 * d_h * keys,
              "ye2025diff"),
+            # the indexer scores the new token's query against every cached indexer key
+            ("layer/attention/indexer/logits_step",
+             sw("dsa") * L_idx * 2 * b * n_ih * (d_ih + 1) * (context + 1), "deepseek2025v32"),
             ("layer/attention/kv_b_over_cache",
              sw("mla") * (1 - sw("mla_expanded")) * L_attn * 2 * b * r_kv * n_h
              * (d_nope + d_v) * context, "deepseek2024"),
@@ -346,7 +372,7 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             ("layer/ssm/state_step", L_ssm * 2 * b * d_in * N_s, "dao2024"),
         ]
         drop = ("layer/attention/scores", "layer/attention/context", "layer/attention/diff/scores",
-                "layer/attention/diff/context", "pooler",
+                "layer/attention/diff/context", "pooler", "layer/attention/indexer/logits",
                 "layer/linear_attention/conv", "layer/ssm/conv", "layer/short_conv/conv",
                 "layer/linear_attention/core", "layer/ssm/core")
     else:

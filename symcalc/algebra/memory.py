@@ -13,10 +13,10 @@ import sympy
 from ..errors import SymcalcError
 from .options import check_dtype, dtype_fraction
 from .components import linear_qkv_width, ssm_conv_width, sw
-from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_kv_shared, L_kv_shared_local, L_lin,
-                      L_local, L_ssm, N_d, N_s, W, b, d,
-                      d_h, A_g, A_l, n_kvg, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv, n_lv, r_kv, s, s_dec,
-                      t)
+from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_idx, L_kv_shared, L_kv_shared_local,
+                      L_lin, L_local, L_ssm, N_d, N_s, W, b, d,
+                      d_h, A_g, A_l, n_kvg, d_ih, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv,
+                      n_lv, r_kv, s, s_dec, t)
 
 GB = 10**9
 GiB = 2**30
@@ -105,12 +105,15 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     # keys and values and keep none (transformers 5.24 puts a weightless placeholder there)
     # the global layers with their own shape (Gemma 4, MiMo-V2-Flash) cache s tokens of
     # n_kvg A_g values each, the sliding ones n_kv A_l (attention_k_eq_v caches the values all
-    # the same: the v-normed keys)
+    # the same: the v-normed keys); DeepSeek Sparse Attention's indexer keeps its own key
+    # cache, one key of width d_ih per token in each layer that runs it (transformers 5.24
+    # DynamicIndexedLayer.indexer_keys)
     glob = (L_attn - L_kv_shared) - (L_local - L_kv_shared_local)
     local = L_local - L_kv_shared_local
     wider = sw("gshape") * b * bytes_per * (glob * s * (n_kvg * A_g - 2 * n_kv * d_h)
                                             + local * sympy.Min(s, W) * n_kv * (A_l - 2 * d_h))
-    return per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local) + wider
+    return (per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local) + wider
+            + sw("dsa") * L_idx * d_ih * b * bytes_per * s)
 
 
 def kv_cache_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:

@@ -109,6 +109,7 @@ def parse(name: str, field: str = "dtype") -> Optional[Format]:
 # breakdown leaves (parent, name) that hold weight matrices of the layers
 _MATRICES = {
     "attention": {"q", "k", "v", "o", "q_gate", "q_a", "q_b", "kv_a", "kv_b"},
+    "indexer": {"q", "k", "weights"},
     "cross_attention": {"q", "k", "v", "o"},
     "ffn": {"gate", "up", "down"},
     "experts": {"gate", "up", "down"},

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from .components import qk_width, sw, value_width
 from .saved import Saved, norm_terms
-from .symbols import b, d, d_h, d_nope, d_rope, n_h, n_kv, r_kv, r_q
+from .symbols import b, d, d_g, d_h, d_nope, d_rope, n_h, n_kv, r_kv, r_q
 
 
 def attention_terms(model: str, f, A, q_tokens, kv_tokens, q_len, kv_len, tag: str,
@@ -152,8 +152,9 @@ def output_gate_terms(model: str, f, A, q_tokens, tag: str) -> list[Saved]:
     interleaved per head, so the norm keeps that whole storage, the gate's half too."""
     gate = sw("attn_gate")
     src = "qwen2025next" if model == "paper" else "torch_autograd"
-    out = [Saved(f"{tag}/gate", gate * 2 * q_tokens * n_h * d_h, A, src,
-                 "output gate: sigmoid(gate) and the gated product (o_proj's input)")]
+    out = [Saved(f"{tag}/gate", gate * q_tokens * n_h * (d_g + d_h), A, src,
+                 "output gate: sigmoid(gate), d_g per head, and the gated product (o_proj's "
+                 "input)")]
     if model != "paper":
         out.append(Saved(f"{tag}/q_norm/gate_half", gate * f["ac_f32"] * f["ac_rms32"]
                          * (sw("qk_head") + sw("qk_all")) * q_tokens * n_h * d_h, 4,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sympy
 
 from .components import expert_width, shared_width, sw
-from .saved import Saved
+from .saved import Saved, norm_terms
 from .symbols import E, E_s, d, k
 
 
@@ -147,4 +147,9 @@ def moe_terms(model: str, f, A, tokens, tag: str) -> list[Saved]:
                   "sigmoid of the shared expert's gate", split=False),
             Saved(f"{tag}/shared_output", gate * tokens * d, A, "qwen2024moe",
                   "shared expert output the gate multiplies", split=False)]
+    # A.X-K1's RMSNorm of the block's output (its input: the routed and shared outputs' sum;
+    # spec.toml refuses moe_out_norm with another norm, so the RMSNorm's terms are all it keeps)
+    if model != "paper":
+        out += [x.times(sw("moe_norm")) for x in norm_terms(f, A, tokens, f"{tag}/out_norm")
+                if x.name.rsplit("/", 1)[1] in ("input_fp32", "rsqrt", "weight_fp32", "normalized")]
     return out

@@ -32,10 +32,11 @@ SSMS = ("none", "mamba", "mamba2")
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
-               "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e")
+               "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
+               "n_ih", "d_ih", "r_g")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
-                "L_kv_shared", "L_kv_shared_local")
+                "L_kv_shared", "L_kv_shared_local", "L_idx")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -44,7 +45,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
-               "ffn_sub_norm", "diff_attn")
+               "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
+               "moe_out_norm", "mla_q_gate")
 
 
 class Spec(Record):
@@ -117,10 +119,21 @@ class Spec(Record):
     attn_sub_norm: bool = False  # a norm of width d on the attention output before o (BitNet)
     ffn_sub_norm: bool = False  # a norm of width d_ff before the dense FFN's down (BitNet)
     diff_attn: bool = False  # differential attention: the core twice, four lambdas (DiffLlama)
+    # DeepSeek Sparse Attention's lightning indexer beside MLA (None: no indexer)
+    n_ih: Optional[int] = None  # indexer heads
+    d_ih: Optional[int] = None  # indexer head dim
+    L_idx: Optional[int] = None  # attention layers running their own indexer (None: all)
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False
     attn_gate_unbiased: bool = False  # the output gate has no bias where the query has (AFMoE)
+    attn_gate_per_head: bool = False  # one gate per head, d -> n_h (LFM3, Laguna), not per channel
+    attn_gate_head_bias: bool = False  # the gate adds one bias per head (Beam's gate_bias)
+    moe_out_norm: bool = False  # a norm on the MoE block's output, MoE layers only (A.X-K1)
+    # A.X-K2: MLA's q_gate_proj (the query latent and its normed copy -> queries and an output
+    # gate per value channel), and norms gated by a low-rank MLP of rank r_g (None: none)
+    mla_q_gate: bool = False
+    r_g: Optional[int] = None
     # a cross-attention block (and its norm) in every layer of a decoder-only stack that a
     # forward pass without an encoder never runs: parameters only (BART-shaped decoders alone)
     cross_attention: bool = False

@@ -115,6 +115,17 @@ SIZES: dict[str, SymbolInfo] = {
         _size("S_o", "value head widths summed over the attention layers", "S_o"),
         _size("A_l", "a sliding layer's query/key plus value head width", "A_l"),
         _size("A_g", "a global layer's query/key plus value head width", "A_g"),
+        # DeepSeek Sparse Attention: the lightning indexer beside MLA
+        _size("n_ih", "indexer heads of DeepSeek Sparse Attention (index_n_heads)",
+              "n_{\\mathrm{ih}}"),
+        _size("d_ih", "indexer head dim of DeepSeek Sparse Attention (index_head_dim)",
+              "d_{\\mathrm{ih}}"),
+        _size("r_g", "rank of the low-rank MLP gating a norm's output (A.X-K2's gated_norm_rank)",
+              "r_g"),
+        _size("d_g", "width of each head's attention output gate: d_h, or 1 for one scalar per "
+              "head (LFM3, Laguna)", "d_g"),
+        _count("L_idx", "attention layers that run their own indexer (GLM-5's shared layers "
+               "reuse an earlier layer's selection)", "L_{\\mathrm{idx}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
         # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
@@ -179,6 +190,7 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "\\gamma_o"),
         _switch("sw_gate_bias", "the attention's output gate has a bias (as the query)",
                 "\\beta_g"),
+        _switch("sw_gate_hbias", "the attention's output gate has one bias per head", "\\beta_h"),
         _switch("sw_cross", "each decoder layer holds a cross-attention block no forward without "
                             "an encoder runs (weights only)", "\\xi"),
         _switch("sw_first_attn_norm_off", "the first layer has no norm before attention "
@@ -221,6 +233,12 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_pmoe", "the experts run beside a dense MLP with three norms of their own "
                 "and a router with input and per-expert scales (Gemma 4)", "\\gamma_m"),
         _switch("sw_mla_expanded", "MLA cache holds up-projected keys and values", "\\lambda_c"),
+        _switch("sw_moe_norm", "a norm on the MoE block's output, in MoE layers only (A.X-K1)",
+                "\\nu_m"),
+        _switch("sw_mla_gate", "MLA's query up-projection reads the latent and its normed copy "
+                "and also gives an output gate per value channel (A.X-K2)", "\\lambda_g"),
+        _switch("sw_gnorm", "norms gated by a low-rank MLP of their output (A.X-K2)", "\\nu_g"),
+        _switch("sw_dsa", "a sparse-attention indexer (DSA) beside the attention", "\\iota"),
         # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
         # data-parallel ranks
         _switch("sw_zero_w", "ZeRO-3 / FSDP shards the weights over the data-parallel ranks",
@@ -314,6 +332,7 @@ def latex_names() -> dict[sympy.Symbol, str]:
     for n in ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
               "d_ff_sum", "d_hg", "n_kvg", "S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g")
 )
+(n_ih, d_ih, L_idx, d_g, r_g) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g", "r_g"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

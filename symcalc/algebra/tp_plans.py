@@ -18,8 +18,8 @@ from . import components as comp
 from .layout import Layout
 from .tp_styles import (ACTIVATION_REGIONS, BIAS_ONLY, LOCAL_OUTPUT, MEGATRON_MODULES,  # noqa: F401
                         STYLES, Style)
-from .symbols import (SWITCHES, E, E_s, V, Z_e, d, d_ff, d_h, d_lv, d_nope, d_rope, d_v, n_h, n_kv,
-                      n_lv, r_kv, r_q)
+from .symbols import (SWITCHES, E, E_s, V, Z_e, d, d_ff, d_g, d_h, d_lv, d_nope, d_rope, d_v, n_h,
+                      n_kv, n_lv, r_kv, r_q)
 
 
 def _sw(name: str) -> sympy.Symbol:
@@ -68,9 +68,10 @@ def linears() -> dict[str, Linear]:
     width = comp.embedding_width()
     lin_o = {
         "attention/q": Linear(d, q_out, _sw("bias_q") * q_out),
-        "attention/q_gate": Linear(d, n_h * d_h, _sw("bias_q") * n_h * d_h),
+        "attention/q_gate": Linear(d, n_h * d_g, _sw("gate_bias") * n_h * d_g),
+        "attention/gate_bias": Linear(1, n_h),  # one per head, split with the heads
         "attention/q_a": Linear(d, r_q, _sw("bias_q") * r_q),
-        "attention/q_b": Linear(r_q, n_h * (d_nope + d_rope)),
+        "attention/q_b": Linear(comp.q_b_width(), n_h * (d_nope + d_rope + _sw("mla_gate") * d_v)),
         "attention/k": Linear(d, n_kv * d_h, _sw("bias_k") * n_kv * d_h),
         "attention/v": Linear(d, n_kv * d_h, _sw("bias_v") * n_kv * d_h),
         "attention/kv_a": Linear(d, r_kv + d_rope, _sw("bias_k") * (r_kv + d_rope)),

@@ -103,6 +103,7 @@ MEGATRON_MODULES = (
 SPLITTABLE = tuple(f"layer/{x}" for x in (
     "attention/q", "attention/q_gate", "attention/q_a", "attention/q_b", "attention/k",
     "attention/v", "attention/kv_a", "attention/kv_b", "attention/o", "attention/sinks",
+    "attention/gate_bias",
     "ffn/gate", "ffn/up",
     "ffn/down", "moe/experts/gate", "moe/experts/up", "moe/experts/down", "moe/shared/gate",
     "moe/shared/up", "moe/shared/down", "linear_attention/qkv", "linear_attention/output_gate",
@@ -111,7 +112,7 @@ SPLITTABLE = tuple(f"layer/{x}" for x in (
 # Parts that are bare parameters, no module of their own (GraniteSWA's attention sinks, one
 # logit per head): an entry naming one shards it and runs no collective (its owner's
 # local_params entry runs the attention on the local heads)
-PARAMETERS = ("layer/attention/sinks",)
+PARAMETERS = ("layer/attention/sinks", "layer/attention/gate_bias")
 # Parts that are a bias vector of their module's output (no width of their own in a fused
 # module: split with the output rows)
 BIAS_ONLY = ("head/bias",)

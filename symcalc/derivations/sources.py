@@ -93,6 +93,21 @@ SOURCES: dict[str, Source] = {
                "E4M3 and E5M2 encodings; a scale per tensor"),
         Source("deepseek2024v3", "DeepSeek-AI 2024, DeepSeek-V3 Technical Report",
                "Sec. 3.3.2: FP8 weights with one scale per 128 x 128 block"),
+        Source("deepseek2025v32", "DeepSeek-AI 2025, DeepSeek-V3.2-Exp: Boosting Long-Context "
+               "Efficiency with DeepSeek Sparse Attention (DeepSeek-V3.2 technical report)",
+               "the lightning indexer: indexer queries from the low-rank query, one shared key, a "
+               "weight per head, ReLU scores summed over the heads pick the top-k keys "
+               "(transformers modeling_deepseek_v32.py DeepseekV32Indexer)"),
+        Source("beam2026", "Reflection AI 2026, Beam-1.0 model card (reflection/Beam-1.0-501B-A23B)",
+               "a sigmoid output gate per channel with one learned bias per head (transformers "
+               "modeling_beam.py BeamAttention.gate_bias)"),
+        Source("skt2026axk1", "SK Telecom, A.X-K1 model card (skt/A.X-K1)",
+               "DeepSeek-V3's MLA and MoE with an RMSNorm on the MoE block's output (transformers "
+               "modeling_axk1.py AXK1MoE.post_mlp_layernorm)"),
+        Source("skt2026axk2", "SK Telecom, A.X-K2 model card (skt/A.X-K2)",
+               "MLA's q_gate_proj over the query latent and its normed copy (queries and an output "
+               "gate), and RMSNorms gated by a low-rank MLP of their output (transformers "
+               "modeling_axk2.py AXK2Attention, AXK2GatedRMSNorm)"),
         Source("openai2025", "OpenAI 2025, gpt-oss-120b & gpt-oss-20b model card",
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",

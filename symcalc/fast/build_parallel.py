@@ -78,6 +78,7 @@ def views() -> dict[str, dict]:
     rank's experts (``experts``), with the sequence split by context parallelism (``act``),
     with rank 0's key/value heads (``heads``, ``kv``), one decoded token (``decode``)."""
     stage = {L: stage_layers(L), L_attn: stage_layers(L_attn), L_ffn: stage_layers(L_ffn),
+             S["L_idx"]: stage_layers(S["L_idx"]),
              L_dense: sympy.Min(sympy.Max(L_dense - stage_start(), 0), stage_layers(L))}
     attention = fact("tpr:attention")
     heads = {S["n_kv"]: S["n_kv"] + attention * (sympy.ceiling(S["n_kv"] / t) - S["n_kv"]),

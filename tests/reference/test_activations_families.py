@@ -77,8 +77,8 @@ AWAITING_IMPLEMENTATION = frozenset({
 # multiplies each layer's output by the padding mask and fills the scores by a boolean mask:
 # batch x seq x 5 bytes per layer (fp32 mask, bool mask) more than symcalc models.
 AWAITING_SAVED_TENSORS = frozenset({
-    "afmoe", "aria_text", "bart", "bigbird_pegasus", "biogpt", "blenderbot", "blenderbot-small",
-    "ctrl", "distilbert", "emu3", "ibert", "kolibri1", "lara_mini", "marian", "mbart",
+    "afmoe", "aria_text", "axk2", "bart", "beam", "bigbird_pegasus", "biogpt", "blenderbot", "blenderbot-small",
+    "ctrl", "distilbert", "emu3", "ibert", "kolibri1", "laguna", "lara_mini", "lfm3", "marian", "mbart",
     "minimax_m3_vl_text", "modernbert-decoder", "mvp", "nanochat", "nemotron", "nomic_bert",
     "openai-gpt", "pegasus", "persimmon", "plbart", "trocr", "xglm", "xlm", "xlm-roberta-xl",
     # issue 21, fam-recurrent's branch: new components, saved tensors not worked out yet

@@ -17,7 +17,10 @@ model).  What transformers 5.24 stores there (cache_utils.py, checked by
   kv_a_layernorm) and values ``(b, 1, s, d_rope)`` (the shared rotary key), i.e. r_kv + d_rope
   elements per token and layer, not the up-projected n_h (d_nope + d_rope) + n_h d_v;
 * Gemma 3n's KV-sharing layers (``config.kv_sharing_modes`` "reuse": the last
-  num_kv_shared_layers) hold a ``DummyLayer`` with no keys or values.
+  num_kv_shared_layers) hold a ``DummyLayer`` with no keys or values;
+* DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): a ``DynamicIndexedLayer`` holds MLA's latent
+  and, in each layer that runs its indexer, the indexer's keys ``(b, s, index_head_dim)``
+  (``indexer_keys``); a GLM-5 layer that reuses the previous selection keeps none.
 """
 from __future__ import annotations
 
@@ -173,6 +176,23 @@ CASES = {
     "flint-default-pattern-long": (_cfg("flint", "FlintForCausalLM", 7, head_dim=8, sliding_window=4,
                                         moe_intermediate_size=8, shared_expert_intermediate_size=12,
                                         num_experts=4, num_experts_per_tok=2), 1, 9),
+    # per-head output gates (no cache of their own): Laguna's sliding layers, Beam's default pattern
+    "laguna-sliding-short": (_cfg("laguna", "LagunaForCausalLM", 3, head_dim=8, sliding_window=6, num_experts=4,
+                                  num_experts_per_tok=2, moe_intermediate_size=8, shared_expert_intermediate_size=8,
+                                  layer_types=["sliding_attention", "full_attention", "sliding_attention"]), 2, 4),
+    "beam-default-pattern-short": (_cfg("beam", "BeamForCausalLM", 4, head_dim=8, sliding_window=6, num_experts=4,
+                                        num_experts_per_tok=2, n_group=2, topk_group=1, moe_intermediate_size=8), 2, 4),
+    "axk1-mla-moe-norm": (_cfg("axk1", "AXK1ForCausalLM", 2, q_lora_rank=10,
+                               **{k: v for k, v in _MLA.items() if k != "first_k_dense_replace"}), 2, 9),
+    # DeepSeek Sparse Attention: the indexer's own key cache beside MLA's latent
+    "deepseek_v32-mla-indexer": (_cfg("deepseek_v32", "DeepseekV32ForCausalLM", 2, q_lora_rank=10, index_n_heads=3,
+                                      index_head_dim=6, **_MLA), 2, 9),
+    "axk2-mla-indexer-gated": (_cfg("axk2", "AXK2ForCausalLM", 2, q_lora_rank=10, index_n_heads=3, index_head_dim=6,
+                                    gated_norm_rank=3, **{k: v for k, v in _MLA.items()
+                                                         if k not in ("first_k_dense_replace", "n_group", "topk_group")}), 2, 9),
+    "glm_moe_dsa-mla-shared-indexer": (_cfg("glm_moe_dsa", "GlmMoeDsaForCausalLM", 3, q_lora_rank=10, index_n_heads=3,
+                                            index_head_dim=6, indexer_types=["full", "shared", "full"],
+                                            **_MLA), 2, 9),
 }
 IDS = sorted(CASES)
 
@@ -189,7 +209,8 @@ def transformers_cache(case: str) -> tuple[int, list]:
         with torch.no_grad():
             out = model(**H.forward_inputs(model, batch, seq_len, "cpu", mask=True, use_cache=True))
         layers = out.past_key_values.layers
-        held = sum(t.numel() * t.element_size() for layer in layers for t in (layer.keys, layer.values)
+        held = sum(t.numel() * t.element_size() for layer in layers
+                   for t in (layer.keys, layer.values, getattr(layer, "indexer_keys", None))
                    if t is not None)  # a KV-sharing layer's DummyLayer holds None
         shapes = [(type(layer).__name__, *(None if t is None else tuple(t.shape)
                                            for t in (layer.keys, layer.values))) for layer in layers]
@@ -219,6 +240,10 @@ def test_what_transformers_stores(case):
         if getattr(config, "kv_lora_rank", None):  # MLA: the latent and the shared rotary key
             k, v = (batch, 1, seq_len, config.kv_lora_rank), (batch, 1, seq_len, config.qk_rope_head_dim)
             kind = "DynamicLayer"
+            if getattr(config, "index_n_heads", None):  # DSA: the indexer's keys, where it runs
+                kind = "DynamicIndexedLayer"
+                if (getattr(config, "indexer_types", None) or ["full"] * (i + 1))[i] == "full":
+                    want += 4 * batch * seq_len * config.index_head_dim
         else:
             slides = _sliding(config, i)
             tokens = min(seq_len, config.sliding_window - 1) if slides else seq_len
