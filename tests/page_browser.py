@@ -50,6 +50,9 @@ def browser(width: int = 1300, height: int = 1000):
             ready(driver)
 
     driver.get = get
+    # a script that clicks every derive button of a per-stage report redraws the figures each
+    # time: seconds on an idle machine, past WebDriver's default 30 s on a loaded CI runner
+    driver.set_script_timeout(180)
     try:
         driver.execute_cdp_cmd("Network.enable", {})
         driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
