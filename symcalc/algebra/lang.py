@@ -179,6 +179,14 @@ def _last_part(text: Any, sep: Any) -> str:
     return text.split(sep)[-1]
 
 
+def _values(obj: Any) -> list:
+    """The members of a JSON object in their order (Gemma 4's per_layer_config, keyed by layer
+    index): ``values(per_layer_config)[0]['head_dim']``."""
+    if not isinstance(obj, dict):
+        raise ValueProblem("must be an object", obj)
+    return list(obj.values())
+
+
 def _is_list(value: Any) -> bool:
     """True for a JSON list (``vision_feature_layer`` is an index or a list of them)."""
     return isinstance(value, list)
@@ -238,6 +246,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "matches": (_matches, 2, 2),
     "last_part": (_last_part, 2, 2),
     "is_list": (_is_list, 1, 1),
+    "values": (_values, 1, 1),
     "any": (_any, 1, None),
     "projections": (_projections, 1, 1),
 }

@@ -823,6 +823,7 @@ const FUNCTIONS = {
   },
   matches: (text, pattern) => { if (typeof pattern !== "string") throw new ValueProblem("pattern must be text", pattern); return typeof text === "string" && new RegExp(`^(?:${pattern})$`).test(text); },
   is_list: (v) => Array.isArray(v),
+  values: (o) => { if (o === null || typeof o !== "object" || Array.isArray(o)) throw new ValueProblem("must be an object", o); return Object.values(o); },
   any: (...cs) => { for (const c of cs) if (c !== null && typeof c !== "boolean") throw new ValueProblem("must be true or false", c); return cs.some(Boolean); },
   count_true: (items, n) => { if (!Array.isArray(items)) throw new ValueProblem("must be a list", items); return items.slice(0, intArg(n, true)).filter(truthy).length; },
   floor: (x) => {

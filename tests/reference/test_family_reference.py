@@ -239,6 +239,11 @@ DELIBERATE_REFUSALS = {
                                          "(clusters of tail words) has no symcalc component (xlm.toml's not_modelled)",
     "MVP's task prompts": "MVP with use_prompt: its prompt tables and their MLPs (self_attn_prompt, "
                           "cross_attn_prompt) have no symcalc component (mvp.toml's not_modelled)",
+    "a head narrower than the vocabulary": "Apertus 1.5 with output_vocab_size below vocab_size: a "
+                                           "pruned lm_head has no Spec field (apertus1p5_text.toml)",
+    "the sliding layers' 2 x num_key_value_heads": "MiMo-V2-Flash with fewer query heads than its "
+                                                   "sliding layers' key/value heads: repeat_kv by "
+                                                   "a zero or fractional group",
 }
 
 # Examples per family (a deeper local run: SYMCALC_FAMILY_EXAMPLES=50 pytest -k drawn ...)
