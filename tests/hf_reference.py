@@ -445,12 +445,31 @@ def _dbrx_experts_on_meta(self, hidden_states, top_k_index, top_k_weights):
     return out.view(batch_size, -1, self.hidden_size)
 
 
+def _jetmoe_gating_on_meta(self, hidden_states):
+    """``JetMoeTopKGating.forward`` without its data-dependent ``expert_size.tolist()``, for
+    the meta device.
+
+    The gate's router matmul (d -> E) is kept; the experts that follow (JetMoeParallelExperts)
+    run one F.linear per expert on the rows routed to it, T*k rows in all whatever the routing.
+    Here every (token, slot) pair is routed to expert 0: the same matmul FLOPs in total, on
+    shapes known without the routing."""
+    logits = self.layer(hidden_states).float()
+    top_k_logits, _ = logits.topk(self.top_k, dim=1)
+    gates = torch.softmax(top_k_logits, dim=1).type_as(hidden_states).flatten()
+    rows = hidden_states.shape[0] * self.top_k
+    index_sorted_experts = torch.arange(rows, device=hidden_states.device)
+    batch_index = index_sorted_experts.div(self.top_k, rounding_mode="trunc")
+    expert_size = [rows] + [0] * (self.num_experts - 1)
+    return index_sorted_experts, batch_index, gates, expert_size, logits
+
+
 # Expert modules whose eager forward loops over routing found with nonzero() (so they cannot run
 # on meta) and that are not on transformers' experts interface, each with a meta stand-in whose
 # matmuls add up to the eager loop's.  Used only for models too large for the CPU fallback (hub
 # configs); tests/reference/test_meta_standins.py checks every stand-in against the real eager forward on
 # CPU for the family's tiny configs.
-META_STANDINS = {"DbrxExperts": _dbrx_experts_on_meta}
+# (JetMoE's gate hands its routing to the experts as a Python list: the gate is replaced)
+META_STANDINS = {"DbrxExperts": _dbrx_experts_on_meta, "JetMoeTopKGating": _jetmoe_gating_on_meta}
 
 
 def count_forward_flops_with_standins(config: dict, batch: int, seq_len: int) -> int:

@@ -23,7 +23,7 @@ def sw(name: str) -> sympy.Symbol:
 
 # switches of parts only decoder-only stacks have (spec.toml refuses them elsewhere): an
 # encoder-decoder shape builds its stacks with them off, so its rows stay as they were
-DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff")
+DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa")
 
 
 def decoder_only_off() -> dict:
@@ -79,10 +79,13 @@ def attention_params(decoder: bool = False) -> list[Part]:
     bias per head (``sw_gate_hbias``, a decoder stack's ``attention/gate_bias``). In a decoder
     stack (``decoder``) MLA's query up-projection may also give an output gate (:func:`q_b_width`).
     """
-    mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
+    mla, lora, std, moa = sw("mla"), sw("q_lora"), 1 - sw("mla"), sw("moa")
     q_out = n_h * (d_nope + d_rope)
     return [
-        Part("q", std * linear(d, n_h * d_h, sw("bias_q"))
+        # JetMoE's mixture of attention heads (sw_moa): q and o are E experts of n_kv heads each
+        # (n_h = n_kv k heads run per token), routed by a d x E router of their own
+        Part("router", moa * d * E, "shen2024jetmoe"),
+        Part("q", std * (1 - moa) * linear(d, n_h * d_h, sw("bias_q")) + moa * E * d * n_kv * d_h
              + mla * (1 - lora) * linear(d, q_out, sw("bias_q")), "vaswani2017"),
         Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_g, sw("gate_bias")), "qwen2025next"),
         Part("q_a", mla * lora * linear(d, r_q, sw("bias_q")), "deepseek2024"),
@@ -103,7 +106,8 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("lambdas", sw("diff") * 4 * d_h, "ye2025diff"),
         # BitNet: a norm of width d on the attention output before o
         Part("sub_norm", sw("attn_sub") * norm_params(), "wang2023bitnet"),
-        Part("o", sw("attn_out") * linear(n_h * value_width(), d, sw("bias_o")), "vaswani2017"),
+        Part("o", sw("attn_out") * (linear(n_h * value_width(), d, sw("bias_o"))
+                                    + moa * (E * n_kv - n_h) * d_h * d), "vaswani2017"),
     ]
 
 
@@ -176,6 +180,7 @@ def moe_params() -> list[Part]:
         Part("router_scales", moe * sw("pmoe") * (d + E), "gemma4_2026"),
         Part("norm", moe * sw("moe_norm") * norm_params(), "skt2026axk1"),
         Part("norm_gate", moe * sw("gnorm") * 2 * d * r_g, "skt2026axk2"),
+        Part("bias", moe * sw("moa") * d, "shen2024jetmoe"),  # JetMoE's MoE output bias
     ]
 
 

@@ -50,6 +50,7 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
     mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
     q_out = n_h * (d_nope + d_rope)
     return [
+        Leaf("router", sw("moa") * 2 * tokens_q * d * E, "shen2024jetmoe"),
         Leaf("q", 2 * tokens_q * d * (std * n_h * d_h + mla * (1 - lora) * q_out), "vaswani2017"),
         Leaf("q_gate", std * sw("attn_gate") * 2 * tokens_q * d * n_h * d_g, "qwen2025next"),
         Leaf("q_a", mla * lora * 2 * tokens_q * d * r_q, "deepseek2024"),

@@ -46,7 +46,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
-               "moe_out_norm", "mla_q_gate")
+               "moe_out_norm", "mla_q_gate", "attn_experts")
 
 
 class Spec(Record):
@@ -133,6 +133,9 @@ class Spec(Record):
     # A.X-K2: MLA's q_gate_proj (the query latent and its normed copy -> queries and an output
     # gate per value channel), and norms gated by a low-rank MLP of rank r_g (None: none)
     mla_q_gate: bool = False
+    # JetMoE: query and output projections as E experts of n_kv heads each, k of them per token
+    # (n_h = n_kv k), with a router of their own, and an output bias on both mixtures
+    attn_experts: bool = False
     r_g: Optional[int] = None
     # a cross-attention block (and its norm) in every layer of a decoder-only stack that a
     # forward pass without an encoder never runs: parameters only (BART-shaped decoders alone)

@@ -238,6 +238,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_mla_gate", "MLA's query up-projection reads the latent and its normed copy "
                 "and also gives an output gate per value channel (A.X-K2)", "\\lambda_g"),
         _switch("sw_gnorm", "norms gated by a low-rank MLP of their output (A.X-K2)", "\\nu_g"),
+        _switch("sw_moa", "query and output projections as E experts of n_kv heads, k per token, "
+                "with their own router, and an output bias on attention and MoE (JetMoE)", "\\mu_a"),
         _switch("sw_dsa", "a sparse-attention indexer (DSA) beside the attention", "\\iota"),
         # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
         # data-parallel ranks

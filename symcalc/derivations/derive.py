@@ -45,6 +45,7 @@ MEANINGS = {
     "moe/shared/gate": "shared-expert gate projection", "moe/shared/up": "shared-expert up projection",
     "moe/shared/down": "shared-expert down projection", "moe/shared_gate": "shared-expert sigmoid gate", "moe/norm": "norm of the MoE block's output",
     "moe/norm_gate": "low-rank gate of the norm before the MoE block",
+    "moe/bias": "bias on the MoE block's output", "attention/router": "router of the attention experts",
     "norm/attention_gate": "low-rank gate of the norm before attention",
     "ffn/activation": "FFN activation (and gate)", "moe/activation": "expert activations (and gates)",
     "embedding/project_in": "projection of the embeddings in", "embedding/project_out":

@@ -93,6 +93,10 @@ SOURCES: dict[str, Source] = {
                "E4M3 and E5M2 encodings; a scale per tensor"),
         Source("deepseek2024v3", "DeepSeek-AI 2024, DeepSeek-V3 Technical Report",
                "Sec. 3.3.2: FP8 weights with one scale per 128 x 128 block"),
+        Source("shen2024jetmoe", "Shen et al. 2024, JetMoE: Reaching Llama2 Performance with 0.1M Dollars",
+               "a mixture of attention heads (query and output projections as routed experts sharing "
+               "one key/value projection) beside the MoE MLP, each mixture with an output bias "
+               "(transformers modeling_jetmoe.py JetMoeMoA, JetMoeMoE)"),
         Source("deepseek2025v32", "DeepSeek-AI 2025, DeepSeek-V3.2-Exp: Boosting Long-Context "
                "Efficiency with DeepSeek Sparse Attention (DeepSeek-V3.2 technical report)",
                "the lightning indexer: indexer queries from the low-rank query, one shared key, a "

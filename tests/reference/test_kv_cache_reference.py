@@ -154,6 +154,9 @@ CASES = {
                                            num_experts=4, num_experts_per_tok=2), 2, 9),
     "aria_text-gqa": (_cfg("aria_text", "AriaTextForCausalLM", 2, moe_num_experts=4, moe_topk=2), 2, 9),
     "hyperclovax-gqa": (_cfg("hyperclovax", "HyperCLOVAXForCausalLM", 2), 2, 9),
+    # JetMoE: the cache keeps the n_kv shared key/value heads, before their top_k repeat
+    "jetmoe-moa": (_cfg("jetmoe", "JetMoeForCausalLM", 2, kv_channels=8, num_local_experts=4,
+                        num_experts_per_tok=2), 2, 9),
     "nanochat-gqa": (_cfg("nanochat", "NanoChatForCausalLM", 2), 2, 9),
     "minimax_m3_vl_text-gqa": (_cfg("minimax_m3_vl_text", "MiniMaxM3VLForCausalLM", 2, head_dim=8, rotary_dim=4,
                                     num_local_experts=4, num_experts_per_tok=2, dense_intermediate_size=40,
