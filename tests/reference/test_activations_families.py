@@ -208,7 +208,8 @@ def test_sdpa_equals_measured(model_type):
 
 def test_wrappers_are_measured_through_their_language_model():
     assert {cfg["model_type"] for _, cfg in TINY} >= set(WRAPPERS)
-    assert set(WRAPPERS.values()) <= set(FAMILIES)
+    # measured with its language model's family, or waiting with it (Gemma 4)
+    assert set(WRAPPERS.values()) <= set(FAMILIES) | AWAITING_SAVED_TENSORS | AWAITING_IMPLEMENTATION
 
 
 def test_conventions_table_is_current():
