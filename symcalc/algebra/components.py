@@ -14,7 +14,7 @@ import sympy
 from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q)
+                      r_q, d_ai)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -77,23 +77,26 @@ def attention_params(decoder: bool = False) -> list[Part]:
     as the query is (``sw_gate_bias``: AFMoE's separate gate_proj never is); LFM3's and
     Laguna's gate is one scalar per head (d_g = 1: d -> n_h; else d_g = d_h), Beam's adds one
     bias per head (``sw_gate_hbias``, a decoder stack's ``attention/gate_bias``). In a decoder
-    stack (``decoder``) MLA's query up-projection may also give an output gate (:func:`q_b_width`).
+    stack (``decoder``) MLA's query up-projection may also give an output gate (:func:`q_b_width`),
+    and the standard q, k, v read d_ai inputs (d, but 2d in Zamba's shared blocks, which
+    attend over the hidden state and the embeddings concatenated).
     """
     mla, lora, std, moa = sw("mla"), sw("q_lora"), 1 - sw("mla"), sw("moa")
     q_out = n_h * (d_nope + d_rope)
+    d_in_ = d_ai if decoder else d
     return [
         # JetMoE's mixture of attention heads (sw_moa): q and o are E experts of n_kv heads each
         # (n_h = n_kv k heads run per token), routed by a d x E router of their own
         Part("router", moa * d * E, "shen2024jetmoe"),
-        Part("q", std * (1 - moa) * linear(d, n_h * d_h, sw("bias_q")) + moa * E * d * n_kv * d_h
+        Part("q", std * (1 - moa) * linear(d_in_, n_h * d_h, sw("bias_q")) + moa * E * d * n_kv * d_h
              + mla * (1 - lora) * linear(d, q_out, sw("bias_q")), "vaswani2017"),
         Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_g, sw("gate_bias")), "qwen2025next"),
         Part("q_a", mla * lora * linear(d, r_q, sw("bias_q")), "deepseek2024"),
         Part("q_norm", mla * lora * r_q, "deepseek2024"),
         Part("q_b", mla * lora * (q_b_width() * (q_out + sw("mla_gate") * n_h * d_v) if decoder
                                   else r_q * q_out), "deepseek2024"),
-        Part("k", std * linear(d, n_kv * d_h, sw("bias_k")), "ainslie2023"),
-        Part("v", std * linear(d, n_kv * d_h, sw("bias_v")), "ainslie2023"),
+        Part("k", std * linear(d_in_, n_kv * d_h, sw("bias_k")), "ainslie2023"),
+        Part("v", std * linear(d_in_, n_kv * d_h, sw("bias_v")), "ainslie2023"),
         Part("kv_a", mla * linear(d, r_kv + d_rope, sw("bias_k")), "deepseek2024"),
         Part("kv_norm", mla * r_kv, "deepseek2024"),
         Part("kv_b", mla * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
@@ -108,6 +111,19 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("sub_norm", sw("attn_sub") * norm_params(), "wang2023bitnet"),
         Part("o", sw("attn_out") * (linear(n_h * value_width(), d, sw("bias_o"))
                                     + moa * (E * n_kv - n_h) * d_h * d), "vaswani2017"),
+    ]
+
+
+def shared_block_params() -> list[Part]:
+    """Zamba's shared attention+MLP blocks (``sw_shblk``; Glorioso et al. 2024, Zamba;
+    transformers' ZambaHybridLayer): beside the block's attention and MLP (the layer's
+    attention and FFN parts, held by L_attn_w = B_sh copies), a norm of the d_ai-wide
+    attention input per copy, and in every layer that runs a block a d x d projection of its
+    output of its own (``linear``, no bias)."""
+    on = sw("shblk")
+    return [
+        Part("norm", on * (sw("norm_w") + sw("norm_b")) * d_ai, "glorioso2024zamba"),
+        Part("linear", on * d * d, "glorioso2024zamba"),
     ]
 
 

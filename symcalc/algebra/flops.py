@@ -22,7 +22,7 @@ from .components import (decoder_only_off, embedding_width, expert_width, linear
                          q_b_width, qk_width, shared_width, ssm_conv_width, ssm_in_width, sw,
                          value_width)
 from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
-                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e,
+                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
@@ -49,15 +49,17 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
     scores, d_v for values."""
     mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
     q_out = n_h * (d_nope + d_rope)
+    d_in_ = d_ai if decoder else d  # Zamba's shared blocks: q, k, v read 2d inputs
     return [
         Leaf("router", sw("moa") * 2 * tokens_q * d * E, "shen2024jetmoe"),
-        Leaf("q", 2 * tokens_q * d * (std * n_h * d_h + mla * (1 - lora) * q_out), "vaswani2017"),
+        Leaf("q", 2 * tokens_q * (std * d_in_ * n_h * d_h + mla * (1 - lora) * d * q_out),
+             "vaswani2017"),
         Leaf("q_gate", std * sw("attn_gate") * 2 * tokens_q * d * n_h * d_g, "qwen2025next"),
         Leaf("q_a", mla * lora * 2 * tokens_q * d * r_q, "deepseek2024"),
         Leaf("q_b", mla * lora * 2 * tokens_q * (q_b_width() * (q_out + sw("mla_gate") * n_h * d_v)
                                                  if decoder else r_q * q_out), "deepseek2024"),
-        Leaf("k", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
-        Leaf("v", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
+        Leaf("k", std * 2 * tokens_kv * d_in_ * n_kv * d_h, "ainslie2023"),
+        Leaf("v", std * 2 * tokens_kv * d_in_ * n_kv * d_h, "ainslie2023"),
         Leaf("kv_a", mla * 2 * tokens_kv * d * (r_kv + d_rope), "deepseek2024"),
         Leaf("kv_b", mla * 2 * tokens_kv * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
         Leaf("scores", 2 * n_h * qk_width() * batch_pairs, "vaswani2017"),
@@ -235,6 +237,9 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     elif causal:  # a decoder stack, which may be hybrid
         leaves += _indexer(b * seq, b * self_pairs(seq, causal))
         leaves += _mixers(seq) + _layer_extras(b * seq)
+        # Zamba: each use of a shared block projects its output by a d x d matrix of its own
+        leaves.append(Leaf("shared_block/linear", sw("shblk") * 2 * b * seq * d * d,
+                           "glorioso2024zamba"))
         # differential attention (DiffLlama) runs the eager core again, on the other half of
         # the values (no MLA beside it)
         leaves += [Leaf(f"attention/diff/{x}", sw("diff") * 2 * n_h * d_h * b * self_pairs(seq, causal),

@@ -33,7 +33,7 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
-               "n_ih", "d_ih", "r_g")
+               "n_ih", "d_ih", "r_g", "d_ai", "B_sh")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx")
@@ -123,6 +123,11 @@ class Spec(Record):
     n_ih: Optional[int] = None  # indexer heads
     d_ih: Optional[int] = None  # indexer head dim
     L_idx: Optional[int] = None  # attention layers running their own indexer (None: all)
+    # Zamba: the L_attn hybrid layers run shared attention+MLP blocks whose weights B_sh
+    # copies hold (None: every layer its own), each use followed by a d x d projection of its
+    # own; their attention projections read d_ai inputs (None: d; Zamba 2d)
+    B_sh: Optional[int] = None
+    d_ai: Optional[int] = None
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

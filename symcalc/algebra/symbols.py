@@ -126,6 +126,14 @@ SIZES: dict[str, SymbolInfo] = {
               "head (LFM3, Laguna)", "d_g"),
         _count("L_idx", "attention layers that run their own indexer (GLM-5's shared layers "
                "reuse an earlier layer's selection)", "L_{\\mathrm{idx}}"),
+        # Zamba's shared attention+MLP blocks: the hybrid layers run them, B_sh copies hold
+        # the weights; their attention reads the hidden state and the embeddings concatenated
+        _size("d_ai", "input width of the attention projections (Zamba: the hidden state and "
+              "the embeddings concatenated, 2d)", "d_{\\mathrm{ai}}"),
+        _count("L_attn_w", "attention blocks holding weights of their own (L_attn unless the "
+               "layers share blocks: Zamba's B_sh)", "L_{\\mathrm{attn,w}}"),
+        _count("L_ffn_w", "FFN blocks holding weights of their own (L_ffn unless the layers "
+               "share blocks: Zamba's B_sh)", "L_{\\mathrm{ffn,w}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
         # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
@@ -241,6 +249,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_moa", "query and output projections as E experts of n_kv heads, k per token, "
                 "with their own router, and an output bias on attention and MoE (JetMoE)", "\\mu_a"),
         _switch("sw_dsa", "a sparse-attention indexer (DSA) beside the attention", "\\iota"),
+        _switch("sw_shblk", "the hybrid layers share attention+MLP blocks, each use with a d x d "
+                "output projection of its own (Zamba)", "\\sigma_b"),
         # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
         # data-parallel ranks
         _switch("sw_zero_w", "ZeRO-3 / FSDP shards the weights over the data-parallel ranks",
@@ -335,6 +345,7 @@ def latex_names() -> dict[sympy.Symbol, str]:
               "d_ff_sum", "d_hg", "n_kvg", "S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g")
 )
 (n_ih, d_ih, L_idx, d_g, r_g) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g", "r_g"))
+(d_ai, L_attn_w, L_ffn_w) = (SIZES[n].symbol for n in ("d_ai", "L_attn_w", "L_ffn_w"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

@@ -102,6 +102,11 @@ SOURCES: dict[str, Source] = {
                "the lightning indexer: indexer queries from the low-rank query, one shared key, a "
                "weight per head, ReLU scores summed over the heads pick the top-k keys "
                "(transformers modeling_deepseek_v32.py DeepseekV32Indexer)"),
+        Source("glorioso2024zamba", "Glorioso et al. 2024, Zamba: A Compact 7B SSM Hybrid Model "
+               "(arXiv:2405.16712)",
+               "one attention+MLP block shared by the hybrid layers, reading the hidden state and "
+               "the embeddings concatenated, each use followed by a linear projection of its own "
+               "(transformers modeling_zamba.py ZambaHybridLayer, ZambaAttentionDecoderLayer)"),
         Source("beam2026", "Reflection AI 2026, Beam-1.0 model card (reflection/Beam-1.0-501B-A23B)",
                "a sigmoid output gate per channel with one learned bias per head (transformers "
                "modeling_beam.py BeamAttention.gate_bias)"),
