@@ -88,6 +88,9 @@ SSM_CONFIGS = [
     ("lfm2_moe/causal-lm-conv-bias-untied-legacy-key.json", 1, 2),
     ("bamba/causal-lm-attention-biases.json", 2, 5),
     ("bamba/causal-lm-attention-biases.json", 1, 17),
+    # Zamba: a multi-head Mamba-1 mixer in every layer, keys and values in its hybrid layers
+    ("zamba/tiny-tied-period.json", 2, 5),
+    ("zamba/tiny-untied-layer-types.json", 1, 2),
     # attention-free stacks whose own forward keeps a cache (returned as ``out.cache``)
     ("mamba/tiny-tied.json", 2, 5),
     ("mamba/tiny-untied-biases-rank.json", 1, 2),
