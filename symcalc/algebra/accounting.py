@@ -134,7 +134,7 @@ def group_count(path: str, layers, hybrid: bool = False, params: bool = False):
             return MIXERS[group][0]
         if path in FFN_NORMS:
             return ffn_layers
-        if group == "shared_block":  # Zamba: the input norm per copy, the projection per use
+        if group == "shared_block":  # Zamba: the input norm per copy, projection and adapters per use
             return attn if path == "shared_block/norm" else L_attn
     return layers
 

@@ -14,7 +14,7 @@ import sympy
 from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q, d_ai)
+                      r_q, d_ai, r_ad)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -119,11 +119,16 @@ def shared_block_params() -> list[Part]:
     transformers' ZambaHybridLayer): beside the block's attention and MLP (the layer's
     attention and FFN parts, held by L_attn_w = B_sh copies), a norm of the d_ai-wide
     attention input per copy, and in every layer that runs a block a d x d projection of its
-    output of its own (``linear``, no bias)."""
+    output of its own (``linear``, no bias). Zamba2 (Glorioso et al. 2024, Zamba2-7B;
+    transformers' Zamba2MLP, Zamba2Attention) adds per use a low-rank adapter d -> r_ad ->
+    2 d_ff to the MLP's fused gate and up projection (``sw_shad``) and, with
+    use_shared_attention_adapter (``sw_shaa``), d_ai -> r_ad -> d_ai to each of q, k, v."""
     on = sw("shblk")
     return [
         Part("norm", on * (sw("norm_w") + sw("norm_b")) * d_ai, "glorioso2024zamba"),
         Part("linear", on * d * d, "glorioso2024zamba"),
+        Part("ffn_adapter", sw("shad") * r_ad * (d + 2 * d_ff), "glorioso2024zamba2"),
+        Part("attn_adapter", sw("shaa") * 6 * d_ai * r_ad, "glorioso2024zamba2"),
     ]
 
 

@@ -22,7 +22,7 @@ from .components import (decoder_only_off, embedding_width, expert_width, linear
                          q_b_width, qk_width, shared_width, ssm_conv_width, ssm_in_width, sw,
                          value_width)
 from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
-                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai,
+                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai, r_ad,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
@@ -240,6 +240,11 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
         # Zamba: each use of a shared block projects its output by a d x d matrix of its own
         leaves.append(Leaf("shared_block/linear", sw("shblk") * 2 * b * seq * d * d,
                            "glorioso2024zamba"))
+        # Zamba2: each use's own low-rank adapters on the MLP's gate/up and on q, k, v
+        leaves.append(Leaf("shared_block/ffn_adapter", sw("shad") * 2 * b * seq * r_ad
+                           * (d + 2 * d_ff), "glorioso2024zamba2"))
+        leaves.append(Leaf("shared_block/attn_adapter", sw("shaa") * 2 * b * seq * 6 * d_ai
+                           * r_ad, "glorioso2024zamba2"))
         # differential attention (DiffLlama) runs the eager core again, on the other half of
         # the values (no MLA beside it)
         leaves += [Leaf(f"attention/diff/{x}", sw("diff") * 2 * n_h * d_h * b * self_pairs(seq, causal),

@@ -33,7 +33,7 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
-               "n_ih", "d_ih", "r_g", "d_ai", "B_sh")
+               "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx")
@@ -46,7 +46,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
-               "moe_out_norm", "mla_q_gate", "attn_experts")
+               "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters")
 
 
 class Spec(Record):
@@ -128,6 +128,10 @@ class Spec(Record):
     # own; their attention projections read d_ai inputs (None: d; Zamba 2d)
     B_sh: Optional[int] = None
     d_ai: Optional[int] = None
+    # Zamba2: each use of a shared block adds a low-rank adapter of rank r_ad to its MLP's gate
+    # and up projections (None: none), and with attn_adapters to its q, k and v
+    r_ad: Optional[int] = None
+    attn_adapters: bool = False
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

@@ -134,6 +134,8 @@ SIZES: dict[str, SymbolInfo] = {
                "layers share blocks: Zamba's B_sh)", "L_{\\mathrm{attn,w}}"),
         _count("L_ffn_w", "FFN blocks holding weights of their own (L_ffn unless the layers "
                "share blocks: Zamba's B_sh)", "L_{\\mathrm{ffn,w}}"),
+        _size("r_ad", "rank of the per-use low-rank adapters of a shared block (Zamba2's "
+              "adapter_rank)", "r_{\\mathrm{ad}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
         # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
@@ -251,6 +253,10 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_dsa", "a sparse-attention indexer (DSA) beside the attention", "\\iota"),
         _switch("sw_shblk", "the hybrid layers share attention+MLP blocks, each use with a d x d "
                 "output projection of its own (Zamba)", "\\sigma_b"),
+        _switch("sw_shad", "each use of a shared block adds a low-rank adapter to its MLP's "
+                "gate and up projections (Zamba2)", "\\sigma_f"),
+        _switch("sw_shaa", "each use of a shared block adds low-rank adapters to its q, k and v "
+                "(Zamba2's use_shared_attention_adapter)", "\\sigma_a"),
         # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
         # data-parallel ranks
         _switch("sw_zero_w", "ZeRO-3 / FSDP shards the weights over the data-parallel ranks",
@@ -345,7 +351,7 @@ def latex_names() -> dict[sympy.Symbol, str]:
               "d_ff_sum", "d_hg", "n_kvg", "S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g")
 )
 (n_ih, d_ih, L_idx, d_g, r_g) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g", "r_g"))
-(d_ai, L_attn_w, L_ffn_w) = (SIZES[n].symbol for n in ("d_ai", "L_attn_w", "L_ffn_w"))
+(d_ai, L_attn_w, L_ffn_w, r_ad) = (SIZES[n].symbol for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

@@ -107,6 +107,11 @@ SOURCES: dict[str, Source] = {
                "one attention+MLP block shared by the hybrid layers, reading the hidden state and "
                "the embeddings concatenated, each use followed by a linear projection of its own "
                "(transformers modeling_zamba.py ZambaHybridLayer, ZambaAttentionDecoderLayer)"),
+        Source("glorioso2024zamba2", "Glorioso et al. 2024, The Zamba2 Suite: Technical Report "
+               "(arXiv:2411.15242)",
+               "shared attention+MLP blocks alternating over num_mem_blocks copies, each use with "
+               "its own low-rank (LoRA-like) adapters on the MLP and, optionally, on q, k and v "
+               "(transformers modeling_zamba2.py Zamba2MLP, Zamba2Attention, Zamba2Model.get_layers)"),
         Source("beam2026", "Reflection AI 2026, Beam-1.0 model card (reflection/Beam-1.0-501B-A23B)",
                "a sigmoid output gate per channel with one learned bias per head (transformers "
                "modeling_beam.py BeamAttention.gate_bias)"),
