@@ -85,7 +85,7 @@ AWAITING_SAVED_TENSORS = frozenset({
     "gemma4_text", "mimo_v2_flash", "minimax", "apertus", "apertus1p5_text", "bitnet", "diffllama",
     "longcat_flash", "gemma4_unified_text",
     # Zamba's shared attention+MLP blocks (2d-wide attention input, per-use projections)
-    "zamba",
+    "zamba", "zamba2",
     # JetMoE's mixture of attention heads
     "jetmoe"})
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's

@@ -91,6 +91,9 @@ SSM_CONFIGS = [
     # Zamba: a multi-head Mamba-1 mixer in every layer, keys and values in its hybrid layers
     ("zamba/tiny-tied-period.json", 2, 5),
     ("zamba/tiny-untied-layer-types.json", 1, 2),
+    # Zamba2: a Mamba-2 mixer in every layer, keys and values in its hybrid layers
+    ("zamba2/tiny-mem-blocks-attn-adapters.json", 2, 5),
+    ("zamba2/tiny-bare-biases-gqa.json", 1, 7),
     # attention-free stacks whose own forward keeps a cache (returned as ``out.cache``)
     ("mamba/tiny-tied.json", 2, 5),
     ("mamba/tiny-untied-biases-rank.json", 1, 2),
