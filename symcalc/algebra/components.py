@@ -283,18 +283,26 @@ def linear_attention_params() -> list[Part]:
     has the q, k, v projection, Gated DeltaNet's output gate, a norm over all n_lv d_lv
     channels and out, and no convolution, beta or decay parameters (its decay rates are
     fixed buffers).
+
+    RWKV-4's time mixing (``sw_rwkv``; Peng et al. 2023; transformers' RwkvSelfAttention) is
+    one head of d_lk = d_lv: receptance, key and value (the q, k, v rows) and output (o), the
+    decays time_decay and time_first (d_lv each), no convolution, beta, output gate or norm;
+    ``mix`` holds the time-mix coefficients of the layer's two blocks (3d + 2d) and its
+    channel mixing's receptance gate, d x d (RwkvFeedForward; its key and value are the FFN's
+    up and down).
     """
-    light = sw("light")
-    gdn, kda, conv = sw("gdn"), 1 - sw("gdn") - light, 1 - light
+    light, rwkv = sw("light"), sw("rwkv")
+    gdn, kda, conv = sw("gdn"), 1 - sw("gdn") - light - rwkv, 1 - light - rwkv
     return [
         Part("qkv", d * linear_qkv_width(), "yang2025"),
         Part("conv", conv * linear_qkv_width() * K_conv, "yang2025"),
         Part("beta", conv * d * n_lv, "yang2025"),
-        Part("decay", gdn * (d * n_lv + 2 * n_lv)
+        Part("decay", gdn * (d * n_lv + 2 * n_lv) + rwkv * 2 * d_lv
              + kda * (d * d_lk + d_lk * n_lv * d_lk + n_lv * d_lk + n_lv), "kimi2025"),
+        Part("mix", rwkv * (5 * d + d * d), "peng2023rwkv"),
         Part("output_gate", (gdn + light) * d * n_lv * d_lv
              + kda * (d * d_lv + d_lv * n_lv * d_lv), "yang2025"),
-        Part("norm", d_lv + light * (n_lv - 1) * d_lv, "yang2025"),
+        Part("norm", (1 - rwkv) * (d_lv + light * (n_lv - 1) * d_lv), "yang2025"),
         Part("o", n_lv * d_lv * d, "yang2025"),
     ]
 

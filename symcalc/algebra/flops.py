@@ -134,7 +134,8 @@ def linear_core(seq) -> sympy.Expr:
     queries, written by the new values). The triangular solve is not a counted matmul."""
     gdn, light = sw("gdn"), sw("light")
     blocks = gdn * (2 * Q_c * d_lk + Q_c * d_lv) + (1 - gdn) * (Q_c * d_lk + 2 * Q_c * d_lv)
-    return (1 - light) * 2 * b * n_lv * chunks(seq) * Q_c * (blocks + 3 * d_lk * d_lv) \
+    # RWKV's WKV recurrence (sw_rwkv) is elementwise: no matmul
+    return (1 - light - sw("rwkv")) * 2 * b * n_lv * chunks(seq) * Q_c * (blocks + 3 * d_lk * d_lv) \
         + light * lightning_core(seq)
 
 
@@ -169,13 +170,15 @@ def _mixers(seq) -> list[Leaf]:
     ``seq`` tokens: projections, depthwise convolutions, and the matmuls of the recurrence as
     transformers' torch path runs it (:func:`linear_core`, :func:`ssm_core`)."""
     tokens = b * seq
-    gdn, kda = sw("gdn"), 1 - sw("gdn") - sw("light")
+    gdn, kda = sw("gdn"), 1 - sw("gdn") - sw("light") - sw("rwkv")
+    conv = 1 - sw("light") - sw("rwkv")
     m1 = sw("mamba1")
     return [
         Leaf("linear_attention/qkv", 2 * tokens * d * linear_qkv_width(), "yang2025"),
-        Leaf("linear_attention/conv", (1 - sw("light")) * conv_flops(seq, linear_qkv_width()),
-             "yang2025"),
-        Leaf("linear_attention/beta", (1 - sw("light")) * 2 * tokens * d * n_lv, "yang2025"),
+        Leaf("linear_attention/conv", conv * conv_flops(seq, linear_qkv_width()), "yang2025"),
+        Leaf("linear_attention/beta", conv * 2 * tokens * d * n_lv, "yang2025"),
+        # RWKV: the channel mixing's receptance gate
+        Leaf("linear_attention/mix", sw("rwkv") * 2 * tokens * d * d, "peng2023rwkv"),
         Leaf("linear_attention/decay", 2 * tokens * (gdn * d * n_lv
                                                      + kda * (d * d_lk + d_lk * n_lv * d_lk)),
              "kimi2025"),
@@ -374,12 +377,12 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             # the state read by the key and the query and the output read (linear attention),
             # the state read by C (Mamba): the recurrent update of one token, not a padded chunk
             ("layer/linear_attention/conv_step",
-             (1 - sw("light")) * L_lin * 2 * b * linear_qkv_width() * K_conv,
+             (1 - sw("light") - sw("rwkv")) * L_lin * 2 * b * linear_qkv_width() * K_conv,
              "yang2025"),
             ("layer/ssm/conv_step", L_ssm * 2 * b * ssm_conv_width() * K_conv, "dao2024"),
             ("layer/short_conv/conv_step", L_conv * 2 * b * d * K_conv, "liquid2025"),
-            ("layer/linear_attention/state_step", L_lin * 2 * b * n_lv * 2 * d_lk * d_lv,
-             "yang2025"),
+            ("layer/linear_attention/state_step",
+             (1 - sw("rwkv")) * L_lin * 2 * b * n_lv * 2 * d_lk * d_lv, "yang2025"),
             ("layer/ssm/state_step", L_ssm * 2 * b * d_in * N_s, "dao2024"),
         ]
         drop = ("layer/attention/scores", "layer/attention/context", "layer/attention/diff/scores",

@@ -208,6 +208,9 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_mlm_bias", "the masked-LM head's dense layer has a bias", "\\mu_b"),
         _switch("sw_last_o_bias", "the last layer's attention output alone has a bias "
                                   "(GPT-NeoX-Japanese)", "\\beta_{o,L}"),
+        _switch("sw_rwkv", "linear attention is RWKV-4's time mixing (receptance, key, value, "
+                "output; the WKV recurrence has no matmul), with its channel mixing's receptance "
+                "gate beside the FFN", "\\rho_w"),
         _switch("sw_light", "linear attention is lightning attention (MiniMax-01: no "
                 "convolution, beta or decay parameters)", "\\lambda_a"),
         _switch("sw_gdn", "linear attention is Gated DeltaNet (else Kimi Delta Attention)",

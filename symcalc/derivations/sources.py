@@ -112,6 +112,11 @@ SOURCES: dict[str, Source] = {
                "shared attention+MLP blocks alternating over num_mem_blocks copies, each use with "
                "its own low-rank (LoRA-like) adapters on the MLP and, optionally, on q, k and v "
                "(transformers modeling_zamba2.py Zamba2MLP, Zamba2Attention, Zamba2Model.get_layers)"),
+        Source("peng2023rwkv", "Peng et al. 2023, RWKV: Reinventing RNNs for the Transformer Era "
+               "(arXiv:2305.13048)",
+               "RWKV-4's time mixing (receptance, key, value, output, time decay and bonus, token "
+               "shift) and channel mixing (receptance gate, squared-ReLU key, value) "
+               "(transformers modeling_rwkv.py RwkvSelfAttention, RwkvFeedForward)"),
         Source("beam2026", "Reflection AI 2026, Beam-1.0 model card (reflection/Beam-1.0-501B-A23B)",
                "a sigmoid output gate per channel with one learned bias per head (transformers "
                "modeling_beam.py BeamAttention.gate_bias)"),
