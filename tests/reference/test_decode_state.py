@@ -100,6 +100,9 @@ SSM_CONFIGS = [
     ("falcon_mamba/tiny-tied.json", 2, 5),
     ("mamba2/tiny-untied.json", 2, 5),
     ("mamba2/tiny-tied-biases.json", 1, 9),
+    # RWKV-4: its model returns a list of five (b, d, L) tensors as ``out.state``
+    ("rwkv/tiny-untied.json", 2, 5),
+    ("rwkv/tiny-tied.json", 1, 2),
 ]
 # softmax stacks whose global layers cache keys and values of their own shape (Gemma 4's
 # global_head_dim, num_global_key_value_heads, attention_k_eq_v; MiMo-V2-Flash's sliding layers
@@ -151,6 +154,13 @@ def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
         held = {"state": 0, "kv": 0, "conv": [], "recurrent": [], "keys": [], "values": []}
         # the Mamba models return their DynamicCache as ``cache``, not ``past_key_values``
         cache = getattr(out, "past_key_values", None) or getattr(out, "cache", None)
+        rwkv_state = getattr(out, "state", None)  # RWKV: token shifts, then the WKV state
+        for i, t in enumerate(rwkv_state if isinstance(rwkv_state, list) else []):
+            held["state"] += t.numel() * t.element_size()
+            held["conv" if i < 2 else "recurrent"].append((tuple(t.shape), t.dtype))
+        if isinstance(rwkv_state, list):
+            _HELD[key] = held
+            return held
         for t in getattr(cache, "linear_cache", None) or []:  # MiniMaxCache's lightning states
             if isinstance(t, torch.Tensor):
                 held["state"] += t.numel() * t.element_size()
