@@ -14,7 +14,7 @@ import sympy
 from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q, d_ai, r_ad)
+                      r_q, d_ai, r_ad, d_bk)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -325,14 +325,21 @@ def ssm_params() -> list[Part]:
     bias, A (d_in x N_s) and D (d_in), Jamba's RMSNorms on dt, B and C, out_proj d_in -> d.
     Mamba-2 (Nemotron-H, Falcon-H1, Granite-4): in_proj d -> 2 d_in + 2 G_s N_s + H_s, a
     depthwise conv over x, B and C, dt_bias, A_log and D (H_s each), a gated RMSNorm over d_in
-    (``sw_ssm_norm``), out_proj d_in -> d."""
-    m1, m2 = sw("mamba1"), 1 - sw("mamba1")
+    (``sw_ssm_norm``), out_proj d_in -> d.
+
+    Griffin's recurrent block (``sw_rglru``, with ``sw_mamba1``; De et al. 2024,
+    RecurrentGemma; transformers' RecurrentGemmaRecurrentBlock) keeps Mamba-1's in_proj (its
+    linear_x and linear_y), conv and out_proj, and in place of x_proj, dt_proj, A and D the
+    RG-LRU's input and recurrent gates, d_in / d_bk blocks of d_bk^2 with biases, and its
+    recurrence parameter (d_in): 2 d_in d_bk + 3 d_in, in ``decay``."""
+    m1, m2, rg = sw("mamba1"), 1 - sw("mamba1"), sw("rglru")
     return [
         Part("in_proj", linear(d, ssm_in_width(), sw("ssm_bias")), "dao2024"),
         Part("conv", linear(K_conv, ssm_conv_width(), sw("conv_bias")), "dao2024"),
-        Part("x_proj", m1 * d_in * (R_dt + 2 * N_s), "gu2023"),
-        Part("dt_proj", m1 * linear(R_dt, d_in, 1), "gu2023"),
-        Part("decay", m1 * (d_in * N_s + d_in) + m2 * 3 * H_s, "dao2024"),
+        Part("x_proj", m1 * (1 - rg) * d_in * (R_dt + 2 * N_s), "gu2023"),
+        Part("dt_proj", m1 * (1 - rg) * linear(R_dt, d_in, 1), "gu2023"),
+        Part("decay", m1 * (1 - rg) * (d_in * N_s + d_in) + m2 * 3 * H_s
+             + rg * (2 * d_in * d_bk + 3 * d_in), "de2024griffin"),
         Part("inner_norms", m1 * sw("ssm_inner") * (R_dt + 2 * N_s), "gu2023"),
         Part("norm", m2 * sw("ssm_norm") * d_in, "dao2024"),
         Part("out_proj", linear(d_in, d, sw("ssm_out_bias")), "dao2024"),

@@ -22,7 +22,7 @@ from .components import (decoder_only_off, embedding_width, expert_width, linear
                          q_b_width, qk_width, shared_width, ssm_conv_width, ssm_in_width, sw,
                          value_width)
 from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
-                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai, r_ad,
+                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai, r_ad, d_bk,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
@@ -161,7 +161,8 @@ def ssm_core(seq) -> sympy.Expr:
     c = chunks(seq)
     mamba2 = 2 * b * (c * Q_c**2 * (H_s * N_s + d_in) + 2 * c * Q_c * d_in * N_s
                       + (c + 1)**2 * d_in * N_s)
-    return m1 * 2 * b * seq * d_in * N_s + (1 - m1) * mamba2
+    # the RG-LRU's recurrence (sw_rglru) is elementwise: no matmul
+    return (m1 - sw("rglru")) * 2 * b * seq * d_in * N_s + (1 - m1) * mamba2
 
 
 def _mixers(seq) -> list[Leaf]:
@@ -190,8 +191,10 @@ def _mixers(seq) -> list[Leaf]:
         Leaf("linear_attention/o", 2 * tokens * n_lv * d_lv * d, "yang2025"),
         Leaf("ssm/in_proj", 2 * tokens * d * ssm_in_width(), "dao2024"),
         Leaf("ssm/conv", conv_flops(seq, ssm_conv_width()), "dao2024"),
-        Leaf("ssm/x_proj", m1 * 2 * tokens * d_in * (R_dt + 2 * N_s), "gu2023"),
-        Leaf("ssm/dt_proj", m1 * 2 * tokens * R_dt * d_in, "gu2023"),
+        # (the RG-LRU's two block-diagonal gates, batched products of d_bk-wide blocks)
+        Leaf("ssm/x_proj", m1 * (1 - sw("rglru")) * 2 * tokens * d_in * (R_dt + 2 * N_s)
+             + sw("rglru") * 4 * tokens * d_in * d_bk, "gu2023"),
+        Leaf("ssm/dt_proj", m1 * (1 - sw("rglru")) * 2 * tokens * R_dt * d_in, "gu2023"),
         Leaf("ssm/core", ssm_core(seq), "dao2024"),
         Leaf("ssm/out_proj", 2 * tokens * d_in * d, "dao2024"),
         Leaf("short_conv/in_proj", 2 * tokens * d * 3 * d, "liquid2025"),
@@ -379,11 +382,13 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             ("layer/linear_attention/conv_step",
              (1 - sw("light") - sw("rwkv")) * L_lin * 2 * b * linear_qkv_width() * K_conv,
              "yang2025"),
-            ("layer/ssm/conv_step", L_ssm * 2 * b * ssm_conv_width() * K_conv, "dao2024"),
+            # (the RG-LRU steps its conv and recurrence elementwise)
+            ("layer/ssm/conv_step", (1 - sw("rglru")) * L_ssm * 2 * b * ssm_conv_width() * K_conv,
+             "dao2024"),
             ("layer/short_conv/conv_step", L_conv * 2 * b * d * K_conv, "liquid2025"),
             ("layer/linear_attention/state_step",
              (1 - sw("rwkv")) * L_lin * 2 * b * n_lv * 2 * d_lk * d_lv, "yang2025"),
-            ("layer/ssm/state_step", L_ssm * 2 * b * d_in * N_s, "dao2024"),
+            ("layer/ssm/state_step", (1 - sw("rglru")) * L_ssm * 2 * b * d_in * N_s, "dao2024"),
         ]
         drop = ("layer/attention/scores", "layer/attention/context", "layer/attention/diff/scores",
                 "layer/attention/diff/context", "pooler", "layer/attention/indexer/logits",

@@ -158,7 +158,9 @@ def recurrent_state_elements() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
         "linear_attention": ((1 - sw("rwkv")) * n_lv * d_lk * d_lv + sw("rwkv") * 3 * d_lv,
                              (1 - sw("light") - sw("rwkv")) * linear_qkv_width() * K_conv
                              + sw("rwkv") * 2 * d),
-        "ssm": (d_in * N_s, ssm_conv_width() * K_conv),
+        # the RG-LRU (sw_rglru): a d_in state and the last K_conv - 1 inputs of its conv
+        "ssm": ((1 - sw("rglru")) * d_in * N_s + sw("rglru") * d_in,
+                ssm_conv_width() * K_conv - sw("rglru") * d_in),
         "short_conv": (sympy.Integer(0), d * K_conv),
     }
 

@@ -27,13 +27,13 @@ HEADS = ("none", "tied", "untied")
 POSITIONS = ("learned", "rotary", "relative", "none")
 PROJECTIONS = ("q", "k", "v", "o")
 LINEAR_ATTNS = ("none", "gated_deltanet", "kda", "lightning", "rwkv")
-SSMS = ("none", "mamba", "mamba2")
+SSMS = ("none", "mamba", "mamba2", "rglru")
 
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
-               "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad")
+               "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx")
@@ -132,6 +132,7 @@ class Spec(Record):
     # and up projections (None: none), and with attn_adapters to its q, k and v
     r_ad: Optional[int] = None
     attn_adapters: bool = False
+    d_bk: Optional[int] = None  # RG-LRU (ssm = rglru): width of each block of its gates
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

@@ -134,6 +134,8 @@ SIZES: dict[str, SymbolInfo] = {
                "layers share blocks: Zamba's B_sh)", "L_{\\mathrm{attn,w}}"),
         _count("L_ffn_w", "FFN blocks holding weights of their own (L_ffn unless the layers "
                "share blocks: Zamba's B_sh)", "L_{\\mathrm{ffn,w}}"),
+        _size("d_bk", "width of each block of the RG-LRU's block-diagonal gates (RecurrentGemma: "
+              "lru_width // num_attention_heads)", "d_{\\mathrm{bk}}"),
         _size("r_ad", "rank of the per-use low-rank adapters of a shared block (Zamba2's "
               "adapter_rank)", "r_{\\mathrm{ad}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
@@ -215,7 +217,10 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "convolution, beta or decay parameters)", "\\lambda_a"),
         _switch("sw_gdn", "linear attention is Gated DeltaNet (else Kimi Delta Attention)",
                 "\\delta_g"),
-        _switch("sw_mamba1", "the SSM mixer is Mamba-1 (else Mamba-2)", "\\mu_1"),
+        _switch("sw_mamba1", "the SSM mixer is Mamba-1 or RG-LRU (else Mamba-2)", "\\mu_1"),
+        _switch("sw_rglru", "the SSM mixer is Griffin's RG-LRU block (RecurrentGemma): Mamba-1's "
+                "in_proj, conv and out_proj, block-diagonal input and recurrent gates instead of "
+                "x_proj, dt_proj, A and D", "\\mu_r"),
         _switch("sw_ssm_bias", "Mamba in_proj has a bias", "\\beta_s"),
         _switch("sw_ssm_out_bias", "Mamba out_proj has a bias", "\\beta_{so}"),
         _switch("sw_conv_bias", "the depthwise convolution (and LFM2's projections) has biases",
@@ -354,7 +359,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
               "d_ff_sum", "d_hg", "n_kvg", "S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g")
 )
 (n_ih, d_ih, L_idx, d_g, r_g) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g", "r_g"))
-(d_ai, L_attn_w, L_ffn_w, r_ad) = (SIZES[n].symbol for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad"))
+(d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
+                                        for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

@@ -117,6 +117,12 @@ SOURCES: dict[str, Source] = {
                "RWKV-4's time mixing (receptance, key, value, output, time decay and bonus, token "
                "shift) and channel mixing (receptance gate, squared-ReLU key, value) "
                "(transformers modeling_rwkv.py RwkvSelfAttention, RwkvFeedForward)"),
+        Source("de2024griffin", "De et al. 2024, Griffin: Mixing Gated Linear Recurrences with "
+               "Local Attention for Efficient Language Models (arXiv:2402.19427); Botev et al. 2024, "
+               "RecurrentGemma",
+               "the recurrent block: two branches from the input, a temporal conv and the RG-LRU "
+               "with block-diagonal input and recurrent gates (transformers "
+               "modeling_recurrent_gemma.py RecurrentGemmaRecurrentBlock, RecurrentGemmaRglru)"),
         Source("beam2026", "Reflection AI 2026, Beam-1.0 model card (reflection/Beam-1.0-501B-A23B)",
                "a sigmoid output gate per channel with one learned bias per head (transformers "
                "modeling_beam.py BeamAttention.gate_bias)"),
