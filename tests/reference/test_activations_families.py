@@ -86,8 +86,8 @@ AWAITING_SAVED_TENSORS = frozenset({
     "longcat_flash", "gemma4_unified_text",
     # Zamba's shared attention+MLP blocks (2d-wide attention input, per-use projections)
     "zamba", "zamba2",
-    # RWKV-4's time and channel mixing
-    "rwkv",
+    # RWKV-4's time and channel mixing, RecurrentGemma's RG-LRU blocks
+    "rwkv", "recurrent_gemma",
     # JetMoE's mixture of attention heads
     "jetmoe"})
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's

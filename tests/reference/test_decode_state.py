@@ -103,6 +103,9 @@ SSM_CONFIGS = [
     # RWKV-4: its model returns a list of five (b, d, L) tensors as ``out.state``
     ("rwkv/tiny-untied.json", 2, 5),
     ("rwkv/tiny-tied.json", 1, 2),
+    # RecurrentGemma: RG-LRU blocks and sliding-window attention (prompts within W - 1)
+    ("recurrent_gemma/tiny-gqa-window.json", 2, 5),
+    ("recurrent_gemma/tiny-bare-lru-width-biases.json", 1, 9),
 ]
 # softmax stacks whose global layers cache keys and values of their own shape (Gemma 4's
 # global_head_dim, num_global_key_value_heads, attention_k_eq_v; MiMo-V2-Flash's sliding layers
@@ -154,6 +157,21 @@ def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
         held = {"state": 0, "kv": 0, "conv": [], "recurrent": [], "keys": [], "values": []}
         # the Mamba models return their DynamicCache as ``cache``, not ``past_key_values``
         cache = getattr(out, "past_key_values", None) or getattr(out, "cache", None)
+        if cache is None and not isinstance(getattr(out, "state", None), list):
+            # RecurrentGemma returns no cache: its attention layers fill one passed in, its
+            # recurrent blocks keep their state themselves (conv1d_state, recurrent_states)
+            from transformers import DynamicCache
+
+            torch.manual_seed(0)
+            cache = DynamicCache(config=model.config)
+            with torch.no_grad():
+                model(**inputs, cache=cache)
+            for module in model.modules():
+                for kind, name in (("conv", "conv1d_state"), ("recurrent", "recurrent_states")):
+                    t = getattr(module, name, None)
+                    if isinstance(t, torch.Tensor):
+                        held["state"] += t.numel() * t.element_size()
+                        held[kind].append((tuple(t.shape), t.dtype))
         rwkv_state = getattr(out, "state", None)  # RWKV: token shifts, then the WKV state
         for i, t in enumerate(rwkv_state if isinstance(rwkv_state, list) else []):
             held["state"] += t.numel() * t.element_size()
