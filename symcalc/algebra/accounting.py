@@ -70,6 +70,9 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
         for group, parts in LAYER_EXTRAS.items():
             leaves += _parts(group, parts())
         leaves += _parts("shared_block", c.shared_block_params())
+        # Doge: the two learned scales of the residual stream in every layer
+        leaves.append(Leaf("norm/residual_scales", c.sw("rscale") * 2 * SIZES["d"].symbol,
+                           "shi2024doge"))
     # a decoder stack's own cross-attention (sw_cross: BART-shaped decoders run alone, its
     # weights unused) or an encoder-decoder's decoder layer, which runs it
     unused = c.sw("cross") if hybrid else 1

@@ -111,7 +111,9 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("sub_norm", sw("attn_sub") * norm_params(), "wang2023bitnet"),
         Part("o", sw("attn_out") * (linear(n_h * value_width(), d, sw("bias_o"))
                                     + moa * (E * n_kv - n_h) * d_h * d), "vaswani2017"),
-    ]
+    ] + ([  # Doge's dynamic mask: dt_proj over the values (biased as v) and A, per k/v head
+        Part("dyn_mask", sw("dmask") * (linear(n_kv * d_h, n_kv, sw("bias_v")) + n_kv),
+             "shi2024doge")] if decoder else [])
 
 
 def shared_block_params() -> list[Part]:

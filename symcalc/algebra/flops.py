@@ -65,7 +65,9 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
         Leaf("scores", 2 * n_h * qk_width() * batch_pairs, "vaswani2017"),
         Leaf("context", 2 * n_h * value_width() * batch_pairs, "vaswani2017"),
         Leaf("o", sw("attn_out") * 2 * tokens_q * n_h * value_width() * d, "vaswani2017"),
-    ]
+    ] + ([  # Doge's dynamic mask: dt_proj over every value
+        Leaf("dyn_mask", sw("dmask") * 2 * tokens_kv * n_kv * d_h * n_kv, "shi2024doge")]
+        if decoder else [])
 
 
 def _indexer(tokens, batch_pairs) -> list[Leaf]:

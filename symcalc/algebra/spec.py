@@ -46,7 +46,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
-               "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters")
+               "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
+               "residual_scales")
 
 
 class Spec(Record):
@@ -133,6 +134,10 @@ class Spec(Record):
     r_ad: Optional[int] = None
     attn_adapters: bool = False
     d_bk: Optional[int] = None  # RG-LRU (ssm = rglru): width of each block of its gates
+    # Doge: dynamic mask attention (dt_proj n_kv d_h -> n_kv over the values, A per key/value
+    # head) and two d-wide learned residual scales per layer
+    dyn_mask: bool = False
+    residual_scales: bool = False
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

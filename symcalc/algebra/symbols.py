@@ -261,6 +261,10 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_dsa", "a sparse-attention indexer (DSA) beside the attention", "\\iota"),
         _switch("sw_shblk", "the hybrid layers share attention+MLP blocks, each use with a d x d "
                 "output projection of its own (Zamba)", "\\sigma_b"),
+        _switch("sw_dmask", "dynamic mask attention: the values projected to one mask logit per "
+                "key/value head (dt_proj) with a learned rate A (Doge)", "\\delta_m"),
+        _switch("sw_rscale", "two learned d-wide scales of the residual stream per layer (Doge)",
+                "\\rho_s"),
         _switch("sw_shad", "each use of a shared block adds a low-rank adapter to its MLP's "
                 "gate and up projections (Zamba2)", "\\sigma_f"),
         _switch("sw_shaa", "each use of a shared block adds low-rank adapters to its q, k and v "

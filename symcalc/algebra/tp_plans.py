@@ -79,6 +79,8 @@ def linears() -> dict[str, Linear]:
         "attention/kv_b": Linear(r_kv, n_h * (d_nope + d_v)),
         "attention/o": Linear(n_h * comp.value_width(), d, _sw("bias_o") * d),
         "attention/sinks": Linear(1, n_h),  # one logit per head, split with the heads
+        # Doge's dynamic mask: dt_proj over the values (n_kv d_h -> n_kv) and A (n_kv)
+        "attention/dyn_mask": Linear(n_kv * d_h, n_kv, _sw("bias_v") * n_kv, extra=n_kv),
         "ffn/gate": Linear(d, d_ff, ffn_b * d_ff),
         "ffn/up": Linear(d, d_ff, ffn_b * d_ff),
         "ffn/down": Linear(d_ff, d, ffn_b * d),

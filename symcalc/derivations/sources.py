@@ -123,6 +123,12 @@ SOURCES: dict[str, Source] = {
                "the recurrent block: two branches from the input, a temporal conv and the RG-LRU "
                "with block-diagonal input and recurrent gates (transformers "
                "modeling_recurrent_gemma.py RecurrentGemmaRecurrentBlock, RecurrentGemmaRglru)"),
+        Source("shi2024doge", "Shi et al. 2024, Wonderful Matrices: Combining for a More Efficient "
+               "and Effective Foundation Model Architecture (arXiv:2412.11834); SmallDoge Doge model "
+               "cards",
+               "dynamic mask attention (the values projected to a mask logit per key/value head with "
+               "a learned rate) and learned residual scales (transformers modeling_doge.py "
+               "DogeAttention, DogeDecoderLayer)"),
         Source("beam2026", "Reflection AI 2026, Beam-1.0 model card (reflection/Beam-1.0-501B-A23B)",
                "a sigmoid output gate per channel with one learned bias per head (transformers "
                "modeling_beam.py BeamAttention.gate_bias)"),
