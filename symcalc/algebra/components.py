@@ -90,7 +90,8 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("router", moa * d * E, "shen2024jetmoe"),
         Part("q", std * (1 - moa) * linear(d_in_, n_h * d_h, sw("bias_q")) + moa * E * d * n_kv * d_h
              + mla * (1 - lora) * linear(d, q_out, sw("bias_q")), "vaswani2017"),
-        Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_g, sw("gate_bias")), "qwen2025next"),
+        # (beside MLA, Ling's hybrids: one gate per head, d -> n_h)
+        Part("q_gate", sw("attn_gate") * linear(d, n_h * d_g, sw("gate_bias")), "qwen2025next"),
         Part("q_a", mla * lora * linear(d, r_q, sw("bias_q")), "deepseek2024"),
         Part("q_norm", mla * lora * r_q, "deepseek2024"),
         Part("q_b", mla * lora * (q_b_width() * (q_out + sw("mla_gate") * n_h * d_v) if decoder
@@ -292,18 +293,23 @@ def linear_attention_params() -> list[Part]:
     ``mix`` holds the time-mix coefficients of the layer's two blocks (3d + 2d) and its
     channel mixing's receptance gate, d x d (RwkvFeedForward; its key and value are the FFN's
     up and down).
+
+    Ling's hybrids (``sw_lfg``, with KDA; transformers' BailingHybridDeltaAttention) make KDA's
+    forget gate (f_proj d -> n_lv d_lk) and output gate (g_proj d -> n_lv d_lv) full-rank
+    projections.
     """
-    light, rwkv = sw("light"), sw("rwkv")
+    light, rwkv, full = sw("light"), sw("rwkv"), sw("lfg")
     gdn, kda, conv = sw("gdn"), 1 - sw("gdn") - light - rwkv, 1 - light - rwkv
     return [
         Part("qkv", d * linear_qkv_width(), "yang2025"),
         Part("conv", conv * linear_qkv_width() * K_conv, "yang2025"),
         Part("beta", conv * d * n_lv, "yang2025"),
         Part("decay", gdn * (d * n_lv + 2 * n_lv) + rwkv * 2 * d_lv
-             + kda * (d * d_lk + d_lk * n_lv * d_lk + n_lv * d_lk + n_lv), "kimi2025"),
+             + kda * ((1 - full) * (d * d_lk + d_lk * n_lv * d_lk) + full * d * n_lv * d_lk
+                      + n_lv * d_lk + n_lv), "kimi2025"),
         Part("mix", rwkv * (5 * d + d * d), "peng2023rwkv"),
-        Part("output_gate", (gdn + light) * d * n_lv * d_lv
-             + kda * (d * d_lv + d_lv * n_lv * d_lv), "yang2025"),
+        Part("output_gate", (gdn + light + kda * full) * d * n_lv * d_lv
+             + kda * (1 - full) * (d * d_lv + d_lv * n_lv * d_lv), "yang2025"),
         Part("norm", (1 - rwkv) * (d_lv + light * (n_lv - 1) * d_lv), "yang2025"),
         Part("o", n_lv * d_lv * d, "yang2025"),
     ]

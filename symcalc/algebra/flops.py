@@ -54,7 +54,7 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
         Leaf("router", sw("moa") * 2 * tokens_q * d * E, "shen2024jetmoe"),
         Leaf("q", 2 * tokens_q * (std * d_in_ * n_h * d_h + mla * (1 - lora) * d * q_out),
              "vaswani2017"),
-        Leaf("q_gate", std * sw("attn_gate") * 2 * tokens_q * d * n_h * d_g, "qwen2025next"),
+        Leaf("q_gate", sw("attn_gate") * 2 * tokens_q * d * n_h * d_g, "qwen2025next"),
         Leaf("q_a", mla * lora * 2 * tokens_q * d * r_q, "deepseek2024"),
         Leaf("q_b", mla * lora * 2 * tokens_q * (q_b_width() * (q_out + sw("mla_gate") * n_h * d_v)
                                                  if decoder else r_q * q_out), "deepseek2024"),
@@ -175,6 +175,7 @@ def _mixers(seq) -> list[Leaf]:
     tokens = b * seq
     gdn, kda = sw("gdn"), 1 - sw("gdn") - sw("light") - sw("rwkv")
     conv = 1 - sw("light") - sw("rwkv")
+    full = sw("lfg")  # Ling's hybrids: KDA's gates as full-rank projections
     m1 = sw("mamba1")
     return [
         Leaf("linear_attention/qkv", 2 * tokens * d * linear_qkv_width(), "yang2025"),
@@ -182,12 +183,12 @@ def _mixers(seq) -> list[Leaf]:
         Leaf("linear_attention/beta", conv * 2 * tokens * d * n_lv, "yang2025"),
         # RWKV: the channel mixing's receptance gate
         Leaf("linear_attention/mix", sw("rwkv") * 2 * tokens * d * d, "peng2023rwkv"),
-        Leaf("linear_attention/decay", 2 * tokens * (gdn * d * n_lv
-                                                     + kda * (d * d_lk + d_lk * n_lv * d_lk)),
-             "kimi2025"),
+        Leaf("linear_attention/decay", 2 * tokens * (
+            gdn * d * n_lv + kda * ((1 - full) * (d * d_lk + d_lk * n_lv * d_lk)
+                                    + full * d * n_lv * d_lk)), "kimi2025"),
         Leaf("linear_attention/output_gate",
-             2 * tokens * ((gdn + sw("light")) * d * n_lv * d_lv
-                           + kda * (d * d_lv + d_lv * n_lv * d_lv)),
+             2 * tokens * ((gdn + sw("light") + kda * full) * d * n_lv * d_lv
+                           + kda * (1 - full) * (d * d_lv + d_lv * n_lv * d_lv)),
              "yang2025"),
         Leaf("linear_attention/core", linear_core(seq), "yang2025"),
         Leaf("linear_attention/o", 2 * tokens * n_lv * d_lv * d, "yang2025"),

@@ -47,7 +47,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
-               "residual_scales")
+               "residual_scales", "lin_full_gates")
 
 
 class Spec(Record):
@@ -138,6 +138,8 @@ class Spec(Record):
     # head) and two d-wide learned residual scales per layer
     dyn_mask: bool = False
     residual_scales: bool = False
+    # Ling's hybrids (bailing_hybrid): KDA's forget and output gates as full-rank projections
+    lin_full_gates: bool = False
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

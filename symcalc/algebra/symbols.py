@@ -265,6 +265,8 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "key/value head (dt_proj) with a learned rate A (Doge)", "\\delta_m"),
         _switch("sw_rscale", "two learned d-wide scales of the residual stream per layer (Doge)",
                 "\\rho_s"),
+        _switch("sw_lfg", "Kimi Delta Attention's forget and output gates are full-rank "
+                "projections (Ling's hybrids, bailing_hybrid)", "\\kappa_f"),
         _switch("sw_shad", "each use of a shared block adds a low-rank adapter to its MLP's "
                 "gate and up projections (Zamba2)", "\\sigma_f"),
         _switch("sw_shaa", "each use of a shared block adds low-rank adapters to its q, k and v "
