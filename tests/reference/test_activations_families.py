@@ -88,8 +88,8 @@ AWAITING_SAVED_TENSORS = frozenset({
     "zamba", "zamba2",
     # RWKV-4's time and channel mixing, RecurrentGemma's RG-LRU blocks
     "rwkv", "recurrent_gemma",
-    # Doge's dynamic mask attention and residual scales
-    "doge",
+    # Doge's dynamic mask attention and residual scales, Ling's full-rank KDA gates and gated MLA
+    "doge", "bailing_hybrid",
     # JetMoE's mixture of attention heads
     "jetmoe"})
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's

@@ -86,6 +86,9 @@ SSM_CONFIGS = [
     ("lfm2/tiny-conv-bias-pattern.json", 1, 9),
     ("lfm2_moe/bare-model.json", 2, 5),
     ("lfm2_moe/causal-lm-conv-bias-untied-legacy-key.json", 1, 2),
+    # Ling's hybrids: Kimi Delta Attention with full-rank gates beside MLA
+    ("bailing_hybrid/causal-lm-mla-direct-q.json", 2, 5),
+    ("bailing_hybrid/model-q-lora-biases-lists.json", 1, 9),
     ("bamba/causal-lm-attention-biases.json", 2, 5),
     ("bamba/causal-lm-attention-biases.json", 1, 17),
     # Zamba: a multi-head Mamba-1 mixer in every layer, keys and values in its hybrid layers
