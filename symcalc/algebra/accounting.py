@@ -139,6 +139,8 @@ def group_count(path: str, layers, hybrid: bool = False, params: bool = False):
             return ffn_layers
         if group == "shared_block":  # Zamba: the input norm per copy, projection and adapters per use
             return attn if path == "shared_block/norm" else L_attn
+        if path == "norm/residual_scales":  # Doge, Dory: every layer, once per distinct layer
+            return attn
     return layers
 
 

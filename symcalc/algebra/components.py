@@ -23,7 +23,7 @@ def sw(name: str) -> sympy.Symbol:
 
 # switches of parts only decoder-only stacks have (spec.toml refuses them elsewhere): an
 # encoder-decoder shape builds its stacks with them off, so its rows stay as they were
-DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa")
+DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale")
 
 
 def decoder_only_off() -> dict:
@@ -106,8 +106,10 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("k_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_kv * d_h),
              "henry2020"),
         Part("sinks", sw("sinks") * n_h, "openai2025"),  # sw_sinks_local: sliding layers only
-        # differential attention (DiffLlama): lambda_q1, lambda_k1, lambda_q2, lambda_k2
-        Part("lambdas", sw("diff") * 4 * d_h, "ye2025diff"),
+        # differential attention (DiffLlama): lambda_q1, lambda_k1, lambda_q2, lambda_k2; in a
+        # decoder stack Dory's per-channel query and output-gate scales (sqk, s_gate)
+        Part("lambdas", sw("diff") * 4 * d_h + (sw("nscale") * 2 * n_h * d_h if decoder else 0),
+             "ye2025diff"),
         # BitNet: a norm of width d on the attention output before o
         Part("sub_norm", sw("attn_sub") * norm_params(), "wang2023bitnet"),
         Part("o", sw("attn_out") * (linear(n_h * value_width(), d, sw("bias_o"))
@@ -159,7 +161,8 @@ def ffn_params() -> list[Part]:
         Part("gate", sw("gated") * linear(d, d_ff, bias), "shazeer2020"),
         Part("up", linear(d, d_ff, bias), "vaswani2017"),
         Part("down", linear(d_ff, d, bias), "vaswani2017"),
-        Part("act", sw("xielu") * 2, "huang2025"),
+        # Dory: per-channel scales of the gate and up projections (suv_gate, suv_up)
+        Part("act", sw("xielu") * 2 + sw("nscale") * 2 * d_ff, "huang2025"),
         # BitNet: a norm of width d_ff on the gated product before down
         Part("sub_norm", sw("ffn_sub") * (sw("norm_w") + sw("norm_b")) * d_ff, "wang2023bitnet"),
     ]

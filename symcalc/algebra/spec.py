@@ -47,7 +47,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
-               "residual_scales", "lin_full_gates")
+               "residual_scales", "lin_full_gates", "ngpt_scales")
 
 
 class Spec(Record):
@@ -126,7 +126,8 @@ class Spec(Record):
     L_idx: Optional[int] = None  # attention layers running their own indexer (None: all)
     # Zamba: the L_attn hybrid layers run shared attention+MLP blocks whose weights B_sh
     # copies hold (None: every layer its own), each use followed by a d x d projection of its
-    # own; their attention projections read d_ai inputs (None: d; Zamba 2d)
+    # own; their attention projections read d_ai inputs (None: d; Zamba 2d). Dory's looped
+    # layers: B_sh distinct layers run L times in all (no d_ai, no projection)
     B_sh: Optional[int] = None
     d_ai: Optional[int] = None
     # Zamba2: each use of a shared block adds a low-rank adapter of rank r_ad to its MLP's gate
@@ -140,6 +141,9 @@ class Spec(Record):
     residual_scales: bool = False
     # Ling's hybrids (bailing_hybrid): KDA's forget and output gates as full-rank projections
     lin_full_gates: bool = False
+    # Dory (nGPT-style): per-channel scales of the queries and of the output gate (2 n_h d_h
+    # per attention layer) and of the MLP's gate and up (2 d_ff per FFN)
+    ngpt_scales: bool = False
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

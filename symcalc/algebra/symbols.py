@@ -267,6 +267,8 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "\\rho_s"),
         _switch("sw_lfg", "Kimi Delta Attention's forget and output gates are full-rank "
                 "projections (Ling's hybrids, bailing_hybrid)", "\\kappa_f"),
+        _switch("sw_nscale", "learned per-channel scales of the queries, the output gate and the "
+                "MLP's gate and up (Dory)", "\\nu_s"),
         _switch("sw_shad", "each use of a shared block adds a low-rank adapter to its MLP's "
                 "gate and up projections (Zamba2)", "\\sigma_f"),
         _switch("sw_shaa", "each use of a shared block adds low-rank adapters to its q, k and v "
