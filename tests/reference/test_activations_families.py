@@ -90,6 +90,8 @@ AWAITING_SAVED_TENSORS = frozenset({
     "rwkv", "recurrent_gemma",
     # Doge's dynamic mask attention and residual scales, Ling's full-rank KDA gates and gated MLA
     "doge", "bailing_hybrid",
+    # Dory's looped layers (weights once, saved tensors per run) and nGPT scales
+    "dory",
     # JetMoE's mixture of attention heads
     "jetmoe"})
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's

@@ -124,6 +124,9 @@ ATTENTION_CONFIGS = [
     ("mimo_v2_flash/model-window-size-mixed-mlp.json", 2, 3),
     ("longcat_flash/causal-lm-zero-experts.json", 2, 3),
     ("longcat_flash/model-no-zero-experts-bias.json", 1, 5),
+    # Dory: the recurrent layers keep a cache per loop (recurrent_kv_cache_mode per_loop)
+    ("dory/causal-lm-loops-window.json", 2, 3),
+    ("dory/model-layer-types-biases.json", 1, 5),
 ]
 # lightning attention (MiniMax-01): its state (b, n_h, d_h, d_h) is MiniMaxCache's linear_cache,
 # kept in the model's dtype, so only fp32 matches symcalc's default state dtype; a prompt within
