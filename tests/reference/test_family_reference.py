@@ -252,9 +252,6 @@ DELIBERATE_REFUSALS = {
                                       "every use of its block (zamba2.toml's not_modelled)",
     "Doge's CDMoE": "Doge with is_moe: product-key routing over expert embeddings has no symcalc "
                     "component (doge.toml's not_modelled)",
-    "Dory's layer blocks": "Dory with n_input_layers, n_recurrent_layers and n_output_layers that do "
-                           "not split num_hidden_layers: transformers slices the layer list with "
-                           "them (a negative recurrent block runs layers twice)",
 }
 
 # Examples per family (a deeper local run: SYMCALC_FAMILY_EXAMPLES=50 pytest -k drawn ...)
