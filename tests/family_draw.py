@@ -103,9 +103,10 @@ def drawn_config(draw, model_type: str) -> dict:
     L = draw(st.integers(1, 3))
     if (key := _first(cfg, _LAYERS, read)) is not None:
         cfg[key] = L
-    if isinstance(cfg.get("layer_types"), list) and cfg["layer_types"]:
-        kinds = sorted(set(cfg["layer_types"]))
-        cfg["layer_types"] = draw(st.lists(st.sampled_from(kinds), min_size=L, max_size=L))
+    for key in ("layer_types", "layers_block_type"):  # (Zamba2 validates the field's length)
+        if isinstance(cfg.get(key), list) and cfg[key]:
+            kinds = sorted(set(cfg[key]))
+            cfg[key] = draw(st.lists(st.sampled_from(kinds), min_size=L, max_size=L))
     if isinstance(cfg.get("attention_types"), list):  # GPT-Neo: [[kinds, count], ...] expands to L
         cfg["attention_types"] = [[draw(st.lists(st.sampled_from(["global", "local"]), min_size=L,
                                                  max_size=L)), 1]]

@@ -100,6 +100,11 @@ def test_rows_add_up_to_the_quantities(name, opts):
                     "L_kv_shared", "L_kv_shared_local", "L_idx") and x in (0, spec.L)}
     # the output gate's width per head, which the sympy expression's structure substitutes
     fix[ALL["d_g"].symbol] = sympy.Integer(1) if spec.attn_gate_per_head else ALL["d_h"].symbol
+    if spec.d_ai is None:  # the attention projections read d inputs (Zamba's 2d aside)
+        fix[ALL["d_ai"].symbol] = ALL["d"].symbol
+    if spec.B_sh is None:  # every attention and FFN layer holds its weights (Zamba's aside)
+        for held, count in (("L_attn_w", "L_attn"), ("L_ffn_w", "L_ffn")):
+            fix[ALL[held].symbol] = fix.get(ALL[count].symbol, ALL[count].symbol)
     # the table folds the ranks in (options, not sizes of the model)
     ranks = {ALL[n].symbol: sympy.Integer(x) for n, x in workload_values(spec, opts).items()
              if n in ("t", "N_d")}

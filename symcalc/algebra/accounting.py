@@ -23,7 +23,7 @@ from .breakdown import Breakdown, Leaf
 from .spec import Spec, switch_values
 from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_idx, L_kv_shared,
                       L_kv_shared_local, L_lin, L_local, L_ssm, S_k, S_kn, S_q, S_v, d_ff,
-                      d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g)
+                      d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g, L_attn_w, L_ffn_w, d, d_ai)
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type",
                    "embedding/per_layer", "head/weight")
@@ -69,6 +69,10 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
             leaves += _parts(group, parts())
         for group, parts in LAYER_EXTRAS.items():
             leaves += _parts(group, parts())
+        leaves += _parts("shared_block", c.shared_block_params())
+        # Doge: the two learned scales of the residual stream in every layer
+        leaves.append(Leaf("norm/residual_scales", c.sw("rscale") * 2 * SIZES["d"].symbol,
+                           "shi2024doge"))
     # a decoder stack's own cross-attention (sw_cross: BART-shaped decoders run alone, its
     # weights unused) or an encoder-decoder's decoder layer, which runs it
     unused = c.sw("cross") if hybrid else 1
@@ -107,14 +111,17 @@ def moe_count(ffn_layers):
 FFN_NORMS = ("norm/ffn", "norm/ffn_out")
 
 
-def group_count(path: str, layers, hybrid: bool = False):
+def group_count(path: str, layers, hybrid: bool = False, params: bool = False):
     """How many layers of a stack of ``layers`` hold the layer part at ``path``. In a hybrid
     (decoder) stack attention is in L_attn layers, each other mixer in its own count, and the
     FFN, with its norms, in L_ffn layers (each L, or 0 for the other mixers, unless the
     spec says otherwise: :func:`structure`); the key/value parts of attention in all but the
-    L_kv_shared layers that reuse an earlier layer's (Gemma 3n)."""
+    L_kv_shared layers that reuse an earlier layer's (Gemma 3n). With ``params`` the copies
+    holding the weights: L_attn_w attention and L_ffn_w FFN blocks, which Zamba's layers
+    share (B_sh copies; else L_attn and L_ffn)."""
     group = path.split("/", 1)[0]
-    ffn_layers = L_ffn if hybrid else layers
+    attn = L_attn_w if params and hybrid else L_attn
+    ffn_layers = (L_ffn_w if params else L_ffn) if hybrid else layers
     if group == "ffn":
         return dense_count(ffn_layers)
     if group == "moe":
@@ -124,12 +131,16 @@ def group_count(path: str, layers, hybrid: bool = False):
             return L_idx
         if group in ("attention", "softmax"):  # softmax: the attention core's non-matmul work
             if path == "attention/sinks":  # MiMo-V2-Flash: on the sliding layers only
-                return L_attn - c.sw("sinks_local") * (L_attn - L_local)
-            return L_attn - L_kv_shared if path in KV_PATHS else L_attn
+                return attn - c.sw("sinks_local") * (attn - L_local)
+            return attn - L_kv_shared if path in KV_PATHS else attn
         if group in MIXERS:
             return MIXERS[group][0]
         if path in FFN_NORMS:
-            return L_ffn
+            return ffn_layers
+        if group == "shared_block":  # Zamba: the input norm per copy, projection and adapters per use
+            return attn if path == "shared_block/norm" else L_attn
+        if path == "norm/residual_scales":  # Doge, Dory: every layer, once per distinct layer
+            return attn
     return layers
 
 
@@ -183,12 +194,12 @@ def global_extra(path: str, value, count):
     return c.sw("gshape") * (total - count * width) * per_width
 
 
-def stack_value(path: str, value, layers, hybrid: bool = False):
+def stack_value(path: str, value, layers, hybrid: bool = False, params: bool = False):
     """One layer part's ``value`` summed over the layers of a stack that hold it
-    (:func:`group_count`). A dense FFN whose width differs by layer (``sw_ff_sum``, Gemma 3n's
+    (:func:`group_count`; ``params``: the copies holding its weights). A dense FFN whose width differs by layer (``sw_ff_sum``, Gemma 3n's
     MatFormer slices) sums its widths instead: every FFN part is linear in d_ff, so the stack
     total swaps the L_ffn d_ff of the uniform stack for d_ff_sum."""
-    count = group_count(path, layers, hybrid)
+    count = group_count(path, layers, hybrid, params)
     total = count * value
     if path == "norm/attention":  # ModernBERT's first layer has none
         total -= c.sw("first_attn_norm_off") * value
@@ -226,8 +237,8 @@ def _stack(prefix: str, layers, layer: Breakdown, hybrid: bool = False) -> list[
     hold it, final norm."""
     head = f"{prefix}/" if prefix else ""
     out = [Leaf(f"{head}relative_bias", c.relative_bias_params(), "raffel2020")]
-    out += [Leaf(f"{head}layer/{l.path}", stack_value(l.path, l.value, layers, hybrid), l.source)
-            for l in layer]
+    out += [Leaf(f"{head}layer/{l.path}", stack_value(l.path, l.value, layers, hybrid, params=True),
+                 l.source) for l in layer]
     out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params(), "radford2019"))
     return out
 
@@ -304,6 +315,9 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
             out[L_attn] = L
         if spec.L_ffn is None:
             out[L_ffn] = L
+        if spec.B_sh is None:  # every attention and FFN layer holds its own weights
+            out[L_attn_w] = out.get(L_attn, L_attn)
+            out[L_ffn_w] = out.get(L_ffn, L_ffn)
         if not spec.L_kv_shared:  # every attention layer computes its keys and values
             out[L_kv_shared] = sympy.Integer(0)
         if not spec.L_kv_shared_local:
@@ -314,6 +328,8 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
             if getattr(spec, {"linear_attention": "L_lin", "ssm": "L_ssm",
                               "short_conv": "L_conv"}[name]) is None:
                 out[count] = sympy.Integer(0)
+    if spec.d_ai is None:  # the attention projections read the hidden state alone
+        out[d_ai] = d
     # the width of each head's output gate: one scalar per head, else a gate per channel
     out[SIZES["d_g"].symbol] = sympy.Integer(1) if spec.attn_gate_per_head else SIZES["d_h"].symbol
     return out

@@ -14,7 +14,7 @@ import sympy
 from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q)
+                      r_q, d_ai, r_ad, d_bk)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -23,7 +23,7 @@ def sw(name: str) -> sympy.Symbol:
 
 # switches of parts only decoder-only stacks have (spec.toml refuses them elsewhere): an
 # encoder-decoder shape builds its stacks with them off, so its rows stay as they were
-DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa")
+DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale")
 
 
 def decoder_only_off() -> dict:
@@ -77,23 +77,27 @@ def attention_params(decoder: bool = False) -> list[Part]:
     as the query is (``sw_gate_bias``: AFMoE's separate gate_proj never is); LFM3's and
     Laguna's gate is one scalar per head (d_g = 1: d -> n_h; else d_g = d_h), Beam's adds one
     bias per head (``sw_gate_hbias``, a decoder stack's ``attention/gate_bias``). In a decoder
-    stack (``decoder``) MLA's query up-projection may also give an output gate (:func:`q_b_width`).
+    stack (``decoder``) MLA's query up-projection may also give an output gate (:func:`q_b_width`),
+    and the standard q, k, v read d_ai inputs (d, but 2d in Zamba's shared blocks, which
+    attend over the hidden state and the embeddings concatenated).
     """
     mla, lora, std, moa = sw("mla"), sw("q_lora"), 1 - sw("mla"), sw("moa")
     q_out = n_h * (d_nope + d_rope)
+    d_in_ = d_ai if decoder else d
     return [
         # JetMoE's mixture of attention heads (sw_moa): q and o are E experts of n_kv heads each
         # (n_h = n_kv k heads run per token), routed by a d x E router of their own
         Part("router", moa * d * E, "shen2024jetmoe"),
-        Part("q", std * (1 - moa) * linear(d, n_h * d_h, sw("bias_q")) + moa * E * d * n_kv * d_h
+        Part("q", std * (1 - moa) * linear(d_in_, n_h * d_h, sw("bias_q")) + moa * E * d * n_kv * d_h
              + mla * (1 - lora) * linear(d, q_out, sw("bias_q")), "vaswani2017"),
-        Part("q_gate", std * sw("attn_gate") * linear(d, n_h * d_g, sw("gate_bias")), "qwen2025next"),
+        # (beside MLA, Ling's hybrids: one gate per head, d -> n_h)
+        Part("q_gate", sw("attn_gate") * linear(d, n_h * d_g, sw("gate_bias")), "qwen2025next"),
         Part("q_a", mla * lora * linear(d, r_q, sw("bias_q")), "deepseek2024"),
         Part("q_norm", mla * lora * r_q, "deepseek2024"),
         Part("q_b", mla * lora * (q_b_width() * (q_out + sw("mla_gate") * n_h * d_v) if decoder
                                   else r_q * q_out), "deepseek2024"),
-        Part("k", std * linear(d, n_kv * d_h, sw("bias_k")), "ainslie2023"),
-        Part("v", std * linear(d, n_kv * d_h, sw("bias_v")), "ainslie2023"),
+        Part("k", std * linear(d_in_, n_kv * d_h, sw("bias_k")), "ainslie2023"),
+        Part("v", std * linear(d_in_, n_kv * d_h, sw("bias_v")), "ainslie2023"),
         Part("kv_a", mla * linear(d, r_kv + d_rope, sw("bias_k")), "deepseek2024"),
         Part("kv_norm", mla * r_kv, "deepseek2024"),
         Part("kv_b", mla * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
@@ -102,12 +106,34 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("k_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_kv * d_h),
              "henry2020"),
         Part("sinks", sw("sinks") * n_h, "openai2025"),  # sw_sinks_local: sliding layers only
-        # differential attention (DiffLlama): lambda_q1, lambda_k1, lambda_q2, lambda_k2
-        Part("lambdas", sw("diff") * 4 * d_h, "ye2025diff"),
+        # differential attention (DiffLlama): lambda_q1, lambda_k1, lambda_q2, lambda_k2; in a
+        # decoder stack Dory's per-channel query and output-gate scales (sqk, s_gate)
+        Part("lambdas", sw("diff") * 4 * d_h + (sw("nscale") * 2 * n_h * d_h if decoder else 0),
+             "ye2025diff"),
         # BitNet: a norm of width d on the attention output before o
         Part("sub_norm", sw("attn_sub") * norm_params(), "wang2023bitnet"),
         Part("o", sw("attn_out") * (linear(n_h * value_width(), d, sw("bias_o"))
                                     + moa * (E * n_kv - n_h) * d_h * d), "vaswani2017"),
+    ] + ([  # Doge's dynamic mask: dt_proj over the values (biased as v) and A, per k/v head
+        Part("dyn_mask", sw("dmask") * (linear(n_kv * d_h, n_kv, sw("bias_v")) + n_kv),
+             "shi2024doge")] if decoder else [])
+
+
+def shared_block_params() -> list[Part]:
+    """Zamba's shared attention+MLP blocks (``sw_shblk``; Glorioso et al. 2024, Zamba;
+    transformers' ZambaHybridLayer): beside the block's attention and MLP (the layer's
+    attention and FFN parts, held by L_attn_w = B_sh copies), a norm of the d_ai-wide
+    attention input per copy, and in every layer that runs a block a d x d projection of its
+    output of its own (``linear``, no bias). Zamba2 (Glorioso et al. 2024, Zamba2-7B;
+    transformers' Zamba2MLP, Zamba2Attention) adds per use a low-rank adapter d -> r_ad ->
+    2 d_ff to the MLP's fused gate and up projection (``sw_shad``) and, with
+    use_shared_attention_adapter (``sw_shaa``), d_ai -> r_ad -> d_ai to each of q, k, v."""
+    on = sw("shblk")
+    return [
+        Part("norm", on * (sw("norm_w") + sw("norm_b")) * d_ai, "glorioso2024zamba"),
+        Part("linear", on * d * d, "glorioso2024zamba"),
+        Part("ffn_adapter", sw("shad") * r_ad * (d + 2 * d_ff), "glorioso2024zamba2"),
+        Part("attn_adapter", sw("shaa") * 6 * d_ai * r_ad, "glorioso2024zamba2"),
     ]
 
 
@@ -135,7 +161,8 @@ def ffn_params() -> list[Part]:
         Part("gate", sw("gated") * linear(d, d_ff, bias), "shazeer2020"),
         Part("up", linear(d, d_ff, bias), "vaswani2017"),
         Part("down", linear(d_ff, d, bias), "vaswani2017"),
-        Part("act", sw("xielu") * 2, "huang2025"),
+        # Dory: per-channel scales of the gate and up projections (suv_gate, suv_up)
+        Part("act", sw("xielu") * 2 + sw("nscale") * 2 * d_ff, "huang2025"),
         # BitNet: a norm of width d_ff on the gated product before down
         Part("sub_norm", sw("ffn_sub") * (sw("norm_w") + sw("norm_b")) * d_ff, "wang2023bitnet"),
     ]
@@ -262,18 +289,31 @@ def linear_attention_params() -> list[Part]:
     has the q, k, v projection, Gated DeltaNet's output gate, a norm over all n_lv d_lv
     channels and out, and no convolution, beta or decay parameters (its decay rates are
     fixed buffers).
+
+    RWKV-4's time mixing (``sw_rwkv``; Peng et al. 2023; transformers' RwkvSelfAttention) is
+    one head of d_lk = d_lv: receptance, key and value (the q, k, v rows) and output (o), the
+    decays time_decay and time_first (d_lv each), no convolution, beta, output gate or norm;
+    ``mix`` holds the time-mix coefficients of the layer's two blocks (3d + 2d) and its
+    channel mixing's receptance gate, d x d (RwkvFeedForward; its key and value are the FFN's
+    up and down).
+
+    Ling's hybrids (``sw_lfg``, with KDA; transformers' BailingHybridDeltaAttention) make KDA's
+    forget gate (f_proj d -> n_lv d_lk) and output gate (g_proj d -> n_lv d_lv) full-rank
+    projections.
     """
-    light = sw("light")
-    gdn, kda, conv = sw("gdn"), 1 - sw("gdn") - light, 1 - light
+    light, rwkv, full = sw("light"), sw("rwkv"), sw("lfg")
+    gdn, kda, conv = sw("gdn"), 1 - sw("gdn") - light - rwkv, 1 - light - rwkv
     return [
         Part("qkv", d * linear_qkv_width(), "yang2025"),
         Part("conv", conv * linear_qkv_width() * K_conv, "yang2025"),
         Part("beta", conv * d * n_lv, "yang2025"),
-        Part("decay", gdn * (d * n_lv + 2 * n_lv)
-             + kda * (d * d_lk + d_lk * n_lv * d_lk + n_lv * d_lk + n_lv), "kimi2025"),
-        Part("output_gate", (gdn + light) * d * n_lv * d_lv
-             + kda * (d * d_lv + d_lv * n_lv * d_lv), "yang2025"),
-        Part("norm", d_lv + light * (n_lv - 1) * d_lv, "yang2025"),
+        Part("decay", gdn * (d * n_lv + 2 * n_lv) + rwkv * 2 * d_lv
+             + kda * ((1 - full) * (d * d_lk + d_lk * n_lv * d_lk) + full * d * n_lv * d_lk
+                      + n_lv * d_lk + n_lv), "kimi2025"),
+        Part("mix", rwkv * (5 * d + d * d), "peng2023rwkv"),
+        Part("output_gate", (gdn + light + kda * full) * d * n_lv * d_lv
+             + kda * (1 - full) * (d * d_lv + d_lv * n_lv * d_lv), "yang2025"),
+        Part("norm", (1 - rwkv) * (d_lv + light * (n_lv - 1) * d_lv), "yang2025"),
         Part("o", n_lv * d_lv * d, "yang2025"),
     ]
 
@@ -296,14 +336,21 @@ def ssm_params() -> list[Part]:
     bias, A (d_in x N_s) and D (d_in), Jamba's RMSNorms on dt, B and C, out_proj d_in -> d.
     Mamba-2 (Nemotron-H, Falcon-H1, Granite-4): in_proj d -> 2 d_in + 2 G_s N_s + H_s, a
     depthwise conv over x, B and C, dt_bias, A_log and D (H_s each), a gated RMSNorm over d_in
-    (``sw_ssm_norm``), out_proj d_in -> d."""
-    m1, m2 = sw("mamba1"), 1 - sw("mamba1")
+    (``sw_ssm_norm``), out_proj d_in -> d.
+
+    Griffin's recurrent block (``sw_rglru``, with ``sw_mamba1``; De et al. 2024,
+    RecurrentGemma; transformers' RecurrentGemmaRecurrentBlock) keeps Mamba-1's in_proj (its
+    linear_x and linear_y), conv and out_proj, and in place of x_proj, dt_proj, A and D the
+    RG-LRU's input and recurrent gates, d_in / d_bk blocks of d_bk^2 with biases, and its
+    recurrence parameter (d_in): 2 d_in d_bk + 3 d_in, in ``decay``."""
+    m1, m2, rg = sw("mamba1"), 1 - sw("mamba1"), sw("rglru")
     return [
         Part("in_proj", linear(d, ssm_in_width(), sw("ssm_bias")), "dao2024"),
         Part("conv", linear(K_conv, ssm_conv_width(), sw("conv_bias")), "dao2024"),
-        Part("x_proj", m1 * d_in * (R_dt + 2 * N_s), "gu2023"),
-        Part("dt_proj", m1 * linear(R_dt, d_in, 1), "gu2023"),
-        Part("decay", m1 * (d_in * N_s + d_in) + m2 * 3 * H_s, "dao2024"),
+        Part("x_proj", m1 * (1 - rg) * d_in * (R_dt + 2 * N_s), "gu2023"),
+        Part("dt_proj", m1 * (1 - rg) * linear(R_dt, d_in, 1), "gu2023"),
+        Part("decay", m1 * (1 - rg) * (d_in * N_s + d_in) + m2 * 3 * H_s
+             + rg * (2 * d_in * d_bk + 3 * d_in), "de2024griffin"),
         Part("inner_norms", m1 * sw("ssm_inner") * (R_dt + 2 * N_s), "gu2023"),
         Part("norm", m2 * sw("ssm_norm") * d_in, "dao2024"),
         Part("out_proj", linear(d_in, d, sw("ssm_out_bias")), "dao2024"),

@@ -22,7 +22,7 @@ from .components import (decoder_only_off, embedding_width, expert_width, linear
                          q_b_width, qk_width, shared_width, ssm_conv_width, ssm_in_width, sw,
                          value_width)
 from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
-                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e,
+                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai, r_ad, d_bk,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
@@ -49,21 +49,25 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
     scores, d_v for values."""
     mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
     q_out = n_h * (d_nope + d_rope)
+    d_in_ = d_ai if decoder else d  # Zamba's shared blocks: q, k, v read 2d inputs
     return [
         Leaf("router", sw("moa") * 2 * tokens_q * d * E, "shen2024jetmoe"),
-        Leaf("q", 2 * tokens_q * d * (std * n_h * d_h + mla * (1 - lora) * q_out), "vaswani2017"),
-        Leaf("q_gate", std * sw("attn_gate") * 2 * tokens_q * d * n_h * d_g, "qwen2025next"),
+        Leaf("q", 2 * tokens_q * (std * d_in_ * n_h * d_h + mla * (1 - lora) * d * q_out),
+             "vaswani2017"),
+        Leaf("q_gate", sw("attn_gate") * 2 * tokens_q * d * n_h * d_g, "qwen2025next"),
         Leaf("q_a", mla * lora * 2 * tokens_q * d * r_q, "deepseek2024"),
         Leaf("q_b", mla * lora * 2 * tokens_q * (q_b_width() * (q_out + sw("mla_gate") * n_h * d_v)
                                                  if decoder else r_q * q_out), "deepseek2024"),
-        Leaf("k", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
-        Leaf("v", std * 2 * tokens_kv * d * n_kv * d_h, "ainslie2023"),
+        Leaf("k", std * 2 * tokens_kv * d_in_ * n_kv * d_h, "ainslie2023"),
+        Leaf("v", std * 2 * tokens_kv * d_in_ * n_kv * d_h, "ainslie2023"),
         Leaf("kv_a", mla * 2 * tokens_kv * d * (r_kv + d_rope), "deepseek2024"),
         Leaf("kv_b", mla * 2 * tokens_kv * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
         Leaf("scores", 2 * n_h * qk_width() * batch_pairs, "vaswani2017"),
         Leaf("context", 2 * n_h * value_width() * batch_pairs, "vaswani2017"),
         Leaf("o", sw("attn_out") * 2 * tokens_q * n_h * value_width() * d, "vaswani2017"),
-    ]
+    ] + ([  # Doge's dynamic mask: dt_proj over every value
+        Leaf("dyn_mask", sw("dmask") * 2 * tokens_kv * n_kv * d_h * n_kv, "shi2024doge")]
+        if decoder else [])
 
 
 def _indexer(tokens, batch_pairs) -> list[Leaf]:
@@ -132,7 +136,8 @@ def linear_core(seq) -> sympy.Expr:
     queries, written by the new values). The triangular solve is not a counted matmul."""
     gdn, light = sw("gdn"), sw("light")
     blocks = gdn * (2 * Q_c * d_lk + Q_c * d_lv) + (1 - gdn) * (Q_c * d_lk + 2 * Q_c * d_lv)
-    return (1 - light) * 2 * b * n_lv * chunks(seq) * Q_c * (blocks + 3 * d_lk * d_lv) \
+    # RWKV's WKV recurrence (sw_rwkv) is elementwise: no matmul
+    return (1 - light - sw("rwkv")) * 2 * b * n_lv * chunks(seq) * Q_c * (blocks + 3 * d_lk * d_lv) \
         + light * lightning_core(seq)
 
 
@@ -158,7 +163,8 @@ def ssm_core(seq) -> sympy.Expr:
     c = chunks(seq)
     mamba2 = 2 * b * (c * Q_c**2 * (H_s * N_s + d_in) + 2 * c * Q_c * d_in * N_s
                       + (c + 1)**2 * d_in * N_s)
-    return m1 * 2 * b * seq * d_in * N_s + (1 - m1) * mamba2
+    # the RG-LRU's recurrence (sw_rglru) is elementwise: no matmul
+    return (m1 - sw("rglru")) * 2 * b * seq * d_in * N_s + (1 - m1) * mamba2
 
 
 def _mixers(seq) -> list[Leaf]:
@@ -167,26 +173,31 @@ def _mixers(seq) -> list[Leaf]:
     ``seq`` tokens: projections, depthwise convolutions, and the matmuls of the recurrence as
     transformers' torch path runs it (:func:`linear_core`, :func:`ssm_core`)."""
     tokens = b * seq
-    gdn, kda = sw("gdn"), 1 - sw("gdn") - sw("light")
+    gdn, kda = sw("gdn"), 1 - sw("gdn") - sw("light") - sw("rwkv")
+    conv = 1 - sw("light") - sw("rwkv")
+    full = sw("lfg")  # Ling's hybrids: KDA's gates as full-rank projections
     m1 = sw("mamba1")
     return [
         Leaf("linear_attention/qkv", 2 * tokens * d * linear_qkv_width(), "yang2025"),
-        Leaf("linear_attention/conv", (1 - sw("light")) * conv_flops(seq, linear_qkv_width()),
-             "yang2025"),
-        Leaf("linear_attention/beta", (1 - sw("light")) * 2 * tokens * d * n_lv, "yang2025"),
-        Leaf("linear_attention/decay", 2 * tokens * (gdn * d * n_lv
-                                                     + kda * (d * d_lk + d_lk * n_lv * d_lk)),
-             "kimi2025"),
+        Leaf("linear_attention/conv", conv * conv_flops(seq, linear_qkv_width()), "yang2025"),
+        Leaf("linear_attention/beta", conv * 2 * tokens * d * n_lv, "yang2025"),
+        # RWKV: the channel mixing's receptance gate
+        Leaf("linear_attention/mix", sw("rwkv") * 2 * tokens * d * d, "peng2023rwkv"),
+        Leaf("linear_attention/decay", 2 * tokens * (
+            gdn * d * n_lv + kda * ((1 - full) * (d * d_lk + d_lk * n_lv * d_lk)
+                                    + full * d * n_lv * d_lk)), "kimi2025"),
         Leaf("linear_attention/output_gate",
-             2 * tokens * ((gdn + sw("light")) * d * n_lv * d_lv
-                           + kda * (d * d_lv + d_lv * n_lv * d_lv)),
+             2 * tokens * ((gdn + sw("light") + kda * full) * d * n_lv * d_lv
+                           + kda * (1 - full) * (d * d_lv + d_lv * n_lv * d_lv)),
              "yang2025"),
         Leaf("linear_attention/core", linear_core(seq), "yang2025"),
         Leaf("linear_attention/o", 2 * tokens * n_lv * d_lv * d, "yang2025"),
         Leaf("ssm/in_proj", 2 * tokens * d * ssm_in_width(), "dao2024"),
         Leaf("ssm/conv", conv_flops(seq, ssm_conv_width()), "dao2024"),
-        Leaf("ssm/x_proj", m1 * 2 * tokens * d_in * (R_dt + 2 * N_s), "gu2023"),
-        Leaf("ssm/dt_proj", m1 * 2 * tokens * R_dt * d_in, "gu2023"),
+        # (the RG-LRU's two block-diagonal gates, batched products of d_bk-wide blocks)
+        Leaf("ssm/x_proj", m1 * (1 - sw("rglru")) * 2 * tokens * d_in * (R_dt + 2 * N_s)
+             + sw("rglru") * 4 * tokens * d_in * d_bk, "gu2023"),
+        Leaf("ssm/dt_proj", m1 * (1 - sw("rglru")) * 2 * tokens * R_dt * d_in, "gu2023"),
         Leaf("ssm/core", ssm_core(seq), "dao2024"),
         Leaf("ssm/out_proj", 2 * tokens * d_in * d, "dao2024"),
         Leaf("short_conv/in_proj", 2 * tokens * d * 3 * d, "liquid2025"),
@@ -235,6 +246,14 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     elif causal:  # a decoder stack, which may be hybrid
         leaves += _indexer(b * seq, b * self_pairs(seq, causal))
         leaves += _mixers(seq) + _layer_extras(b * seq)
+        # Zamba: each use of a shared block projects its output by a d x d matrix of its own
+        leaves.append(Leaf("shared_block/linear", sw("shblk") * 2 * b * seq * d * d,
+                           "glorioso2024zamba"))
+        # Zamba2: each use's own low-rank adapters on the MLP's gate/up and on q, k, v
+        leaves.append(Leaf("shared_block/ffn_adapter", sw("shad") * 2 * b * seq * r_ad
+                           * (d + 2 * d_ff), "glorioso2024zamba2"))
+        leaves.append(Leaf("shared_block/attn_adapter", sw("shaa") * 2 * b * seq * 6 * d_ai
+                           * r_ad, "glorioso2024zamba2"))
         # differential attention (DiffLlama) runs the eager core again, on the other half of
         # the values (no MLA beside it)
         leaves += [Leaf(f"attention/diff/{x}", sw("diff") * 2 * n_h * d_h * b * self_pairs(seq, causal),
@@ -364,13 +383,15 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             # the state read by the key and the query and the output read (linear attention),
             # the state read by C (Mamba): the recurrent update of one token, not a padded chunk
             ("layer/linear_attention/conv_step",
-             (1 - sw("light")) * L_lin * 2 * b * linear_qkv_width() * K_conv,
+             (1 - sw("light") - sw("rwkv")) * L_lin * 2 * b * linear_qkv_width() * K_conv,
              "yang2025"),
-            ("layer/ssm/conv_step", L_ssm * 2 * b * ssm_conv_width() * K_conv, "dao2024"),
+            # (the RG-LRU steps its conv and recurrence elementwise)
+            ("layer/ssm/conv_step", (1 - sw("rglru")) * L_ssm * 2 * b * ssm_conv_width() * K_conv,
+             "dao2024"),
             ("layer/short_conv/conv_step", L_conv * 2 * b * d * K_conv, "liquid2025"),
-            ("layer/linear_attention/state_step", L_lin * 2 * b * n_lv * 2 * d_lk * d_lv,
-             "yang2025"),
-            ("layer/ssm/state_step", L_ssm * 2 * b * d_in * N_s, "dao2024"),
+            ("layer/linear_attention/state_step",
+             (1 - sw("rwkv")) * L_lin * 2 * b * n_lv * 2 * d_lk * d_lv, "yang2025"),
+            ("layer/ssm/state_step", (1 - sw("rglru")) * L_ssm * 2 * b * d_in * N_s, "dao2024"),
         ]
         drop = ("layer/attention/scores", "layer/attention/context", "layer/attention/diff/scores",
                 "layer/attention/diff/context", "pooler", "layer/attention/indexer/logits",

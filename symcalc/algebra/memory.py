@@ -153,8 +153,14 @@ def recurrent_state_elements() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
     * LFM2's short convolution: no state, the last K_conv inputs of its d channels.
     """
     return {
-        "linear_attention": (n_lv * d_lk * d_lv, (1 - sw("light")) * linear_qkv_width() * K_conv),
-        "ssm": (d_in * N_s, ssm_conv_width() * K_conv),
+        # RWKV-4 (sw_rwkv): the WKV numerator, denominator and running maximum (3 d_lv) and the
+        # last token's input of each block's time shift (2d) (transformers' RwkvModel state)
+        "linear_attention": ((1 - sw("rwkv")) * n_lv * d_lk * d_lv + sw("rwkv") * 3 * d_lv,
+                             (1 - sw("light") - sw("rwkv")) * linear_qkv_width() * K_conv
+                             + sw("rwkv") * 2 * d),
+        # the RG-LRU (sw_rglru): a d_in state and the last K_conv - 1 inputs of its conv
+        "ssm": ((1 - sw("rglru")) * d_in * N_s + sw("rglru") * d_in,
+                ssm_conv_width() * K_conv - sw("rglru") * d_in),
         "short_conv": (sympy.Integer(0), d * K_conv),
     }
 

@@ -26,14 +26,14 @@ QK_NORMS = ("none", "head", "all_heads")
 HEADS = ("none", "tied", "untied")
 POSITIONS = ("learned", "rotary", "relative", "none")
 PROJECTIONS = ("q", "k", "v", "o")
-LINEAR_ATTNS = ("none", "gated_deltanet", "kda", "lightning")
-SSMS = ("none", "mamba", "mamba2")
+LINEAR_ATTNS = ("none", "gated_deltanet", "kda", "lightning", "rwkv")
+SSMS = ("none", "mamba", "mamba2", "rglru")
 
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
-               "n_ih", "d_ih", "r_g")
+               "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx")
@@ -46,7 +46,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
-               "moe_out_norm", "mla_q_gate", "attn_experts")
+               "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
+               "residual_scales", "lin_full_gates", "ngpt_scales")
 
 
 class Spec(Record):
@@ -123,6 +124,26 @@ class Spec(Record):
     n_ih: Optional[int] = None  # indexer heads
     d_ih: Optional[int] = None  # indexer head dim
     L_idx: Optional[int] = None  # attention layers running their own indexer (None: all)
+    # Zamba: the L_attn hybrid layers run shared attention+MLP blocks whose weights B_sh
+    # copies hold (None: every layer its own), each use followed by a d x d projection of its
+    # own; their attention projections read d_ai inputs (None: d; Zamba 2d). Dory's looped
+    # layers: B_sh distinct layers run L times in all (no d_ai, no projection)
+    B_sh: Optional[int] = None
+    d_ai: Optional[int] = None
+    # Zamba2: each use of a shared block adds a low-rank adapter of rank r_ad to its MLP's gate
+    # and up projections (None: none), and with attn_adapters to its q, k and v
+    r_ad: Optional[int] = None
+    attn_adapters: bool = False
+    d_bk: Optional[int] = None  # RG-LRU (ssm = rglru): width of each block of its gates
+    # Doge: dynamic mask attention (dt_proj n_kv d_h -> n_kv over the values, A per key/value
+    # head) and two d-wide learned residual scales per layer
+    dyn_mask: bool = False
+    residual_scales: bool = False
+    # Ling's hybrids (bailing_hybrid): KDA's forget and output gates as full-rank projections
+    lin_full_gates: bool = False
+    # Dory (nGPT-style): per-channel scales of the queries and of the output gate (2 n_h d_h
+    # per attention layer) and of the MLP's gate and up (2 d_ff per FFN)
+    ngpt_scales: bool = False
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

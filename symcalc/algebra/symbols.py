@@ -126,6 +126,18 @@ SIZES: dict[str, SymbolInfo] = {
               "head (LFM3, Laguna)", "d_g"),
         _count("L_idx", "attention layers that run their own indexer (GLM-5's shared layers "
                "reuse an earlier layer's selection)", "L_{\\mathrm{idx}}"),
+        # Zamba's shared attention+MLP blocks: the hybrid layers run them, B_sh copies hold
+        # the weights; their attention reads the hidden state and the embeddings concatenated
+        _size("d_ai", "input width of the attention projections (Zamba: the hidden state and "
+              "the embeddings concatenated, 2d)", "d_{\\mathrm{ai}}"),
+        _count("L_attn_w", "attention blocks holding weights of their own (L_attn unless the "
+               "layers share blocks: Zamba's B_sh)", "L_{\\mathrm{attn,w}}"),
+        _count("L_ffn_w", "FFN blocks holding weights of their own (L_ffn unless the layers "
+               "share blocks: Zamba's B_sh)", "L_{\\mathrm{ffn,w}}"),
+        _size("d_bk", "width of each block of the RG-LRU's block-diagonal gates (RecurrentGemma: "
+              "lru_width // num_attention_heads)", "d_{\\mathrm{bk}}"),
+        _size("r_ad", "rank of the per-use low-rank adapters of a shared block (Zamba2's "
+              "adapter_rank)", "r_{\\mathrm{ad}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
         # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
@@ -198,11 +210,17 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_mlm_bias", "the masked-LM head's dense layer has a bias", "\\mu_b"),
         _switch("sw_last_o_bias", "the last layer's attention output alone has a bias "
                                   "(GPT-NeoX-Japanese)", "\\beta_{o,L}"),
+        _switch("sw_rwkv", "linear attention is RWKV-4's time mixing (receptance, key, value, "
+                "output; the WKV recurrence has no matmul), with its channel mixing's receptance "
+                "gate beside the FFN", "\\rho_w"),
         _switch("sw_light", "linear attention is lightning attention (MiniMax-01: no "
                 "convolution, beta or decay parameters)", "\\lambda_a"),
         _switch("sw_gdn", "linear attention is Gated DeltaNet (else Kimi Delta Attention)",
                 "\\delta_g"),
-        _switch("sw_mamba1", "the SSM mixer is Mamba-1 (else Mamba-2)", "\\mu_1"),
+        _switch("sw_mamba1", "the SSM mixer is Mamba-1 or RG-LRU (else Mamba-2)", "\\mu_1"),
+        _switch("sw_rglru", "the SSM mixer is Griffin's RG-LRU block (RecurrentGemma): Mamba-1's "
+                "in_proj, conv and out_proj, block-diagonal input and recurrent gates instead of "
+                "x_proj, dt_proj, A and D", "\\mu_r"),
         _switch("sw_ssm_bias", "Mamba in_proj has a bias", "\\beta_s"),
         _switch("sw_ssm_out_bias", "Mamba out_proj has a bias", "\\beta_{so}"),
         _switch("sw_conv_bias", "the depthwise convolution (and LFM2's projections) has biases",
@@ -241,6 +259,20 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_moa", "query and output projections as E experts of n_kv heads, k per token, "
                 "with their own router, and an output bias on attention and MoE (JetMoE)", "\\mu_a"),
         _switch("sw_dsa", "a sparse-attention indexer (DSA) beside the attention", "\\iota"),
+        _switch("sw_shblk", "the hybrid layers share attention+MLP blocks, each use with a d x d "
+                "output projection of its own (Zamba)", "\\sigma_b"),
+        _switch("sw_dmask", "dynamic mask attention: the values projected to one mask logit per "
+                "key/value head (dt_proj) with a learned rate A (Doge)", "\\delta_m"),
+        _switch("sw_rscale", "two learned d-wide scales of the residual stream per layer (Doge)",
+                "\\rho_s"),
+        _switch("sw_lfg", "Kimi Delta Attention's forget and output gates are full-rank "
+                "projections (Ling's hybrids, bailing_hybrid)", "\\kappa_f"),
+        _switch("sw_nscale", "learned per-channel scales of the queries, the output gate and the "
+                "MLP's gate and up (Dory)", "\\nu_s"),
+        _switch("sw_shad", "each use of a shared block adds a low-rank adapter to its MLP's "
+                "gate and up projections (Zamba2)", "\\sigma_f"),
+        _switch("sw_shaa", "each use of a shared block adds low-rank adapters to its q, k and v "
+                "(Zamba2's use_shared_attention_adapter)", "\\sigma_a"),
         # parallel layouts (symcalc.algebra.parallel): which state ZeRO / FSDP shards over the
         # data-parallel ranks
         _switch("sw_zero_w", "ZeRO-3 / FSDP shards the weights over the data-parallel ranks",
@@ -335,6 +367,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
               "d_ff_sum", "d_hg", "n_kvg", "S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g")
 )
 (n_ih, d_ih, L_idx, d_g, r_g) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g", "r_g"))
+(d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
+                                        for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

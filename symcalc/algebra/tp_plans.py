@@ -18,7 +18,7 @@ from . import components as comp
 from .layout import Layout
 from .tp_styles import (ACTIVATION_REGIONS, BIAS_ONLY, LOCAL_OUTPUT, MEGATRON_MODULES,  # noqa: F401
                         STYLES, Style)
-from .symbols import (SWITCHES, E, E_s, V, Z_e, d, d_ff, d_g, d_h, d_lv, d_nope, d_rope, d_v, n_h,
+from .symbols import (SWITCHES, E, E_s, V, Z_e, d, d_ai, d_ff, d_g, d_h, d_lv, d_nope, d_rope, d_v, n_h,
                       n_kv, n_lv, r_kv, r_q)
 
 
@@ -67,17 +67,20 @@ def linears() -> dict[str, Linear]:
     w_e, w_s = comp.expert_width(), E_s * comp.shared_width()
     width = comp.embedding_width()
     lin_o = {
-        "attention/q": Linear(d, q_out, _sw("bias_q") * q_out),
+        # (the standard q, k, v read d_ai inputs: 2d in Zamba's shared blocks)
+        "attention/q": Linear(std * d_ai + mla * d, q_out, _sw("bias_q") * q_out),
         "attention/q_gate": Linear(d, n_h * d_g, _sw("gate_bias") * n_h * d_g),
         "attention/gate_bias": Linear(1, n_h),  # one per head, split with the heads
         "attention/q_a": Linear(d, r_q, _sw("bias_q") * r_q),
         "attention/q_b": Linear(comp.q_b_width(), n_h * (d_nope + d_rope + _sw("mla_gate") * d_v)),
-        "attention/k": Linear(d, n_kv * d_h, _sw("bias_k") * n_kv * d_h),
-        "attention/v": Linear(d, n_kv * d_h, _sw("bias_v") * n_kv * d_h),
+        "attention/k": Linear(d_ai, n_kv * d_h, _sw("bias_k") * n_kv * d_h),
+        "attention/v": Linear(d_ai, n_kv * d_h, _sw("bias_v") * n_kv * d_h),
         "attention/kv_a": Linear(d, r_kv + d_rope, _sw("bias_k") * (r_kv + d_rope)),
         "attention/kv_b": Linear(r_kv, n_h * (d_nope + d_v)),
         "attention/o": Linear(n_h * comp.value_width(), d, _sw("bias_o") * d),
         "attention/sinks": Linear(1, n_h),  # one logit per head, split with the heads
+        # Doge's dynamic mask: dt_proj over the values (n_kv d_h -> n_kv) and A (n_kv)
+        "attention/dyn_mask": Linear(n_kv * d_h, n_kv, _sw("bias_v") * n_kv, extra=n_kv),
         "ffn/gate": Linear(d, d_ff, ffn_b * d_ff),
         "ffn/up": Linear(d, d_ff, ffn_b * d_ff),
         "ffn/down": Linear(d_ff, d, ffn_b * d),

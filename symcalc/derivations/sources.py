@@ -102,6 +102,33 @@ SOURCES: dict[str, Source] = {
                "the lightning indexer: indexer queries from the low-rank query, one shared key, a "
                "weight per head, ReLU scores summed over the heads pick the top-k keys "
                "(transformers modeling_deepseek_v32.py DeepseekV32Indexer)"),
+        Source("glorioso2024zamba", "Glorioso et al. 2024, Zamba: A Compact 7B SSM Hybrid Model "
+               "(arXiv:2405.16712)",
+               "one attention+MLP block shared by the hybrid layers, reading the hidden state and "
+               "the embeddings concatenated, each use followed by a linear projection of its own "
+               "(transformers modeling_zamba.py ZambaHybridLayer, ZambaAttentionDecoderLayer)"),
+        Source("glorioso2024zamba2", "Glorioso et al. 2024, The Zamba2 Suite: Technical Report "
+               "(arXiv:2411.15242)",
+               "shared attention+MLP blocks alternating over num_mem_blocks copies, each use with "
+               "its own low-rank (LoRA-like) adapters on the MLP and, optionally, on q, k and v "
+               "(transformers modeling_zamba2.py Zamba2MLP, Zamba2Attention, Zamba2Model.get_layers)"),
+        Source("peng2023rwkv", "Peng et al. 2023, RWKV: Reinventing RNNs for the Transformer Era "
+               "(arXiv:2305.13048)",
+               "RWKV-4's time mixing (receptance, key, value, output, time decay and bonus, token "
+               "shift) and channel mixing (receptance gate, squared-ReLU key, value) "
+               "(transformers modeling_rwkv.py RwkvSelfAttention, RwkvFeedForward)"),
+        Source("de2024griffin", "De et al. 2024, Griffin: Mixing Gated Linear Recurrences with "
+               "Local Attention for Efficient Language Models (arXiv:2402.19427); Botev et al. 2024, "
+               "RecurrentGemma",
+               "the recurrent block: two branches from the input, a temporal conv and the RG-LRU "
+               "with block-diagonal input and recurrent gates (transformers "
+               "modeling_recurrent_gemma.py RecurrentGemmaRecurrentBlock, RecurrentGemmaRglru)"),
+        Source("shi2024doge", "Shi et al. 2024, Wonderful Matrices: Combining for a More Efficient "
+               "and Effective Foundation Model Architecture (arXiv:2412.11834); SmallDoge Doge model "
+               "cards",
+               "dynamic mask attention (the values projected to a mask logit per key/value head with "
+               "a learned rate) and learned residual scales (transformers modeling_doge.py "
+               "DogeAttention, DogeDecoderLayer)"),
         Source("beam2026", "Reflection AI 2026, Beam-1.0 model card (reflection/Beam-1.0-501B-A23B)",
                "a sigmoid output gate per channel with one learned bias per head (transformers "
                "modeling_beam.py BeamAttention.gate_bias)"),

@@ -79,6 +79,8 @@ def views() -> dict[str, dict]:
     with rank 0's key/value heads (``heads``, ``kv``), one decoded token (``decode``)."""
     stage = {L: stage_layers(L), L_attn: stage_layers(L_attn), L_ffn: stage_layers(L_ffn),
              S["L_idx"]: stage_layers(S["L_idx"]),
+             # the weight copies (Zamba's shared blocks are refused with stages: a hybrid stack)
+             S["L_attn_w"]: stage_layers(S["L_attn_w"]), S["L_ffn_w"]: stage_layers(S["L_ffn_w"]),
              L_dense: sympy.Min(sympy.Max(L_dense - stage_start(), 0), stage_layers(L))}
     attention = fact("tpr:attention")
     heads = {S["n_kv"]: S["n_kv"] + attention * (sympy.ceiling(S["n_kv"] / t) - S["n_kv"]),
@@ -137,7 +139,7 @@ def presence(leaf, row_tree_fn) -> sympy.Expr:
 def part_count(path: str):
     """Layers holding the part (1 for a table or the head)."""
     if path.startswith("layer/"):
-        return accounting.group_count(path[len("layer/"):], L, hybrid=True)
+        return accounting.group_count(path[len("layer/"):], L, hybrid=True, params=True)
     return sympy.Integer(1)
 
 

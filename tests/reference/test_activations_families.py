@@ -84,6 +84,14 @@ AWAITING_SAVED_TENSORS = frozenset({
     # issue 21, fam-recurrent's branch: new components, saved tensors not worked out yet
     "gemma4_text", "mimo_v2_flash", "minimax", "apertus", "apertus1p5_text", "bitnet", "diffllama",
     "longcat_flash", "gemma4_unified_text",
+    # Zamba's shared attention+MLP blocks (2d-wide attention input, per-use projections)
+    "zamba", "zamba2",
+    # RWKV-4's time and channel mixing, RecurrentGemma's RG-LRU blocks
+    "rwkv", "recurrent_gemma",
+    # Doge's dynamic mask attention and residual scales, Ling's full-rank KDA gates and gated MLA
+    "doge", "bailing_hybrid",
+    # Dory's looped layers (weights once, saved tensors per run) and nGPT scales
+    "dory",
     # JetMoE's mixture of attention heads
     "jetmoe"})
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's

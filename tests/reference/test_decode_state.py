@@ -86,14 +86,29 @@ SSM_CONFIGS = [
     ("lfm2/tiny-conv-bias-pattern.json", 1, 9),
     ("lfm2_moe/bare-model.json", 2, 5),
     ("lfm2_moe/causal-lm-conv-bias-untied-legacy-key.json", 1, 2),
+    # Ling's hybrids: Kimi Delta Attention with full-rank gates beside MLA
+    ("bailing_hybrid/causal-lm-mla-direct-q.json", 2, 5),
+    ("bailing_hybrid/model-q-lora-biases-lists.json", 1, 9),
     ("bamba/causal-lm-attention-biases.json", 2, 5),
     ("bamba/causal-lm-attention-biases.json", 1, 17),
+    # Zamba: a multi-head Mamba-1 mixer in every layer, keys and values in its hybrid layers
+    ("zamba/tiny-tied-period.json", 2, 5),
+    ("zamba/tiny-untied-layer-types.json", 1, 2),
+    # Zamba2: a Mamba-2 mixer in every layer, keys and values in its hybrid layers
+    ("zamba2/tiny-mem-blocks-attn-adapters.json", 2, 5),
+    ("zamba2/tiny-bare-biases-gqa.json", 1, 7),
     # attention-free stacks whose own forward keeps a cache (returned as ``out.cache``)
     ("mamba/tiny-tied.json", 2, 5),
     ("mamba/tiny-untied-biases-rank.json", 1, 2),
     ("falcon_mamba/tiny-tied.json", 2, 5),
     ("mamba2/tiny-untied.json", 2, 5),
     ("mamba2/tiny-tied-biases.json", 1, 9),
+    # RWKV-4: its model returns a list of five (b, d, L) tensors as ``out.state``
+    ("rwkv/tiny-untied.json", 2, 5),
+    ("rwkv/tiny-tied.json", 1, 2),
+    # RecurrentGemma: RG-LRU blocks and sliding-window attention (prompts within W - 1)
+    ("recurrent_gemma/tiny-gqa-window.json", 2, 5),
+    ("recurrent_gemma/tiny-bare-lru-width-biases.json", 1, 9),
 ]
 # softmax stacks whose global layers cache keys and values of their own shape (Gemma 4's
 # global_head_dim, num_global_key_value_heads, attention_k_eq_v; MiMo-V2-Flash's sliding layers
@@ -109,6 +124,9 @@ ATTENTION_CONFIGS = [
     ("mimo_v2_flash/model-window-size-mixed-mlp.json", 2, 3),
     ("longcat_flash/causal-lm-zero-experts.json", 2, 3),
     ("longcat_flash/model-no-zero-experts-bias.json", 1, 5),
+    # Dory: the recurrent layers keep a cache per loop (recurrent_kv_cache_mode per_loop)
+    ("dory/causal-lm-loops-window.json", 2, 3),
+    ("dory/model-layer-types-biases.json", 1, 5),
 ]
 # lightning attention (MiniMax-01): its state (b, n_h, d_h, d_h) is MiniMaxCache's linear_cache,
 # kept in the model's dtype, so only fp32 matches symcalc's default state dtype; a prompt within
@@ -145,6 +163,28 @@ def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
         held = {"state": 0, "kv": 0, "conv": [], "recurrent": [], "keys": [], "values": []}
         # the Mamba models return their DynamicCache as ``cache``, not ``past_key_values``
         cache = getattr(out, "past_key_values", None) or getattr(out, "cache", None)
+        if cache is None and not isinstance(getattr(out, "state", None), list):
+            # RecurrentGemma returns no cache: its attention layers fill one passed in, its
+            # recurrent blocks keep their state themselves (conv1d_state, recurrent_states)
+            from transformers import DynamicCache
+
+            torch.manual_seed(0)
+            cache = DynamicCache(config=model.config)
+            with torch.no_grad():
+                model(**inputs, cache=cache)
+            for module in model.modules():
+                for kind, name in (("conv", "conv1d_state"), ("recurrent", "recurrent_states")):
+                    t = getattr(module, name, None)
+                    if isinstance(t, torch.Tensor):
+                        held["state"] += t.numel() * t.element_size()
+                        held[kind].append((tuple(t.shape), t.dtype))
+        rwkv_state = getattr(out, "state", None)  # RWKV: token shifts, then the WKV state
+        for i, t in enumerate(rwkv_state if isinstance(rwkv_state, list) else []):
+            held["state"] += t.numel() * t.element_size()
+            held["conv" if i < 2 else "recurrent"].append((tuple(t.shape), t.dtype))
+        if isinstance(rwkv_state, list):
+            _HELD[key] = held
+            return held
         for t in getattr(cache, "linear_cache", None) or []:  # MiniMaxCache's lightning states
             if isinstance(t, torch.Tensor):
                 held["state"] += t.numel() * t.element_size()

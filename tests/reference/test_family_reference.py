@@ -248,6 +248,11 @@ DELIBERATE_REFUSALS = {
     "the sliding layers' 2 x num_key_value_heads": "MiMo-V2-Flash with fewer query heads than its "
                                                    "sliding layers' key/value heads: repeat_kv by "
                                                    "a zero or fractional group",
+    "ties no shared block of Zamba2": "Zamba2 with untied embeddings: transformers then ties none of "
+                                      "the hybrid layers' block copies, each keeping the adapters of "
+                                      "every use of its block (zamba2.toml's not_modelled)",
+    "Doge's CDMoE": "Doge with is_moe: product-key routing over expert embeddings has no symcalc "
+                    "component (doge.toml's not_modelled)",
 }
 
 # Examples per family (a deeper local run: SYMCALC_FAMILY_EXAMPLES=50 pytest -k drawn ...)

@@ -119,6 +119,8 @@ CASES = {
                                 num_experts_per_tok=2), 2, 9),
     "ernie4_5-gqa-head-dim": (_cfg("ernie4_5", "Ernie4_5ForCausalLM", 2, head_dim=12), 2, 9),
     "helium-gqa": (_cfg("helium", "HeliumForCausalLM", 2, head_dim=8), 2, 9),
+    "doge-gqa": (_cfg("doge", "DogeForCausalLM", 2), 2, 9),
+    "doge-all-sliding-short": (_cfg("doge", "DogeForCausalLM", 2, sliding_window=6), 2, 4),
     "olmo-gqa": (_cfg("olmo", "OlmoForCausalLM", 2), 2, 9),
     "granite_swa-default-pattern-long": (_cfg("granite_swa", "GraniteSWAForCausalLM", 5, sliding_window=4), 2, 9),
     "cwm-default-pattern-short": (_cfg("cwm", "CwmForCausalLM", 5, head_dim=8, sliding_window=6), 2, 4),
