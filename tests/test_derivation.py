@@ -15,7 +15,9 @@ from symcalc.derivations.derive import derive
 from symcalc.derivations.derive_forms import derive_closed_form, derive_difference, derive_published
 from symcalc.derivations.handout_data import crossover_derivation, handout
 from symcalc.algebra.options import Options
-from symcalc.report import report
+# derivations (sympy) are held to the report `symcalc report` prints: the quick report from the
+# term table (tests/test_quick.py holds it equal to the sympy report)
+from symcalc.fast.quick import quick_report as report
 
 PRESETS = presets.names()
 SYMCALC = Path(__file__).resolve().parent.parent / "symcalc"
