@@ -183,6 +183,10 @@ REFUSED = {
                      ("glm4_moe", "causal-lm-all-moe-no-shared-tied"),
                      ("kimi_linear", "causal-lm-layer-types-mlp-types-tied"))
 }
+# Doge's dynamic mask comes from dt_proj, which its plan leaves whole: a rank adds a mask of
+# every head to the scores of its own heads (transformers 5.24's tensor-parallel forward fails)
+REFUSED.update({f"doge/{name}": "the dynamic mask is not split with the heads"
+                for name in ("tiny-bare-biases-head-dim", "tiny-gqa", "tiny-tied-window")})
 
 
 def _kind(name: str) -> str:
