@@ -177,6 +177,43 @@ def test_the_last_layers_output_bias_counts_once():
         make_spec(**{**base, "attention_bias": "all"}, last_o_bias=True)
 
 
+def test_an_embedding_stage_of_its_own_width_and_a_head_of_its_own():
+    """embedding_project (ELECTRA, RoFormer, RemBERT): the token, position and token-type
+    tables and their norm d_emb wide, one biased d_emb -> d projection, no project_out; d_out
+    (RemBERT): the masked-LM transform d -> d_out, its norm and an untied head d_out wide. Both
+    paths (sympy and the term table) give the sums worked out by hand; d_out is refused
+    without the stage and beside a tied head of another width."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.errors import SymcalcError
+    from symcalc.fast.quick import quick_report
+
+    d, E, D, V, P, T = 32, 16, 20, 50, 12, 2
+    base = dict(name="x", family="decoder", L=2, d=d, n_h=4, d_ff=40, V=V, P=P, T=T,
+                position="learned", embedding_norm=True, mlm_head=True, head_bias=True)
+    opts = Options(batch=2, seq_len=5)
+    plain = report(make_spec(**base), opts)
+    stage = make_spec(**base, d_emb=E, embedding_project=True)
+    own = make_spec(**base, d_emb=E, embedding_project=True, d_out=D, head="untied")
+    for spec, width in ((stage, E), (own, D)):
+        rep = report(spec, opts)
+        assert rep == quick_report(spec, opts)
+        embeddings = (V + P + T) * E + 2 * E + E * d + d  # tables, norm, projection in
+        mlm = d * width + width + 2 * width  # dense with its bias, LayerNorm
+        head = V * D if spec.head == "untied" else 0
+        tied_plain = (V + P + T) * d + 2 * d + d * d + d + 2 * d
+        assert rep["params"]["total"] - plain["params"]["total"] == \
+            embeddings + mlm + head - tied_plain
+        tokens = 2 * 5
+        assert rep["flops"]["forward_matmul"] - plain["flops"]["forward_matmul"] == \
+            2 * tokens * (E * d + d * width + width * V - d * d - d * V)
+    with pytest.raises(SymcalcError, match="d_out"):
+        make_spec(**base, d_out=D, head="untied")
+    with pytest.raises(SymcalcError, match="d_out"):
+        make_spec(**base, d_emb=E, embedding_project=True, d_out=D)
+    with pytest.raises(SymcalcError, match="embedding_project"):
+        make_spec(**base, embedding_project=True)
+
+
 @pytest.mark.parametrize("path,shown,hidden", [
     ("tests/families/mamba/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),
     ("tests/families/mamba2/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),

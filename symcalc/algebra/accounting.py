@@ -274,7 +274,8 @@ def layer_prefixes(spec: Spec) -> list[str]:
 def shape_params(shape: str) -> Breakdown:
     """Every parameter of a model of ``shape``, switches left as symbols."""
     leaves = _parts("embedding", c.embedding_params())
-    leaves.append(Leaf("embedding_norm", c.sw("emb_norm") * c.norm_params(), "devlin2019"))
+    leaves.append(Leaf("embedding_norm", c.sw("emb_norm") * c.norm_params(c.stage_width()),
+                       "devlin2019"))
     if shape == "single":
         leaves += _stack("", L, layer_params(hybrid=True), hybrid=True)
         leaves += _parts("per_layer_input", c.per_layer_model_params())
@@ -285,6 +286,9 @@ def shape_params(shape: str) -> Breakdown:
     leaves += _parts("head", c.head_params())
     leaves.append(Leaf("pooler", c.pooler_params(), "devlin2019"))
     leaves.append(Leaf("mlm_head", c.mlm_transform_params(), "devlin2019"))
+    if shape != "single":  # ELECTRA's embedding stage, RemBERT's head width: single stacks
+        off = c.single_only_off()
+        leaves = [Leaf(l.path, sympy.sympify(l.value).xreplace(off), l.source) for l in leaves]
     return Breakdown(leaves)
 
 

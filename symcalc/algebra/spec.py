@@ -33,7 +33,7 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
-               "n_ih", "d_ih", "r_g")
+               "n_ih", "d_ih", "r_g", "d_out")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx")
@@ -46,7 +46,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
-               "moe_out_norm", "mla_q_gate", "attn_experts")
+               "moe_out_norm", "mla_q_gate", "attn_experts", "embedding_project")
 
 
 class Spec(Record):
@@ -80,6 +80,12 @@ class Spec(Record):
     d_rope: Optional[int] = None  # MLA decoupled rotary head dim
     d_v: Optional[int] = None  # value head dim (MLA, or MiMo-V2-Flash's v_head_dim)
     d_emb: Optional[int] = None  # token-embedding width (OPT word_embed_proj_dim; None: d)
+    # ELECTRA, RoFormer, RemBERT: the whole embedding stage (token, position and token-type
+    # tables, its norm) at width d_emb and one biased linear d_emb -> d after it (no project_out)
+    embedding_project: bool = False
+    # the masked-LM transform's output and the head's input width where it is neither d nor
+    # the token table's (RemBERT's output_embedding_size; None: the token table's width)
+    d_out: Optional[int] = None
     # hybrid stacks: layers by mixer (None: L_attn = L_ffn = L, the others 0)
     L_attn: Optional[int] = None  # layers with softmax attention
     L_lin: Optional[int] = None  # layers with a linear-attention mixer

@@ -70,6 +70,8 @@ SIZES: dict[str, SymbolInfo] = {
         _size("d_rope", "MLA decoupled rotary head dim", "d_{\\mathrm{rope}}"),
         _size("d_v", "value head dim where it differs from d_h (MLA, MiMo-V2-Flash)", "d_v"),
         _size("d_emb", "token-embedding width where it differs from d (OPT)", "d_{\\mathrm{emb}}"),
+        _size("d_out", "width the output head reads where it differs from the token table's "
+              "(RemBERT's output_embedding_size)", "d_{\\mathrm{out}}"),
         # hybrid stacks: layer groups by mixer, and the sizes of the non-attention mixers
         _count("L_attn", "layers with softmax attention (L unless the stack is hybrid)",
                "L_{\\mathrm{attn}}"),
@@ -184,6 +186,11 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_norm_ffn_out", "a norm after the FFN", "\\nu_4"),
         _switch("sw_sinks", "attention-sink logits, one per head", "\\varsigma"),
         _switch("sw_proj_emb", "embeddings of width d_emb projected in and out", "\\psi"),
+        _switch("sw_emb_stage", "the embedding stage (token, position and token-type tables, "
+                "its norm) of width d_emb, projected into d by one biased linear "
+                "(ELECTRA, RoFormer, RemBERT)", "\\psi_e"),
+        _switch("sw_d_out", "the masked-LM transform and the head at a width d_out of their "
+                "own (RemBERT)", "\\psi_o"),
         _switch("sw_window", "a sliding window W caps some layers' cache", "\\omega_w"),
         _switch("sw_window_all", "every layer slides (else L_local of them)", "\\omega_a"),
         _switch("sw_attn_gate", "attention output gated by a second query-wide projection",
@@ -334,7 +341,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
     for n in ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
               "d_ff_sum", "d_hg", "n_kvg", "S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g")
 )
-(n_ih, d_ih, L_idx, d_g, r_g) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g", "r_g"))
+(n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
+                                                                   "r_g", "d_out"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

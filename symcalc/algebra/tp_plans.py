@@ -97,7 +97,7 @@ def linears() -> dict[str, Linear]:
     }
     out = {f"layer/{k}": x for k, x in lin_o.items()}
     out["embedding/token"] = Linear(V, width)  # V rows of the table: its "input" width
-    out["head/weight"] = Linear(width, V)
+    out["head/weight"] = Linear(comp.head_width(), V)  # RemBERT: d_out wide
     out["head/bias"] = Linear(0, V, V)
     return out
 
