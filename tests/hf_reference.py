@@ -527,8 +527,9 @@ def _mlm_head(model_type: str, cls: str) -> bool:
     kin), whose untied bias transformers keeps twice."""
     if cls == "BertGenerationDecoder":  # BertGenerationOnlyLMHead: decoder bias and lm_head.bias
         return True
-    if cls in ("ModernBertDecoderForCausalLM", "DistilBertForMaskedLM"):  # an untied decoder
-        return False                                                          # keeps one bias
+    if cls in ("ModernBertDecoderForCausalLM", "DistilBertForMaskedLM",   # an untied decoder
+               "ElectraForMaskedLM", "ElectraForCausalLM"):                 # keeps one bias
+        return False
     family = family_files().get(model_type, {})
     role = family.get("classes", {}).get(cls)
     fixed = family.get("roles", {}).get(role, {}).get("fixed", {})

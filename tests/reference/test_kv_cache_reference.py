@@ -167,6 +167,9 @@ CASES = {
     "gpt_neo-local-layers-long": (_mha(_cfg("gpt_neo", "GPTNeoForCausalLM", 2, window_size=4,
                                             attention_types=[[["global", "local"], 1]])), 2, 9),
     "gpt_neox_japanese-mha": (_mha(_cfg("gpt_neox_japanese", "GPTNeoXJapaneseForCausalLM", 2)), 2, 9),
+    # BERT-shaped decoders (is_decoder): keys and values of every layer, the embedding stage aside
+    "electra-decoder-narrow-embeddings": (_mha(_cfg("electra", "ElectraForCausalLM", 2, embedding_size=16,
+                                                    is_decoder=True)), 2, 9),
     "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
     "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
