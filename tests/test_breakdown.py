@@ -206,6 +206,10 @@ def test_an_embedding_stage_of_its_own_width_and_a_head_of_its_own():
         tokens = 2 * 5
         assert rep["flops"]["forward_matmul"] - plain["flops"]["forward_matmul"] == \
             2 * tokens * (E * d + d * width + width * V - d * d - d * V)
+    # RemBERT maps its embeddings in even when they are d wide
+    same = make_spec(**base, d_emb=d, embedding_project=True)
+    assert report(same, opts)["params"]["total"] - plain["params"]["total"] == d * d + d
+    assert quick_report(same, opts)["params"]["total"] - plain["params"]["total"] == d * d + d
     with pytest.raises(SymcalcError, match="d_out"):
         make_spec(**base, d_out=D, head="untied")
     with pytest.raises(SymcalcError, match="d_out"):
