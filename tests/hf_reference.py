@@ -528,7 +528,8 @@ def _mlm_head(model_type: str, cls: str) -> bool:
     if cls == "BertGenerationDecoder":  # BertGenerationOnlyLMHead: decoder bias and lm_head.bias
         return True
     if cls in ("ModernBertDecoderForCausalLM", "DistilBertForMaskedLM",   # an untied decoder
-               "ElectraForMaskedLM", "ElectraForCausalLM"):                 # keeps one bias
+               "ElectraForMaskedLM", "ElectraForCausalLM",                  # keeps one bias
+               "RemBertForMaskedLM", "RemBertForCausalLM"):
         return False
     family = family_files().get(model_type, {})
     role = family.get("classes", {}).get(cls)

@@ -170,6 +170,8 @@ CASES = {
     # BERT-shaped decoders (is_decoder): keys and values of every layer, the embedding stage aside
     "electra-decoder-narrow-embeddings": (_mha(_cfg("electra", "ElectraForCausalLM", 2, embedding_size=16,
                                                     is_decoder=True)), 2, 9),
+    "rembert-decoder": (_mha(_cfg("rembert", "RemBertForCausalLM", 2, input_embedding_size=16,
+                                  output_embedding_size=24, is_decoder=True)), 2, 9),
     "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
     "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
@@ -214,7 +216,10 @@ def transformers_cache(case: str) -> tuple[int, list]:
         assert next(model.parameters()).dtype == torch.float32
         with torch.no_grad():
             out = model(**H.forward_inputs(model, batch, seq_len, "cpu", mask=True, use_cache=True))
-        layers = out.past_key_values.layers
+        cache = out.past_key_values
+        # a BERT-shaped decoder run alone (RemBERT) returns an EncoderDecoderCache: its
+        # self-attention half holds the keys and values (the cross-attention half stays empty)
+        layers = getattr(cache, "self_attention_cache", cache).layers
         held = sum(t.numel() * t.element_size() for layer in layers
                    for t in (layer.keys, layer.values, getattr(layer, "indexer_keys", None))
                    if t is not None)  # a KV-sharing layer's DummyLayer holds None
