@@ -218,6 +218,25 @@ def test_an_embedding_stage_of_its_own_width_and_a_head_of_its_own():
         make_spec(**base, embedding_project=True)
 
 
+def test_a_rotary_table_held_as_a_parameter_counts_p_rows_of_head_width():
+    """rotary_table (RoFormer's frozen embed_positions): P x d_h parameters, no FLOPs; refused
+    without rotary positions."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.errors import SymcalcError
+    from symcalc.fast.quick import quick_report
+
+    base = dict(name="x", family="decoder", L=2, d=32, n_h=4, d_ff=40, V=50, P=12,
+                position="rotary")
+    opts = Options(batch=2, seq_len=5)
+    plain, table = (make_spec(**base, rotary_table=t) for t in (False, True))
+    for run in (report, quick_report):
+        a, b = run(plain, opts), run(table, opts)
+        assert b["params"]["total"] - a["params"]["total"] == 12 * 8
+        assert b["flops"]["forward_matmul"] == a["flops"]["forward_matmul"]
+    with pytest.raises(SymcalcError, match="rotary_table"):
+        make_spec(**{**base, "position": "learned"}, rotary_table=True)
+
+
 @pytest.mark.parametrize("path,shown,hidden", [
     ("tests/families/mamba/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),
     ("tests/families/mamba2/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),

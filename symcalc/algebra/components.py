@@ -32,7 +32,7 @@ def decoder_only_off() -> dict:
 
 # switches of the embeddings and head that only single-stack models have (spec.toml refuses
 # them in an encoder-decoder, whose rows are built with them off)
-SINGLE_ONLY = ("emb_stage", "d_out")
+SINGLE_ONLY = ("emb_stage", "d_out", "rot_table")
 
 
 def single_only_off() -> dict:
@@ -223,14 +223,17 @@ def head_width():
 def embedding_params() -> list[Part]:
     """Token table V x d (V x d_emb with OPT's projections d_emb -> d in and d -> d_emb out,
     no bias; with ELECTRA's embedding stage the position and token-type tables are d_emb wide
-    too and one biased projection d_emb -> d follows), learned position table P x d,
+    too and one biased projection d_emb -> d follows), learned position table P x d (or
+    RoFormer's frozen rotary table P x d_h),
     token-type table T x d (BERT), and Gemma 3n's per-layer input table, V_ple rows of L d_ple
     (``sw_ple``)."""
     return [
         Part("token", sw("tok_emb") * V * embedding_width(), "vaswani2017"),
         Part("project_in", sw("proj_emb") * d_emb * d + sw("emb_stage") * d, "zhang2022"),
         Part("project_out", sw("proj_emb") * (1 - sw("emb_stage")) * d * d_emb, "zhang2022"),
-        Part("position", sw("pos_emb") * P * stage_width(), "devlin2019"),
+        # (RoFormer: its rotary table, frozen, P x d_h)
+        Part("position", sw("pos_emb") * P * stage_width() + sw("rot_table") * P * d_h,
+             "devlin2019"),
         Part("token_type", sw("type_emb") * T * stage_width(), "devlin2019"),
         Part("per_layer", sw("ple") * V_ple * L * d_ple, "gemma3n2025"),
     ]

@@ -46,7 +46,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
-               "moe_out_norm", "mla_q_gate", "attn_experts", "embedding_project")
+               "moe_out_norm", "mla_q_gate", "attn_experts", "embedding_project",
+               "rotary_table")
 
 
 class Spec(Record):
@@ -86,6 +87,9 @@ class Spec(Record):
     # the masked-LM transform's output and the head's input width where it is neither d nor
     # the token table's (RemBERT's output_embedding_size; None: the token table's width)
     d_out: Optional[int] = None
+    # RoFormer: the rotary sin/cos table is an nn.Embedding of P rows of width d_h, frozen but
+    # a parameter (embed_positions), so counted as transformers counts it
+    rotary_table: bool = False
     # hybrid stacks: layers by mixer (None: L_attn = L_ffn = L, the others 0)
     L_attn: Optional[int] = None  # layers with softmax attention
     L_lin: Optional[int] = None  # layers with a linear-attention mixer

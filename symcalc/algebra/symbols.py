@@ -191,6 +191,8 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "(ELECTRA, RoFormer, RemBERT)", "\\psi_e"),
         _switch("sw_d_out", "the masked-LM transform and the head at a width d_out of their "
                 "own (RemBERT)", "\\psi_o"),
+        _switch("sw_rot_table", "the rotary sin/cos table is a frozen parameter of P rows of "
+                "head width (RoFormer's embed_positions)", "\\rho_t"),
         _switch("sw_window", "a sliding window W caps some layers' cache", "\\omega_w"),
         _switch("sw_window_all", "every layer slides (else L_local of them)", "\\omega_a"),
         _switch("sw_attn_gate", "attention output gated by a second query-wide projection",
