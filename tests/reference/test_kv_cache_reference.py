@@ -172,6 +172,8 @@ CASES = {
                                                     is_decoder=True)), 2, 9),
     "rembert-decoder": (_mha(_cfg("rembert", "RemBertForCausalLM", 2, input_embedding_size=16,
                                   output_embedding_size=24, is_decoder=True)), 2, 9),
+    "roformer-decoder": (_mha(_cfg("roformer", "RoFormerForCausalLM", 2, embedding_size=16,
+                                   is_decoder=True)), 2, 9),
     "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
     "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
