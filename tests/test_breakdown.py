@@ -237,6 +237,32 @@ def test_a_rotary_table_held_as_a_parameter_counts_p_rows_of_head_width():
         make_spec(**{**base, "position": "learned"}, rotary_table=True)
 
 
+def test_side_tables_and_the_input_map_of_their_concatenation():
+    """RoCBERT: pronunciation and shape tables (lookups: parameters, no FLOPs) and the biased
+    map of the word embedding with d_cat concatenated channels into d; d_cat must be a sum of
+    the tables' widths."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.errors import SymcalcError
+    from symcalc.fast.quick import quick_report
+
+    base = dict(name="x", family="decoder", L=2, d=32, n_h=4, d_ff=40, V=50)
+    side = dict(V_pr=30, d_pr=12, V_sp=20, d_sp=8)
+    opts = Options(batch=2, seq_len=5)
+    for run in (report, quick_report):
+        plain = run(make_spec(**base), opts)
+        tables = run(make_spec(**base, **side), opts)
+        mapped = run(make_spec(**base, **side, d_cat=12), opts)
+        assert tables["params"]["total"] - plain["params"]["total"] == 30 * 12 + 20 * 8
+        assert tables["flops"]["forward_matmul"] == plain["flops"]["forward_matmul"]
+        assert mapped["params"]["total"] - tables["params"]["total"] == (32 + 12) * 32 + 32
+        assert mapped["flops"]["forward_matmul"] - plain["flops"]["forward_matmul"] == \
+            2 * 10 * (32 + 12) * 32
+    with pytest.raises(SymcalcError, match="d_cat"):
+        make_spec(**base, **side, d_cat=5)
+    with pytest.raises(SymcalcError, match="d_sp"):
+        make_spec(**base, V_pr=30, d_pr=12)
+
+
 @pytest.mark.parametrize("path,shown,hidden", [
     ("tests/families/mamba/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),
     ("tests/families/mamba2/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),

@@ -25,7 +25,7 @@ from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_id
                       L_kv_shared_local, L_lin, L_local, L_ssm, S_k, S_kn, S_q, S_v, d_ff,
                       d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g)
 
-EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type",
+EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "embedding/side",
                    "embedding/per_layer", "head/weight")
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
+from .symbols import (SWITCHES, V_pr, V_sp, d_cat, d_pr, d_sp, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q)
@@ -32,7 +32,7 @@ def decoder_only_off() -> dict:
 
 # switches of the embeddings and head that only single-stack models have (spec.toml refuses
 # them in an encoder-decoder, whose rows are built with them off)
-SINGLE_ONLY = ("emb_stage", "d_out", "rot_table")
+SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat")
 
 
 def single_only_off() -> dict:
@@ -236,6 +236,9 @@ def embedding_params() -> list[Part]:
              "devlin2019"),
         Part("token_type", sw("type_emb") * T * stage_width(), "devlin2019"),
         Part("per_layer", sw("ple") * V_ple * L * d_ple, "gemma3n2025"),
+        # RoCBERT: pronunciation and shape tables, and the map of the concatenated inputs
+        Part("side", sw("side") * (V_pr * d_pr + V_sp * d_sp), "su2022rocbert"),
+        Part("map_in", sw("cat") * ((d + d_cat) * d + d), "su2022rocbert"),
     ]
 
 

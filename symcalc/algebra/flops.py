@@ -23,7 +23,7 @@ from .components import (decoder_only_off, expert_width, head_width,
                          q_b_width, qk_width, shared_width, single_only_off, ssm_conv_width,
                          ssm_in_width, sw,
                          value_width)
-from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
+from .symbols import (d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
                       Q_c, R_dt, A_g, A_l, L_local, W, Z_e,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
@@ -273,6 +273,8 @@ def shape_matmul(shape: str) -> Breakdown:
         leaves += [Leaf(f"project_{side}", on * 2 * b * s * d_emb * d, "zhang2022")
                    for side, on in (("in", sw("proj_emb")),
                                     ("out", sw("proj_emb") * (1 - sw("emb_stage"))))]
+        # RoCBERT: the token embedding and d_cat concatenated channels mapped into d
+        leaves.append(Leaf("map_in", sw("cat") * 2 * b * s * (d + d_cat) * d, "su2022rocbert"))
         # Gemma 3n: the token embedding projected to every layer's input, AltUp's streams
         # made from it and folded back at the end
         leaves += [Leaf("per_layer_input/model_projection",

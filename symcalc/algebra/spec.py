@@ -33,10 +33,10 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
-               "n_ih", "d_ih", "r_g", "d_out")
+               "n_ih", "d_ih", "r_g", "d_out", "V_pr", "d_pr", "V_sp", "d_sp")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
-                "L_kv_shared", "L_kv_shared_local", "L_idx")
+                "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -90,6 +90,14 @@ class Spec(Record):
     # RoFormer: the rotary sin/cos table is an nn.Embedding of P rows of width d_h, frozen but
     # a parameter (embed_positions), so counted as transformers counts it
     rotary_table: bool = False
+    # RoCBERT: pronunciation (V_pr x d_pr) and shape (V_sp x d_sp) tables beside the word table
+    # (None: none), and with concat_input the d_cat channels of those it enables concatenated
+    # to the token embedding and mapped into d by one biased linear (None: no map)
+    V_pr: Optional[int] = None
+    d_pr: Optional[int] = None
+    V_sp: Optional[int] = None
+    d_sp: Optional[int] = None
+    d_cat: Optional[int] = None
     # hybrid stacks: layers by mixer (None: L_attn = L_ffn = L, the others 0)
     L_attn: Optional[int] = None  # layers with softmax attention
     L_lin: Optional[int] = None  # layers with a linear-attention mixer

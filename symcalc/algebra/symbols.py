@@ -128,6 +128,13 @@ SIZES: dict[str, SymbolInfo] = {
               "head (LFM3, Laguna)", "d_g"),
         _count("L_idx", "attention layers that run their own indexer (GLM-5's shared layers "
                "reuse an earlier layer's selection)", "L_{\\mathrm{idx}}"),
+        # RoCBERT: pronunciation and shape tables beside the word table, concatenated to it
+        _size("V_pr", "pronunciation vocabulary (RoCBERT)", "V_{\\mathrm{pr}}"),
+        _size("d_pr", "pronunciation embedding width (RoCBERT)", "d_{\\mathrm{pr}}"),
+        _size("V_sp", "shape vocabulary (RoCBERT)", "V_{\\mathrm{sp}}"),
+        _size("d_sp", "shape embedding width (RoCBERT)", "d_{\\mathrm{sp}}"),
+        _count("d_cat", "width concatenated to the token embedding before the input map "
+               "(RoCBERT: the enabled pronunciation and shape widths)", "d_{\\mathrm{cat}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
         # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
@@ -191,6 +198,10 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "(ELECTRA, RoFormer, RemBERT)", "\\psi_e"),
         _switch("sw_d_out", "the masked-LM transform and the head at a width d_out of their "
                 "own (RemBERT)", "\\psi_o"),
+        _switch("sw_side", "pronunciation and shape tables beside the word table (RoCBERT)",
+                "\\tau_s"),
+        _switch("sw_cat", "the token embedding and d_cat more channels mapped into d by one "
+                "biased linear (RoCBERT's map_inputs_layer)", "\\tau_c"),
         _switch("sw_rot_table", "the rotary sin/cos table is a frozen parameter of P rows of "
                 "head width (RoFormer's embed_positions)", "\\rho_t"),
         _switch("sw_window", "a sliding window W caps some layers' cache", "\\omega_w"),
@@ -345,6 +356,7 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
+(V_pr, d_pr, V_sp, d_sp, d_cat) = (SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

@@ -116,6 +116,10 @@ SOURCES: dict[str, Source] = {
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",
                "project_in/project_out when word_embed_proj_dim differs (transformers modeling_opt.py)"),
+        Source("su2022rocbert", "Su et al. 2022, RoCBert: Robust Chinese Bert with Multimodal "
+               "Contrastive Pretraining (ACL 2022)",
+               "pronunciation and shape embeddings concatenated to the word embedding and mapped "
+               "into the hidden size (transformers modeling_roc_bert.py RoCBertEmbeddings)"),
         Source("gemma2024", "Gemma Team 2024, Gemma 2: Improving Open Language Models at a Practical Size",
                "Sec. 2: local sliding-window and global layers alternate; norms before and after each block"),
         Source("wang2021", "Wang & Komatsuzaki 2021, GPT-J-6B; Black et al. 2022, GPT-NeoX-20B",
