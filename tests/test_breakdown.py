@@ -263,6 +263,27 @@ def test_side_tables_and_the_input_map_of_their_concatenation():
         make_spec(**base, V_pr=30, d_pr=12)
 
 
+def test_language_adapters_count_every_language_and_run_one_per_token():
+    """X-MOD: n_ad adapters d -> d_ad -> d (biased) per layer in the parameters, one of them
+    per token in the FLOPs; adapter_norm adds a LayerNorm per layer."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.errors import SymcalcError
+    from symcalc.fast.quick import quick_report
+
+    base = dict(name="x", family="decoder", L=2, d=32, n_h=4, d_ff=40, V=50)
+    opts = Options(batch=2, seq_len=5)
+    for run in (report, quick_report):
+        plain = run(make_spec(**base), opts)
+        ad = run(make_spec(**base, n_ad=3, d_ad=10), opts)
+        normed = run(make_spec(**base, n_ad=3, d_ad=10, adapter_norm=True), opts)
+        assert ad["params"]["total"] - plain["params"]["total"] == 2 * 3 * (2 * 32 * 10 + 10 + 32)
+        assert normed["params"]["total"] - ad["params"]["total"] == 2 * 2 * 32
+        assert ad["flops"]["forward_matmul"] - plain["flops"]["forward_matmul"] == \
+            2 * 2 * 10 * 2 * 32 * 10
+    with pytest.raises(SymcalcError, match="d_ad"):
+        make_spec(**base, n_ad=3)
+
+
 @pytest.mark.parametrize("path,shown,hidden", [
     ("tests/families/mamba/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),
     ("tests/families/mamba2/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),

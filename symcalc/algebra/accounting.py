@@ -45,7 +45,7 @@ MIXERS = {"linear_attention": (L_lin, c.linear_attention_params),
 MIXER_VIEWS = {"linear_mixer": "linear_attention", "ssm_mixer": "ssm", "conv_mixer": "short_conv"}
 # Gemma 3n's additions to every layer of a decoder stack: group -> parts
 LAYER_EXTRAS = {"altup": c.altup_params, "laurel": c.laurel_params,
-                "per_layer_input": c.per_layer_input_params}
+                "per_layer_input": c.per_layer_input_params, "adapter": c.adapter_params}
 # attention parts that only the layers computing their own keys and values hold (Gemma 3n's
 # KV-sharing layers have no k/v projections and no k norm)
 KV_PATHS = frozenset(f"attention/{p}" for p in ("k", "v", "kv_a", "kv_norm", "kv_b", "k_head_norm"))

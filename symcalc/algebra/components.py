@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .symbols import (SWITCHES, V_pr, V_sp, d_cat, d_pr, d_sp, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
+from .symbols import (SWITCHES, V_pr, V_sp, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q)
@@ -379,6 +379,16 @@ def laurel_params() -> list[Part]:
         Part("left", on * d * r_laurel, "menghani2024"),
         Part("right", on * r_laurel * d, "menghani2024"),
         Part("norm", on * norm_params(), "menghani2024"),
+    ]
+
+
+def adapter_params() -> list[Part]:
+    """X-MOD's per-language adapters after a layer's FFN: n_ad bottlenecks d -> d_ad -> d with
+    biases (each token runs the one of its language), and their own LayerNorm where
+    adapter_layer_norm asks (else they reuse the output's)."""
+    return [
+        Part("bottlenecks", sw("adapter") * n_ad * (2 * d * d_ad + d_ad + d), "pfeiffer2022xmod"),
+        Part("norm", sw("ad_norm") * norm_params(), "pfeiffer2022xmod"),
     ]
 
 

@@ -23,7 +23,7 @@ from .components import (decoder_only_off, expert_width, head_width,
                          q_b_width, qk_width, shared_width, single_only_off, ssm_conv_width,
                          ssm_in_width, sw,
                          value_width)
-from .symbols import (d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
+from .symbols import (d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
                       Q_c, R_dt, A_g, A_l, L_local, W, Z_e,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
@@ -214,6 +214,8 @@ def _layer_extras(tokens) -> list[Leaf]:
         Leaf("laurel/right", laurel * 2 * tokens * r_laurel * d, "menghani2024"),
         Leaf("per_layer_input/gate", ple * 2 * tokens * d * d_ple, "gemma3n2025"),
         Leaf("per_layer_input/projection", ple * 2 * tokens * d_ple * d, "gemma3n2025"),
+        # X-MOD: every token through one adapter, down and up
+        Leaf("adapter/bottlenecks", sw("adapter") * 2 * tokens * 2 * d * d_ad, "pfeiffer2022xmod"),
     ]
 
 

@@ -33,7 +33,8 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
-               "n_ih", "d_ih", "r_g", "d_out", "V_pr", "d_pr", "V_sp", "d_sp")
+               "n_ih", "d_ih", "r_g", "d_out", "V_pr", "d_pr", "V_sp", "d_sp",
+               "n_ad", "d_ad")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat")
@@ -47,7 +48,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
                "moe_out_norm", "mla_q_gate", "attn_experts", "embedding_project",
-               "rotary_table")
+               "rotary_table", "adapter_norm")
 
 
 class Spec(Record):
@@ -98,6 +99,11 @@ class Spec(Record):
     V_sp: Optional[int] = None
     d_sp: Optional[int] = None
     d_cat: Optional[int] = None
+    # X-MOD: n_ad bottleneck adapters per layer (one per language: d -> d_ad -> d, biased),
+    # each token through one of them; adapter_norm: their own LayerNorm (None: no adapters)
+    n_ad: Optional[int] = None
+    d_ad: Optional[int] = None
+    adapter_norm: bool = False
     # hybrid stacks: layers by mixer (None: L_attn = L_ffn = L, the others 0)
     L_attn: Optional[int] = None  # layers with softmax attention
     L_lin: Optional[int] = None  # layers with a linear-attention mixer

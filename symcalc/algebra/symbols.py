@@ -133,6 +133,10 @@ SIZES: dict[str, SymbolInfo] = {
         _size("d_pr", "pronunciation embedding width (RoCBERT)", "d_{\\mathrm{pr}}"),
         _size("V_sp", "shape vocabulary (RoCBERT)", "V_{\\mathrm{sp}}"),
         _size("d_sp", "shape embedding width (RoCBERT)", "d_{\\mathrm{sp}}"),
+        # X-MOD: per-language bottleneck adapters after each layer's FFN
+        _size("n_ad", "adapters per layer, one per language (X-MOD)", "n_{\\mathrm{ad}}"),
+        _size("d_ad", "adapter bottleneck width (X-MOD: d // adapter_reduction_factor)",
+              "d_{\\mathrm{ad}}"),
         _count("d_cat", "width concatenated to the token embedding before the input map "
                "(RoCBERT: the enabled pronunciation and shape widths)", "d_{\\mathrm{cat}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
@@ -202,6 +206,10 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "\\tau_s"),
         _switch("sw_cat", "the token embedding and d_cat more channels mapped into d by one "
                 "biased linear (RoCBERT's map_inputs_layer)", "\\tau_c"),
+        _switch("sw_adapter", "per-language bottleneck adapters after each layer's FFN, one "
+                "run per token (X-MOD)", "\\alpha_l"),
+        _switch("sw_ad_norm", "the adapters have a LayerNorm of their own (X-MOD's "
+                "adapter_layer_norm)", "\\alpha_n"),
         _switch("sw_rot_table", "the rotary sin/cos table is a frozen parameter of P rows of "
                 "head width (RoFormer's embed_positions)", "\\rho_t"),
         _switch("sw_window", "a sliding window W caps some layers' cache", "\\omega_w"),
@@ -356,7 +364,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
-(V_pr, d_pr, V_sp, d_sp, d_cat) = (SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat"))
+(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad) = (
+    SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat", "n_ad", "d_ad"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

@@ -120,6 +120,10 @@ SOURCES: dict[str, Source] = {
                "Contrastive Pretraining (ACL 2022)",
                "pronunciation and shape embeddings concatenated to the word embedding and mapped "
                "into the hidden size (transformers modeling_roc_bert.py RoCBertEmbeddings)"),
+        Source("pfeiffer2022xmod", "Pfeiffer et al. 2022, Lifting the Curse of Multilinguality "
+               "by Pre-training Modular Transformers (NAACL 2022)",
+               "X-MOD: a bottleneck adapter per language after each layer's FFN, each token through "
+               "its language's (transformers modeling_xmod.py XmodOutput.lang_adapter)"),
         Source("gemma2024", "Gemma Team 2024, Gemma 2: Improving Open Language Models at a Practical Size",
                "Sec. 2: local sliding-window and global layers alternate; norms before and after each block"),
         Source("wang2021", "Wang & Komatsuzaki 2021, GPT-J-6B; Black et al. 2022, GPT-NeoX-20B",
