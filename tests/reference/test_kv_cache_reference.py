@@ -177,6 +177,8 @@ CASES = {
     "roc_bert-decoder": (_mha(_cfg("roc_bert", "RoCBertForCausalLM", 2, pronunciation_vocab_size=30,
                                    pronunciation_embed_dim=12, shape_vocab_size=50, shape_embed_dim=8,
                                    is_decoder=True)), 2, 9),
+    "xmod-decoder": (_mha(_cfg("xmod", "XmodForCausalLM", 2, languages=["en_XX", "de_DE"],
+                               default_language="en_XX", is_decoder=True)), 2, 9),
     "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
     "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
