@@ -88,7 +88,7 @@ AWAITING_SAVED_TENSORS = frozenset({
     "jetmoe",
     # issue 21, i21-kin's branch: the BERT-shaped decoders with an embedding stage of their own
     # width (ELECTRA's generator's activation is gelu whatever hidden_act says)
-    "electra", "rembert", "roformer", "roc_bert", "xmod"})
+    "electra", "rembert", "roformer", "roc_bert", "xmod", "big_bird"})
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's
 # activations are measured by tests/test_activations.py.
 MEASURED_ELSEWHERE = frozenset({"bert"})

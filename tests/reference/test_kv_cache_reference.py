@@ -179,6 +179,8 @@ CASES = {
                                    is_decoder=True)), 2, 9),
     "xmod-decoder": (_mha(_cfg("xmod", "XmodForCausalLM", 2, languages=["en_XX", "de_DE"],
                                default_language="en_XX", is_decoder=True)), 2, 9),
+    "big_bird-decoder": (_mha(_cfg("big_bird", "BigBirdForCausalLM", 2, block_size=4, num_random_blocks=1,
+                                   is_decoder=True)), 2, 9),
     "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
     "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
