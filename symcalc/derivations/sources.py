@@ -124,6 +124,10 @@ SOURCES: dict[str, Source] = {
                "by Pre-training Modular Transformers (NAACL 2022)",
                "X-MOD: a bottleneck adapter per language after each layer's FFN, each token through "
                "its language's (transformers modeling_xmod.py XmodOutput.lang_adapter)"),
+        Source("adept2023fuyu", "Adept 2023, Fuyu-8B: A Multimodal Architecture for AI Agents "
+               "(blog post, adept.ai/blog/fuyu-8b)",
+               "image patches flattened and linearly projected into the decoder's width, no image "
+               "encoder (transformers modeling_fuyu.py FuyuModel.vision_embed_tokens)"),
         Source("gemma2024", "Gemma Team 2024, Gemma 2: Improving Open Language Models at a Practical Size",
                "Sec. 2: local sliding-window and global layers alternate; norms before and after each block"),
         Source("wang2021", "Wang & Komatsuzaki 2021, GPT-J-6B; Black et al. 2022, GPT-NeoX-20B",
