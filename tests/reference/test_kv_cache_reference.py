@@ -181,6 +181,9 @@ CASES = {
                                default_language="en_XX", is_decoder=True)), 2, 9),
     "big_bird-decoder": (_mha(_cfg("big_bird", "BigBirdForCausalLM", 2, block_size=4, num_random_blocks=1,
                                    is_decoder=True)), 2, 9),
+    # Fuyu: Persimmon's cache under the patch embedding
+    "fuyu-persimmon": (dict(model_type="fuyu", architectures=["FuyuForCausalLM"], patch_size=4,
+                            text_config=_mha(_cfg("persimmon", "PersimmonForCausalLM", 2))), 2, 9),
     "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
     "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
@@ -250,7 +253,7 @@ def test_what_transformers_stores(case):
     """The convention above, as a formula over the model's config, equals what the cache holds."""
     cfg, batch, seq_len = CASES[case]
     held, shapes = transformers_cache(case)
-    config = H.hf_config(cfg)
+    config = H.hf_config(cfg).get_text_config()  # (Fuyu: its Persimmon config)
     want, want_shapes = 0, []
     sharing = getattr(config, "kv_sharing_modes", None) or [None] * config.num_hidden_layers
     for i in range(config.num_hidden_layers):
