@@ -284,6 +284,25 @@ def test_language_adapters_count_every_language_and_run_one_per_token():
         make_spec(**base, n_ad=3)
 
 
+def test_skipped_layers_count_in_parameters_only_and_extra_token_rows():
+    """Mllama: L_x cross-attention layers (q/k/v/o, q and k norms of head width, the norm
+    before the FFN, the FFN, two gates; the norm before the mixer is every layer's) add
+    parameters but no FLOPs or cache; V_x token rows add V_x d to the table only."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.fast.quick import quick_report
+
+    base = dict(name="x", family="decoder", L=3, d=32, n_h=4, n_kv=2, d_ff=40, V=50,
+                norm="rmsnorm", ffn="gated", head="untied")
+    opts = Options(batch=2, seq_len=5)
+    one = 32 * 32 * 2 + 2 * 32 * 16 + 2 * 8 + 32 + 3 * 32 * 40 + 2
+    for run in (report, quick_report):
+        plain = run(make_spec(**base, L_attn=2, L_ffn=2), opts)
+        skip = run(make_spec(**base, L_attn=2, L_ffn=2, L_x=1, V_x=8), opts)
+        assert skip["params"]["total"] - plain["params"]["total"] == one + 8 * 32
+        assert skip["flops"]["forward_matmul"] == plain["flops"]["forward_matmul"]
+        assert skip["memory"]["kv_cache_bytes"] == plain["memory"]["kv_cache_bytes"]
+
+
 @pytest.mark.parametrize("path,shown,hidden", [
     ("tests/families/mamba/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),
     ("tests/families/mamba2/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),

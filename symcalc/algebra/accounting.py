@@ -280,6 +280,7 @@ def shape_params(shape: str) -> Breakdown:
         leaves += _stack("", L, layer_params(hybrid=True), hybrid=True)
         leaves += _parts("per_layer_input", c.per_layer_model_params())
         leaves += _parts("altup", c.altup_model_params())
+        leaves.append(Leaf("skipped_layers", c.skipped_layer_params(), "meta2024mllama"))
     else:
         leaves += _stack("encoder", L, layer_params())
         leaves += _stack("decoder", L_dec, layer_params(cross_attention=True))
@@ -301,6 +302,8 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
         out[SIZES["k"].symbol] = sympy.Integer(1)
     if not spec.dense_layers:
         out[L_dense] = sympy.Integer(0)
+    if spec.V_x is None:  # no token rows beyond the head's vocabulary (Mllama has 8)
+        out[SIZES["V_x"].symbol] = sympy.Integer(0)
     if spec.L_local is None:  # no window (0 layers slide) or every layer slides
         out[L_local] = sympy.Integer(0)
     if spec.shape == "single":  # a stack that is not hybrid: every layer attends and has an FFN

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .symbols import (SWITCHES, V_pr, V_sp, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
+from .symbols import (SWITCHES, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q)
@@ -32,7 +32,7 @@ def decoder_only_off() -> dict:
 
 # switches of the embeddings and head that only single-stack models have (spec.toml refuses
 # them in an encoder-decoder, whose rows are built with them off)
-SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat")
+SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip")
 
 
 def single_only_off() -> dict:
@@ -228,7 +228,7 @@ def embedding_params() -> list[Part]:
     token-type table T x d (BERT), and Gemma 3n's per-layer input table, V_ple rows of L d_ple
     (``sw_ple``)."""
     return [
-        Part("token", sw("tok_emb") * V * embedding_width(), "vaswani2017"),
+        Part("token", sw("tok_emb") * (V + V_x) * embedding_width(), "vaswani2017"),
         Part("project_in", sw("proj_emb") * d_emb * d + sw("emb_stage") * d, "zhang2022"),
         Part("project_out", sw("proj_emb") * (1 - sw("emb_stage")) * d * d_emb, "zhang2022"),
         # (RoFormer: its rotary table, frozen, P x d_h)
@@ -380,6 +380,20 @@ def laurel_params() -> list[Part]:
         Part("right", on * r_laurel * d, "menghani2024"),
         Part("norm", on * norm_params(), "menghani2024"),
     ]
+
+
+def skipped_layer_params() -> sympy.Expr:
+    """Mllama's cross-attention layers, which a forward without cross-attention states skips
+    (parameters only): per layer q d -> n_h d_h, k and v d -> n_kv d_h, o back to d (biased as
+    the self-attention's), q and k norms of head width, the norm before the FFN, the dense FFN
+    and two tanh gates of one scalar each; L_x of them. (The norm before a layer's mixer is
+    counted in all L layers of a stack, these included.)"""
+    bias = sw("ffn_bias")
+    one = (linear(d, n_h * d_h, sw("bias_q")) + linear(d, n_kv * d_h, sw("bias_k"))
+           + linear(d, n_kv * d_h, sw("bias_v")) + linear(n_h * d_h, d, sw("bias_o"))
+           + 2 * norm_params(d_h) + norm_params() + sw("gated") * linear(d, d_ff, bias)
+           + linear(d, d_ff, bias) + linear(d_ff, d, bias) + 2)
+    return sw("skip") * L_x * one
 
 
 def adapter_params() -> list[Part]:

@@ -37,7 +37,7 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "n_ad", "d_ad")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
-                "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat")
+                "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -101,6 +101,10 @@ class Spec(Record):
     d_cat: Optional[int] = None
     # X-MOD: n_ad bottleneck adapters per layer (one per language: d -> d_ad -> d, biased),
     # each token through one of them; adapter_norm: their own LayerNorm (None: no adapters)
+    # Mllama: L_x cross-attention layers (of the L) that a text-only forward skips, counted in
+    # the parameters only (None: none); V_x token rows beyond the head's vocabulary (None: 0)
+    L_x: Optional[int] = None
+    V_x: Optional[int] = None
     n_ad: Optional[int] = None
     d_ad: Optional[int] = None
     adapter_norm: bool = False

@@ -133,6 +133,12 @@ SIZES: dict[str, SymbolInfo] = {
         _size("d_pr", "pronunciation embedding width (RoCBERT)", "d_{\\mathrm{pr}}"),
         _size("V_sp", "shape vocabulary (RoCBERT)", "V_{\\mathrm{sp}}"),
         _size("d_sp", "shape embedding width (RoCBERT)", "d_{\\mathrm{sp}}"),
+        # Mllama's language model: cross-attention layers a text-only forward skips, and token
+        # rows beyond the head's vocabulary
+        _count("L_x", "layers built but skipped by a forward without cross-attention states "
+               "(Mllama's cross-attention layers: parameters only)", "L_{\\mathrm{x}}"),
+        _count("V_x", "token-table rows beyond the vocabulary the head predicts (Mllama: 8)",
+               "V_{\\mathrm{x}}"),
         # X-MOD: per-language bottleneck adapters after each layer's FFN
         _size("n_ad", "adapters per layer, one per language (X-MOD)", "n_{\\mathrm{ad}}"),
         _size("d_ad", "adapter bottleneck width (X-MOD: d // adapter_reduction_factor)",
@@ -210,6 +216,8 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "run per token (X-MOD)", "\\alpha_l"),
         _switch("sw_ad_norm", "the adapters have a LayerNorm of their own (X-MOD's "
                 "adapter_layer_norm)", "\\alpha_n"),
+        _switch("sw_skip", "cross-attention layers a text-only forward skips, with q/k norms "
+                "and two tanh gates: parameters only (Mllama)", "\\xi_l"),
         _switch("sw_rot_table", "the rotary sin/cos table is a frozen parameter of P rows of "
                 "head width (RoFormer's embed_positions)", "\\rho_t"),
         _switch("sw_window", "a sliding window W caps some layers' cache", "\\omega_w"),
@@ -364,8 +372,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
-(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad) = (
-    SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat", "n_ad", "d_ad"))
+(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x) = (
+    SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat", "n_ad", "d_ad", "L_x", "V_x"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

@@ -101,6 +101,7 @@ MEANINGS = {
     "embedding/side": "pronunciation and shape embeddings (RoCBERT)",
     "map_in": "map of the concatenated embeddings into the hidden width (RoCBERT)",
     "adapter/bottlenecks": "language adapters (X-MOD)", "adapter/norm": "norm of the language adapters",
+    "skipped_layers": "cross-attention layers a text-only forward skips (Mllama)",
 }
 # The parts of a hybrid stack by the layers that hold them (see :func:`_hybrid_stack`).
 HYBRID_CLASSES = {"L_attn": ("attention_layer", "one attention layer's attention"),

@@ -128,6 +128,11 @@ SOURCES: dict[str, Source] = {
                "(blog post, adept.ai/blog/fuyu-8b)",
                "image patches flattened and linearly projected into the decoder's width, no image "
                "encoder (transformers modeling_fuyu.py FuyuModel.vision_embed_tokens)"),
+        Source("meta2024mllama", "Meta 2024, Llama 3.2 Vision model card (meta-llama/"
+               "Llama-3.2-11B-Vision); Llama Team 2024, The Llama 3 Herd of Models, Sec. 7",
+               "cross-attention layers with q/k norms and tanh gates between the self-attention "
+               "layers, skipped without image states (transformers modeling_mllama.py "
+               "MllamaCrossAttentionDecoderLayer, MllamaTextModel)"),
         Source("gemma2024", "Gemma Team 2024, Gemma 2: Improving Open Language Models at a Practical Size",
                "Sec. 2: local sliding-window and global layers alternate; norms before and after each block"),
         Source("wang2021", "Wang & Komatsuzaki 2021, GPT-J-6B; Black et al. 2022, GPT-NeoX-20B",
