@@ -34,7 +34,7 @@ LAYER_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
 # Families whose text model is another family's (the wrapper's language model is measured there).
 WRAPPERS = {"gemma3": "gemma3_text", "mistral3": "ministral3", "qwen3_5": "qwen3_5_text",
             "qwen3_5_moe": "qwen3_5_moe_text", "llama4": "llama4_text", "gemma3n": "gemma3n_text",
-            "gemma4": "gemma4_text", "fuyu": "persimmon"}
+            "gemma4": "gemma4_text", "fuyu": "persimmon", "mllama": "mllama_text_model"}
 
 # model_type -> (why it is not exact, lowest and highest measured/modelled ratio seen)
 NOT_EXACT: dict[str, tuple[str, float, float]] = {}
@@ -88,7 +88,9 @@ AWAITING_SAVED_TENSORS = frozenset({
     "jetmoe",
     # issue 21, i21-kin's branch: the BERT-shaped decoders with an embedding stage of their own
     # width (ELECTRA's generator's activation is gelu whatever hidden_act says)
-    "electra", "rembert", "roformer", "roc_bert", "xmod", "big_bird"})
+    "electra", "rembert", "roformer", "roc_bert", "xmod", "big_bird",
+    # Mllama: its cross-attention layers, skipped without images
+    "mllama_text_model"})
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's
 # activations are measured by tests/test_activations.py.
 MEASURED_ELSEWHERE = frozenset({"bert"})

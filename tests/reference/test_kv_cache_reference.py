@@ -184,6 +184,9 @@ CASES = {
     # Fuyu: Persimmon's cache under the patch embedding
     "fuyu-persimmon": (dict(model_type="fuyu", architectures=["FuyuForCausalLM"], patch_size=4,
                             text_config=_mha(_cfg("persimmon", "PersimmonForCausalLM", 2))), 2, 9),
+    # Mllama's language model: the cross-attention layers a text-only forward skips hold nothing
+    "mllama_text_model-gqa-cross-layers": (_cfg("mllama_text_model", "MllamaForCausalLM", 3,
+                                                cross_attention_layers=[1]), 2, 9),
     "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
     "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
@@ -259,6 +262,9 @@ def test_what_transformers_stores(case):
     for i in range(config.num_hidden_layers):
         if sharing[i] == "reuse":  # Gemma 3n: reads an earlier layer's keys and values
             want_shapes.append(("DummyLayer", None, None))
+            continue
+        if i in (getattr(config, "cross_attention_layers", None) or ()):
+            want_shapes.append(("DynamicLayer", None, None))  # Mllama: skipped without images
             continue
         if getattr(config, "kv_lora_rank", None):  # MLA: the latent and the shared rotary key
             k, v = (batch, 1, seq_len, config.kv_lora_rank), (batch, 1, seq_len, config.qk_rope_head_dim)
