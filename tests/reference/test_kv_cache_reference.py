@@ -187,6 +187,9 @@ CASES = {
     # Mllama's language model: the cross-attention layers a text-only forward skips hold nothing
     "mllama_text_model-gqa-cross-layers": (_cfg("mllama_text_model", "MllamaForCausalLM", 3,
                                                 cross_attention_layers=[1]), 2, 9),
+    # Moshi's text decoder: every layer slides in the cache (sliding_window, no layer_types)
+    "moshi-gqa-sliding-short": (_cfg("moshi", "MoshiForCausalLM", 2, ffn_dim=80, sliding_window=16), 2, 9),
+    "moshi-gqa-sliding-long": (_cfg("moshi", "MoshiForCausalLM", 2, ffn_dim=80, sliding_window=6), 2, 9),
     "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
     "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
@@ -313,7 +316,7 @@ WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-windo
                     "exaone4-default-pattern-long", "cohere2_moe-dense-prefix-long",
                     "granite_swa-default-pattern-long", "vaultgemma-alternating-long",
                     "ministral-layer-types-long", "kolibri1-default-pattern-long", "afmoe-default-pattern-long",
-                    "flint-default-pattern-long")
+                    "flint-default-pattern-long", "moshi-gqa-sliding-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
