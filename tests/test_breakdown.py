@@ -303,6 +303,23 @@ def test_skipped_layers_count_in_parameters_only_and_extra_token_rows():
         assert skip["memory"]["kv_cache_bytes"] == plain["memory"]["kv_cache_bytes"]
 
 
+def test_codebooks_multiply_the_token_tables_and_the_heads():
+    """MusicGen: K_cb token tables (of V + V_x rows) and K_cb heads, each head over every
+    position; the layers see the summed embedding once."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.fast.quick import quick_report
+
+    base = dict(name="x", family="decoder", L=2, d=32, n_h=4, d_ff=40, V=50, head="untied",
+                V_x=1)
+    opts = Options(batch=2, seq_len=5)
+    for run in (report, quick_report):
+        one = run(make_spec(**base), opts)
+        three = run(make_spec(**base, K_cb=3), opts)
+        assert three["params"]["total"] - one["params"]["total"] == 2 * (51 * 32 + 50 * 32)
+        assert three["flops"]["forward_matmul"] - one["flops"]["forward_matmul"] == \
+            2 * 2 * 10 * 32 * 50
+
+
 @pytest.mark.parametrize("path,shown,hidden", [
     ("tests/families/mamba/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),
     ("tests/families/mamba2/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),

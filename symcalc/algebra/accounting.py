@@ -304,6 +304,8 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
         out[L_dense] = sympy.Integer(0)
     if spec.V_x is None:  # no token rows beyond the head's vocabulary (Mllama has 8)
         out[SIZES["V_x"].symbol] = sympy.Integer(0)
+    if spec.K_cb is None:  # one token table and one head (MusicGen has one per codebook)
+        out[SIZES["K_cb"].symbol] = sympy.Integer(1)
     if spec.L_local is None:  # no window (0 layers slide) or every layer slides
         out[L_local] = sympy.Integer(0)
     if spec.shape == "single":  # a stack that is not hybrid: every layer attends and has an FFN

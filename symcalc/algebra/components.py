@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from .symbols import (SWITCHES, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
+from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q)
@@ -36,7 +36,8 @@ SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip")
 
 
 def single_only_off() -> dict:
-    return {sw(name): 0 for name in SINGLE_ONLY}
+    """The single-stack switches off, one codebook (K_cb) and no extra token rows (V_x)."""
+    return {**{sw(name): 0 for name in SINGLE_ONLY}, K_cb: 1, V_x: 0}
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,7 @@ def embedding_params() -> list[Part]:
     token-type table T x d (BERT), and Gemma 3n's per-layer input table, V_ple rows of L d_ple
     (``sw_ple``)."""
     return [
-        Part("token", sw("tok_emb") * (V + V_x) * embedding_width(), "vaswani2017"),
+        Part("token", sw("tok_emb") * K_cb * (V + V_x) * embedding_width(), "vaswani2017"),
         Part("project_in", sw("proj_emb") * d_emb * d + sw("emb_stage") * d, "zhang2022"),
         Part("project_out", sw("proj_emb") * (1 - sw("emb_stage")) * d * d_emb, "zhang2022"),
         # (RoFormer: its rotary table, frozen, P x d_h)
@@ -249,10 +250,10 @@ def relative_bias_params() -> sympy.Expr:
 
 def head_params() -> list[Part]:
     """Output head -> V: its own V x (its input width) weight only when untied (a tied head
-    reuses the token table), plus an optional V bias."""
+    reuses the token table), plus an optional V bias; MusicGen has one per codebook (K_cb)."""
     return [
-        Part("weight", sw("head") * sw("head_untied") * V * head_width(), "press2017"),
-        Part("bias", sw("head") * sw("head_bias") * V, "vaswani2017"),
+        Part("weight", sw("head") * sw("head_untied") * K_cb * V * head_width(), "press2017"),
+        Part("bias", sw("head") * sw("head_bias") * K_cb * V, "vaswani2017"),
     ]
 
 

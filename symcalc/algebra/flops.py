@@ -23,7 +23,7 @@ from .components import (decoder_only_off, expert_width, head_width,
                          q_b_width, qk_width, shared_width, single_only_off, ssm_conv_width,
                          ssm_in_width, sw,
                          value_width)
-from .symbols import (d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
+from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
                       Q_c, R_dt, A_g, A_l, L_local, W, Z_e,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
@@ -284,7 +284,7 @@ def shape_matmul(shape: str) -> Breakdown:
         leaves += [Leaf(f"altup/{name}", sw("altup") * 2 * b * s * (n_alt - 1) * d**2,
                         "baykal2023") for name in ("projections", "unembed_projections")]
     leaves += [
-        Leaf("head", sw("head") * 2 * out_tokens * head_width() * V, "press2017"),
+        Leaf("head", sw("head") * 2 * out_tokens * head_width() * V * K_cb, "press2017"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
         Leaf("mlm_head", sw("mlm") * 2 * out_tokens * d * head_width(), "devlin2019"),
     ]

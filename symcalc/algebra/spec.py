@@ -34,7 +34,7 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
                "n_ih", "d_ih", "r_g", "d_out", "V_pr", "d_pr", "V_sp", "d_sp",
-               "n_ad", "d_ad")
+               "n_ad", "d_ad", "K_cb")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x")
@@ -103,6 +103,7 @@ class Spec(Record):
     # each token through one of them; adapter_norm: their own LayerNorm (None: no adapters)
     # Mllama: L_x cross-attention layers (of the L) that a text-only forward skips, counted in
     # the parameters only (None: none); V_x token rows beyond the head's vocabulary (None: 0)
+    K_cb: Optional[int] = None  # MusicGen: codebooks, each a token table and a head (None: 1)
     L_x: Optional[int] = None
     V_x: Optional[int] = None
     n_ad: Optional[int] = None

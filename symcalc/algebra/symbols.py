@@ -139,6 +139,9 @@ SIZES: dict[str, SymbolInfo] = {
                "(Mllama's cross-attention layers: parameters only)", "L_{\\mathrm{x}}"),
         _count("V_x", "token-table rows beyond the vocabulary the head predicts (Mllama: 8)",
                "V_{\\mathrm{x}}"),
+        # MusicGen's decoder: parallel codebooks, each with its token table and head
+        _size("K_cb", "codebooks read and predicted in parallel, each with its own token table "
+              "(summed) and head (MusicGen)", "K_{\\mathrm{cb}}"),
         # X-MOD: per-language bottleneck adapters after each layer's FFN
         _size("n_ad", "adapters per layer, one per language (X-MOD)", "n_{\\mathrm{ad}}"),
         _size("d_ad", "adapter bottleneck width (X-MOD: d // adapter_reduction_factor)",
@@ -372,8 +375,9 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
-(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x) = (
-    SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat", "n_ad", "d_ad", "L_x", "V_x"))
+(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb) = (
+    SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat", "n_ad", "d_ad", "L_x", "V_x",
+                              "K_cb"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",
