@@ -190,6 +190,16 @@ CASES = {
     # Moshi's text decoder: every layer slides in the cache (sliding_window, no layer_types)
     "moshi-gqa-sliding-short": (_cfg("moshi", "MoshiForCausalLM", 2, ffn_dim=80, sliding_window=16), 2, 9),
     "moshi-gqa-sliding-long": (_cfg("moshi", "MoshiForCausalLM", 2, ffn_dim=80, sliding_window=6), 2, 9),
+    # MusicGen's decoder: one cache for the summed codebooks (its cross-attention unused)
+    "musicgen_decoder-codebooks": (dict(model_type="musicgen_decoder", architectures=["MusicgenForCausalLM"],
+                                        vocab_size=96, hidden_size=32, num_hidden_layers=2,
+                                        num_attention_heads=4, ffn_dim=40, num_codebooks=2,
+                                        pad_token_id=96, bos_token_id=96), 2, 9),
+    "musicgen_melody_decoder-codebooks": (dict(model_type="musicgen_melody_decoder",
+                                               architectures=["MusicgenMelodyForCausalLM"], vocab_size=96,
+                                               hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                               ffn_dim=40, num_codebooks=2, pad_token_id=96,
+                                               bos_token_id=96), 2, 9),
     "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
     "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
