@@ -100,6 +100,11 @@ def test_rows_add_up_to_the_quantities(name, opts):
                     "L_kv_shared", "L_kv_shared_local", "L_idx") and x in (0, spec.L)}
     # the output gate's width per head, which the sympy expression's structure substitutes
     fix[ALL["d_g"].symbol] = sympy.Integer(1) if spec.attn_gate_per_head else ALL["d_h"].symbol
+    # one codebook and no token rows beyond the head's vocabulary, unless the spec says
+    if spec.K_cb is None:
+        fix[ALL["K_cb"].symbol] = sympy.Integer(1)
+    if spec.V_x is None:
+        fix[ALL["V_x"].symbol] = sympy.Integer(0)
     # the table folds the ranks in (options, not sizes of the model)
     ranks = {ALL[n].symbol: sympy.Integer(x) for n, x in workload_values(spec, opts).items()
              if n in ("t", "N_d")}
