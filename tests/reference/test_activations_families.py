@@ -55,7 +55,7 @@ SDPA_EXACT |= {"qwen2_moe", "qwen3_moe", "olmoe", "granitemoe", "phimoe"}
 # linear-attention/short-conv hybrids (kimi_linear: MLA's V head differs from its Q/K head,
 # CPU sdpa runs the math fallback, as for DeepSeek)
 SDPA_EXACT |= {"lfm2", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}
-SDPA_EXACT |= {"moshi"}  # issue 21, i21-kin
+SDPA_EXACT |= {"moshi", "mllama_text_model"}  # issue 21, i21-kin
 
 # Families added by issue 21 whose implementation facts (what their eager code keeps: router
 # dtype, shared-MLP gate, dropouts, ...) wait for the [implementation] table of issue 20; their
@@ -87,11 +87,10 @@ AWAITING_SAVED_TENSORS = frozenset({
     "longcat_flash", "gemma4_unified_text",
     # JetMoE's mixture of attention heads
     "jetmoe",
-    # issue 21, i21-kin's branch: RoFormer's rotary positions (sinusoidal table, rotary_value)
-    # and X-MOD's language adapters keep tensors not worked out yet
+    # issue 21, i21-kin's branch: RoFormer's rotation rebuilds cos and sin per layer and, with
+    # its frozen sinusoidal table made trainable by saved_tensors.build's requires_grad_(True),
+    # keeps q, k and their rotated copies; X-MOD's language adapters: not worked out yet
     "roformer", "xmod",
-    # Mllama: its cross-attention layers, skipped without images
-    "mllama_text_model",
     # MusicGen's decoders: symcalc counts more per layer than their eager layers keep (not
     # worked out yet)
     "musicgen_decoder", "musicgen_melody_decoder"})
