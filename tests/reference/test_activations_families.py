@@ -55,7 +55,8 @@ SDPA_EXACT |= {"qwen2_moe", "qwen3_moe", "olmoe", "granitemoe", "phimoe"}
 # linear-attention/short-conv hybrids (kimi_linear: MLA's V head differs from its Q/K head,
 # CPU sdpa runs the math fallback, as for DeepSeek)
 SDPA_EXACT |= {"lfm2", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}
-SDPA_EXACT |= {"moshi", "mllama_text_model"}  # issue 21, i21-kin
+# issue 21, i21-kin's branch
+SDPA_EXACT |= {"moshi", "mllama_text_model", "musicgen_decoder", "musicgen_melody_decoder"}
 
 # Families added by issue 21 whose implementation facts (what their eager code keeps: router
 # dtype, shared-MLP gate, dropouts, ...) wait for the [implementation] table of issue 20; their
@@ -91,9 +92,7 @@ AWAITING_SAVED_TENSORS = frozenset({
     # its frozen sinusoidal table made trainable by saved_tensors.build's requires_grad_(True),
     # keeps q, k and their rotated copies; X-MOD's language adapters: not worked out yet
     "roformer", "xmod",
-    # MusicGen's decoders: symcalc counts more per layer than their eager layers keep (not
-    # worked out yet)
-    "musicgen_decoder", "musicgen_melody_decoder"})
+    })
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's
 # activations are measured by tests/test_activations.py.
 MEASURED_ELSEWHERE = frozenset({"bert"})
