@@ -6,7 +6,7 @@ import sympy
 
 from .components import expert_width, shared_width, sw
 from .saved import Saved, norm_terms
-from .symbols import E, E_s, d, k
+from .symbols import E, E_s, b, d, d_ad, k, n_ad
 
 
 def ffn_terms(model: str, f, A, tokens, width, tag: str, gated, drop_h, mask_bytes) -> list[Saved]:
@@ -152,4 +152,34 @@ def moe_terms(model: str, f, A, tokens, tag: str) -> list[Saved]:
     if model != "paper":
         out += [x.times(sw("moe_norm")) for x in norm_terms(f, A, tokens, f"{tag}/out_norm")
                 if x.name.rsplit("/", 1)[1] in ("input_fp32", "rsqrt", "weight_fp32", "normalized")]
+    return out
+
+
+def adapter_terms(model: str, f, A, tokens, mask_bytes) -> list[Saved]:
+    """X-MOD's language adapters after one layer's FFN (``sw_adapter``): a LayerNorm call of
+    their own (the output's reused, or adapter_layer_norm's), each adapter's boolean mask of
+    its language's sequences, the gathered tokens (the first matrix's input), the activation's
+    input and output (the second matrix's), and the dropout after them; every token runs one
+    adapter (transformers modeling_xmod.py XmodOutput.lang_adapter)."""
+    on = sw("adapter")
+    if model == "paper":  # the inputs of the norm, both matrices and the activation
+        return [Saved("adapter/inputs", on * tokens * (2 * d + 2 * d_ad), A, "pfeiffer2022xmod",
+                      "language adapter: its norm's and matrices' inputs and the activation "
+                      "input", split=False)]
+    out = [x.times(on) for x in norm_terms(f, A, tokens, "adapter/norm")]
+    out += [
+        Saved("adapter/lang_masks", on * n_ad * b, 1, "torch_autograd",
+              "language adapter: one boolean mask of the batch's sequences per language",
+              split=False),
+        Saved("adapter/input", on * tokens * d, A, "pfeiffer2022xmod",
+              "language adapter: its language's tokens gathered, the first matrix's input",
+              split=False),
+        Saved("adapter/act_input", on * f["ac_act_in"] * tokens * d_ad, A, "torch_autograd",
+              "language adapter: activation input", split=False),
+        Saved("adapter/act_output", on * tokens * d_ad, A, "pfeiffer2022xmod",
+              "language adapter: activation output, the second matrix's input", split=False),
+        Saved("adapter/dropout_mask", on * f["ac_drop_hidden"] * tokens * d, mask_bytes,
+              "torch_autograd", "language adapter: dropout mask after the adapters",
+              split=False),
+    ]
     return out
