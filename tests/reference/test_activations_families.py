@@ -90,8 +90,8 @@ AWAITING_SAVED_TENSORS = frozenset({
     "jetmoe",
     # issue 21, i21-kin's branch: RoFormer's rotation rebuilds cos and sin per layer and, with
     # its frozen sinusoidal table made trainable by saved_tensors.build's requires_grad_(True),
-    # keeps q, k and their rotated copies; X-MOD's language adapters: not worked out yet
-    "roformer", "xmod",
+    # keeps q, k and their rotated copies
+    "roformer",
     })
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's
 # activations are measured by tests/test_activations.py.
