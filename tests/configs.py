@@ -4,6 +4,7 @@ families. tests/hf_reference.py (the transformers side) re-exports them."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import tomllib
 from pathlib import Path
@@ -25,8 +26,10 @@ SUPPORTED_CLASSES: dict[str, tuple[str, ...]] = {
 BARE_MODEL_CLASS = {mt: classes[0] for mt, classes in SUPPORTED_CLASSES.items()}
 
 
+@functools.lru_cache(maxsize=1)
 def family_files() -> dict[str, dict]:
-    """``symcalc/inputs/families/<model_type>.toml`` read as TOML, by model_type (empty if none yet)."""
+    """``symcalc/inputs/families/<model_type>.toml`` read as TOML, by model_type (empty if none
+    yet). Read once per process (collection asks for it hundreds of times); do not modify it."""
     out = {}
     for path in sorted(FAMILY_FILE_DIR.glob("*.toml")):
         with path.open("rb") as f:

@@ -99,6 +99,19 @@ def write_config(tmp_path):
     return write
 
 
+def sympy_number(quantity: str, spec, opts) -> int:
+    """One figure by substitution into its sympy expression (the reference path of
+    symcalc.report.report), without computing the rest of the report."""
+    from symcalc.algebra import quantities as q
+    from symcalc.algebra.options import workload_values
+    from symcalc.algebra.spec import size_values
+
+    at = {**size_values(spec), **workload_values(spec, opts)}
+    if quantity == "flops.decode_per_token":
+        at["s"] = opts.context or at["s"]
+    return q.whole(q.value(q.expression(quantity, spec, opts), at))
+
+
 def in_turn(items, choices, per: int = 1) -> list[tuple]:
     """Each of ``items`` with ``per`` of ``choices``, taken in turn across the items, so that
     every choice meets about per/len(choices) of them: [(item, (choice, ...)), ...] (the

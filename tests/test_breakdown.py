@@ -2,6 +2,8 @@
 whole-model breakdown, and the component paths the issue names exist."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 import sympy
 
@@ -14,6 +16,14 @@ from symcalc.report import report
 from symcalc.algebra.spec import size_values
 
 ALL = [p.name for p in presets.all_presets()]
+OPTS = Options(batch=2, seq_len=16)
+
+
+@functools.lru_cache(maxsize=None)
+def preset_report(name: str) -> dict:
+    """The sympy report of a preset at OPTS, made once per process for the three per-preset
+    tests below (about 0.15 s of CPU each; read it, do not modify it)."""
+    return report(presets.load(name).spec, OPTS)
 
 
 def children(flat: dict, path: str) -> list:
@@ -30,8 +40,7 @@ def assert_parents_are_sums(flat: dict) -> None:
 
 @pytest.mark.parametrize("name", ALL)
 def test_report_breakdowns(name):
-    spec = presets.load(name).spec
-    rep = report(spec, Options(batch=2, seq_len=16))
+    rep = preset_report(name)
     for flat in (rep["params"]["breakdown"], rep["flops"]["breakdown"], rep["params"]["per_layer"]):
         assert_parents_are_sums(flat)
     assert sum(v for p, v in rep["params"]["breakdown"].items() if "/" not in p) == rep["params"]["total"]
@@ -53,7 +62,7 @@ def test_per_layer_times_layers_is_the_stack(name):
     its count, and the FFN and its norms in L_ffn layers. Gemma 3n's last L_kv_shared
     attention layers lack the key/value parts (accounting.KV_PATHS)."""
     spec = presets.load(name).spec
-    p = report(spec, Options(seq_len=8))["params"]
+    p = preset_report(name)["params"]
     per = p["per_layer"]
     if spec.shape == "single":
         dense = spec.dense_layers if spec.moe else 0
@@ -98,7 +107,7 @@ def test_per_layer_times_layers_is_the_stack(name):
 
 @pytest.mark.parametrize("name", ALL)
 def test_embedding_plus_non_embedding(name):
-    p = report(presets.load(name).spec, Options(seq_len=8))["params"]
+    p = preset_report(name)["params"]
     assert p["embedding"] + p["non_embedding"] == p["total"]
     emb = sum(p["breakdown"].get(path, 0) for path in accounting.EMBEDDING_PATHS)
     assert p["embedding"] == emb

@@ -14,6 +14,8 @@ symcalc.algebra.parallel and symcalc.algebra.communication (phase 1 of issue 22)
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 import sympy
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -112,7 +114,10 @@ def decoders(draw):
                 L_dense=draw(st.sampled_from([None, 1]))) if moe else {}))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# about 1.2 s of CPU an example (a sympy report per stage); SYMCALC_LAYOUT_EXAMPLES=200 for a
+# deeper local run
+@settings(max_examples=int(os.environ.get("SYMCALC_LAYOUT_EXAMPLES", "12")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_table_equals_sympy_on_drawn_layouts(data):
     spec = data.draw(decoders())

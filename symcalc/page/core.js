@@ -503,10 +503,16 @@ const big = v => Object.fromEntries(Object.entries(v).map(([k, x]) => [k, BigInt
 
 // ---- the report (symcalc.fast.quick.assemble) -------------------------------------------------
 const T = () => SYMCALC_TERMS;
+const ROWS_AT = new WeakMap();  // values object -> shape -> [rows, sizes]: a report asks for many figures at one v
 function rowsAt(sh, v) {  // quick.Numbers._rows: the constants folded in, the sizes apart
+  let byShape = ROWS_AT.get(v);
+  if (!byShape) ROWS_AT.set(v, byShape = new Map());
+  if (byShape.has(sh)) return byShape.get(sh);
   const sized = new Set(T().table().varying), constants = {}, sizes = {};
   for (const [k, x] of Object.entries(v)) (sized.has(k) ? sizes : constants)[k] = x;
-  return [T().specialize(sh, constants), sizes];
+  const out = [T().specialize(sh, constants), sizes];
+  byShape.set(sh, out);
+  return out;
 }
 function number(sh, name, v) { const [rows, sizes] = rowsAt(sh, v); return rows.number(name, sizes); }
 function leaves(sh, kind, v) {
@@ -698,10 +704,9 @@ function parallelReport(spec, o, sh, v, memory) {  // per_rank.parallel_report
 // --part all the parameter figures add the vision tower and projector.
 function derivation(spec, options, q, outside = [], part = "text", stage = null) {
   const o = checkedOptions({...defaultOptions(), ...options});
-  const sh = shape(spec), plain = values(spec, o);
-  let v = big(plain);
-  if (q === "flops.decode_per_token") v = {...v, s: BigInt(o.context || plain.s)};
-  let [rows, sizes] = rowsAt(sh, v);
+  const sh = shape(spec), base = derivationBase(spec, o, sh);
+  let [rows, sizes] = [base.rows, base.sizes];
+  if (q === "flops.decode_per_token") [rows, sizes] = rowsAt(sh, {...base.v, s: BigInt(o.context || base.plain.s)});
   rows = rows.at(q);
   // a per-rank figure: at the stage (the most-loaded one), each set at its view's sizes
   const groups = rows.coefficients(q, stage).map(([name, n, d, view]) => {
@@ -721,6 +726,15 @@ function derivation(spec, options, q, outside = [], part = "text", stage = null)
       result += x.params;
     }
   return {quantity: q, groups, extra, symbols, numerator, den, result, stage};
+}
+// the values and specialized rows of the last model and options derived: a page or a report
+// derives each of its figures in turn at the same ones
+let lastBase = null;
+function derivationBase(spec, o, sh) {
+  const key = JSON.stringify(o);
+  if (lastBase && lastBase.spec === spec && lastBase.key === key) return lastBase;
+  const plain = values(spec, o), v = big(plain), [rows, sizes] = rowsAt(sh, v);
+  return (lastBase = {spec, key, plain, v, rows, sizes});
 }
 function _cdiv(n, d) { let r = n / d; if (r * d !== n && ((n > 0n) === (d > 0n))) r += 1n; return r; }
 

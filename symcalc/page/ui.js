@@ -153,7 +153,7 @@ function wirePane(pane, i) {
   }
   $(`results-${i}`).addEventListener("click", (ev) => guard(() => {
     const b = ev.target.closest("button[data-derive]");
-    if (b) { const q = b.dataset.derive; if (pane.derive.has(q)) pane.derive.delete(q); else pane.derive.add(q); renderResults(pane, i); const again = $(`results-${i}`).querySelector(`button[data-derive="${q}"]`); if (again) again.focus(); return; }
+    if (b) { toggleDerivation(pane, i, b); return; }
     const c = ev.target.closest("button[data-copy]");
     if (c) copy($(c.dataset.copy).textContent);
   }));
@@ -316,8 +316,7 @@ function renderResults(pane, i) {
   html += `</tbody></table></div>`;
   if (r.per_rank) html += rankHTML(r);
   // open derivations below the table (a wide formula scrolls in its own box)
-  for (const [, q, label, f] of rows) if (pane.derive.has(q))
-    html += `<section class="derivation" id="d${i}-${id(q)}" aria-label="Derivation of ${esc(label)}"><h3>${esc(label)}</h3>${derivation(pane, q, f(r))}</section>`;
+  html += `<div id="derivations-${i}">` + rows.filter(([, q]) => pane.derive.has(q)).map(row => derivationHTML(pane, i, row)).join("") + `</div>`;
   if (r.memory.decode_state) html += `<p class="muted">Decode state: ${group3(r.memory.decode_state.total_bytes)} bytes in all; ${group3(r.memory.decode_state.per_sequence_bytes)} per sequence; ${group3(r.memory.decode_state.per_token_bytes)} per cached token.</p>`;
   if (r.parts) html += partsHTML(r);
   html += fitsHTML(r);
@@ -333,6 +332,25 @@ function renderResults(pane, i) {
   host.innerHTML = html;
 }
 
+function derivationHTML(pane, i, [, q, label, f]) {
+  return `<section class="derivation" id="d${i}-${q.replace(/\./g, "-")}" aria-label="Derivation of ${esc(label)}"><h3>${esc(label)}</h3>${derivation(pane, q, f(pane.report))}</section>`;
+}
+// a derive button opens or closes its own derivation in place, in the figures' order; the
+// rest of the results is not drawn again (redrawing every open derivation on each click made
+// opening n of them cost n² formula layouts)
+function toggleDerivation(pane, i, button) {
+  const q = button.dataset.derive, r = pane.report;
+  const open = !pane.derive.has(q);
+  if (open) pane.derive.add(q); else pane.derive.delete(q);
+  button.setAttribute("aria-expanded", String(open));
+  button.textContent = open ? "hide" : "derive";
+  const box = $(`derivations-${i}`), id = (x) => `d${i}-${x.replace(/\./g, "-")}`;
+  if (!open) { const old = $(id(q)); if (old) old.remove(); return; }
+  const rows = ROWS.filter(([, , , f]) => f(r) !== undefined);
+  const at = rows.findIndex(([, x]) => x === q);
+  const next = rows.slice(at + 1).map(([, x]) => $(id(x))).find(Boolean) || null;
+  box.insertBefore(document.createRange().createContextualFragment(derivationHTML(pane, i, rows[at])), next);
+}
 function rankHTML(r) {  // the layout and its conventions; every stage with --per-stage
   const lay = r.per_rank.layout, conv = r.per_rank.conventions;
   let html = `<p class="muted" id="rank-note">Per rank: tp ${lay.tp} x pp ${lay.pp} x cp ${lay.cp} x dp ${lay.dp} = ${lay.ranks} ranks (ep ${lay.ep}); the most-loaded rank is on stage ${r.per_rank.stage}. `

@@ -49,7 +49,7 @@ import torch
 import hf_reference as H
 from symcalc.inputs.hf import spec_from_config
 from symcalc.algebra.options import Options
-from symcalc.report import report
+from symcalc.fast.quick import quick_report
 
 FAMILIES = Path(__file__).resolve().parents[1] / "families"
 # (config file, batch, seq_len): linear-attention hybrids at a short and a two-chunk sequence
@@ -165,7 +165,9 @@ def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
 
 
 def symcalc_memory(name: str, batch: int, seq_len: int, dtype: str) -> dict:
-    return report(spec_from_config(_config(name)),
+    """The memory figures `symcalc report` prints (the quick report; tests/test_quick.py holds
+    it equal to the sympy report)."""
+    return quick_report(spec_from_config(_config(name)),
                   Options(batch=batch, seq_len=seq_len, dtype=dtype, kv_dtype=dtype))["memory"]
 
 

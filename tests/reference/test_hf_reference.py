@@ -11,6 +11,7 @@ import hf_reference as H
 from symcalc.inputs.hf import spec_from_config
 from symcalc.algebra.options import Options
 from symcalc.report import report
+from conftest import sympy_number
 
 CONFIGS = H.generated_configs()
 IDS = [cid for cid, _ in CONFIGS]
@@ -31,7 +32,7 @@ def test_enough_configs_across_every_family_and_class():
 @pytest.mark.parametrize("cfg", [c for _, c in CONFIGS], ids=IDS)
 def test_params_equal_transformers(cfg):
     spec = spec_from_config(cfg)
-    got = report(spec, Options(batch=2, seq_len=7))["params"]["total"]
+    got = sympy_number("params.total", spec, Options(batch=2, seq_len=7))
     assert got == H.reference_params(cfg) + deliberate_param_difference(cfg)
 
 
@@ -39,7 +40,7 @@ def test_params_equal_transformers(cfg):
 @pytest.mark.parametrize("cfg", [c for _, c in CONFIGS], ids=IDS)
 def test_forward_matmul_equals_flop_counter(cfg, batch, seq_len):
     spec = spec_from_config(cfg)
-    got = report(spec, Options(batch=batch, seq_len=seq_len))["flops"]["forward_matmul"]
+    got = sympy_number("flops.forward_matmul", spec, Options(batch=batch, seq_len=seq_len))
     assert got == H.reference_forward_matmul_flops(cfg, batch, seq_len)
 
 

@@ -31,6 +31,7 @@ import hf_reference as H
 from symcalc.inputs.hf import spec_from_config
 from symcalc.algebra.options import Options
 from symcalc.report import report
+from conftest import sympy_number
 
 _BASE = {"vocab_size": 97, "hidden_size": 32, "intermediate_size": 40, "num_attention_heads": 4,
          "num_key_value_heads": 2, "max_position_embeddings": 64, "pad_token_id": 0,
@@ -333,8 +334,8 @@ WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-windo
 def test_symcalc_kv_cache_equals_transformers(case):
     cfg, batch, seq_len = CASES[case]
     held, _ = transformers_cache(case)
-    rep = report(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len, kv_dtype="fp32"))
-    assert rep["memory"]["kv_cache_bytes"] == held
+    assert sympy_number("memory.kv_cache_bytes", spec_from_config(cfg),
+                        Options(batch=batch, seq_len=seq_len, kv_dtype="fp32")) == held
 
 
 def test_window_deviation_list_is_exactly_the_full_windows():
@@ -355,16 +356,17 @@ def test_symcalc_window_gap_is_one_token_per_sliding_layer(case):
     cfg, batch, seq_len = CASES[case]
     held, shapes = transformers_cache(case)
     _, (b, n_kv, _, d_h), _ = shapes[0]
-    rep = report(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len, kv_dtype="fp32"))
-    assert rep["memory"]["kv_cache_bytes"] - held == _sliding_layers(case) * 2 * b * n_kv * d_h * 4
+    got = sympy_number("memory.kv_cache_bytes", spec_from_config(cfg),
+                       Options(batch=batch, seq_len=seq_len, kv_dtype="fp32"))
+    assert got - held == _sliding_layers(case) * 2 * b * n_kv * d_h * 4
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if "-mla-" in c])
 def test_symcalc_mla_latent_option_is_what_transformers_caches(case):
     cfg, batch, seq_len = CASES[case]
-    rep = report(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len, kv_dtype="fp32",
-                                                mla_cache="latent"))
-    assert rep["memory"]["kv_cache_bytes"] == transformers_cache(case)[0]
+    assert sympy_number("memory.kv_cache_bytes", spec_from_config(cfg),
+                        Options(batch=batch, seq_len=seq_len, kv_dtype="fp32", mla_cache="latent")) \
+        == transformers_cache(case)[0]
 
 
 FALCON_NEW_ARCH = {"model_type": "falcon", "architectures": ["FalconForCausalLM"],
