@@ -69,7 +69,8 @@ SIZES: dict[str, SymbolInfo] = {
         _size("d_nope", "MLA non-rotary query/key head dim", "d_{\\mathrm{nope}}"),
         _size("d_rope", "MLA decoupled rotary head dim", "d_{\\mathrm{rope}}"),
         _size("d_v", "value head dim where it differs from d_h (MLA, MiMo-V2-Flash)", "d_v"),
-        _size("d_emb", "token-embedding width where it differs from d (OPT)", "d_{\\mathrm{emb}}"),
+        _size("d_emb", "token-embedding width where it differs from d (OPT; ELECTRA's, RoFormer's "
+              "and RemBERT's embedding stage)", "d_{\\mathrm{emb}}"),
         _size("d_out", "width the output head reads where it differs from the token table's "
               "(RemBERT's output_embedding_size)", "d_{\\mathrm{out}}"),
         # hybrid stacks: layer groups by mixer, and the sizes of the non-attention mixers
