@@ -156,30 +156,18 @@ def moe_terms(model: str, f, A, tokens, tag: str) -> list[Saved]:
 
 
 def adapter_terms(model: str, f, A, tokens, mask_bytes) -> list[Saved]:
-    """X-MOD's language adapters after one layer's FFN (``sw_adapter``): a LayerNorm call of
-    their own (the output's reused, or adapter_layer_norm's), each adapter's boolean mask of
-    its language's sequences, the gathered tokens (the first matrix's input), the activation's
-    input and output (the second matrix's), and the dropout after them; every token runs one
-    adapter (transformers modeling_xmod.py XmodOutput.lang_adapter)."""
+    """X-MOD's language adapters after one layer's FFN (``sw_adapter``), every token through
+    one adapter (transformers modeling_xmod.py XmodOutput.lang_adapter): a LayerNorm call of
+    their own (the output's reused, or adapter_layer_norm's: input and statistics), the
+    gathered tokens (the first matrix's input), the activation's input and output (the second
+    matrix's), the dropout after them; and each adapter's boolean mask of its language's
+    sequences."""
     on = sw("adapter")
     if model == "paper":  # the inputs of the norm, both matrices and the activation
         return [Saved("adapter/inputs", on * tokens * (2 * d + 2 * d_ad), A, "pfeiffer2022xmod",
-                      "language adapter: its norm's and matrices' inputs and the activation "
-                      "input", split=False)]
-    out = [x.times(on) for x in norm_terms(f, A, tokens, "adapter/norm")]
-    out += [
-        Saved("adapter/lang_masks", on * n_ad * b, 1, "torch_autograd",
-              "language adapter: one boolean mask of the batch's sequences per language",
-              split=False),
-        Saved("adapter/input", on * tokens * d, A, "pfeiffer2022xmod",
-              "language adapter: its language's tokens gathered, the first matrix's input",
-              split=False),
-        Saved("adapter/act_input", on * f["ac_act_in"] * tokens * d_ad, A, "torch_autograd",
-              "language adapter: activation input", split=False),
-        Saved("adapter/act_output", on * tokens * d_ad, A, "pfeiffer2022xmod",
-              "language adapter: activation output, the second matrix's input", split=False),
-        Saved("adapter/dropout_mask", on * f["ac_drop_hidden"] * tokens * d, mask_bytes,
-              "torch_autograd", "language adapter: dropout mask after the adapters",
-              split=False),
-    ]
-    return out
+                      "language adapters", split=False)]
+    kept = (f["ac_ln"] * (d + 2) + d + f["ac_drop_hidden"] * d + f["ac_act_in"] * d_ad + d_ad)
+    return [Saved("adapter/tensors", on * tokens * kept, A, "pfeiffer2022xmod",
+                  "language adapters", split=False),
+            Saved("adapter/lang_masks", on * n_ad * b, 1, "torch_autograd", "language adapters",
+                  split=False)]

@@ -69,10 +69,8 @@ SIZES: dict[str, SymbolInfo] = {
         _size("d_nope", "MLA non-rotary query/key head dim", "d_{\\mathrm{nope}}"),
         _size("d_rope", "MLA decoupled rotary head dim", "d_{\\mathrm{rope}}"),
         _size("d_v", "value head dim where it differs from d_h (MLA, MiMo-V2-Flash)", "d_v"),
-        _size("d_emb", "token-embedding width where it differs from d (OPT; ELECTRA's, RoFormer's "
-              "and RemBERT's embedding stage)", "d_{\\mathrm{emb}}"),
-        _size("d_out", "width the output head reads where it differs from the token table's "
-              "(RemBERT's output_embedding_size)", "d_{\\mathrm{out}}"),
+        _size("d_emb", "token-embedding width where it differs from d (OPT)", "d_{\\mathrm{emb}}"),
+        _size("d_out", "head input width (RemBERT's output_embedding_size)", "d_{\\mathrm{out}}"),
         # hybrid stacks: layer groups by mixer, and the sizes of the non-attention mixers
         _count("L_attn", "layers with softmax attention (L unless the stack is hybrid)",
                "L_{\\mathrm{attn}}"),
@@ -136,19 +134,16 @@ SIZES: dict[str, SymbolInfo] = {
         _size("d_sp", "shape embedding width (RoCBERT)", "d_{\\mathrm{sp}}"),
         # Mllama's language model: cross-attention layers a text-only forward skips, and token
         # rows beyond the head's vocabulary
-        _count("L_x", "layers built but skipped by a forward without cross-attention states "
-               "(Mllama's cross-attention layers: parameters only)", "L_{\\mathrm{x}}"),
-        _count("V_x", "token-table rows beyond the vocabulary the head predicts (Mllama: 8)",
+        _count("L_x", "layers skipped without cross-attention states (Mllama)", "L_{\\mathrm{x}}"),
+        _count("V_x", "token rows beyond the head's vocabulary (Mllama: 8)",
                "V_{\\mathrm{x}}"),
         # MusicGen's decoder: parallel codebooks, each with its token table and head
-        _size("K_cb", "codebooks read and predicted in parallel, each with its own token table "
-              "(summed) and head (MusicGen)", "K_{\\mathrm{cb}}"),
+        _size("K_cb", "parallel codebooks, a token table and head each (MusicGen)", "K_{\\mathrm{cb}}"),
         # X-MOD: per-language bottleneck adapters after each layer's FFN
         _size("n_ad", "adapters per layer, one per language (X-MOD)", "n_{\\mathrm{ad}}"),
-        _size("d_ad", "adapter bottleneck width (X-MOD: d // adapter_reduction_factor)",
+        _size("d_ad", "adapter bottleneck width (X-MOD)",
               "d_{\\mathrm{ad}}"),
-        _count("d_cat", "width concatenated to the token embedding before the input map "
-               "(RoCBERT: the enabled pronunciation and shape widths)", "d_{\\mathrm{cat}}"),
+        _count("d_cat", "channels concatenated before the input map (RoCBERT)", "d_{\\mathrm{cat}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
         # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
@@ -207,23 +202,15 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_norm_ffn_out", "a norm after the FFN", "\\nu_4"),
         _switch("sw_sinks", "attention-sink logits, one per head", "\\varsigma"),
         _switch("sw_proj_emb", "embeddings of width d_emb projected in and out", "\\psi"),
-        _switch("sw_emb_stage", "the embedding stage (token, position and token-type tables, "
-                "its norm) of width d_emb, projected into d by one biased linear "
-                "(ELECTRA, RoFormer, RemBERT)", "\\psi_e"),
-        _switch("sw_d_out", "the masked-LM transform and the head at a width d_out of their "
-                "own (RemBERT)", "\\psi_o"),
-        _switch("sw_side", "pronunciation and shape tables beside the word table (RoCBERT)",
+        _switch("sw_emb_stage", "embeddings d_emb wide, one biased map into d (ELECTRA)", "\\psi_e"),
+        _switch("sw_d_out", "masked-LM transform and head d_out wide (RemBERT)", "\\psi_o"),
+        _switch("sw_side", "pronunciation and shape tables (RoCBERT)",
                 "\\tau_s"),
-        _switch("sw_cat", "the token embedding and d_cat more channels mapped into d by one "
-                "biased linear (RoCBERT's map_inputs_layer)", "\\tau_c"),
-        _switch("sw_adapter", "per-language bottleneck adapters after each layer's FFN, one "
-                "run per token (X-MOD)", "\\alpha_l"),
-        _switch("sw_ad_norm", "the adapters have a LayerNorm of their own (X-MOD's "
-                "adapter_layer_norm)", "\\alpha_n"),
-        _switch("sw_skip", "cross-attention layers a text-only forward skips, with q/k norms "
-                "and two tanh gates: parameters only (Mllama)", "\\xi_l"),
-        _switch("sw_rot_table", "the rotary sin/cos table is a frozen parameter of P rows of "
-                "head width (RoFormer's embed_positions)", "\\rho_t"),
+        _switch("sw_cat", "biased input map of concatenated embeddings (RoCBERT)", "\\tau_c"),
+        _switch("sw_adapter", "language adapters after each FFN (X-MOD)", "\\alpha_l"),
+        _switch("sw_ad_norm", "the adapters' own LayerNorm (X-MOD)", "\\alpha_n"),
+        _switch("sw_skip", "skipped cross-attention layers, parameters only (Mllama)", "\\xi_l"),
+        _switch("sw_rot_table", "rotary table held as a P x d_h parameter (RoFormer)", "\\rho_t"),
         _switch("sw_window", "a sliding window W caps some layers' cache", "\\omega_w"),
         _switch("sw_window_all", "every layer slides (else L_local of them)", "\\omega_a"),
         _switch("sw_attn_gate", "attention output gated by a second query-wide projection",
