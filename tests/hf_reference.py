@@ -326,13 +326,16 @@ def forward_inputs(model, batch: int, seq_len: int, device: str, mask: bool | st
     """Keyword inputs for ``model(**inputs)`` (see the module docstring)."""
     cfg = model.config
     vocab = getattr(cfg, "vocab_size", None) or 2
+    # MusicGen's decoders read batch x num_codebooks rows of codes (one per codebook of each
+    # sequence) and mask batch x seq_len positions
+    rows = batch * cfg.num_codebooks if type(model).__name__.startswith("Musicgen") else batch
     if device == "meta":
-        ids = torch.zeros((batch, seq_len), dtype=torch.long, device=device)
+        ids = torch.zeros((rows, seq_len), dtype=torch.long, device=device)
         dec_ids = ids
     else:
         g = torch.Generator().manual_seed(1234)
-        ids = torch.randint(0, vocab, (batch, seq_len), generator=g).to(device)
-        dec_ids = torch.randint(0, vocab, (batch, seq_len), generator=g).to(device)
+        ids = torch.randint(0, vocab, (rows, seq_len), generator=g).to(device)
+        dec_ids = torch.randint(0, vocab, (rows, seq_len), generator=g).to(device)
     params = inspect.signature(model.forward).parameters
     inputs: dict[str, Any] = {"input_ids": ids}
     if getattr(cfg, "is_encoder_decoder", False) and "decoder_input_ids" in params:
@@ -527,8 +530,10 @@ def _mlm_head(model_type: str, cls: str) -> bool:
     kin), whose untied bias transformers keeps twice."""
     if cls == "BertGenerationDecoder":  # BertGenerationOnlyLMHead: decoder bias and lm_head.bias
         return True
-    if cls in ("ModernBertDecoderForCausalLM", "DistilBertForMaskedLM"):  # an untied decoder
-        return False                                                          # keeps one bias
+    if cls in ("ModernBertDecoderForCausalLM", "DistilBertForMaskedLM",   # an untied decoder
+               "ElectraForMaskedLM", "ElectraForCausalLM",                  # keeps one bias
+               "RemBertForMaskedLM", "RemBertForCausalLM"):
+        return False
     family = family_files().get(model_type, {})
     role = family.get("classes", {}).get(cls)
     fixed = family.get("roles", {}).get(role, {}).get("fixed", {})

@@ -186,6 +186,149 @@ def test_the_last_layers_output_bias_counts_once():
         make_spec(**{**base, "attention_bias": "all"}, last_o_bias=True)
 
 
+def test_an_embedding_stage_of_its_own_width_and_a_head_of_its_own():
+    """embedding_project (ELECTRA, RoFormer, RemBERT): the token, position and token-type
+    tables and their norm d_emb wide, one biased d_emb -> d projection, no project_out; d_out
+    (RemBERT): the masked-LM transform d -> d_out, its norm and an untied head d_out wide. Both
+    paths (sympy and the term table) give the sums worked out by hand; d_out is refused
+    without the stage and beside a tied head of another width."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.errors import SymcalcError
+    from symcalc.fast.quick import quick_report
+
+    d, E, D, V, P, T = 32, 16, 20, 50, 12, 2
+    base = dict(name="x", family="decoder", L=2, d=d, n_h=4, d_ff=40, V=V, P=P, T=T,
+                position="learned", embedding_norm=True, mlm_head=True, head_bias=True)
+    opts = Options(batch=2, seq_len=5)
+    plain = report(make_spec(**base), opts)
+    stage = make_spec(**base, d_emb=E, embedding_project=True)
+    own = make_spec(**base, d_emb=E, embedding_project=True, d_out=D, head="untied")
+    for spec, width in ((stage, E), (own, D)):
+        rep = report(spec, opts)
+        assert rep == quick_report(spec, opts)
+        embeddings = (V + P + T) * E + 2 * E + E * d + d  # tables, norm, projection in
+        mlm = d * width + width + 2 * width  # dense with its bias, LayerNorm
+        head = V * D if spec.head == "untied" else 0
+        tied_plain = (V + P + T) * d + 2 * d + d * d + d + 2 * d
+        assert rep["params"]["total"] - plain["params"]["total"] == \
+            embeddings + mlm + head - tied_plain
+        tokens = 2 * 5
+        assert rep["flops"]["forward_matmul"] - plain["flops"]["forward_matmul"] == \
+            2 * tokens * (E * d + d * width + width * V - d * d - d * V)
+    # RemBERT maps its embeddings in even when they are d wide
+    same = make_spec(**base, d_emb=d, embedding_project=True)
+    assert report(same, opts)["params"]["total"] - plain["params"]["total"] == d * d + d
+    assert quick_report(same, opts)["params"]["total"] - plain["params"]["total"] == d * d + d
+    with pytest.raises(SymcalcError, match="d_out"):
+        make_spec(**base, d_out=D, head="untied")
+    with pytest.raises(SymcalcError, match="d_out"):
+        make_spec(**base, d_emb=E, embedding_project=True, d_out=D)
+    with pytest.raises(SymcalcError, match="embedding_project"):
+        make_spec(**base, embedding_project=True)
+
+
+def test_a_rotary_table_held_as_a_parameter_counts_p_rows_of_head_width():
+    """rotary_table (RoFormer's frozen embed_positions): P x d_h parameters, no FLOPs; refused
+    without rotary positions."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.errors import SymcalcError
+    from symcalc.fast.quick import quick_report
+
+    base = dict(name="x", family="decoder", L=2, d=32, n_h=4, d_ff=40, V=50, P=12,
+                position="rotary")
+    opts = Options(batch=2, seq_len=5)
+    plain, table = (make_spec(**base, rotary_table=t) for t in (False, True))
+    for run in (report, quick_report):
+        a, b = run(plain, opts), run(table, opts)
+        assert b["params"]["total"] - a["params"]["total"] == 12 * 8
+        assert b["flops"]["forward_matmul"] == a["flops"]["forward_matmul"]
+    with pytest.raises(SymcalcError, match="rotary_table"):
+        make_spec(**{**base, "position": "learned"}, rotary_table=True)
+
+
+def test_side_tables_and_the_input_map_of_their_concatenation():
+    """RoCBERT: pronunciation and shape tables (lookups: parameters, no FLOPs) and the biased
+    map of the word embedding with d_cat concatenated channels into d; d_cat must be a sum of
+    the tables' widths."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.errors import SymcalcError
+    from symcalc.fast.quick import quick_report
+
+    base = dict(name="x", family="decoder", L=2, d=32, n_h=4, d_ff=40, V=50)
+    side = dict(V_pr=30, d_pr=12, V_sp=20, d_sp=8)
+    opts = Options(batch=2, seq_len=5)
+    for run in (report, quick_report):
+        plain = run(make_spec(**base), opts)
+        tables = run(make_spec(**base, **side), opts)
+        mapped = run(make_spec(**base, **side, d_cat=12), opts)
+        assert tables["params"]["total"] - plain["params"]["total"] == 30 * 12 + 20 * 8
+        assert tables["flops"]["forward_matmul"] == plain["flops"]["forward_matmul"]
+        assert mapped["params"]["total"] - tables["params"]["total"] == (32 + 12) * 32 + 32
+        assert mapped["flops"]["forward_matmul"] - plain["flops"]["forward_matmul"] == \
+            2 * 10 * (32 + 12) * 32
+    with pytest.raises(SymcalcError, match="d_cat"):
+        make_spec(**base, **side, d_cat=5)
+    with pytest.raises(SymcalcError, match="d_sp"):
+        make_spec(**base, V_pr=30, d_pr=12)
+
+
+def test_language_adapters_count_every_language_and_run_one_per_token():
+    """X-MOD: n_ad adapters d -> d_ad -> d (biased) per layer in the parameters, one of them
+    per token in the FLOPs; adapter_norm adds a LayerNorm per layer."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.errors import SymcalcError
+    from symcalc.fast.quick import quick_report
+
+    base = dict(name="x", family="decoder", L=2, d=32, n_h=4, d_ff=40, V=50)
+    opts = Options(batch=2, seq_len=5)
+    for run in (report, quick_report):
+        plain = run(make_spec(**base), opts)
+        ad = run(make_spec(**base, n_ad=3, d_ad=10), opts)
+        normed = run(make_spec(**base, n_ad=3, d_ad=10, adapter_norm=True), opts)
+        assert ad["params"]["total"] - plain["params"]["total"] == 2 * 3 * (2 * 32 * 10 + 10 + 32)
+        assert normed["params"]["total"] - ad["params"]["total"] == 2 * 2 * 32
+        assert ad["flops"]["forward_matmul"] - plain["flops"]["forward_matmul"] == \
+            2 * 2 * 10 * 2 * 32 * 10
+    with pytest.raises(SymcalcError, match="d_ad"):
+        make_spec(**base, n_ad=3)
+
+
+def test_skipped_layers_count_in_parameters_only_and_extra_token_rows():
+    """Mllama: L_x cross-attention layers (q/k/v/o, q and k norms of head width, the norm
+    before the FFN, the FFN, two gates; the norm before the mixer is every layer's) add
+    parameters but no FLOPs or cache; V_x token rows add V_x d to the table only."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.fast.quick import quick_report
+
+    base = dict(name="x", family="decoder", L=3, d=32, n_h=4, n_kv=2, d_ff=40, V=50,
+                norm="rmsnorm", ffn="gated", head="untied")
+    opts = Options(batch=2, seq_len=5)
+    one = 32 * 32 * 2 + 2 * 32 * 16 + 2 * 8 + 32 + 3 * 32 * 40 + 2
+    for run in (report, quick_report):
+        plain = run(make_spec(**base, L_attn=2, L_ffn=2), opts)
+        skip = run(make_spec(**base, L_attn=2, L_ffn=2, L_x=1, V_x=8), opts)
+        assert skip["params"]["total"] - plain["params"]["total"] == one + 8 * 32
+        assert skip["flops"]["forward_matmul"] == plain["flops"]["forward_matmul"]
+        assert skip["memory"]["kv_cache_bytes"] == plain["memory"]["kv_cache_bytes"]
+
+
+def test_codebooks_multiply_the_token_tables_and_the_heads():
+    """MusicGen: K_cb token tables (of V + V_x rows) and K_cb heads, each head over every
+    position; the layers see the summed embedding once."""
+    from symcalc.algebra.spec import make_spec
+    from symcalc.fast.quick import quick_report
+
+    base = dict(name="x", family="decoder", L=2, d=32, n_h=4, d_ff=40, V=50, head="untied",
+                V_x=1)
+    opts = Options(batch=2, seq_len=5)
+    for run in (report, quick_report):
+        one = run(make_spec(**base), opts)
+        three = run(make_spec(**base, K_cb=3), opts)
+        assert three["params"]["total"] - one["params"]["total"] == 2 * (51 * 32 + 50 * 32)
+        assert three["flops"]["forward_matmul"] - one["flops"]["forward_matmul"] == \
+            2 * 2 * 10 * 32 * 50
+
+
 @pytest.mark.parametrize("path,shown,hidden", [
     ("tests/families/mamba/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),
     ("tests/families/mamba2/tiny-bare.json", ["ssm_mixer/total"], ["total", "attention", "ffn"]),

@@ -105,6 +105,11 @@ def test_rows_add_up_to_the_quantities(name, opts):
     if spec.B_sh is None:  # every attention and FFN layer holds its weights (Zamba's aside)
         for held, count in (("L_attn_w", "L_attn"), ("L_ffn_w", "L_ffn")):
             fix[ALL[held].symbol] = fix.get(ALL[count].symbol, ALL[count].symbol)
+    # one codebook and no token rows beyond the head's vocabulary, unless the spec says
+    if spec.K_cb is None:
+        fix[ALL["K_cb"].symbol] = sympy.Integer(1)
+    if spec.V_x is None:
+        fix[ALL["V_x"].symbol] = sympy.Integer(0)
     # the table folds the ranks in (options, not sizes of the model)
     ranks = {ALL[n].symbol: sympy.Integer(x) for n, x in workload_values(spec, opts).items()
              if n in ("t", "N_d")}

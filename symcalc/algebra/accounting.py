@@ -25,7 +25,7 @@ from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_id
                       L_kv_shared_local, L_lin, L_local, L_ssm, S_k, S_kn, S_q, S_v, d_ff,
                       d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g, L_attn_w, L_ffn_w, d, d_ai)
 
-EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type",
+EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "embedding/side",
                    "embedding/per_layer", "head/weight")
 
 
@@ -45,7 +45,7 @@ MIXERS = {"linear_attention": (L_lin, c.linear_attention_params),
 MIXER_VIEWS = {"linear_mixer": "linear_attention", "ssm_mixer": "ssm", "conv_mixer": "short_conv"}
 # Gemma 3n's additions to every layer of a decoder stack: group -> parts
 LAYER_EXTRAS = {"altup": c.altup_params, "laurel": c.laurel_params,
-                "per_layer_input": c.per_layer_input_params}
+                "per_layer_input": c.per_layer_input_params, "adapter": c.adapter_params}
 # attention parts that only the layers computing their own keys and values hold (Gemma 3n's
 # KV-sharing layers have no k/v projections and no k norm)
 KV_PATHS = frozenset(f"attention/{p}" for p in ("k", "v", "kv_a", "kv_norm", "kv_b", "k_head_norm"))
@@ -285,17 +285,22 @@ def layer_prefixes(spec: Spec) -> list[str]:
 def shape_params(shape: str) -> Breakdown:
     """Every parameter of a model of ``shape``, switches left as symbols."""
     leaves = _parts("embedding", c.embedding_params())
-    leaves.append(Leaf("embedding_norm", c.sw("emb_norm") * c.norm_params(), "devlin2019"))
+    leaves.append(Leaf("embedding_norm", c.sw("emb_norm") * c.norm_params(c.stage_width()),
+                       "devlin2019"))
     if shape == "single":
         leaves += _stack("", L, layer_params(hybrid=True), hybrid=True)
         leaves += _parts("per_layer_input", c.per_layer_model_params())
         leaves += _parts("altup", c.altup_model_params())
+        leaves.append(Leaf("skipped_layers", c.skipped_layer_params(), "meta2024mllama"))
     else:
         leaves += _stack("encoder", L, layer_params())
         leaves += _stack("decoder", L_dec, layer_params(cross_attention=True))
     leaves += _parts("head", c.head_params())
     leaves.append(Leaf("pooler", c.pooler_params(), "devlin2019"))
     leaves.append(Leaf("mlm_head", c.mlm_transform_params(), "devlin2019"))
+    if shape != "single":  # ELECTRA's embedding stage, RemBERT's head width: single stacks
+        off = c.single_only_off()
+        leaves = [Leaf(l.path, sympy.sympify(l.value).xreplace(off), l.source) for l in leaves]
     return Breakdown(leaves)
 
 
@@ -308,6 +313,10 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
         out[SIZES["k"].symbol] = sympy.Integer(1)
     if not spec.dense_layers:
         out[L_dense] = sympy.Integer(0)
+    if spec.V_x is None:  # no token rows beyond the head's vocabulary (Mllama has 8)
+        out[SIZES["V_x"].symbol] = sympy.Integer(0)
+    if spec.K_cb is None:  # one token table and one head (MusicGen has one per codebook)
+        out[SIZES["K_cb"].symbol] = sympy.Integer(1)
     if spec.L_local is None:  # no window (0 layers slide) or every layer slides
         out[L_local] = sympy.Integer(0)
     if spec.shape == "single":  # a stack that is not hybrid: every layer attends and has an FFN

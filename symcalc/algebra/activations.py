@@ -32,7 +32,7 @@ from .saved import Saved, norm_terms
 from .saved_attention import (attention_terms, layer_kind_terms, rope_table_terms,
                               sdpa_mask_terms)
 from .saved_gemma3n import gemma3n_shared_kv_terms, gemma3n_terms
-from .saved_ffn import ffn_terms, moe_terms
+from .saved_ffn import adapter_terms, ffn_terms, moe_terms
 from .saved_mixers import mixer_terms
 from .symbols import L_kv_shared
 from .symbols import L, L_attn, L_dec, L_ffn, b, d, d_ff, s, s_dec, t
@@ -107,6 +107,8 @@ def stack_terms(model: str, facts: dict, shape: str) -> list[tuple[str, list[Sav
              + sdpa_mask_terms(model, facts, A)
              + layer_kind_terms(model, facts, A)
              + [x.times(L_attn) for x in gemma3n_terms(model, facts, A, b * s)]
+             + [x.times(L) for x in adapter_terms(model, facts, A, b * s,
+                                                  1 if model == "paper" else A)]
              + [x.times(L_kv_shared) for x in gemma3n_shared_kv_terms(model, facts, A, b * s)])]
 
 

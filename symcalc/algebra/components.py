@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import sympy
 
-from .symbols import (SWITCHES, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
+from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
-                      d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
+                      d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q, d_ai, r_ad, d_bk)
 
 
@@ -28,6 +28,16 @@ DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "ns
 
 def decoder_only_off() -> dict:
     return {sw(name): 0 for name in DECODER_ONLY}
+
+
+# switches of the embeddings and head that only single-stack models have (spec.toml refuses
+# them in an encoder-decoder, whose rows are built with them off)
+SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip")
+
+
+def single_only_off() -> dict:
+    """The single-stack switches off, one codebook (K_cb) and no extra token rows (V_x)."""
+    return {**{sw(name): 0 for name in SINGLE_ONLY}, K_cb: 1, V_x: 0}
 
 
 @dataclass(frozen=True)
@@ -214,27 +224,49 @@ def moe_params() -> list[Part]:
 NORM_SOURCE = "ba2016"
 
 
-def norm_params() -> sympy.Expr:
-    """One LayerNorm (scale and shift: 2d), scale-only LayerNorm as in T5 (d) or RMSNorm (d)."""
-    return sw("norm_w") * d + sw("norm_b") * d
+def norm_params(width=d) -> sympy.Expr:
+    """One LayerNorm (scale and shift: 2 width), scale-only LayerNorm as in T5 (width) or
+    RMSNorm (width), over ``width`` channels (d unless said)."""
+    return sw("norm_w") * width + sw("norm_b") * width
 
 
 def embedding_width():
-    """Width of the token table and the tied head: d, or d_emb where OPT projects it."""
+    """Width of the token table and the tied head: d, or d_emb where OPT projects it in and
+    out or ELECTRA's, RoFormer's and RemBERT's embedding stage has that width (``sw_proj_emb``)."""
     return d + sw("proj_emb") * (d_emb - d)
+
+
+def stage_width():
+    """Width of the position and token-type tables and the norm after the embeddings: d, or
+    d_emb in ELECTRA's, RoFormer's and RemBERT's embedding stage (``sw_emb_stage``)."""
+    return d + sw("emb_stage") * (d_emb - d)
+
+
+def head_width():
+    """Width the output head reads (and the masked-LM transform gives): the token table's, or
+    RemBERT's output_embedding_size d_out (``sw_d_out``, only beside its embedding stage)."""
+    return embedding_width() + sw("d_out") * (d_out - d_emb)
 
 
 def embedding_params() -> list[Part]:
     """Token table V x d (V x d_emb with OPT's projections d_emb -> d in and d -> d_emb out,
-    no bias), learned position table P x d, token-type table T x d (BERT), and Gemma 3n's
-    per-layer input table, V_ple rows of L d_ple (``sw_ple``)."""
+    no bias; with ELECTRA's embedding stage the position and token-type tables are d_emb wide
+    too and one biased projection d_emb -> d follows), learned position table P x d (or
+    RoFormer's frozen rotary table P x d_h),
+    token-type table T x d (BERT), and Gemma 3n's per-layer input table, V_ple rows of L d_ple
+    (``sw_ple``)."""
     return [
-        Part("token", sw("tok_emb") * V * embedding_width(), "vaswani2017"),
-        Part("project_in", sw("proj_emb") * d_emb * d, "zhang2022"),
-        Part("project_out", sw("proj_emb") * d * d_emb, "zhang2022"),
-        Part("position", sw("pos_emb") * P * d, "devlin2019"),
-        Part("token_type", sw("type_emb") * T * d, "devlin2019"),
+        Part("token", sw("tok_emb") * K_cb * (V + V_x) * embedding_width(), "vaswani2017"),
+        Part("project_in", sw("proj_emb") * d_emb * d + sw("emb_stage") * d, "zhang2022"),
+        Part("project_out", sw("proj_emb") * (1 - sw("emb_stage")) * d * d_emb, "zhang2022"),
+        # (RoFormer: its rotary table, frozen, P x d_h)
+        Part("position", sw("pos_emb") * P * stage_width() + sw("rot_table") * P * d_h,
+             "devlin2019"),
+        Part("token_type", sw("type_emb") * T * stage_width(), "devlin2019"),
         Part("per_layer", sw("ple") * V_ple * L * d_ple, "gemma3n2025"),
+        # RoCBERT: pronunciation and shape tables, and the map of the concatenated inputs
+        Part("side", sw("side") * (V_pr * d_pr + V_sp * d_sp), "su2022rocbert"),
+        Part("map_in", sw("cat") * ((d + d_cat) * d + d), "su2022rocbert"),
     ]
 
 
@@ -244,11 +276,11 @@ def relative_bias_params() -> sympy.Expr:
 
 
 def head_params() -> list[Part]:
-    """Output head d -> V: its own V x d weight only when untied (a tied head reuses the token
-    table), plus an optional V bias."""
+    """Output head -> V: its own V x (its input width) weight only when untied (a tied head
+    reuses the token table), plus an optional V bias; MusicGen has one per codebook (K_cb)."""
     return [
-        Part("weight", sw("head") * sw("head_untied") * V * embedding_width(), "press2017"),
-        Part("bias", sw("head") * sw("head_bias") * V, "vaswani2017"),
+        Part("weight", sw("head") * sw("head_untied") * K_cb * V * head_width(), "press2017"),
+        Part("bias", sw("head") * sw("head_bias") * K_cb * V, "vaswani2017"),
     ]
 
 
@@ -260,8 +292,9 @@ def pooler_params() -> sympy.Expr:
 def mlm_transform_params() -> sympy.Expr:
     """BERT masked-LM head transform: dense d x d with bias (``sw_mlm_bias``; ModernBERT's
     classifier_bias leaves it out), then LayerNorm (2d). Its decoder weight is tied to the token
-    table; its V-bias is the head bias."""
-    return sw("mlm") * (linear(d, d, sw("mlm_bias")) + norm_params())
+    table; its V-bias is the head bias. ELECTRA's generator and RoFormer's transform end at the
+    token table's width d_emb, RemBERT's at d_out (:func:`head_width`)."""
+    return sw("mlm") * (linear(d, head_width(), sw("mlm_bias")) + norm_params(head_width()))
 
 
 # -- mixers of hybrid stacks ---------------------------------------------------------------
@@ -394,6 +427,30 @@ def laurel_params() -> list[Part]:
         Part("left", on * d * r_laurel, "menghani2024"),
         Part("right", on * r_laurel * d, "menghani2024"),
         Part("norm", on * norm_params(), "menghani2024"),
+    ]
+
+
+def skipped_layer_params() -> sympy.Expr:
+    """Mllama's cross-attention layers, which a forward without cross-attention states skips
+    (parameters only): per layer q d -> n_h d_h, k and v d -> n_kv d_h, o back to d (biased as
+    the self-attention's), q and k norms of head width, the norm before the FFN, the dense FFN
+    and two tanh gates of one scalar each; L_x of them. (The norm before a layer's mixer is
+    counted in all L layers of a stack, these included.)"""
+    bias = sw("ffn_bias")
+    one = (linear(d, n_h * d_h, sw("bias_q")) + linear(d, n_kv * d_h, sw("bias_k"))
+           + linear(d, n_kv * d_h, sw("bias_v")) + linear(n_h * d_h, d, sw("bias_o"))
+           + 2 * norm_params(d_h) + norm_params() + sw("gated") * linear(d, d_ff, bias)
+           + linear(d, d_ff, bias) + linear(d_ff, d, bias) + 2)
+    return sw("skip") * L_x * one
+
+
+def adapter_params() -> list[Part]:
+    """X-MOD's per-language adapters after a layer's FFN: n_ad bottlenecks d -> d_ad -> d with
+    biases (each token runs the one of its language), and their own LayerNorm where
+    adapter_layer_norm asks (else they reuse the output's)."""
+    return [
+        Part("bottlenecks", sw("adapter") * n_ad * (2 * d * d_ad + d_ad + d), "pfeiffer2022xmod"),
+        Part("norm", sw("ad_norm") * norm_params(), "pfeiffer2022xmod"),
     ]
 
 

@@ -18,10 +18,12 @@ import sympy
 
 from .breakdown import Breakdown, Leaf
 from . import accounting, memory
-from .components import (decoder_only_off, embedding_width, expert_width, linear_qkv_width,
-                         q_b_width, qk_width, shared_width, ssm_conv_width, ssm_in_width, sw,
+from .components import (decoder_only_off, expert_width, head_width,
+                         linear_qkv_width, stage_width,
+                         q_b_width, qk_width, shared_width, single_only_off, ssm_conv_width,
+                         ssm_in_width, sw,
                          value_width)
-from .symbols import (E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
+from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
                       Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai, r_ad, d_bk,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
@@ -223,6 +225,8 @@ def _layer_extras(tokens) -> list[Leaf]:
         Leaf("laurel/right", laurel * 2 * tokens * r_laurel * d, "menghani2024"),
         Leaf("per_layer_input/gate", ple * 2 * tokens * d * d_ple, "gemma3n2025"),
         Leaf("per_layer_input/projection", ple * 2 * tokens * d_ple * d, "gemma3n2025"),
+        # X-MOD: every token through one adapter, down and up
+        Leaf("adapter/bottlenecks", sw("adapter") * 2 * tokens * 2 * d * d_ad, "pfeiffer2022xmod"),
     ]
 
 
@@ -285,9 +289,13 @@ def _times_layers(prefix: str, layer: Breakdown, layers, hybrid: bool = False) -
 def shape_matmul(shape: str) -> Breakdown:
     """Forward matmul FLOPs of a model of ``shape``, switches as symbols."""
     leaves, out_tokens = _stacks(shape, layer_matmul)
-    if shape == "single":  # OPT: embeddings of width d_emb projected in and out
-        leaves += [Leaf(f"project_{side}", sw("proj_emb") * 2 * b * s * d_emb * d, "zhang2022")
-                   for side in ("in", "out")]
+    if shape == "single":  # OPT: embeddings of width d_emb projected in and out; ELECTRA's
+        # embedding stage projected in only (its generator head leads back to d_emb)
+        leaves += [Leaf(f"project_{side}", on * 2 * b * s * d_emb * d, "zhang2022")
+                   for side, on in (("in", sw("proj_emb")),
+                                    ("out", sw("proj_emb") * (1 - sw("emb_stage"))))]
+        # RoCBERT: the token embedding and d_cat concatenated channels mapped into d
+        leaves.append(Leaf("map_in", sw("cat") * 2 * b * s * (d + d_cat) * d, "su2022rocbert"))
         # Gemma 3n: the token embedding projected to every layer's input, AltUp's streams
         # made from it and folded back at the end
         leaves += [Leaf("per_layer_input/model_projection",
@@ -295,11 +303,19 @@ def shape_matmul(shape: str) -> Breakdown:
         leaves += [Leaf(f"altup/{name}", sw("altup") * 2 * b * s * (n_alt - 1) * d**2,
                         "baykal2023") for name in ("projections", "unembed_projections")]
     leaves += [
-        Leaf("head", sw("head") * 2 * out_tokens * embedding_width() * V, "press2017"),
+        Leaf("head", sw("head") * 2 * out_tokens * head_width() * V * K_cb, "press2017"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
-        Leaf("mlm_head", sw("mlm") * 2 * out_tokens * d * d, "devlin2019"),
+        Leaf("mlm_head", sw("mlm") * 2 * out_tokens * d * head_width(), "devlin2019"),
     ]
-    return Breakdown(leaves)
+    return Breakdown(_single_only(shape, leaves))
+
+
+def _single_only(shape: str, leaves: list[Leaf]) -> list[Leaf]:
+    """``leaves`` with the single-stack switches off in an encoder-decoder shape."""
+    if shape == "single":
+        return leaves
+    off = single_only_off()
+    return [Leaf(l.path, sympy.sympify(l.value).xreplace(off), l.source) for l in leaves]
 
 
 def _norm_cost():
@@ -340,14 +356,15 @@ def shape_nonmatmul(shape: str) -> Breakdown:
         # masked-LM transform's activation and norm on every position.
         c = NONMATMUL_COSTS
         leaves += [
-            Leaf("embedding_norm", sw("emb_norm") * _norm_cost() * tokens * d, "devlin2019"),
+            Leaf("embedding_norm", sw("emb_norm") * _norm_cost() * tokens * stage_width(),
+                 "devlin2019"),
             Leaf("per_layer_input/model_norm", sw("ple") * _norm_cost() * tokens * L * d_ple,
                  "gemma3n2025"),
             Leaf("pooler", sw("pooler") * c["activation"] * b * d, "devlin2019"),
-            Leaf("mlm_head", sw("mlm") * (c["activation"] + _norm_cost()) * tokens * d,
+            Leaf("mlm_head", sw("mlm") * (c["activation"] + _norm_cost()) * tokens * head_width(),
                  "devlin2019"),
         ]
-    return Breakdown(leaves)
+    return Breakdown(_single_only(shape, leaves))
 
 
 def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:

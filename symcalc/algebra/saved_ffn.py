@@ -6,7 +6,7 @@ import sympy
 
 from .components import expert_width, shared_width, sw
 from .saved import Saved, norm_terms
-from .symbols import E, E_s, d, k
+from .symbols import E, E_s, b, d, d_ad, k, n_ad
 
 
 def ffn_terms(model: str, f, A, tokens, width, tag: str, gated, drop_h, mask_bytes) -> list[Saved]:
@@ -153,3 +153,21 @@ def moe_terms(model: str, f, A, tokens, tag: str) -> list[Saved]:
         out += [x.times(sw("moe_norm")) for x in norm_terms(f, A, tokens, f"{tag}/out_norm")
                 if x.name.rsplit("/", 1)[1] in ("input_fp32", "rsqrt", "weight_fp32", "normalized")]
     return out
+
+
+def adapter_terms(model: str, f, A, tokens, mask_bytes) -> list[Saved]:
+    """X-MOD's language adapters after one layer's FFN (``sw_adapter``), every token through
+    one adapter (transformers modeling_xmod.py XmodOutput.lang_adapter): a LayerNorm call of
+    their own (the output's reused, or adapter_layer_norm's: input and statistics), the
+    gathered tokens (the first matrix's input), the activation's input and output (the second
+    matrix's), the dropout after them; and each adapter's boolean mask of its language's
+    sequences."""
+    on = sw("adapter")
+    if model == "paper":  # the inputs of the norm, both matrices and the activation
+        return [Saved("adapter/inputs", on * tokens * (2 * d + 2 * d_ad), A, "pfeiffer2022xmod",
+                      "language adapters", split=False)]
+    kept = (f["ac_ln"] * (d + 2) + d + f["ac_drop_hidden"] * d + f["ac_act_in"] * d_ad + d_ad)
+    return [Saved("adapter/tensors", on * tokens * kept, A, "pfeiffer2022xmod",
+                  "language adapters", split=False),
+            Saved("adapter/lang_masks", on * n_ad * b, 1, "torch_autograd", "language adapters",
+                  split=False)]

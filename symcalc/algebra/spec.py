@@ -33,10 +33,11 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "d_moe", "E_s", "d_sh", "r_q", "r_kv", "d_nope", "d_rope", "d_v", "d_emb",
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
-               "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk")
+               "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
+               "V_sp", "d_sp", "n_ad", "d_ad", "K_cb")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
-                "L_kv_shared", "L_kv_shared_local", "L_idx")
+                "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -47,7 +48,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
-               "residual_scales", "lin_full_gates", "ngpt_scales")
+               "residual_scales", "lin_full_gates", "ngpt_scales", "embedding_project",
+               "rotary_table", "adapter_norm")
 
 
 class Spec(Record):
@@ -81,6 +83,33 @@ class Spec(Record):
     d_rope: Optional[int] = None  # MLA decoupled rotary head dim
     d_v: Optional[int] = None  # value head dim (MLA, or MiMo-V2-Flash's v_head_dim)
     d_emb: Optional[int] = None  # token-embedding width (OPT word_embed_proj_dim; None: d)
+    # ELECTRA, RoFormer, RemBERT: the whole embedding stage (token, position and token-type
+    # tables, its norm) at width d_emb and one biased linear d_emb -> d after it (no project_out)
+    embedding_project: bool = False
+    # the masked-LM transform's output and the head's input width where it is neither d nor
+    # the token table's (RemBERT's output_embedding_size; None: the token table's width)
+    d_out: Optional[int] = None
+    # RoFormer: the rotary sin/cos table is an nn.Embedding of P rows of width d_h, frozen but
+    # a parameter (embed_positions), so counted as transformers counts it
+    rotary_table: bool = False
+    # RoCBERT: pronunciation (V_pr x d_pr) and shape (V_sp x d_sp) tables beside the word table
+    # (None: none), and with concat_input the d_cat channels of those it enables concatenated
+    # to the token embedding and mapped into d by one biased linear (None: no map)
+    V_pr: Optional[int] = None
+    d_pr: Optional[int] = None
+    V_sp: Optional[int] = None
+    d_sp: Optional[int] = None
+    d_cat: Optional[int] = None
+    # X-MOD: n_ad bottleneck adapters per layer (one per language: d -> d_ad -> d, biased),
+    # each token through one of them; adapter_norm: their own LayerNorm (None: no adapters)
+    # Mllama: L_x cross-attention layers (of the L) that a text-only forward skips, counted in
+    # the parameters only (None: none); V_x token rows beyond the head's vocabulary (None: 0)
+    K_cb: Optional[int] = None  # MusicGen: codebooks, each a token table and a head (None: 1)
+    L_x: Optional[int] = None
+    V_x: Optional[int] = None
+    n_ad: Optional[int] = None
+    d_ad: Optional[int] = None
+    adapter_norm: bool = False
     # hybrid stacks: layers by mixer (None: L_attn = L_ffn = L, the others 0)
     L_attn: Optional[int] = None  # layers with softmax attention
     L_lin: Optional[int] = None  # layers with a linear-attention mixer

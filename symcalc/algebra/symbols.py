@@ -70,6 +70,7 @@ SIZES: dict[str, SymbolInfo] = {
         _size("d_rope", "MLA decoupled rotary head dim", "d_{\\mathrm{rope}}"),
         _size("d_v", "value head dim where it differs from d_h (MLA, MiMo-V2-Flash)", "d_v"),
         _size("d_emb", "token-embedding width where it differs from d (OPT)", "d_{\\mathrm{emb}}"),
+        _size("d_out", "head input width (RemBERT's output_embedding_size)", "d_{\\mathrm{out}}"),
         # hybrid stacks: layer groups by mixer, and the sizes of the non-attention mixers
         _count("L_attn", "layers with softmax attention (L unless the stack is hybrid)",
                "L_{\\mathrm{attn}}"),
@@ -138,6 +139,23 @@ SIZES: dict[str, SymbolInfo] = {
               "lru_width // num_attention_heads)", "d_{\\mathrm{bk}}"),
         _size("r_ad", "rank of the per-use low-rank adapters of a shared block (Zamba2's "
               "adapter_rank)", "r_{\\mathrm{ad}}"),
+        # RoCBERT: pronunciation and shape tables beside the word table, concatenated to it
+        _size("V_pr", "pronunciation vocabulary (RoCBERT)", "V_{\\mathrm{pr}}"),
+        _size("d_pr", "pronunciation embedding width (RoCBERT)", "d_{\\mathrm{pr}}"),
+        _size("V_sp", "shape vocabulary (RoCBERT)", "V_{\\mathrm{sp}}"),
+        _size("d_sp", "shape embedding width (RoCBERT)", "d_{\\mathrm{sp}}"),
+        # Mllama's language model: cross-attention layers a text-only forward skips, and token
+        # rows beyond the head's vocabulary
+        _count("L_x", "layers skipped without cross-attention states (Mllama)", "L_{\\mathrm{x}}"),
+        _count("V_x", "token rows beyond the head's vocabulary (Mllama: 8)",
+               "V_{\\mathrm{x}}"),
+        # MusicGen's decoder: parallel codebooks, each with its token table and head
+        _size("K_cb", "parallel codebooks, a token table and head each (MusicGen)", "K_{\\mathrm{cb}}"),
+        # X-MOD: per-language bottleneck adapters after each layer's FFN
+        _size("n_ad", "adapters per layer, one per language (X-MOD)", "n_{\\mathrm{ad}}"),
+        _size("d_ad", "adapter bottleneck width (X-MOD)",
+              "d_{\\mathrm{ad}}"),
+        _count("d_cat", "channels concatenated before the input map (RoCBERT)", "d_{\\mathrm{cat}}"),
         _size("N_d", "data-parallel ranks", "N_d"),
         _size("t", "tensor-parallel degree", "t"),
         # parallel layouts (symcalc.algebra.parallel): the degrees of each dimension, the
@@ -196,6 +214,15 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_norm_ffn_out", "a norm after the FFN", "\\nu_4"),
         _switch("sw_sinks", "attention-sink logits, one per head", "\\varsigma"),
         _switch("sw_proj_emb", "embeddings of width d_emb projected in and out", "\\psi"),
+        _switch("sw_emb_stage", "embeddings d_emb wide, one biased map into d (ELECTRA)", "\\psi_e"),
+        _switch("sw_d_out", "masked-LM transform and head d_out wide (RemBERT)", "\\psi_o"),
+        _switch("sw_side", "pronunciation and shape tables (RoCBERT)",
+                "\\tau_s"),
+        _switch("sw_cat", "biased input map of concatenated embeddings (RoCBERT)", "\\tau_c"),
+        _switch("sw_adapter", "language adapters after each FFN (X-MOD)", "\\alpha_l"),
+        _switch("sw_ad_norm", "the adapters' own LayerNorm (X-MOD)", "\\alpha_n"),
+        _switch("sw_skip", "skipped cross-attention layers, parameters only (Mllama)", "\\xi_l"),
+        _switch("sw_rot_table", "rotary table held as a P x d_h parameter (RoFormer)", "\\rho_t"),
         _switch("sw_window", "a sliding window W caps some layers' cache", "\\omega_w"),
         _switch("sw_window_all", "every layer slides (else L_local of them)", "\\omega_a"),
         _switch("sw_attn_gate", "attention output gated by a second query-wide projection",
@@ -366,9 +393,13 @@ def latex_names() -> dict[sympy.Symbol, str]:
     for n in ("n_alt", "r_laurel", "d_ple", "V_ple", "L_kv_shared", "L_kv_shared_local",
               "d_ff_sum", "d_hg", "n_kvg", "S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g")
 )
-(n_ih, d_ih, L_idx, d_g, r_g) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g", "r_g"))
 (d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
+(n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
+                                                                   "r_g", "d_out"))
+(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb) = (
+    SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat", "n_ad", "d_ad", "L_x", "V_x",
+                              "K_cb"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

@@ -18,7 +18,7 @@ from . import components as comp
 from .layout import Layout
 from .tp_styles import (ACTIVATION_REGIONS, BIAS_ONLY, LOCAL_OUTPUT, MEGATRON_MODULES,  # noqa: F401
                         STYLES, Style)
-from .symbols import (SWITCHES, E, E_s, V, Z_e, d, d_ai, d_ff, d_g, d_h, d_lv, d_nope, d_rope, d_v, n_h,
+from .symbols import (SWITCHES, E, E_s, K_cb, V, V_x, Z_e, d, d_ai, d_ff, d_g, d_h, d_lv, d_nope, d_rope, d_v, n_h,
                       n_kv, n_lv, r_kv, r_q)
 
 
@@ -99,9 +99,9 @@ def linears() -> dict[str, Linear]:
         "linear_attention/o": Linear(n_lv * d_lv, d),
     }
     out = {f"layer/{k}": x for k, x in lin_o.items()}
-    out["embedding/token"] = Linear(V, width)  # V rows of the table: its "input" width
-    out["head/weight"] = Linear(width, V)
-    out["head/bias"] = Linear(0, V, V)
+    out["embedding/token"] = Linear(V + V_x, width, copies=K_cb)  # its rows (Mllama: V + 8)
+    out["head/weight"] = Linear(comp.head_width(), V, copies=K_cb)  # RemBERT: d_out wide
+    out["head/bias"] = Linear(0, V, V, copies=K_cb)
     return out
 
 

@@ -170,10 +170,20 @@ def llama4_projector() -> Part:
     })
 
 
+def fuyu_projector() -> Part:
+    """Fuyu's patch embedding (FuyuModel.vision_embed_tokens): each image patch of v_p x v_p
+    pixels in v_C channels flattened and mapped by one biased linear into the decoder's width
+    v_dt; there is no vision tower."""
+    return Part("fuyu", "projector", "Fuyu linear patch embedding", "adept2023fuyu", {
+        "projector/linear": _linear(v_p**2 * v_C, v_dt),
+    })
+
+
 TOWERS: dict[str, Callable[[], Part]] = {
     "siglip": siglip, "pixtral": pixtral, "llama4": llama4_vision, "qwen3_5": qwen3_5_vision}
 PROJECTORS: dict[str, Callable[[], Part]] = {
-    "gemma3": gemma3_projector, "mistral3": mistral3_projector, "llama4": llama4_projector}
+    "gemma3": gemma3_projector, "mistral3": mistral3_projector, "llama4": llama4_projector,
+    "fuyu": fuyu_projector}
 
 
 def part(role: str, kind: str) -> Part:

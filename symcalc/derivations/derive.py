@@ -98,6 +98,10 @@ MEANINGS = {
     "per_layer_input/norm": "per-layer input norm",
     "per_layer_input/model_projection": "projection of the hidden state to the per-layer inputs",
     "per_layer_input/model_norm": "norm of the per-layer inputs",
+    "embedding/side": "pronunciation and shape embeddings (RoCBERT)",
+    "map_in": "map of the concatenated embeddings into the hidden width (RoCBERT)",
+    "adapter/bottlenecks": "language adapters (X-MOD)", "adapter/norm": "norm of the language adapters",
+    "skipped_layers": "cross-attention layers a text-only forward skips (Mllama)",
 }
 # The parts of a hybrid stack by the layers that hold them (see :func:`_hybrid_stack`).
 HYBRID_CLASSES = {"L_attn": ("attention_layer", "one attention layer's attention"),
@@ -229,7 +233,8 @@ GROUPS = {"attention": "self-attention in one layer", "cross_attention": "cross-
           "short_conv": "short convolution in one layer",
           "altup": "AltUp in one layer",
           "laurel": "LAuReL in one layer",
-          "per_layer_input": "per-layer inputs in one layer"}
+          "per_layer_input": "per-layer inputs in one layer",
+          "adapter": "language adapters in one layer"}
 
 
 def _layer_steps(prefix: str, leaves: list[tuple[str, Leaf, object]], letter: str, subs: dict,

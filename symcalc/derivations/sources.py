@@ -143,6 +143,23 @@ SOURCES: dict[str, Source] = {
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",
                "project_in/project_out when word_embed_proj_dim differs (transformers modeling_opt.py)"),
+        Source("su2022rocbert", "Su et al. 2022, RoCBert: Robust Chinese Bert with Multimodal "
+               "Contrastive Pretraining (ACL 2022)",
+               "pronunciation and shape embeddings concatenated to the word embedding and mapped "
+               "into the hidden size (transformers modeling_roc_bert.py RoCBertEmbeddings)"),
+        Source("pfeiffer2022xmod", "Pfeiffer et al. 2022, Lifting the Curse of Multilinguality "
+               "by Pre-training Modular Transformers (NAACL 2022)",
+               "X-MOD: a bottleneck adapter per language after each layer's FFN, each token through "
+               "its language's (transformers modeling_xmod.py XmodOutput.lang_adapter)"),
+        Source("adept2023fuyu", "Adept 2023, Fuyu-8B: A Multimodal Architecture for AI Agents "
+               "(blog post, adept.ai/blog/fuyu-8b)",
+               "image patches flattened and linearly projected into the decoder's width, no image "
+               "encoder (transformers modeling_fuyu.py FuyuModel.vision_embed_tokens)"),
+        Source("meta2024mllama", "Meta 2024, Llama 3.2 Vision model card (meta-llama/"
+               "Llama-3.2-11B-Vision); Llama Team 2024, The Llama 3 Herd of Models, Sec. 7",
+               "cross-attention layers with q/k norms and tanh gates between the self-attention "
+               "layers, skipped without image states (transformers modeling_mllama.py "
+               "MllamaCrossAttentionDecoderLayer, MllamaTextModel)"),
         Source("gemma2024", "Gemma Team 2024, Gemma 2: Improving Open Language Models at a Practical Size",
                "Sec. 2: local sliding-window and global layers alternate; norms before and after each block"),
         Source("wang2021", "Wang & Komatsuzaki 2021, GPT-J-6B; Black et al. 2022, GPT-NeoX-20B",

@@ -385,9 +385,8 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
         if value is not None and (not isinstance(value, str) or not value):
             raise SymcalcError(label, f"wrapper.{key}: must be text (got {value!r})")
         text[key] = value
-    if (text["vision"] or text["projector"]) and not text["vision_config"]:
-        raise SymcalcError(label, "wrapper.vision_config: is required with a vision tower "
-                                  "or projector")
+    if text["vision"] and not text["vision_config"]:  # (Fuyu's projector reads top-level keys)
+        raise SymcalcError(label, "wrapper.vision_config: is required with a vision tower")
     sizes = {name: parse_expression(value, label, f"wrapper.sizes.{name}")
              for name, value in _table(body, "sizes", label, prefix="wrapper.").items()}
     absent = dict(_table(body, "text_absent", label, prefix="wrapper."))

@@ -34,7 +34,7 @@ LAYER_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
 # Families whose text model is another family's (the wrapper's language model is measured there).
 WRAPPERS = {"gemma3": "gemma3_text", "mistral3": "ministral3", "qwen3_5": "qwen3_5_text",
             "qwen3_5_moe": "qwen3_5_moe_text", "llama4": "llama4_text", "gemma3n": "gemma3n_text",
-            "gemma4": "gemma4_text"}
+            "gemma4": "gemma4_text", "fuyu": "persimmon", "mllama": "mllama_text_model"}
 
 # model_type -> (why it is not exact, lowest and highest measured/modelled ratio seen)
 NOT_EXACT: dict[str, tuple[str, float, float]] = {}
@@ -55,6 +55,8 @@ SDPA_EXACT |= {"qwen2_moe", "qwen3_moe", "olmoe", "granitemoe", "phimoe"}
 # linear-attention/short-conv hybrids (kimi_linear: MLA's V head differs from its Q/K head,
 # CPU sdpa runs the math fallback, as for DeepSeek)
 SDPA_EXACT |= {"lfm2", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}
+# issue 21, i21-kin's branch
+SDPA_EXACT |= {"moshi", "mllama_text_model", "musicgen_decoder", "musicgen_melody_decoder"}
 
 # Families added by issue 21 whose implementation facts (what their eager code keeps: router
 # dtype, shared-MLP gate, dropouts, ...) wait for the [implementation] table of issue 20; their
@@ -93,7 +95,12 @@ AWAITING_SAVED_TENSORS = frozenset({
     # Dory's looped layers (weights once, saved tensors per run) and nGPT scales
     "dory",
     # JetMoE's mixture of attention heads
-    "jetmoe"})
+    "jetmoe",
+    # issue 21, i21-kin's branch: RoFormer's rotation rebuilds cos and sin per layer and, with
+    # its frozen sinusoidal table made trainable by saved_tensors.build's requires_grad_(True),
+    # keeps q, k and their rotated copies
+    "roformer",
+    })
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's
 # activations are measured by tests/test_activations.py.
 MEASURED_ELSEWHERE = frozenset({"bert"})

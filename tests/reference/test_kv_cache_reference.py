@@ -170,6 +170,39 @@ CASES = {
     "gpt_neo-local-layers-long": (_mha(_cfg("gpt_neo", "GPTNeoForCausalLM", 2, window_size=4,
                                             attention_types=[[["global", "local"], 1]])), 2, 9),
     "gpt_neox_japanese-mha": (_mha(_cfg("gpt_neox_japanese", "GPTNeoXJapaneseForCausalLM", 2)), 2, 9),
+    # BERT-shaped decoders (is_decoder): keys and values of every layer, the embedding stage aside
+    "electra-decoder-narrow-embeddings": (_mha(_cfg("electra", "ElectraForCausalLM", 2, embedding_size=16,
+                                                    is_decoder=True)), 2, 9),
+    "rembert-decoder": (_mha(_cfg("rembert", "RemBertForCausalLM", 2, input_embedding_size=16,
+                                  output_embedding_size=24, is_decoder=True)), 2, 9),
+    "roformer-decoder": (_mha(_cfg("roformer", "RoFormerForCausalLM", 2, embedding_size=16,
+                                   is_decoder=True)), 2, 9),
+    "roc_bert-decoder": (_mha(_cfg("roc_bert", "RoCBertForCausalLM", 2, pronunciation_vocab_size=30,
+                                   pronunciation_embed_dim=12, shape_vocab_size=50, shape_embed_dim=8,
+                                   is_decoder=True)), 2, 9),
+    "xmod-decoder": (_mha(_cfg("xmod", "XmodForCausalLM", 2, languages=["en_XX", "de_DE"],
+                               default_language="en_XX", is_decoder=True)), 2, 9),
+    "big_bird-decoder": (_mha(_cfg("big_bird", "BigBirdForCausalLM", 2, block_size=4, num_random_blocks=1,
+                                   is_decoder=True)), 2, 9),
+    # Fuyu: Persimmon's cache under the patch embedding
+    "fuyu-persimmon": (dict(model_type="fuyu", architectures=["FuyuForCausalLM"], patch_size=4,
+                            text_config=_mha(_cfg("persimmon", "PersimmonForCausalLM", 2))), 2, 9),
+    # Mllama's language model: the cross-attention layers a text-only forward skips hold nothing
+    "mllama_text_model-gqa-cross-layers": (_cfg("mllama_text_model", "MllamaForCausalLM", 3,
+                                                cross_attention_layers=[1]), 2, 9),
+    # Moshi's text decoder: every layer slides in the cache (sliding_window, no layer_types)
+    "moshi-gqa-sliding-short": (_cfg("moshi", "MoshiForCausalLM", 2, ffn_dim=80, sliding_window=16), 2, 9),
+    "moshi-gqa-sliding-long": (_cfg("moshi", "MoshiForCausalLM", 2, ffn_dim=80, sliding_window=6), 2, 9),
+    # MusicGen's decoder: one cache for the summed codebooks (its cross-attention unused)
+    "musicgen_decoder-codebooks": (dict(model_type="musicgen_decoder", architectures=["MusicgenForCausalLM"],
+                                        vocab_size=96, hidden_size=32, num_hidden_layers=2,
+                                        num_attention_heads=4, ffn_dim=40, num_codebooks=2,
+                                        pad_token_id=96, bos_token_id=96), 2, 9),
+    "musicgen_melody_decoder-codebooks": (dict(model_type="musicgen_melody_decoder",
+                                               architectures=["MusicgenMelodyForCausalLM"], vocab_size=96,
+                                               hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                               ffn_dim=40, num_codebooks=2, pad_token_id=96,
+                                               bos_token_id=96), 2, 9),
     "bart-decoder-alone": (_s2s("bart", "BartForCausalLM"), 2, 9),
     "whisper-decoder-alone": (_s2s("whisper", "WhisperForCausalLM", max_target_positions=24), 2, 9),
     "afmoe-default-pattern-long": (_cfg("afmoe", "AfmoeForCausalLM", 5, head_dim=8, sliding_window=4,
@@ -214,7 +247,10 @@ def transformers_cache(case: str) -> tuple[int, list]:
         assert next(model.parameters()).dtype == torch.float32
         with torch.no_grad():
             out = model(**H.forward_inputs(model, batch, seq_len, "cpu", mask=True, use_cache=True))
-        layers = out.past_key_values.layers
+        cache = out.past_key_values
+        # a BERT-shaped decoder run alone (RemBERT) returns an EncoderDecoderCache: its
+        # self-attention half holds the keys and values (the cross-attention half stays empty)
+        layers = getattr(cache, "self_attention_cache", cache).layers
         held = sum(t.numel() * t.element_size() for layer in layers
                    for t in (layer.keys, layer.values, getattr(layer, "indexer_keys", None))
                    if t is not None)  # a KV-sharing layer's DummyLayer holds None
@@ -236,12 +272,15 @@ def test_what_transformers_stores(case):
     """The convention above, as a formula over the model's config, equals what the cache holds."""
     cfg, batch, seq_len = CASES[case]
     held, shapes = transformers_cache(case)
-    config = H.hf_config(cfg)
+    config = H.hf_config(cfg).get_text_config()  # (Fuyu: its Persimmon config)
     want, want_shapes = 0, []
     sharing = getattr(config, "kv_sharing_modes", None) or [None] * config.num_hidden_layers
     for i in range(config.num_hidden_layers):
         if sharing[i] == "reuse":  # Gemma 3n: reads an earlier layer's keys and values
             want_shapes.append(("DummyLayer", None, None))
+            continue
+        if i in (getattr(config, "cross_attention_layers", None) or ()):
+            want_shapes.append(("DynamicLayer", None, None))  # Mllama: skipped without images
             continue
         if getattr(config, "kv_lora_rank", None):  # MLA: the latent and the shared rotary key
             k, v = (batch, 1, seq_len, config.kv_lora_rank), (batch, 1, seq_len, config.qk_rope_head_dim)
@@ -290,7 +329,7 @@ WINDOW_DEVIATION = ("gemma3n_text-shared-kv-long", "mistral-all-sliding-at-windo
                     "exaone4-default-pattern-long", "cohere2_moe-dense-prefix-long",
                     "granite_swa-default-pattern-long", "vaultgemma-alternating-long",
                     "ministral-layer-types-long", "kolibri1-default-pattern-long", "afmoe-default-pattern-long",
-                    "flint-default-pattern-long")
+                    "flint-default-pattern-long", "moshi-gqa-sliding-long")
 
 
 @pytest.mark.parametrize("case", [c for c in IDS if c not in WINDOW_DEVIATION])
