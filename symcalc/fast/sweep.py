@@ -214,6 +214,15 @@ def _points(np, spec: Spec, opts: Options, cols: dict[str, Any]) -> dict[str, An
                                             "(" + _first_bad(np, bad, {"L": v["L"]}) + ")")
     if "d" in cols and "d_ff" not in cols and spec.d_ff == 4 * spec.d:
         v["d_ff"] = 4 * v["d"]
+    # spec.toml's [values] that default to another size follow it: the attention projections'
+    # input width (d unless Zamba's d_ai) and the blocks that hold weights (every attention
+    # and FFN layer unless the layers share Zamba's B_sh blocks)
+    if "d" in cols and "d_ai" not in cols and spec.d_ai is None:
+        v["d_ai"] = v["d"]
+    if spec.B_sh is None and spec.shape == "single":
+        for held, count in (("L_attn_w", "L_attn"), ("L_ffn_w", "L_ffn")):
+            if held not in cols and (count in cols or "L" in cols):
+                v[held] = v[count]
     if "n_h" in cols and "n_kv" not in cols and spec.n_kv == spec.n_h:
         v["n_kv"] = v["n_h"]
     if "n_h" in cols or "n_kv" in cols:
