@@ -42,7 +42,7 @@ NOT_EXACT: dict[str, tuple[str, float, float]] = {}
 # Families whose eager attention is PyTorch's fused kernel under attn_implementation="sdpa" on
 # CPU (no dropout, no softcap, no sinks): --activations sdpa must match them exactly.
 SDPA_EXACT: set[str] = set()
-SDPA_EXACT |= {"gemma", "gemma3_text", "cohere", "cohere2", "helium"}  # gemma2: no sdpa in transformers
+SDPA_EXACT |= {"gemma", "gemma3_text", "cohere", "cohere2", "cohere_compass_text", "helium"}  # gemma2: no sdpa in transformers
 SDPA_EXACT |= {"opt", "gptj", "gpt_neox", "phi", "stablelm"}  # mpt: no sdpa in transformers
 SDPA_EXACT |= {"dbrx", "llama4_text", "minimax_m2"}  # gpt_oss: sinks, no sdpa in transformers
 # bloom: no sdpa in transformers; seed_oss: attention dropout 0.1 by default (not the fused kernel)

@@ -85,6 +85,8 @@ CASES = {
     "cohere2-default-pattern-long": (_cfg("cohere2", "Cohere2ForCausalLM", 5, sliding_window=4), 2, 9),
     "cohere2-legacy-pattern-2-long": (_cfg("cohere2", "Cohere2ForCausalLM", 4, sliding_window=3,
                                            sliding_window_pattern=2), 1, 7),
+    "cohere_compass_text-full": (_cfg("cohere_compass_text", "CohereCompassForCausalLM", 2, rope_parameters={
+        "full_attention": {"rope_type": "default", "rope_theta": 10000.0}}), 2, 9),
     "smollm3-nope-layers-slide-long": (_cfg("smollm3", "SmolLM3ForCausalLM", 5, use_sliding_window=True,
                                             sliding_window=3), 2, 9),
     "smollm3-layer-types-without-switch-long": (_cfg("smollm3", "SmolLM3ForCausalLM", 3, sliding_window=4,
