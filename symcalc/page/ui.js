@@ -298,20 +298,21 @@ const ROWS = [
   ]),
 ];
 
+// the figures a report has (a row whose figure is undefined is not shown)
+function shownRows(r) { return ROWS.filter(([, , , f]) => f(r) !== undefined); }
 function renderResults(pane, i) {
   const host = $(`results-${i}`);
   const r = pane.report;
   if (!r) { host.innerHTML = `<p class="muted">No figures until the input above is fixed.</p>`; return; }
-  const rows = ROWS.filter(([, , , f]) => f(r) !== undefined);
+  const rows = shownRows(r);
   let html = `<h3>Figures <span class="muted">(${esc(r.model)}, ${esc(r.family)}; batch ${r.flops.batch}, seq-len ${r.flops.seq_len}; computed in ${pane.ms.toFixed(2)} ms)</span></h3>`;
   html += `<div class="scroll"><table class="totals"><thead><tr><th scope="col">Figure</th><th scope="col">Exact</th><th scope="col" class="short">Short</th><th scope="col">GB, GiB</th><th scope="col"><span class="sr">Derivation</span></th></tr></thead><tbody>`;
-  const id = q => q.replace(/\./g, "-");
   for (const [kind, q, label, f, derivable = true] of rows) {
     const x = f(r), bytes = kind === "memory";
     const open = pane.derive.has(q);
     html += `<tr><th scope="row">${esc(label)}</th><td class="num" data-q="${q}">${group3(x)}</td><td class="num short">${short(x, bytes)}</td>`
       + `<td class="num">${bytes ? `${decimal(x, GB)}&nbsp;GB<br>${decimal(x, GIB)}&nbsp;GiB` : ""}</td>`
-      + `<td>${derivable ? `<button type="button" data-derive="${q}" aria-expanded="${open}" aria-controls="d${i}-${id(q)}">${open ? "hide" : "derive"}</button>` : ""}</td></tr>`;
+      + `<td>${derivable ? `<button type="button" data-derive="${q}" aria-expanded="${open}" aria-controls="${derivationId(i, q)}">${open ? "hide" : "derive"}</button>` : ""}</td></tr>`;
   }
   html += `</tbody></table></div>`;
   if (r.per_rank) html += rankHTML(r);
@@ -332,8 +333,10 @@ function renderResults(pane, i) {
   host.innerHTML = html;
 }
 
+// the element id of figure q's derivation in pane i (the derive button's aria-controls)
+function derivationId(i, q) { return `d${i}-${q.replace(/\./g, "-")}`; }
 function derivationHTML(pane, i, [, q, label, f]) {
-  return `<section class="derivation" id="d${i}-${q.replace(/\./g, "-")}" aria-label="Derivation of ${esc(label)}"><h3>${esc(label)}</h3>${derivation(pane, q, f(pane.report))}</section>`;
+  return `<section class="derivation" id="${derivationId(i, q)}" aria-label="Derivation of ${esc(label)}"><h3>${esc(label)}</h3>${derivation(pane, q, f(pane.report))}</section>`;
 }
 // a derive button opens or closes its own derivation in place, in the figures' order; the
 // rest of the results is not drawn again (redrawing every open derivation on each click made
@@ -344,11 +347,11 @@ function toggleDerivation(pane, i, button) {
   if (open) pane.derive.add(q); else pane.derive.delete(q);
   button.setAttribute("aria-expanded", String(open));
   button.textContent = open ? "hide" : "derive";
-  const box = $(`derivations-${i}`), id = (x) => `d${i}-${x.replace(/\./g, "-")}`;
-  if (!open) { const old = $(id(q)); if (old) old.remove(); return; }
-  const rows = ROWS.filter(([, , , f]) => f(r) !== undefined);
+  const box = $(`derivations-${i}`);
+  if (!open) { const old = $(derivationId(i, q)); if (old) old.remove(); return; }
+  const rows = shownRows(r);
   const at = rows.findIndex(([, x]) => x === q);
-  const next = rows.slice(at + 1).map(([, x]) => $(id(x))).find(Boolean) || null;
+  const next = rows.slice(at + 1).map(([, x]) => $(derivationId(i, x))).find(Boolean) || null;
   box.insertBefore(document.createRange().createContextualFragment(derivationHTML(pane, i, rows[at])), next);
 }
 function rankHTML(r) {  // the layout and its conventions; every stage with --per-stage
