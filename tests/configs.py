@@ -38,6 +38,19 @@ def family_files() -> dict[str, dict]:
     return out
 
 
+RECORDED_DIR = REPO / "tests" / "data" / "reference"
+
+
+@functools.lru_cache(maxsize=None)
+def recorded_rows(model_type: str) -> tuple[dict, ...]:
+    """The rows tests/record_reference.py recorded for a model type
+    (``tests/data/reference/<model_type>.jsonl``; empty if none). Do not modify them."""
+    path = RECORDED_DIR / f"{model_type}.jsonl"
+    if not path.exists():
+        return ()
+    return tuple(json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())
+
+
 def family_configs() -> list[tuple[str, dict]]:
     """Every ``tests/families/<model_type>/*.json`` as (``<model_type>/<file stem>``, dict)."""
     out = []

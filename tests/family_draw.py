@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import copy
 import functools
-import json
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -58,37 +57,22 @@ def _first(cfg: dict, keys: tuple[str, ...], read: set[str] = frozenset()) -> st
     return present or next((k for k in keys if k in read), None)
 
 
-RECORDED = Path(__file__).resolve().parent / "data" / "reference"
-
-
 @functools.lru_cache(maxsize=None)
-def _recorded_params(model_type: str) -> dict[str, int]:
-    """Config file name -> the parameter count tests/record_reference.py recorded for it."""
-    path = RECORDED / f"{model_type}.jsonl"
-    if not path.exists():
-        return {}
-    rows = (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())
-    return {r["config"]: r["params"] for r in rows if "params" in r and "config_json" not in r}
-
-
-@functools.lru_cache(maxsize=None)
-def _small_template_ids(model_type: str) -> tuple[int, ...]:
-    recorded = _recorded_params(model_type)
+def small_templates(model_type: str) -> tuple[dict, ...]:
+    """Tiny configs of the family small enough to redraw (class-default configs are huge).
+    The recorded parameter count decides where there is one: building a class-defaults model
+    (billions of parameters, even on the meta device) only to learn that it is too big cost
+    seconds. Shared: do not modify them."""
+    recorded = {r["config"]: r["params"] for r in H.recorded_rows(model_type)
+                if "params" in r and "config_json" not in r}
     out = []
-    for i, (cid, cfg) in enumerate(TINY):
+    for cid, cfg in TINY:
         if cfg["model_type"] != model_type:
             continue
-        # the recorded count where there is one: building a class-defaults model (billions of
-        # parameters, even on the meta device) only to learn that it is too big cost seconds
         params = recorded.get(Path(cid).name + ".json")
         if (params if params is not None else H.reference_params(cfg)) <= 2_000_000:
-            out.append(i)
+            out.append(cfg)
     return tuple(out)
-
-
-def small_templates(model_type: str) -> list[dict]:
-    """Tiny configs of the family small enough to redraw (class-default configs are huge)."""
-    return [TINY[i][1] for i in _small_template_ids(model_type)]
 
 
 @st.composite

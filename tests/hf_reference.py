@@ -125,7 +125,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from configs import (BARE_MODEL_CLASS, FAMILY_CONFIG_DIR, FAMILY_FILE_DIR,  # noqa: F401
                      GENERATED_MAX_SEQ_LEN, PRESET_CONFIGS, REPO, SUPPORTED_CLASSES,
-                     family_configs, family_files, generated_configs)
+                     family_configs, family_files, generated_configs, recorded_rows)
 
 __all__ = [
     "SUPPORTED_CLASSES",
@@ -144,6 +144,7 @@ __all__ = [
     "generated_configs",
     "family_configs",
     "family_files",
+    "recorded_rows",
     "clear_cache",
     "deliberate_param_difference",
     "deliberate_flops_difference",

@@ -107,13 +107,9 @@ def test_params_equal_transformers(cfg):
 
 def _recorded(cfg: dict) -> bool:
     """A recorded forward count (tests/data/reference/) exists for this config."""
-    path = H.FAMILY_CONFIG_DIR.parent / "data" / "reference" / f"{cfg['model_type']}.jsonl"
-    if not path.exists():
-        return False
-    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
     return any("forward_matmul_flops" in x and "config_json" not in x
                and json.loads((H.FAMILY_CONFIG_DIR / cfg["model_type"] / x["config"]).read_text()) == cfg
-               for x in lines)
+               for x in H.recorded_rows(cfg["model_type"]))
 
 
 @pytest.mark.parametrize("cfg,batch,seq_len,through_sympy", FORWARD_CASES)
