@@ -100,16 +100,16 @@ def write_config(tmp_path):
 
 
 def sympy_number(quantity: str, spec, opts) -> int:
-    """One figure by substitution into its sympy expression (the reference path of
-    symcalc.report.report), without computing the rest of the report."""
-    from symcalc.algebra import quantities as q
+    """One figure by substitution into its sympy expression (symcalc.report.SympyNumbers, the
+    reference path of symcalc.report.report), without computing the rest of the report."""
     from symcalc.algebra.options import workload_values
     from symcalc.algebra.spec import size_values
+    from symcalc.report import SympyNumbers
 
     at = {**size_values(spec), **workload_values(spec, opts)}
     if quantity == "flops.decode_per_token":
         at["s"] = opts.context or at["s"]
-    return q.whole(q.value(q.expression(quantity, spec, opts), at))
+    return SympyNumbers(spec, opts).number(quantity, at)
 
 
 def in_turn(items, choices, per: int = 1) -> list[tuple]:
