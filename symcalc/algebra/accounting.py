@@ -396,10 +396,8 @@ def active_total(bd: Breakdown) -> sympy.Expr:
     and shared experts in full; also used on the shape's breakdown by :mod:`symcalc.fast.build_terms`,
     where dense models have E = k = 1 and no MoE parts)."""
     E, k = SIZES["E"].symbol, SIZES["k"].symbol
-    total = sympy.Integer(0)
-    for leaf in bd:
-        total += leaf.value.xreplace({E: k}) if is_routed_expert(leaf.path) else leaf.value
-    return sympy.expand(total)
+    return sympy.expand(sympy.Add(*[leaf.value.xreplace({E: k}) if is_routed_expert(leaf.path)
+                                    else leaf.value for leaf in bd]))
 
 
 def numbers(expr_or_breakdown, values: dict[str, int]):

@@ -167,16 +167,11 @@ def layer_inputs(facts: dict, shape: str) -> sympy.Expr:
 
 def model_sums(model: str, facts: dict, shape: str) -> tuple:
     """(split, replicated, core) bytes of ``model``'s terms over every layer."""
-    split = core = rep = sympy.Integer(0)
+    split, rep, core = [], [], []  # one Add each at the end (adding term by term is quadratic)
     for _, terms in stack_terms(model, facts, shape):
         for term in terms:
-            if term.core:
-                core += term.bytes
-            elif term.split:
-                split += term.bytes
-            else:
-                rep += term.bytes
-    return split, rep, core
+            (core if term.core else split if term.split else rep).append(term.bytes)
+    return sympy.Add(*split), sympy.Add(*rep), sympy.Add(*core)
 
 
 def weighted_bytes(facts: dict, shape: str, w: dict) -> sympy.Expr:

@@ -48,10 +48,11 @@ class Breakdown:
         leaves = self.under(path)
         if not leaves:
             raise KeyError(path)
-        total = leaves[0].value
-        for leaf in leaves[1:]:
-            total = total + leaf.value
-        return total
+        values = [leaf.value for leaf in leaves]
+        if any(hasattr(v, "free_symbols") for v in values):  # sympy's, so sympy is loaded
+            from sympy import Add
+            return Add(*values)  # one Add: adding leaf by leaf is quadratic
+        return sum(values[1:], values[0])
 
     @property
     def total(self) -> Any:
