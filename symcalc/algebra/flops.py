@@ -426,6 +426,7 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
     return kept + extra
 
 
+@lru_cache(maxsize=None)
 def decode_matmul_per_token(shape: str, context) -> sympy.Expr:
     """Matmul FLOPs to generate one token per sequence (:func:`decode_terms` summed)."""
     return sympy.expand(sympy.Add(*[e for _, e, _ in decode_terms(shape, context)]))

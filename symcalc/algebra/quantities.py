@@ -46,11 +46,23 @@ def check_quantity(name: str) -> str:
 
 
 def _fix(expr_or_bd, spec: Spec, opts: Options):
-    fixed = accounting.structure(spec)
-    fixed.update({ALL[n].symbol: sympy.Integer(v) for n, v in convention_switches(spec, opts).items()})
+    """The spec's structure and the options' convention switches put in: the structure once
+    per spec and expression (:func:`_structured`), the few switches after it."""
+    fixed = {ALL[n].symbol: sympy.Integer(v) for n, v in convention_switches(spec, opts).items()}
+    structured = _structured(expr_or_bd, accounting.structure_key(spec))
+    if isinstance(structured, Breakdown):
+        return accounting.substitute(structured, fixed)
+    return sympy.expand(structured.xreplace(fixed))
+
+
+@lru_cache(maxsize=256)
+def _structured(expr_or_bd, key: tuple):
+    """A shape's breakdown or expression with a structure (:func:`accounting.structure_key`)
+    put in and expanded (structure values are numbers and sizes, never convention switches,
+    so the switches can follow)."""
     if isinstance(expr_or_bd, Breakdown):
-        return accounting.substitute(expr_or_bd, fixed)
-    return sympy.expand(expr_or_bd.xreplace(fixed))
+        return accounting.substitute(expr_or_bd, dict(key))
+    return sympy.expand(expr_or_bd.xreplace(dict(key)))
 
 
 def matmul_breakdown(spec: Spec, opts: Options = Options()) -> Breakdown:
