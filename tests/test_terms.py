@@ -9,6 +9,8 @@
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pytest
 import sympy
 from hypothesis import given, settings
@@ -75,12 +77,17 @@ def table_expression(name, spec, opts):
     entry = shape["quantities"][name]
     constants.update(entry.get("fix", {}))
     put = {to_sympy(k): sympy.Integer(x) for k, x in constants.items()}
-    total = sympy.Integer(0)
-    for set_name, coef in entry["sum"]:
-        rows = sympy.Add(*[sympy.Mul(*[to_sympy(g) for g in row[2]]) * to_sympy(row[3]) / row[4]
-                           for row in shape["sets"][set_name]])
-        total += to_sympy(coef) * rows
+    total = sympy.Add(*[to_sympy(coef) * set_sum(spec.shape, set_name)
+                        for set_name, coef in entry["sum"]])
     return sympy.expand(total.xreplace(put))
+
+
+@lru_cache(maxsize=None)
+def set_sum(shape: str, set_name: str) -> sympy.Expr:
+    """The rows of one set of a shape's table read back into sympy and added (read once per
+    run: the sets are shared by the quantities and the cases)."""
+    return sympy.Add(*[sympy.Mul(*[to_sympy(g) for g in row[2]]) * to_sympy(row[3]) / row[4]
+                       for row in terms.table()["shapes"][shape]["sets"][set_name]])
 
 
 # one model of each kind: dense GQA, MoE, MLA + MoE, hybrid, encoder, encoder-decoder, Gemma 3n
