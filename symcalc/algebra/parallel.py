@@ -34,6 +34,7 @@ Sources: ``torch_tp``, ``hf_tp_plan``, ``shoeybi2019``, ``megatron_lm``, ``naray
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Optional
 
 import sympy
@@ -118,6 +119,22 @@ def _quotient(a, b_) -> sympy.Expr:
 def sharded_params(spec: Spec, layout: Layout, plan: Iterable[PlanEntry],
                    bd: Optional[Breakdown] = None, tp_rank: int = 0,
                    ep_rank: int = 0) -> list[Term]:
+    """:func:`_sharded_params`, cached per spec, layout, plan and ranks for the spec's own
+    breakdown (every stage of a layout reads the same shards)."""
+    if bd is None:
+        return list(_sharded_cached(spec, layout, tuple(plan), tp_rank, ep_rank))
+    return _sharded_params(spec, layout, plan, bd, tp_rank, ep_rank)
+
+
+@lru_cache(maxsize=128)
+def _sharded_cached(spec: Spec, layout: Layout, plan: tuple, tp_rank: int,
+                    ep_rank: int) -> tuple:
+    return tuple(_sharded_params(spec, layout, plan, None, tp_rank, ep_rank))
+
+
+def _sharded_params(spec: Spec, layout: Layout, plan: Iterable[PlanEntry],
+                    bd: Optional[Breakdown] = None, tp_rank: int = 0,
+                    ep_rank: int = 0) -> list[Term]:
     """Every parameter leaf of the whole model (``bd``: the spec's breakdown) as one rank
     holds it along t and e (``tp_rank``, ``ep_rank``: 0, the most loaded, unless asked): split
     by its plan entry (a fused module splits its parts together, over the sum of their
