@@ -225,11 +225,18 @@ def build_model(config: dict, device: str = "meta", experts_implementation: str 
     # A class of the language model alone on a multimodal config (the causal-LM mapping of
     # qwen3_5, qwen3_5_moe, llama4): built from the text config, as
     # AutoModelForCausalLM.from_config builds it.
+    # A class whose config is one sub-config of the checkpoint's (MusicgenForCausalLM on a
+    # musicgen config: text_encoder and decoder make get_text_config ambiguous) reads that
+    # sub-config, as its from_pretrained does (the one whose model_type is its own).
     wants = getattr(cls, "config_class", None)
-    if wants is not None and not isinstance(cfg, wants) and hasattr(cfg, "get_text_config"):
-        text = cfg.get_text_config()
-        if isinstance(text, wants):
-            cfg = text
+    if wants is not None and not isinstance(cfg, wants):
+        own = [v for v in vars(cfg).values() if isinstance(v, wants)]
+        if len(own) == 1:
+            cfg = own[0]
+        elif hasattr(cfg, "get_text_config"):
+            text = cfg.get_text_config()
+            if isinstance(text, wants):
+                cfg = text
     with torch.device(device):
         model = cls(cfg)
     model.eval()
