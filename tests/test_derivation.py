@@ -217,3 +217,13 @@ def test_hybrid_quantities_equal_report(name, quantity):
         # the bytes per value are symbols of their own, not folded into the constants
         defined = {s.symbol.name for s in d.steps() if hasattr(s, "symbol")}
         assert {"beta_kv", "beta_state"} <= defined
+
+
+def test_every_symbol_has_a_latex_name_of_its_own():
+    """Two symbols set alike would make different formulas read the same in a derivation."""
+    from symcalc.algebra.symbols import ALL
+
+    names: dict[str, list[str]] = {}
+    for name, info in ALL.items():
+        names.setdefault(info.latex, []).append(name)
+    assert {latex: n for latex, n in names.items() if len(n) > 1} == {}

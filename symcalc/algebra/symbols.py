@@ -266,9 +266,9 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_sinks_local", "the attention sinks are on the sliding layers only "
                 "(MiMo-V2-Flash)", "\\sigma_l"),
         _switch("sw_xielu", "the dense FFN's xIELU activation learns two scalars per layer "
-                "(Apertus)", "\\xi"),
+                "(Apertus)", "\\xi_a"),
         _switch("sw_attn_sub", "a norm of width d on the attention output before its output "
-                "projection (BitNet's attn_sub_norm)", "\\nu_a"),
+                "projection (BitNet's attn_sub_norm)", "\\nu_o"),
         _switch("sw_ffn_sub", "a norm of width d_ff before the dense FFN's down projection "
                 "(BitNet's ffn_sub_norm)", "\\nu_f"),
         _switch("sw_diff", "differential attention: the eager core runs twice (two value "
@@ -295,7 +295,7 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_lfg", "Kimi Delta Attention's forget and output gates are full-rank "
                 "projections (Ling's hybrids, bailing_hybrid)", "\\kappa_f"),
         _switch("sw_nscale", "learned per-channel scales of the queries, the output gate and the "
-                "MLP's gate and up (Dory)", "\\nu_s"),
+                "MLP's gate and up (Dory)", "\\nu_c"),
         _switch("sw_shad", "each use of a shared block adds a low-rank adapter to its MLP's "
                 "gate and up projections (Zamba2)", "\\sigma_f"),
         _switch("sw_shaa", "each use of a shared block adds low-rank adapters to its q, k and v "
