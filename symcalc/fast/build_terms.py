@@ -342,9 +342,10 @@ def linear_terms(expr: sympy.Expr) -> list:
 
 
 def vision_parts() -> list:
-    """``[role, kind, description, source, symbols, [[path, tree], ...], total tree]`` of every
-    vision tower and projector of :mod:`symcalc.algebra.vision` (the page counts a multimodal
-    config's parts from these)."""
+    """``[role, kind, description, source, symbols, [[path, tree], ...], total tree,
+    switches]`` of every vision tower and projector of :mod:`symcalc.algebra.vision` (the page
+    counts a multimodal config's parts from these; ``switches``: its symbols that are 0 or 1,
+    which a config may give as true or false)."""
     from ..algebra import vision as vis
 
     out = []
@@ -353,7 +354,8 @@ def vision_parts() -> list:
             part = make()
             rows = [[path, tree(sympy.expand(e))] for path, e in part.terms.items()]
             out.append([role, kind, part.description, part.source, sorted(part.symbols), rows,
-                        tree(sympy.factor_terms(sympy.expand(part.total)))])
+                        tree(sympy.factor_terms(sympy.expand(part.total))),
+                        sorted(part.symbols & vis.SWITCHES)])
     return out
 
 

@@ -1059,7 +1059,7 @@ function outsideParts(fam, view) {  // hf._outside: the vision tower and project
       if (!(e instanceof SymcalcError)) throw e;
       problems[sym] = e.message; continue;
     }
-    if (typeof value === "boolean" && VISION_SWITCHES.includes(sym)) value = +value;
+    if (typeof value === "boolean" && T().visionSwitches().has(sym)) value = +value;
     if (typeof value === "boolean" || !isInt(value) || value < 0) {
       problems[sym] = `${read.join(", ") || sym}: must be a whole number (got ${repr(value)})`; continue;
     }
@@ -1083,7 +1083,6 @@ function outsideParts(fam, view) {  // hf._outside: the vision tower and project
   }
   return out;
 }
-const VISION_SWITCHES = ["v_head", "v_pb"];
 function withParts(rep, outside, part) {  // commands.report.with_parts (--part text | all)
   const params = rep.params;
   const parts = {text: {description: "language model", params: params.total, included: true}};

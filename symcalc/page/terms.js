@@ -204,9 +204,12 @@ function specialize(shape, constants) {
 function visionPart(role, kind) {
   const p = TABLE.vision.find(x => x[0] === role && x[1] === kind);
   if (!p) return null;
-  const [, , description, source, symbols, rows, total] = p;
-  return {description, source, symbols, total,
+  const [, , description, source, symbols, rows, total, switches] = p;
+  return {description, source, symbols, total, switches,
           count: sizes => rows.map(([path, t]) => [path, evaluate(fold(t, sizes), sizes)])};
+}
+function visionSwitches() {  // symcalc.algebra.vision.SWITCHES: the sizes that are 0 or 1
+  return new Set(TABLE.vision.flatMap(p => p[7]));
 }
 
 // ---- a folded tree as MathML, and with numbers put in -------------------------------------------
@@ -242,6 +245,6 @@ function names(t, out = new Set()) {  // the sizes a folded tree reads
   return out;
 }
 
-return {init, table, specialize, fold, evaluate, ratio, combine, cdiv, fdiv, visionPart, mathml, names, big, isFact};
+return {init, table, specialize, fold, evaluate, ratio, combine, cdiv, fdiv, visionPart, visionSwitches, mathml, names, big, isFact};
 })();
 if (typeof module !== "undefined") module.exports = SYMCALC_TERMS;
