@@ -28,6 +28,12 @@ The symbols are local to this module (prefixed ``v_``) so they never meet the la
 | ``v_out`` | Llama 4 vision_output_dim (the projector's input) |
 | ``v_T`` | Qwen3.5 temporal patch size (frames per patch) |
 | ``v_mo`` | Qwen3.5 merger output width (out_hidden_size) |
+| ``v_hd`` | vision head width (hidden // heads), the width of SAM's relative-position rows |
+| ``v_rp`` | SAM's relative-position rows over all layers: 2 (2 w - 1) per windowed layer (window w), 2 (2 n - 1) per global layer (n patches a side) |
+| ``v_oc`` | SAM's neck output channels (output_channels) |
+| ``v_qb`` | 1 when SAM's fused q/k/v projection has a bias (qkv_bias) |
+| ``v_abs`` | 1 when SAM learns an absolute position table (use_abs_pos) |
+| ``v_rel`` | 1 when SAM learns relative-position rows (use_rel_pos) |
 """
 from __future__ import annotations
 
@@ -38,13 +44,14 @@ import sympy as sp
 
 v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out = sp.symbols(
     "v_L v_d v_a v_ff v_C v_p v_np v_dt v_m v_nf v_pin v_pout v_out", positive=True, integer=True)
-v_T, v_mo = sp.symbols("v_T v_mo", positive=True, integer=True)
-v_head, v_pb = sp.symbols("v_head v_pb", nonnegative=True, integer=True)
+v_T, v_mo, v_hd, v_rp, v_oc = sp.symbols("v_T v_mo v_hd v_rp v_oc", positive=True, integer=True)
+v_head, v_pb, v_qb, v_abs, v_rel = sp.symbols("v_head v_pb v_qb v_abs v_rel", nonnegative=True,
+                                              integer=True)
 
 SYMBOLS: dict[str, sp.Symbol] = {s.name: s for s in (
-    v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out, v_T, v_mo, v_head,
-    v_pb)}
-SWITCHES = frozenset({"v_head", "v_pb"})
+    v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out, v_T, v_mo, v_hd,
+    v_rp, v_oc, v_head, v_pb, v_qb, v_abs, v_rel)}
+SWITCHES = frozenset({"v_head", "v_pb", "v_qb", "v_abs", "v_rel"})
 
 
 @dataclass(frozen=True)
@@ -142,6 +149,35 @@ def qwen3_5_vision() -> Part:
                 })
 
 
+def sam_vision() -> Part:
+    """GOT-OCR 2.0's vision encoder, SAM's ViT (transformers GotOcr2VisionEncoder): a biased
+    p x p patch convolution, a learned absolute position table of n x n patches
+    (``use_abs_pos``), pre-norm layers with a fused q/k/v (biased when ``qkv_bias``), a biased
+    output, a biased two-layer MLP and two LayerNorms, each layer's attention with a pair of
+    relative-position tables (``use_rel_pos``: 2 w - 1 rows of head width per axis, w its
+    window, n for the global layers), then the neck: a 1 x 1 and a 3 x 3 convolution without
+    bias, each followed by a LayerNorm over the channels."""
+    layer = (2 * _layer_norm(v_d) + _linear(v_d, 3 * v_d, v_qb) + _linear(v_d, v_d)
+             + _linear(v_d, v_ff) + _linear(v_ff, v_d))
+    return Part("sam_vit", "vision_tower", "SAM vision encoder (GOT-OCR 2.0)", "kirillov2023", {
+        "vision_tower/patch_embedding": v_C * v_p**2 * v_d + v_d,
+        "vision_tower/position_embedding": v_abs * v_np * v_d,
+        "vision_tower/layers": v_L * layer,
+        "vision_tower/relative_positions": v_rel * v_rp * v_hd,
+        "vision_tower/neck": v_d * v_oc + 9 * v_oc**2 + 2 * _layer_norm(v_oc),
+    })
+
+
+def got_ocr2_projector() -> Part:
+    """GOT-OCR 2.0's projector (GotOcr2MultiModalProjector): two 3 x 3 stride-2 convolutions
+    without bias (v_oc -> 2 v_oc -> v_dt channels), then one biased v_dt x v_dt linear."""
+    return Part("got_ocr2", "projector", "GOT-OCR 2.0 projector", "wei2024got", {
+        "projector/upsampler_1": 9 * v_oc * 2 * v_oc,
+        "projector/upsampler_2": 9 * 2 * v_oc * v_dt,
+        "projector/linear": _linear(v_dt, v_dt),
+    })
+
+
 def gemma3_projector() -> Part:
     """Gemma 3's projector (Gemma3MultiModalProjector): average pooling (no parameters), an
     RMSNorm of the vision width, one v_d x v_dt matrix without bias."""
@@ -180,10 +216,11 @@ def fuyu_projector() -> Part:
 
 
 TOWERS: dict[str, Callable[[], Part]] = {
-    "siglip": siglip, "pixtral": pixtral, "llama4": llama4_vision, "qwen3_5": qwen3_5_vision}
+    "siglip": siglip, "pixtral": pixtral, "llama4": llama4_vision, "qwen3_5": qwen3_5_vision,
+    "sam_vit": sam_vision}
 PROJECTORS: dict[str, Callable[[], Part]] = {
     "gemma3": gemma3_projector, "mistral3": mistral3_projector, "llama4": llama4_projector,
-    "fuyu": fuyu_projector}
+    "fuyu": fuyu_projector, "got_ocr2": got_ocr2_projector}
 
 
 def part(role: str, kind: str) -> Part:

@@ -151,6 +151,15 @@ SOURCES: dict[str, Source] = {
                "by Pre-training Modular Transformers (NAACL 2022)",
                "X-MOD: a bottleneck adapter per language after each layer's FFN, each token through "
                "its language's (transformers modeling_xmod.py XmodOutput.lang_adapter)"),
+        Source("kirillov2023", "Kirillov et al. 2023, Segment Anything (ICCV 2023; "
+               "arXiv:2304.02643)",
+               "SAM's image encoder: a ViT with windowed and global attention layers, learned "
+               "relative-position tables per attention and a convolutional neck (transformers "
+               "modeling_got_ocr2.py GotOcr2VisionEncoder)"),
+        Source("wei2024got", "Wei et al. 2024, General OCR Theory: Towards OCR-2.0 via a Unified "
+               "End-to-end Model (GOT-OCR 2.0; arXiv:2409.01704)",
+               "the projector from the SAM encoder into the language model: two stride-2 "
+               "convolutions and a linear layer (transformers GotOcr2MultiModalProjector)"),
         Source("adept2023fuyu", "Adept 2023, Fuyu-8B: A Multimodal Architecture for AI Agents "
                "(blog post, adept.ai/blog/fuyu-8b)",
                "image patches flattened and linearly projected into the decoder's width, no image "
