@@ -66,6 +66,8 @@ def test_every_type_is_exact_or_refused_with_a_reason():
     assert len(EXACT) + len(REFUSED) == 196
     missing = [t for t, why in REFUSED if not why]
     assert not missing, f"no family file and no reason in model_types.toml [refused]: {missing}"
+    stale = sorted(t for t in TYPES.get("refused", {}) if t in EXACT)
+    assert not stale, f"model_types.toml [refused] still lists types read by a family file: {stale}"
 
 
 @pytest.mark.parametrize("model_type", EXACT)
