@@ -34,6 +34,12 @@ The symbols are local to this module (prefixed ``v_``) so they never meet the la
 | ``v_qb`` | 1 when SAM's fused q/k/v projection has a bias (qkv_bias) |
 | ``v_abs`` | 1 when SAM learns an absolute position table (use_abs_pos) |
 | ``v_rel`` | 1 when SAM learns relative-position rows (use_rel_pos) |
+| ``v_M`` | mel bins of an audio encoder's input (num_mel_bins) |
+| ``v_sp`` | an audio encoder's learned position rows (max_source_positions) |
+| ``v_am`` | audio encoder frames concatenated into one projector input (MOSS: audio_merge_size) |
+
+An audio tower (Whisper's encoder) is read the same way, from the config under the wrapper's
+``audio_config`` key; its sizes share these names.
 """
 from __future__ import annotations
 
@@ -45,12 +51,13 @@ import sympy as sp
 v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out = sp.symbols(
     "v_L v_d v_a v_ff v_C v_p v_np v_dt v_m v_nf v_pin v_pout v_out", positive=True, integer=True)
 v_T, v_mo, v_hd, v_rp, v_oc = sp.symbols("v_T v_mo v_hd v_rp v_oc", positive=True, integer=True)
+v_M, v_sp, v_am = sp.symbols("v_M v_sp v_am", positive=True, integer=True)
 v_head, v_pb, v_qb, v_abs, v_rel = sp.symbols("v_head v_pb v_qb v_abs v_rel", nonnegative=True,
                                               integer=True)
 
 SYMBOLS: dict[str, sp.Symbol] = {s.name: s for s in (
     v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out, v_T, v_mo, v_hd,
-    v_rp, v_oc, v_head, v_pb, v_qb, v_abs, v_rel)}
+    v_rp, v_oc, v_M, v_sp, v_am, v_head, v_pb, v_qb, v_abs, v_rel)}
 SWITCHES = frozenset({"v_head", "v_pb", "v_qb", "v_abs", "v_rel"})
 
 
@@ -59,7 +66,7 @@ class Part:
     """One part around the language model: its breakdown (path -> expression) and source."""
 
     kind: str
-    role: str  # "vision_tower" or "projector"
+    role: str  # "vision_tower", "audio_tower" or "projector"
     description: str
     source: str
     terms: dict[str, sp.Expr]
@@ -178,6 +185,34 @@ def got_ocr2_projector() -> Part:
     })
 
 
+def whisper_encoder() -> Part:
+    """Whisper's audio encoder as MOSS-Transcribe-Diarize builds it
+    (MossTranscribeDiarizeAudioModel): two biased 1-D convolutions of width 3 (v_M mel bins ->
+    v_d, v_d -> v_d), a learned position row per source frame, pre-norm layers whose attention
+    has biased q, v and output projections and a key projection without bias, a biased
+    two-layer MLP and two LayerNorms, and a final LayerNorm."""
+    layer = (3 * _linear(v_d, v_d) + v_d**2 + _linear(v_d, v_ff) + _linear(v_ff, v_d)
+             + 2 * _layer_norm(v_d))
+    return Part("whisper", "audio_tower", "Whisper audio encoder", "radford2022whisper", {
+        "audio_tower/conv1": 3 * v_M * v_d + v_d,
+        "audio_tower/conv2": 3 * v_d * v_d + v_d,
+        "audio_tower/position_embedding": v_sp * v_d,
+        "audio_tower/layers": v_L * layer,
+        "audio_tower/norm": _layer_norm(v_d),
+    })
+
+
+def moss_audio_projector() -> Part:
+    """MOSS-Transcribe-Diarize's projector (MossTranscribeDiarizeMultiModalProjector): v_am
+    consecutive encoder frames concatenated, two linear layers into the language model's width
+    (biased when ``projector_bias``) and a LayerNorm."""
+    return Part("moss_audio", "projector", "MOSS audio projector", "moss2025transcribe", {
+        "projector/linear_1": _linear(v_am * v_d, v_dt, v_pb),
+        "projector/linear_2": _linear(v_dt, v_dt, v_pb),
+        "projector/norm": _layer_norm(v_dt),
+    })
+
+
 def gemma3_projector() -> Part:
     """Gemma 3's projector (Gemma3MultiModalProjector): average pooling (no parameters), an
     RMSNorm of the vision width, one v_d x v_dt matrix without bias."""
@@ -220,13 +255,15 @@ TOWERS: dict[str, Callable[[], Part]] = {
     "sam_vit": sam_vision}
 PROJECTORS: dict[str, Callable[[], Part]] = {
     "gemma3": gemma3_projector, "mistral3": mistral3_projector, "llama4": llama4_projector,
-    "fuyu": fuyu_projector, "got_ocr2": got_ocr2_projector}
+    "fuyu": fuyu_projector, "got_ocr2": got_ocr2_projector, "moss_audio": moss_audio_projector}
+AUDIO_TOWERS: dict[str, Callable[[], Part]] = {"whisper": whisper_encoder}
+TABLES: dict[str, dict[str, Callable[[], Part]]] = {
+    "vision_tower": TOWERS, "audio_tower": AUDIO_TOWERS, "projector": PROJECTORS}
 
 
 def part(role: str, kind: str) -> Part:
-    """The tower (``role="vision_tower"``) or projector of ``kind``."""
-    table = TOWERS if role == "vision_tower" else PROJECTORS
-    return table[kind]()
+    """The tower (``role="vision_tower"`` or ``"audio_tower"``) or projector of ``kind``."""
+    return TABLES[role][kind]()
 
 
 def numbers(p: Part, sizes: dict[str, int]) -> dict[str, int]:

@@ -151,6 +151,15 @@ SOURCES: dict[str, Source] = {
                "by Pre-training Modular Transformers (NAACL 2022)",
                "X-MOD: a bottleneck adapter per language after each layer's FFN, each token through "
                "its language's (transformers modeling_xmod.py XmodOutput.lang_adapter)"),
+        Source("radford2022whisper", "Radford et al. 2022, Robust Speech Recognition via "
+               "Large-Scale Weak Supervision (Whisper; arXiv:2212.04356)",
+               "the audio encoder: two 1-D convolutions over log-mel frames, learned positions, "
+               "pre-norm layers whose key projection has no bias (transformers "
+               "modeling_moss_transcribe_diarize.py MossTranscribeDiarizeAudioModel)"),
+        Source("moss2025transcribe", "MOSS-Transcribe-Diarize as transformers 5.24 implements "
+               "it (models/moss_transcribe_diarize; checkpoint hf-audio/MOSS-Transcribe-Diarize-HF)",
+               "the audio projector: merged encoder frames through two linear layers and a "
+               "LayerNorm into the language model's width (MossTranscribeDiarizeMultiModalProjector)"),
         Source("kirillov2023", "Kirillov et al. 2023, Segment Anything (ICCV 2023; "
                "arXiv:2304.02643)",
                "SAM's image encoder: a ViT with windowed and global attention layers, learned "

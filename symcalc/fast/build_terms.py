@@ -349,7 +349,7 @@ def vision_parts() -> list:
     from ..algebra import vision as vis
 
     out = []
-    for role, table in (("vision_tower", vis.TOWERS), ("projector", vis.PROJECTORS)):
+    for role, table in vis.TABLES.items():
         for kind, make in table.items():
             part = make()
             rows = [[path, tree(sympy.expand(e))] for path, e in part.terms.items()]

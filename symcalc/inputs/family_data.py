@@ -32,7 +32,8 @@ TOP_KEYS = ("model_type", "description", "sources", "not_modelled", "bare_class"
             "wrapper", "tp_plan")
 # [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
 WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls", "text_only",
-                "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes")
+                "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes",
+                "audio_config", "audio", "audio_defaults")
 ROLE_KEYS = ("fixed", "spec", "tp_plan")
 # Spec fields a family file may set (name and source come from the config and its class).
 SETTABLE = tuple(f for f in FIELD_NAMES if f not in ("name", "source", "implementation"))
@@ -71,6 +72,9 @@ class Wrapper(Record):
     # classes that build the language model alone from the wrapper config (transformers'
     # causal-LM mapping: Qwen3_5ForCausalLM on a qwen3_5 config): no part outside it
     text_only: tuple[str, ...] = ()
+    audio_config: str | None = None  # the key holding an audio encoder's config
+    audio: str | None = None  # a tower of symcalc.algebra.vision.AUDIO_TOWERS
+    audio_defaults: dict[str, Any] = default_factory(dict)  # the audio config class's
 
     def nested(self, data: dict[str, Any], key: str | None, absent: dict[str, Any]
                ) -> dict[str, Any]:
@@ -378,7 +382,8 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
         raise SymcalcError(label, f"wrapper.{extra[0]}: is not a wrapper key "
                                   f"(known: {', '.join(WRAPPER_KEYS)})")
     text: dict[str, Any] = {}
-    for key in ("text_config", "text_model_type", "vision_config", "vision", "projector"):
+    for key in ("text_config", "text_model_type", "vision_config", "vision", "projector",
+                "audio_config", "audio"):
         value = body.get(key)
         if value is None and key in ("text_config", "text_model_type"):
             raise SymcalcError(label, f"wrapper.{key}: is required, as text")
@@ -387,6 +392,8 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
         text[key] = value
     if text["vision"] and not text["vision_config"]:  # (Fuyu's projector reads top-level keys)
         raise SymcalcError(label, "wrapper.vision_config: is required with a vision tower")
+    if text["audio"] and not text["audio_config"]:
+        raise SymcalcError(label, "wrapper.audio_config: is required with an audio tower")
     sizes = {name: parse_expression(value, label, f"wrapper.sizes.{name}")
              for name, value in _table(body, "sizes", label, prefix="wrapper.").items()}
     absent = dict(_table(body, "text_absent", label, prefix="wrapper."))
@@ -403,7 +410,8 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
                    text["vision_config"], text["vision"], text["projector"],
                    dict(_table(body, "vision_defaults", label, prefix="wrapper.")),
                    dict(_table(body, "vision_absent", label, prefix="wrapper.")), sizes,
-                   tuple(text_only))
+                   tuple(text_only), text["audio_config"], text["audio"],
+                   dict(_table(body, "audio_defaults", label, prefix="wrapper.")))
 
 
 @functools.lru_cache(maxsize=None)

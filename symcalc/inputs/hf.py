@@ -57,7 +57,7 @@ def families(folder: str | None = None) -> dict[str, "Family"]:
 class Outside(Record):
     """A part of a multimodal checkpoint outside its language model."""
 
-    role: str  # "vision_tower" or "projector"
+    role: str  # "vision_tower", "audio_tower" or "projector"
     kind: str  # a tower or projector of symcalc.algebra.vision
     description: str
     source: str  # a key of symcalc.derivations.sources
@@ -167,6 +167,8 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
     if w.vision_config:
         vision = w.nested(data, w.vision_config, w.vision_absent)
         view[w.vision_config] = {**w.vision_defaults, **vision}
+    if w.audio_config:  # a missing audio config is its class's defaults
+        view[w.audio_config] = {**w.audio_defaults, **w.nested(data, w.audio_config, {})}
     if cls not in w.text_only:  # a text-only class is its language model alone
         more, more_keys = build_fields(family, role, view)
         fields.update(more)
@@ -220,7 +222,8 @@ def _outside(family: "Family", view: dict[str, Any]) -> tuple[Outside, ...]:
             continue
         sizes[sym] = _vision_size(sym, value, read)
     out = []
-    for role, kind in (("vision_tower", w.vision), ("projector", w.projector)):
+    for role, kind in (("vision_tower", w.vision), ("audio_tower", w.audio),
+                       ("projector", w.projector)):
         if not kind:
             continue
         part = vis.part(role, kind)

@@ -1042,6 +1042,7 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
   const canonText = canonicalConfig(tf.aliases, text)[0];
   const view = {...canonicalConfig(fam.aliases, data)[0], [key]: {...(tf.defaults || {}), ...canonText}};
   if (w.vision_config) view[w.vision_config] = {...(w.vision_defaults || {}), ...nested(w.vision_config, w.vision_absent || {})};
+  if (w.audio_config) view[w.audio_config] = {...(w.audio_defaults || {}), ...nested(w.audio_config, {})};
   const textOnly = (w.text_only || []).includes(cls);  // a text-only class is its language model alone
   if (!textOnly) { const [more, moreKeys] = buildFields(fam, role, view); Object.assign(fields, more); Object.assign(keys, moreKeys); }
   if (!("name" in fields)) fields.name = name;
@@ -1066,7 +1067,7 @@ function outsideParts(fam, view) {  // hf._outside: the vision tower and project
     sizes[sym] = BigInt(value);
   }
   const out = [];
-  for (const [role, kind] of [["vision_tower", w.vision], ["projector", w.projector]]) {
+  for (const [role, kind] of [["vision_tower", w.vision], ["audio_tower", w.audio], ["projector", w.projector]]) {
     if (!kind) continue;
     const {description, source, symbols, total: ml, count} = T().visionPart(role, kind);
     const missing = symbols.filter(x => !(x in sizes)).sort();
