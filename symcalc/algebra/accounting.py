@@ -151,7 +151,10 @@ GLOBAL_SHAPE = {"attention/" + p: (w, total, x) for p, w, total, x in (
     ("q", d_h, S_q, d_h), ("q_gate", d_h, S_q, d_h), ("o", d_h, S_o, d_h),
     ("q_head_norm", d_h, S_q, d_h), ("scores", d_h, S_q, d_h), ("context", d_h, S_o, d_h),
     ("k", n_kv * d_h, S_k, n_kv), ("v", n_kv * d_h, S_v, n_kv),
-    ("k_head_norm", d_h, S_kn, d_h))}
+    ("k_head_norm", d_h, S_kn, d_h),
+    # Inkling's convolutions on the keys and values (n_kv d_h channels each; the layers' own
+    # keys and values: no KV sharing beside them) and on the two d-wide outputs
+    ("short_convs", n_kv * d_h, S_k, n_kv))}
 VALUE_PATHS = ("attention/v", "attention/o")
 
 
@@ -237,6 +240,8 @@ def _stack(prefix: str, layers, layer: Breakdown, hybrid: bool = False) -> list[
     hold it, final norm."""
     head = f"{prefix}/" if prefix else ""
     out = [Leaf(f"{head}relative_bias", c.relative_bias_params(), "raffel2020")]
+    if hybrid:  # Inkling's banks of relative-position profiles (sw_rlog), X_rel distances
+        out.append(Leaf(f"{head}relative_logits", c.relative_logits_params(), "inkling2026"))
     out += [Leaf(f"{head}layer/{l.path}", stack_value(l.path, l.value, layers, hybrid, params=True),
                  l.source) for l in layer]
     out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params(), "radford2019"))

@@ -14,7 +14,7 @@ import sympy
 from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q, d_ai, r_ad, d_bk)
+                      r_q, d_ai, r_ad, d_bk, d_rel, X_rel)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -23,7 +23,7 @@ def sw(name: str) -> sympy.Symbol:
 
 # switches of parts only decoder-only stacks have (spec.toml refuses them elsewhere): an
 # encoder-decoder shape builds its stacks with them off, so its rows stay as they were
-DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale")
+DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale", "rsh")
 
 
 def decoder_only_off() -> dict:
@@ -126,7 +126,12 @@ def attention_params(decoder: bool = False) -> list[Part]:
                                     + moa * (E * n_kv - n_h) * d_h * d), "vaswani2017"),
     ] + ([  # Doge's dynamic mask: dt_proj over the values (biased as v) and A, per k/v head
         Part("dyn_mask", sw("dmask") * (linear(n_kv * d_h, n_kv, sw("bias_v")) + n_kv),
-             "shi2024doge")] if decoder else [])
+             "shi2024doge"),
+        # Inkling: depthwise convolutions of width K_conv (no bias) on the keys and the values
+        # and on the layer's attention and MLP outputs (k_sconv, v_sconv, attn_sconv, mlp_sconv)
+        Part("short_convs", sw("sconv") * K_conv * (2 * n_kv * d_h + 2 * d), "inkling2026"),
+        # Inkling: r_proj, d -> n_h d_rel relative states (the profile bank: relative_bias)
+        Part("rel_proj", sw("rlog") * d * n_h * d_rel, "inkling2026")] if decoder else [])
 
 
 def shared_block_params() -> list[Part]:
@@ -172,7 +177,8 @@ def ffn_params() -> list[Part]:
         Part("up", linear(d, d_ff, bias), "vaswani2017"),
         Part("down", linear(d_ff, d, bias), "vaswani2017"),
         # Dory: per-channel scales of the gate and up projections (suv_gate, suv_up)
-        Part("act", sw("xielu") * 2 + sw("nscale") * 2 * d_ff, "huang2025"),
+        # (Inkling: the dense MLP's global output scale, sw_rsh)
+        Part("act", sw("xielu") * 2 + sw("nscale") * 2 * d_ff + sw("rsh"), "huang2025"),
         # BitNet: a norm of width d_ff on the gated product before down
         Part("sub_norm", sw("ffn_sub") * (sw("norm_w") + sw("norm_b")) * d_ff, "wang2023bitnet"),
     ]
@@ -197,8 +203,9 @@ def moe_params() -> list[Part]:
     shared = moe * sw("shared") * E_s
     d_moe, d_sh = expert_width(), shared_width()
     return [
-        # LongCat-Flash: the router scores Z_e zero-computation experts too (sw_zx)
-        Part("router", moe * d * (E + sw("zx") * Z_e), "shazeer2017"),
+        # LongCat-Flash: the router scores Z_e zero-computation experts too (sw_zx); Inkling
+        # the E_s shared experts (sw_rsh)
+        Part("router", moe * d * (E + sw("zx") * Z_e + sw("rsh") * E_s), "shazeer2017"),
         Part("router_bias", moe * sw("router_bias") * E, "openai2025"),
         # LongCat-Flash: transformers allocates the fused gate_up rows of the Z_e
         # zero-computation experts too, which no token uses (sw_zx)
@@ -214,7 +221,8 @@ def moe_params() -> list[Part]:
         # experts and one after each branch, and a router that scales its input (d) and each
         # expert's weight (E)
         Part("branch_norms", moe * sw("pmoe") * 3 * norm_params(), "gemma4_2026"),
-        Part("router_scales", moe * sw("pmoe") * (d + E), "gemma4_2026"),
+        # (Inkling: the router's global scale, sw_rsh)
+        Part("router_scales", moe * (sw("pmoe") * (d + E) + sw("rsh")), "gemma4_2026"),
         Part("norm", moe * sw("moe_norm") * norm_params(), "skt2026axk1"),
         Part("norm_gate", moe * sw("gnorm") * 2 * d * r_g, "skt2026axk2"),
         Part("bias", moe * sw("moa") * d, "shen2024jetmoe"),  # JetMoE's MoE output bias
@@ -273,6 +281,14 @@ def embedding_params() -> list[Part]:
 def relative_bias_params() -> sympy.Expr:
     """T5's relative-attention bias: R buckets x n_h scalars, held by the first layer of a stack."""
     return sw("rel_bias") * R * n_h
+
+
+def relative_logits_params() -> sympy.Expr:
+    """Inkling's relative-position logits (``sw_rlog``, decoder stacks): each attention layer's
+    bank of d_rel profiles over its backward distances (rel_logits_proj.proj: d_rel x the
+    window in a sliding layer, d_rel x rel_extent in a global one), X_rel distances summed
+    over the layers; each layer's r_proj is the attention part ``rel_proj``."""
+    return sw("rlog") * d_rel * X_rel
 
 
 def head_params() -> list[Part]:

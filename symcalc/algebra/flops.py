@@ -28,7 +28,7 @@ from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
-                      s_dec)
+                      s_dec, d_rel, X_rel, S_k)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -68,7 +68,12 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
         Leaf("context", 2 * n_h * value_width() * batch_pairs, "vaswani2017"),
         Leaf("o", sw("attn_out") * 2 * tokens_q * n_h * value_width() * d, "vaswani2017"),
     ] + ([  # Doge's dynamic mask: dt_proj over every value
-        Leaf("dyn_mask", sw("dmask") * 2 * tokens_kv * n_kv * d_h * n_kv, "shi2024doge")]
+        Leaf("dyn_mask", sw("dmask") * 2 * tokens_kv * n_kv * d_h * n_kv, "shi2024doge"),
+        # Inkling: the four depthwise convolutions (keys, values, attention and MLP outputs)
+        # as conv_flops runs them, tokens_q = b seq
+        Leaf("short_convs", sw("sconv") * 2 * (tokens_q + b * (K_conv - 1))
+             * (2 * n_kv * d_h + 2 * d) * K_conv, "inkling2026"),
+        Leaf("rel_proj", sw("rlog") * 2 * tokens_q * d * n_h * d_rel, "inkling2026")]
         if decoder else [])
 
 
@@ -104,7 +109,8 @@ def _moe(tokens) -> list[Leaf]:
     shared = moe * sw("shared") * E_s
     d_moe, d_sh = expert_width(), shared_width()
     return [
-        Leaf("moe/router", moe * 2 * tokens * d * (E + sw("zx") * Z_e), "shazeer2017"),
+        Leaf("moe/router", moe * 2 * tokens * d * (E + sw("zx") * Z_e + sw("rsh") * E_s),
+             "shazeer2017"),
         Leaf("moe/experts/gate", moe * gated * 2 * tokens * k * d * d_moe, "shazeer2020"),
         Leaf("moe/experts/up", moe * 2 * tokens * k * d * d_moe, "fedus2022"),
         Leaf("moe/experts/down", moe * 2 * tokens * k * d_moe * d, "fedus2022"),
@@ -302,6 +308,9 @@ def shape_matmul(shape: str) -> Breakdown:
                         sw("ple") * 2 * b * s * d * L * d_ple, "gemma3n2025")]
         leaves += [Leaf(f"altup/{name}", sw("altup") * 2 * b * s * (n_alt - 1) * d**2,
                         "baykal2023") for name in ("projections", "unembed_projections")]
+    if shape == "single":  # Inkling: each token's relative states times every layer's bank
+        leaves.append(Leaf("relative_logits", sw("rlog") * 2 * b * s * n_h * d_rel * X_rel,
+                           "inkling2026"))
     leaves += [
         Leaf("head", sw("head") * 2 * out_tokens * head_width() * V * K_cb, "press2017"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
@@ -421,8 +430,11 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
                   "pope2022")]
         drop = ("decoder/layer/attention/scores", "decoder/layer/attention/context",
                 "decoder/layer/cross_attention/k", "decoder/layer/cross_attention/v", "pooler")
-    kept = [(l.path, l.value.xreplace(subs), l.source) for l in one
-            if not l.path.startswith("encoder/") and l.path not in drop]
+    # Inkling's convolutions step like LFM2's: one output per channel from the cached window
+    step = {"layer/attention/short_convs": K_conv}
+    kept = [(l.path, sympy.expand(l.value.xreplace(subs) / step[l.path]) if l.path in step
+             else l.value.xreplace(subs), l.source)
+            for l in one if not l.path.startswith("encoder/") and l.path not in drop]
     return kept + extra
 
 

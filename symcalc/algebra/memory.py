@@ -16,7 +16,7 @@ from .components import linear_qkv_width, ssm_conv_width, sw
 from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_idx, L_kv_shared, L_kv_shared_local,
                       L_lin, L_local, L_ssm, N_d, N_s, W, b, d,
                       d_h, A_g, A_l, n_kvg, d_ih, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv,
-                      n_lv, r_kv, s, s_dec, t)
+                      n_lv, r_kv, s, s_dec, t, S_k)
 
 GB = 10**9
 GiB = 2**30
@@ -138,7 +138,18 @@ def recurrent_state_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:
     for mixer, (state, conv) in recurrent_state_elements().items():
         out.append((f"{mixer}/state", b * counts[mixer] * state, sources[mixer]))
         out.append((f"{mixer}/conv", b * counts[mixer] * conv, sources[mixer]))
+    out.append(("attention/short_convs/state", b * short_conv_windows(), "inkling2026"))
     return out
+
+
+def short_conv_windows() -> sympy.Expr:
+    """Inkling's convolution windows (``sw_sconv``), one sequence, every attention layer: the
+    last K_conv inputs of its four depthwise convolutions, keys and values (n_kv d_h channels
+    each; the global layers at their own shape with ``sw_gshape``, S_k summed) and the
+    attention and MLP outputs (d each). transformers 5.24 keeps them in float32 whatever the
+    model's dtype (the convolutions run in float32), so they count at the state dtype."""
+    keys = L_attn * n_kv * d_h + sw("gshape") * (S_k - L_attn * n_kv * d_h)
+    return sw("sconv") * K_conv * (2 * keys + 2 * L_attn * d)
 
 
 def recurrent_state_elements() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
@@ -174,8 +185,9 @@ def recurrent_state_bytes(family: str, conv_bytes, state_bytes) -> sympy.Expr:
         return sympy.Integer(0)
     per = recurrent_state_elements()
     counts = {"linear_attention": L_lin, "ssm": L_ssm, "short_conv": L_conv}
-    return b * sympy.Add(*[counts[k] * (state * state_bytes + conv * conv_bytes)
-                           for k, (state, conv) in per.items()])
+    return b * (sympy.Add(*[counts[k] * (state * state_bytes + conv * conv_bytes)
+                            for k, (state, conv) in per.items()])
+                + short_conv_windows() * state_bytes)
 
 
 RECOMPUTE = ("none", "selective", "full")

@@ -137,6 +137,12 @@ SIZES: dict[str, SymbolInfo] = {
                "share blocks: Zamba's B_sh)", "L_{\\mathrm{ffn,w}}"),
         _size("d_bk", "width of each block of the RG-LRU's block-diagonal gates (RecurrentGemma: "
               "lru_width // num_attention_heads)", "d_{\\mathrm{bk}}"),
+        # Inkling: relative-position logits, a bank of d_rel profiles per attention layer
+        _size("d_rel", "width of each head's relative-position state (Inkling's d_rel)",
+              "d_{\\mathrm{rel}}"),
+        _count("X_rel", "backward distances of the relative-position logits summed over the "
+               "attention layers (Inkling: the window in a sliding layer, rel_extent in a global "
+               "one)", "X_{\\mathrm{rel}}"),
         _size("r_ad", "rank of the per-use low-rank adapters of a shared block (Zamba2's "
               "adapter_rank)", "r_{\\mathrm{ad}}"),
         # RoCBERT: pronunciation and shape tables beside the word table, concatenated to it
@@ -296,6 +302,12 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "projections (Ling's hybrids, bailing_hybrid)", "\\kappa_f"),
         _switch("sw_nscale", "learned per-channel scales of the queries, the output gate and the "
                 "MLP's gate and up (Dory)", "\\nu_s"),
+        _switch("sw_sconv", "depthwise causal convolutions of width K_conv on the keys and values "
+                "and on the attention and MLP outputs (Inkling)", "\\kappa_s"),
+        _switch("sw_rlog", "relative-position logits: a d -> n_h d_rel projection per attention "
+                "layer mixing a bank of d_rel profiles over X_rel distances (Inkling)", "\\rho_l"),
+        _switch("sw_rsh", "the router also scores the shared experts and learns a global scale, "
+                "and each dense MLP learns a global output scale (Inkling)", "\\varrho_s"),
         _switch("sw_shad", "each use of a shared block adds a low-rank adapter to its MLP's "
                 "gate and up projections (Zamba2)", "\\sigma_f"),
         _switch("sw_shaa", "each use of a shared block adds low-rank adapters to its q, k and v "
@@ -395,6 +407,7 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
+(d_rel, X_rel) = (SIZES[n].symbol for n in ("d_rel", "X_rel"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb) = (

@@ -184,6 +184,12 @@ SOURCES: dict[str, Source] = {
                "Sec. 7-8: one in_proj to z, x, B, C (G groups) and dt (H heads), conv over x, B, "
                "C, scalar A per head, gated RMSNorm; a d_in x N state (transformers "
                "modeling_nemotron_h.py, modeling_falcon_h1.py, modeling_granitemoehybrid.py)"),
+        Source("inkling2026", "Thinking Machines Lab 2026, Inkling model card "
+               "(thinkingmachines/Inkling); Hugging Face transformers 5.24 modeling_inkling.py",
+               "short convolutions on keys, values and the sublayer outputs, relative-position "
+               "logits (r_proj, rel_logits_proj), a router over the routed and shared experts "
+               "with global scales (InklingAttention, InklingShortConvolution, InklingTopkRouter, "
+               "InklingMLP)"),
         Source("liquid2025", "Liquid AI 2025, LFM2 technical report and model card",
                "short-convolution block: in_proj d -> 3d (B, C, x), depthwise conv of width K, "
                "out_proj (transformers modeling_lfm2.py Lfm2ShortConv)"),

@@ -96,6 +96,9 @@ def _state_parts(spec: Spec) -> list[str]:
         out.append(f"{spec.L_ssm} {spec.ssm} layers x (d_in N_s state + K_conv {conv} conv inputs)")
     if spec.L_conv:
         out.append(f"{spec.L_conv} short-convolution layers x K_conv d conv inputs")
+    if spec.short_convs:
+        out.append(f"{spec.attention_layers} attention layers x K_conv (2 n_kv d_h + 2 d) "
+                   "float32 inputs of their short convolutions")
     return out or ["no linear-attention, SSM or convolution layers"]
 
 
