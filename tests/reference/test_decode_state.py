@@ -97,6 +97,10 @@ SSM_CONFIGS = [
     # Zamba2: a Mamba-2 mixer in every layer, keys and values in its hybrid layers
     ("zamba2/tiny-mem-blocks-attn-adapters.json", 2, 5),
     ("zamba2/tiny-bare-biases-gqa.json", 1, 7),
+    # Inkling: four float32 convolution windows per layer beside keys and values (prompts
+    # within W - 1)
+    ("inkling_text/causal-lm-layer-types-dense-sparse.json", 2, 5),
+    ("inkling_text/model-checkpoint-keys.json", 1, 4),
     # attention-free stacks whose own forward keeps a cache (returned as ``out.cache``)
     ("mamba/tiny-tied.json", 2, 5),
     ("mamba/tiny-untied-biases-rank.json", 1, 2),
