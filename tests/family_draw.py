@@ -96,6 +96,13 @@ def drawn_config(draw, model_type: str) -> dict:
                                                  max_size=L)), 1]]
     if isinstance(cfg.get("no_rope_layers"), list):  # SmolLM3: one 0/1 flag per layer
         cfg["no_rope_layers"] = draw(st.lists(st.sampled_from([0, 1]), min_size=L, max_size=L))
+    if isinstance(cfg.get("mlp_layer_types"), list) and cfg["mlp_layer_types"]:  # one per layer
+        kinds = sorted(set(cfg["mlp_layer_types"]))
+        cfg["mlp_layer_types"] = draw(st.lists(st.sampled_from(kinds), min_size=L, max_size=L))
+    if isinstance(cfg.get("local_layer_ids"), list):  # Inkling: the sliding layers' indices
+        cfg["local_layer_ids"] = sorted(draw(st.sets(st.integers(0, L - 1), max_size=L)))
+    if isinstance(cfg.get("dense_mlp_idx"), int):  # Inkling: the first layers dense
+        cfg["dense_mlp_idx"] = draw(st.integers(0, L))
     if isinstance(cfg.get("mlp_only_layers"), list):
         cfg["mlp_only_layers"] = sorted(draw(st.sets(st.integers(0, L - 1), max_size=L)))
     if isinstance(cfg.get("first_k_dense_replace"), int):
@@ -118,6 +125,11 @@ def drawn_config(draw, model_type: str) -> dict:
         cfg[h_key] = n_h
     if kv_key:
         cfg[kv_key] = n_kv
+    if isinstance(cfg.get("swa_num_attention_heads"), int):  # Inkling: the sliding layers'
+        cfg["swa_num_attention_heads"] = n_h  # heads (a count of their own is refused), their
+        cfg["swa_num_key_value_heads"] = draw(st.sampled_from(  # key/value heads and width
+            [x for x in range(1, n_h + 1) if n_h % x == 0]))
+        cfg["swa_head_dim"] = draw(st.sampled_from([6, 8, 16]))
     # even head dims that stay even under partial rotary factors of 1/2 and 1/4
     d_h = draw(st.sampled_from([8, 16]))
     if (key := _first(cfg, _HIDDEN, read)) is not None and n_h0:
