@@ -71,8 +71,9 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
             leaves += _parts(group, parts())
         leaves += _parts("shared_block", c.shared_block_params())
         # Doge: the two learned scales of the residual stream in every layer
-        leaves.append(Leaf("norm/residual_scales", c.sw("rscale") * 2 * SIZES["d"].symbol,
-                           "shi2024doge"))
+        # (ZAYA: scales and biases of the residual and of the sublayer's output, twice: 8d)
+        leaves.append(Leaf("norm/residual_scales", (2 * c.sw("rscale") + 8 * c.sw("raff"))
+                           * SIZES["d"].symbol, "shi2024doge"))
     # a decoder stack's own cross-attention (sw_cross: BART-shaped decoders run alone, its
     # weights unused) or an encoder-decoder's decoder layer, which runs it
     unused = c.sw("cross") if hybrid else 1
@@ -206,6 +207,8 @@ def stack_value(path: str, value, layers, hybrid: bool = False, params: bool = F
     total = count * value
     if path == "norm/attention":  # ModernBERT's first layer has none
         total -= c.sw("first_attn_norm_off") * value
+    if hybrid and path == "moe/router_scales":  # ZAYA: the first layer's router has no state in
+        total -= c.sw("router") * c.sw("rmlp") * SIZES["d_r"].symbol
     if path == "attention/o":  # GPT-NeoX-Japanese: the output's bias in the last layer only
         total += c.sw("last_o_bias") * sympy.diff(value, c.sw("bias_o"))
     if hybrid and path.split("/", 1)[0] == "ffn":
@@ -292,6 +295,8 @@ def shape_params(shape: str) -> Breakdown:
     leaves = _parts("embedding", c.embedding_params())
     leaves.append(Leaf("embedding_norm", c.sw("emb_norm") * c.norm_params(c.stage_width()),
                        "devlin2019"))
+    if shape == "single":  # ZAYA: a scale and a bias of the embeddings entering the stack
+        leaves.append(Leaf("input_scales", c.sw("raff") * 2 * d, "zyphra2025cca"))
     if shape == "single":
         leaves += _stack("", L, layer_params(hybrid=True), hybrid=True)
         leaves += _parts("per_layer_input", c.per_layer_model_params())

@@ -14,7 +14,7 @@ import sympy
 from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q, d_ai, r_ad, d_bk, d_rel, X_rel)
+                      r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -23,7 +23,8 @@ def sw(name: str) -> sympy.Symbol:
 
 # switches of parts only decoder-only stacks have (spec.toml refuses them elsewhere): an
 # encoder-decoder shape builds its stacks with them off, so its rows stay as they were
-DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale", "rsh")
+DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale", "rsh",
+                "rmlp")
 
 
 def decoder_only_off() -> dict:
@@ -131,7 +132,13 @@ def attention_params(decoder: bool = False) -> list[Part]:
         # and on the layer's attention and MLP outputs (k_sconv, v_sconv, attn_sconv, mlp_sconv)
         Part("short_convs", sw("sconv") * K_conv * (2 * n_kv * d_h + 2 * d), "inkling2026"),
         # Inkling: r_proj, d -> n_h d_rel relative states (the profile bank: relative_bias)
-        Part("rel_proj", sw("rlog") * d * n_h * d_rel, "inkling2026")] if decoder else [])
+        Part("rel_proj", sw("rlog") * d * n_h * d_rel, "inkling2026"),
+        # ZAYA's compressed convolutional attention over the C = (n_h + n_kv) d_h query and key
+        # channels: a depthwise convolution of width K_conv and a grouped one of width K_g
+        # (n_h + n_kv groups of d_h), both biased, and a key scale per key/value head (its
+        # value halves, current and delayed, are the v part)
+        Part("cca", sw("cca") * ((n_h + n_kv) * d_h * (K_conv + 1 + d_h * K_g + 1) + n_kv),
+             "zyphra2025cca")] if decoder else [])
 
 
 def shared_block_params() -> list[Part]:
@@ -205,7 +212,12 @@ def moe_params() -> list[Part]:
     return [
         # LongCat-Flash: the router scores Z_e zero-computation experts too (sw_zx); Inkling
         # the E_s shared experts (sw_rsh)
-        Part("router", moe * d * (E + sw("zx") * Z_e + sw("rsh") * E_s), "shazeer2017"),
+        # ZAYA (sw_rmlp): down_proj d -> d_r (biased), then an MLP on the d_r state: its
+        # RMSNorm, fc1 and fc2 (d_r x d_r, biased) and out_proj d_r -> E + 1 (a class that
+        # skips the experts)
+        Part("router", moe * ((1 - sw("rmlp")) * d * (E + sw("zx") * Z_e + sw("rsh") * E_s)
+                              + sw("rmlp") * (d * d_r + 2 * d_r**2 + 4 * d_r + d_r * (E + 1))),
+             "shazeer2017"),
         Part("router_bias", moe * sw("router_bias") * E, "openai2025"),
         # LongCat-Flash: transformers allocates the fused gate_up rows of the Z_e
         # zero-computation experts too, which no token uses (sw_zx)
@@ -222,7 +234,10 @@ def moe_params() -> list[Part]:
         # expert's weight (E)
         Part("branch_norms", moe * sw("pmoe") * 3 * norm_params(), "gemma4_2026"),
         # (Inkling: the router's global scale, sw_rsh)
-        Part("router_scales", moe * (sw("pmoe") * (d + E) + sw("rsh")), "gemma4_2026"),
+        # (ZAYA: the scale of the state carried from the previous layer's router, d_r, in
+        # every MoE layer but the first: accounting.stack_value)
+        Part("router_scales", moe * (sw("pmoe") * (d + E) + sw("rsh") + sw("rmlp") * d_r),
+             "gemma4_2026"),
         Part("norm", moe * sw("moe_norm") * norm_params(), "skt2026axk1"),
         Part("norm_gate", moe * sw("gnorm") * 2 * d * r_g, "skt2026axk2"),
         Part("bias", moe * sw("moa") * d, "shen2024jetmoe"),  # JetMoE's MoE output bias

@@ -28,7 +28,7 @@ from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
-                      s_dec, d_rel, X_rel, S_k)
+                      s_dec, d_rel, X_rel, S_k, K_g, d_r)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -73,7 +73,13 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
         # as conv_flops runs them, tokens_q = b seq
         Leaf("short_convs", sw("sconv") * 2 * (tokens_q + b * (K_conv - 1))
              * (2 * n_kv * d_h + 2 * d) * K_conv, "inkling2026"),
-        Leaf("rel_proj", sw("rlog") * 2 * tokens_q * d * n_h * d_rel, "inkling2026")]
+        Leaf("rel_proj", sw("rlog") * 2 * tokens_q * d * n_h * d_rel, "inkling2026"),
+        # ZAYA: the depthwise convolution over the queries and keys padded by K_conv + K_g - 2
+        # (seq + K_g - 1 outputs), the grouped one (seq outputs, d_h inputs each), and the
+        # delayed value projection of the zero state before the first token (b rows)
+        Leaf("cca", sw("cca") * (2 * (tokens_q + b * (K_g - 1)) * (n_h + n_kv) * d_h * K_conv
+                                 + 2 * tokens_q * (n_h + n_kv) * d_h * d_h * K_g
+                                 + b * d * n_kv * d_h), "zyphra2025cca")]
         if decoder else [])
 
 
@@ -109,7 +115,10 @@ def _moe(tokens) -> list[Leaf]:
     shared = moe * sw("shared") * E_s
     d_moe, d_sh = expert_width(), shared_width()
     return [
-        Leaf("moe/router", moe * 2 * tokens * d * (E + sw("zx") * Z_e + sw("rsh") * E_s),
+        Leaf("moe/router", moe * 2 * tokens * ((1 - sw("rmlp")) * d * (E + sw("zx") * Z_e
+                                                                  + sw("rsh") * E_s)
+                                               + sw("rmlp") * (d * d_r + 2 * d_r**2
+                                                               + d_r * (E + 1))),
              "shazeer2017"),
         Leaf("moe/experts/gate", moe * gated * 2 * tokens * k * d * d_moe, "shazeer2020"),
         Leaf("moe/experts/up", moe * 2 * tokens * k * d * d_moe, "fedus2022"),

@@ -16,7 +16,7 @@ from .components import linear_qkv_width, ssm_conv_width, sw
 from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_idx, L_kv_shared, L_kv_shared_local,
                       L_lin, L_local, L_ssm, N_d, N_s, W, b, d,
                       d_h, A_g, A_l, n_kvg, d_ih, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv,
-                      n_lv, r_kv, s, s_dec, t, S_k)
+                      n_lv, r_kv, s, s_dec, t, S_k, K_g)
 
 GB = 10**9
 GiB = 2**30
@@ -139,7 +139,16 @@ def recurrent_state_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:
         out.append((f"{mixer}/state", b * counts[mixer] * state, sources[mixer]))
         out.append((f"{mixer}/conv", b * counts[mixer] * conv, sources[mixer]))
     out.append(("attention/short_convs/state", b * short_conv_windows(), "inkling2026"))
+    out.append(("attention/cca/conv", b * cca_windows(), "zyphra2025cca"))
     return out
+
+
+def cca_windows() -> sympy.Expr:
+    """ZAYA's convolutional attention (``sw_cca``), one sequence, every attention layer: the
+    last K_conv + K_g - 2 query and key inputs of its two convolutions ((n_h + n_kv) d_h
+    channels) and the last token's delayed value half (n_kv d_h / 2), in the model's dtype
+    (transformers 5.24's conv_states and recurrent_states)."""
+    return sw("cca") * L_attn * ((n_h + n_kv) * d_h * (K_conv + K_g - 2) + n_kv * d_h / 2)
 
 
 def short_conv_windows() -> sympy.Expr:
@@ -187,7 +196,7 @@ def recurrent_state_bytes(family: str, conv_bytes, state_bytes) -> sympy.Expr:
     counts = {"linear_attention": L_lin, "ssm": L_ssm, "short_conv": L_conv}
     return b * (sympy.Add(*[counts[k] * (state * state_bytes + conv * conv_bytes)
                             for k, (state, conv) in per.items()])
-                + short_conv_windows() * state_bytes)
+                + short_conv_windows() * state_bytes + cca_windows() * conv_bytes)
 
 
 RECOMPUTE = ("none", "selective", "full")

@@ -34,7 +34,7 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
-               "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel")
+               "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel")
@@ -49,7 +49,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
                "residual_scales", "lin_full_gates", "ngpt_scales", "embedding_project",
-               "rotary_table", "adapter_norm", "short_convs", "router_shared")
+               "rotary_table", "adapter_norm", "short_convs", "router_shared",
+               "residual_affine")
 
 
 class Spec(Record):
@@ -184,6 +185,13 @@ class Spec(Record):
     # Inkling: the router scores the E_s shared experts too (E + E_s rows) and learns a global
     # scale; each dense MLP learns a global output scale
     router_shared: bool = False
+    # ZAYA: compressed convolutional attention (a depthwise convolution of width K_conv and a
+    # grouped one of width K_g over the queries and keys, with biases; None: none), an MLP
+    # router on a d_r-wide state (None: a linear router), and learned scales and biases on the
+    # residual stream and the sublayer outputs
+    K_g: Optional[int] = None
+    d_r: Optional[int] = None
+    residual_affine: bool = False
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False
@@ -277,9 +285,10 @@ class Spec(Record):
     @property
     def hybrid(self) -> bool:
         """Some layers mix tokens by linear attention, an SSM or a short convolution, or
-        some blocks lack attention or an FFN; or Inkling's short convolutions run beside
-        attention (their windows are state)."""
-        return any(getattr(self, f) is not None for f in HYBRID_COUNTS) or self.short_convs
+        some blocks lack attention or an FFN; or Inkling's short convolutions or ZAYA's
+        convolutional attention run beside attention (their windows are state)."""
+        return (any(getattr(self, f) is not None for f in HYBRID_COUNTS) or self.short_convs
+                or self.K_g is not None)
 
     @property
     def kv_shared_layers(self) -> int:

@@ -143,6 +143,11 @@ SIZES: dict[str, SymbolInfo] = {
         _count("X_rel", "backward distances of the relative-position logits summed over the "
                "attention layers (Inkling: the window in a sliding layer, rel_extent in a global "
                "one)", "X_{\\mathrm{rel}}"),
+        # ZAYA: compressed convolutional attention and an MLP router
+        _size("K_g", "kernel width of the grouped convolution mixing queries and keys (ZAYA's "
+              "cca_time1; the depthwise one's is K_conv)", "K_{\\mathrm{g}}"),
+        _size("d_r", "width of the router's own hidden state (ZAYA's router_hidden_size)",
+              "d_{\\mathrm{r}}"),
         _size("r_ad", "rank of the per-use low-rank adapters of a shared block (Zamba2's "
               "adapter_rank)", "r_{\\mathrm{ad}}"),
         # RoCBERT: pronunciation and shape tables beside the word table, concatenated to it
@@ -308,6 +313,14 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "layer mixing a bank of d_rel profiles over X_rel distances (Inkling)", "\\rho_l"),
         _switch("sw_rsh", "the router also scores the shared experts and learns a global scale, "
                 "and each dense MLP learns a global output scale (Inkling)", "\\varrho_s"),
+        _switch("sw_cca", "compressed convolutional attention: queries and keys mixed by a "
+                "depthwise and a grouped causal convolution with biases, half of each value head "
+                "from the previous token, a learned key scale per key/value head (ZAYA)",
+                "\\kappa_c"),
+        _switch("sw_rmlp", "the router is an MLP on a d_r-wide state carried from layer to layer, "
+                "with a class that skips the experts (ZAYA)", "\\varrho_m"),
+        _switch("sw_raff", "learned scales and biases on the residual stream and on each "
+                "sublayer's output (ZAYA)", "\\rho_a"),
         _switch("sw_shad", "each use of a shared block adds a low-rank adapter to its MLP's "
                 "gate and up projections (Zamba2)", "\\sigma_f"),
         _switch("sw_shaa", "each use of a shared block adds low-rank adapters to its q, k and v "
@@ -407,7 +420,7 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
-(d_rel, X_rel) = (SIZES[n].symbol for n in ("d_rel", "X_rel"))
+(d_rel, X_rel, K_g, d_r) = (SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb) = (

@@ -56,6 +56,8 @@ MEANINGS = {
     "relative_logits": "relative-position logits (Inkling's profile banks)",
     "attention/rel_proj": "relative-state projection (Inkling's r_proj)",
     "attention/short_convs": "short convolutions on keys, values and the sublayer outputs (Inkling)",
+    "attention/cca": "convolutions over queries and keys and the key scales (ZAYA's CCA)",
+    "input_scales": "scale and bias of the embeddings entering the stack (ZAYA)",
     "head/weight": "output head weight (untied)", "head/bias": "output head bias",
     "head": "output head", "pooler": "BERT pooler", "mlm_head": "masked-LM head transform",
     "softmax": "softmax and score scaling", "norm": "norms", "activation": "activation (and gate)",

@@ -190,6 +190,13 @@ SOURCES: dict[str, Source] = {
                "logits (r_proj, rel_logits_proj), a router over the routed and shared experts "
                "with global scales (InklingAttention, InklingShortConvolution, InklingTopkRouter, "
                "InklingMLP)"),
+        Source("zyphra2025cca", "Zyphra 2025, Compressed Convolutional Attention "
+               "(arXiv:2510.04476) and the ZAYA1 model card (Zyphra/ZAYA1-8B); Hugging Face "
+               "transformers 5.24 modeling_zaya.py",
+               "queries and keys mixed by a depthwise and a grouped causal convolution, half of "
+               "each value head delayed by a token, an MLP router on a state carried between "
+               "layers, residual scales and biases (ZayaCCAProjection, ZayaQKNorm, ZayaRouter, "
+               "ZayaResidualScaling)"),
         Source("liquid2025", "Liquid AI 2025, LFM2 technical report and model card",
                "short-convolution block: in_proj d -> 3d (B, C, x), depthwise conv of width K, "
                "out_proj (transformers modeling_lfm2.py Lfm2ShortConv)"),

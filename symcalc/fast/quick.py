@@ -99,6 +99,9 @@ def _state_parts(spec: Spec) -> list[str]:
     if spec.short_convs:
         out.append(f"{spec.attention_layers} attention layers x K_conv (2 n_kv d_h + 2 d) "
                    "float32 inputs of their short convolutions")
+    if spec.K_g is not None:
+        out.append(f"{spec.attention_layers} attention layers x ((K_conv + K_g - 2) (n_h + n_kv) "
+                   "d_h query and key inputs + n_kv d_h / 2 delayed values)")
     return out or ["no linear-attention, SSM or convolution layers"]
 
 
