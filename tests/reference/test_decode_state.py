@@ -101,6 +101,10 @@ SSM_CONFIGS = [
     # within W - 1)
     ("inkling_text/causal-lm-layer-types-dense-sparse.json", 2, 5),
     ("inkling_text/model-checkpoint-keys.json", 1, 4),
+    # ZAYA: the convolutional attention's query/key window and delayed value half per layer,
+    # beside keys and values (prompts within W - 1)
+    ("zaya/causal-lm-window-biases-untied.json", 2, 4),
+    ("zaya/model-mha-kernels.json", 1, 6),
     # attention-free stacks whose own forward keeps a cache (returned as ``out.cache``)
     ("mamba/tiny-tied.json", 2, 5),
     ("mamba/tiny-untied-biases-rank.json", 1, 2),
