@@ -361,23 +361,29 @@ def linear_attention_params() -> list[Part]:
     channel mixing's receptance gate, d x d (RwkvFeedForward; its key and value are the FFN's
     up and down).
 
+    xLSTM's mLSTM (``sw_mlstm``; Beck et al. 2024; transformers' xLSTMLayer) has q, k, v
+    (n_lk = n_lv heads), an output gate per channel (ogate_preact, the output_gate row), the
+    input and forget gates (igate_preact, fgate_preact: d -> n_lv with biases, in ``decay``), a
+    norm over all n_lv d_lv channels and out; no convolution or beta.
+
     Ling's hybrids (``sw_lfg``, with KDA; transformers' BailingHybridDeltaAttention) make KDA's
     forget gate (f_proj d -> n_lv d_lk) and output gate (g_proj d -> n_lv d_lv) full-rank
     projections.
     """
-    light, rwkv, full = sw("light"), sw("rwkv"), sw("lfg")
-    gdn, kda, conv = sw("gdn"), 1 - sw("gdn") - light - rwkv, 1 - light - rwkv
+    light, rwkv, full, ml = sw("light"), sw("rwkv"), sw("lfg"), sw("mlstm")
+    gdn, kda, conv = sw("gdn"), 1 - sw("gdn") - light - rwkv - ml, 1 - light - rwkv - ml
     return [
         Part("qkv", d * linear_qkv_width(), "yang2025"),
         Part("conv", conv * linear_qkv_width() * K_conv, "yang2025"),
         Part("beta", conv * d * n_lv, "yang2025"),
-        Part("decay", gdn * (d * n_lv + 2 * n_lv) + rwkv * 2 * d_lv
+        # (xLSTM's mLSTM: the input and forget gates, d -> n_lv each with biases)
+        Part("decay", gdn * (d * n_lv + 2 * n_lv) + rwkv * 2 * d_lv + ml * 2 * (d * n_lv + n_lv)
              + kda * ((1 - full) * (d * d_lk + d_lk * n_lv * d_lk) + full * d * n_lv * d_lk
                       + n_lv * d_lk + n_lv), "kimi2025"),
         Part("mix", rwkv * (5 * d + d * d), "peng2023rwkv"),
-        Part("output_gate", (gdn + light + kda * full) * d * n_lv * d_lv
+        Part("output_gate", (gdn + light + kda * full + ml) * d * n_lv * d_lv
              + kda * (1 - full) * (d * d_lv + d_lv * n_lv * d_lv), "yang2025"),
-        Part("norm", (1 - rwkv) * (d_lv + light * (n_lv - 1) * d_lv), "yang2025"),
+        Part("norm", (1 - rwkv) * (d_lv + (light + ml) * (n_lv - 1) * d_lv), "yang2025"),
         Part("o", n_lv * d_lv * d, "yang2025"),
     ]
 

@@ -151,11 +151,23 @@ def linear_core(seq) -> sympy.Expr:
     over d_lk and one over d_lv, KDA one over d_lk and two over d_lv (its q.k scores are
     elementwise), then three products with the d_lk x d_lv state (read by the keys and the
     queries, written by the new values). The triangular solve is not a counted matmul."""
-    gdn, light = sw("gdn"), sw("light")
+    gdn, light, ml = sw("gdn"), sw("light"), sw("mlstm")
     blocks = gdn * (2 * Q_c * d_lk + Q_c * d_lv) + (1 - gdn) * (Q_c * d_lk + 2 * Q_c * d_lv)
     # RWKV's WKV recurrence (sw_rwkv) is elementwise: no matmul
-    return (1 - light - sw("rwkv")) * 2 * b * n_lv * chunks(seq) * Q_c * (blocks + 3 * d_lk * d_lv) \
-        + light * lightning_core(seq)
+    return (1 - light - sw("rwkv") - ml) * 2 * b * n_lv * chunks(seq) * Q_c \
+        * (blocks + 3 * d_lk * d_lv) + light * lightning_core(seq) + ml * mlstm_core(seq)
+
+
+def mlstm_core(seq) -> sympy.Expr:
+    """The matmuls of transformers' native mLSTM kernels (xLSTM, inference mode) over b
+    sequences, per head: the first Q_c floor(seq / Q_c) tokens in chunks of Q_c
+    (mlstm_chunkwise_fw: per chunk K^T V into the d_lk x d_lv state, Q K^T and its product with
+    V over the chunk, the queries' reads of the state and of the normalizer), the rest one
+    token at a time (mlstm_recurrent_step_native: k v^T, q C, q n). Over the sequence:
+    b n_lv (4 seq d_lk d_lv + 2 seq d_lk + 2 floor(seq / Q_c) Q_c^2 (d_lk + d_lv))
+    (Beck et al. 2024, xLSTM)."""
+    return b * n_lv * (4 * seq * d_lk * d_lv + 2 * seq * d_lk
+                       + 2 * sympy.floor(seq / Q_c) * Q_c**2 * (d_lk + d_lv))
 
 
 def lightning_core(seq) -> sympy.Expr:
@@ -190,8 +202,8 @@ def _mixers(seq) -> list[Leaf]:
     ``seq`` tokens: projections, depthwise convolutions, and the matmuls of the recurrence as
     transformers' torch path runs it (:func:`linear_core`, :func:`ssm_core`)."""
     tokens = b * seq
-    gdn, kda = sw("gdn"), 1 - sw("gdn") - sw("light") - sw("rwkv")
-    conv = 1 - sw("light") - sw("rwkv")
+    gdn, kda = sw("gdn"), 1 - sw("gdn") - sw("light") - sw("rwkv") - sw("mlstm")
+    conv = 1 - sw("light") - sw("rwkv") - sw("mlstm")
     full = sw("lfg")  # Ling's hybrids: KDA's gates as full-rank projections
     m1 = sw("mamba1")
     return [
@@ -201,13 +213,14 @@ def _mixers(seq) -> list[Leaf]:
         # RWKV: the channel mixing's receptance gate
         Leaf("linear_attention/mix", sw("rwkv") * 2 * tokens * d * d, "peng2023rwkv"),
         Leaf("linear_attention/decay", 2 * tokens * (
-            gdn * d * n_lv + kda * ((1 - full) * (d * d_lk + d_lk * n_lv * d_lk)
+            gdn * d * n_lv + sw("mlstm") * 2 * d * n_lv
+            + kda * ((1 - full) * (d * d_lk + d_lk * n_lv * d_lk)
                                     + full * d * n_lv * d_lk)), "kimi2025"),
         Leaf("linear_attention/output_gate",
-             2 * tokens * ((gdn + sw("light") + kda * full) * d * n_lv * d_lv
+             2 * tokens * ((gdn + sw("light") + kda * full + sw("mlstm")) * d * n_lv * d_lv
                            + kda * (1 - full) * (d * d_lv + d_lv * n_lv * d_lv)),
              "yang2025"),
-        Leaf("linear_attention/core", linear_core(seq), "yang2025"),
+        Leaf("linear_attention/core", linear_core(seq), "yang2025"),  # (mLSTM: beck2024xlstm)
         Leaf("linear_attention/o", 2 * tokens * n_lv * d_lv * d, "yang2025"),
         Leaf("ssm/in_proj", 2 * tokens * d * ssm_in_width(), "dao2024"),
         Leaf("ssm/conv", conv_flops(seq, ssm_conv_width()), "dao2024"),
@@ -418,14 +431,16 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             # the state read by the key and the query and the output read (linear attention),
             # the state read by C (Mamba): the recurrent update of one token, not a padded chunk
             ("layer/linear_attention/conv_step",
-             (1 - sw("light") - sw("rwkv")) * L_lin * 2 * b * linear_qkv_width() * K_conv,
+             (1 - sw("light") - sw("rwkv") - sw("mlstm")) * L_lin * 2 * b * linear_qkv_width()
+             * K_conv,
              "yang2025"),
             # (the RG-LRU steps its conv and recurrence elementwise)
             ("layer/ssm/conv_step", (1 - sw("rglru")) * L_ssm * 2 * b * ssm_conv_width() * K_conv,
              "dao2024"),
             ("layer/short_conv/conv_step", L_conv * 2 * b * d * K_conv, "liquid2025"),
             ("layer/linear_attention/state_step",
-             (1 - sw("rwkv")) * L_lin * 2 * b * n_lv * 2 * d_lk * d_lv, "yang2025"),
+             (1 - sw("rwkv")) * L_lin * 2 * b * n_lv * 2 * d_lk * d_lv
+             + sw("mlstm") * L_lin * 2 * b * n_lv * d_lk, "yang2025"),  # (mLSTM: q n too)
             ("layer/ssm/state_step", (1 - sw("rglru")) * L_ssm * 2 * b * d_in * N_s, "dao2024"),
         ]
         drop = ("layer/attention/scores", "layer/attention/context", "layer/attention/diff/scores",

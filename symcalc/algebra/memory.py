@@ -175,9 +175,13 @@ def recurrent_state_elements() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
     return {
         # RWKV-4 (sw_rwkv): the WKV numerator, denominator and running maximum (3 d_lv) and the
         # last token's input of each block's time shift (2d) (transformers' RwkvModel state)
-        "linear_attention": ((1 - sw("rwkv")) * n_lv * d_lk * d_lv + sw("rwkv") * 3 * d_lv,
-                             (1 - sw("light") - sw("rwkv")) * linear_qkv_width() * K_conv
-                             + sw("rwkv") * 2 * d),
+        # xLSTM's mLSTM (sw_mlstm): its d_lk x d_lv state, normalizer (d_lk) and maximum per
+        # head, which xLSTMCache keeps in the model's dtype: counted with the conv windows
+        "linear_attention": ((1 - sw("rwkv") - sw("mlstm")) * n_lv * d_lk * d_lv
+                             + sw("rwkv") * 3 * d_lv,
+                             (1 - sw("light") - sw("rwkv") - sw("mlstm")) * linear_qkv_width()
+                             * K_conv + sw("rwkv") * 2 * d
+                             + sw("mlstm") * n_lv * (d_lk * d_lv + d_lk + 1)),
         # the RG-LRU (sw_rglru): a d_in state and the last K_conv - 1 inputs of its conv
         "ssm": ((1 - sw("rglru")) * d_in * N_s + sw("rglru") * d_in,
                 ssm_conv_width() * K_conv - sw("rglru") * d_in),

@@ -26,7 +26,7 @@ QK_NORMS = ("none", "head", "all_heads")
 HEADS = ("none", "tied", "untied")
 POSITIONS = ("learned", "rotary", "relative", "none")
 PROJECTIONS = ("q", "k", "v", "o")
-LINEAR_ATTNS = ("none", "gated_deltanet", "kda", "lightning", "rwkv")
+LINEAR_ATTNS = ("none", "gated_deltanet", "kda", "lightning", "rwkv", "mlstm")
 SSMS = ("none", "mamba", "mamba2", "rglru")
 
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",

@@ -251,6 +251,9 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_rwkv", "linear attention is RWKV-4's time mixing (receptance, key, value, "
                 "output; the WKV recurrence has no matmul), with its channel mixing's receptance "
                 "gate beside the FFN", "\\rho_w"),
+        _switch("sw_mlstm", "linear attention is xLSTM's mLSTM: q, k, v, an output gate per "
+                "channel, input and forget gates per head (biased), a norm over all heads; no "
+                "convolution; its state kept in the model's dtype", "\\mu_l"),
         _switch("sw_light", "linear attention is lightning attention (MiniMax-01: no "
                 "convolution, beta or decay parameters)", "\\lambda_a"),
         _switch("sw_gdn", "linear attention is Gated DeltaNet (else Kimi Delta Attention)",

@@ -112,6 +112,11 @@ SOURCES: dict[str, Source] = {
                "shared attention+MLP blocks alternating over num_mem_blocks copies, each use with "
                "its own low-rank (LoRA-like) adapters on the MLP and, optionally, on q, k and v "
                "(transformers modeling_zamba2.py Zamba2MLP, Zamba2Attention, Zamba2Model.get_layers)"),
+        Source("beck2024xlstm", "Beck et al. 2024, xLSTM: Extended Long Short-Term Memory "
+               "(arXiv:2405.04517); NX-AI xLSTM-7b model card",
+               "the mLSTM block (q, k, v, exponential input and forget gates, an output gate, a "
+               "matrix memory read by the queries) and its chunkwise kernels (transformers "
+               "modeling_xlstm.py xLSTMLayer, mlstm_chunkwise_fw, mlstm_recurrent_step_native)"),
         Source("peng2023rwkv", "Peng et al. 2023, RWKV: Reinventing RNNs for the Transformer Era "
                "(arXiv:2305.13048)",
                "RWKV-4's time mixing (receptance, key, value, output, time decay and bonus, token "

@@ -88,7 +88,10 @@ def _peak_text(opts: Options) -> str:
 
 def _state_parts(spec: Spec) -> list[str]:
     out = []
-    if spec.L_lin:
+    if spec.L_lin and spec.linear_attn == "mlstm":
+        out.append(f"{spec.L_lin} mLSTM layers x n_lv (d_lk d_lv + d_lk + 1) state values "
+                   "at the model's dtype")
+    elif spec.L_lin:
         out.append(f"{spec.L_lin} linear-attention layers x (n_lv d_lk d_lv state + "
                    "K_conv (2 n_lk d_lk + n_lv d_lv) conv inputs)")
     if spec.L_ssm:

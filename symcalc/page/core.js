@@ -556,7 +556,8 @@ function windowText(spec) {
 }
 function stateParts(spec) {
   const out = [];
-  if (spec.L_lin) out.push(`${spec.L_lin} linear-attention layers x (n_lv d_lk d_lv state + K_conv (2 n_lk d_lk + n_lv d_lv) conv inputs)`);
+  if (spec.L_lin && spec.linear_attn === "mlstm") out.push(`${spec.L_lin} mLSTM layers x n_lv (d_lk d_lv + d_lk + 1) state values at the model's dtype`);
+  else if (spec.L_lin) out.push(`${spec.L_lin} linear-attention layers x (n_lv d_lk d_lv state + K_conv (2 n_lk d_lk + n_lv d_lv) conv inputs)`);
   if (spec.L_ssm) out.push(`${spec.L_ssm} ${spec.ssm} layers x (d_in N_s state + K_conv ${spec.ssm === "mamba" ? "d_in" : "(d_in + 2 G_s N_s)"} conv inputs)`);
   if (spec.L_conv) out.push(`${spec.L_conv} short-convolution layers x K_conv d conv inputs`);
   if (spec.short_convs) out.push(`${spec.L_attn === null ? spec.L : spec.L_attn} attention layers x K_conv (2 n_kv d_h + 2 d) float32 inputs of their short convolutions`);
