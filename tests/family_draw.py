@@ -96,6 +96,8 @@ def drawn_config(draw, model_type: str) -> dict:
                                                  max_size=L)), 1]]
     if isinstance(cfg.get("no_rope_layers"), list):  # SmolLM3: one 0/1 flag per layer
         cfg["no_rope_layers"] = draw(st.lists(st.sampled_from([0, 1]), min_size=L, max_size=L))
+    if isinstance(cfg.get("num_blocks"), int):  # xLSTM: the blocks built, as many as the layers
+        cfg["num_blocks"] = L
     if isinstance(cfg.get("mlp_layer_types"), list) and cfg["mlp_layer_types"]:  # one per layer
         kinds = sorted(set(cfg["mlp_layer_types"]))
         cfg["mlp_layer_types"] = draw(st.lists(st.sampled_from(kinds), min_size=L, max_size=L))

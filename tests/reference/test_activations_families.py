@@ -98,6 +98,8 @@ AWAITING_SAVED_TENSORS = frozenset({
     "jetmoe",
     # Inkling's short convolutions (float32) and relative-position logits
     "inkling_text",
+    # xLSTM's mLSTM blocks
+    "xlstm",
     # ZAYA's convolutional attention, MLP router and residual scales (a float32 residual stream)
     "zaya",
     # issue 21, i21-kin's branch: RoFormer's rotation rebuilds cos and sin per layer and, with

@@ -105,6 +105,10 @@ SSM_CONFIGS = [
     # beside keys and values (prompts within W - 1)
     ("zaya/causal-lm-window-biases-untied.json", 2, 4),
     ("zaya/model-mha-kernels.json", 1, 6),
+    # xLSTM: the mLSTM's matrix memory, normalizer and maximum per head in xLSTMCache's
+    # rnn_state, at the model's dtype (two chunks of 4 and one token by itself)
+    ("xlstm/causal-lm-chunks-4.json", 2, 9),
+    ("xlstm/model-blocks.json", 1, 5),
     # attention-free stacks whose own forward keeps a cache (returned as ``out.cache``)
     ("mamba/tiny-tied.json", 2, 5),
     ("mamba/tiny-untied-biases-rank.json", 1, 2),
@@ -194,6 +198,13 @@ def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
             held["state"] += t.numel() * t.element_size()
             held["conv" if i < 2 else "recurrent"].append((tuple(t.shape), t.dtype))
         if isinstance(rwkv_state, list):
+            _HELD[key] = held
+            return held
+        for states in (getattr(cache, "rnn_state", None) or {}).values():  # xLSTMCache
+            for t in states:
+                held["state"] += t.numel() * t.element_size()
+                held["recurrent"].append((tuple(t.shape), t.dtype))
+        if hasattr(cache, "rnn_state"):
             _HELD[key] = held
             return held
         for t in getattr(cache, "linear_cache", None) or []:  # MiniMaxCache's lightning states
