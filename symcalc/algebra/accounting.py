@@ -130,6 +130,8 @@ def group_count(path: str, layers, hybrid: bool = False, params: bool = False):
     if hybrid:
         if path.startswith("attention/indexer/"):  # GLM-5's shared layers run none
             return L_idx
+        if path == "attention/dyn_convs":  # Inkling 2: the global layers only
+            return attn - L_local
         if group in ("attention", "softmax"):  # softmax: the attention core's non-matmul work
             if path == "attention/sinks":  # MiMo-V2-Flash: on the sliding layers only
                 return attn - c.sw("sinks_local") * (attn - L_local)
@@ -207,6 +209,13 @@ def stack_value(path: str, value, layers, hybrid: bool = False, params: bool = F
     total = count * value
     if path == "norm/attention":  # ModernBERT's first layer has none
         total -= c.sw("first_attn_norm_off") * value
+    if hybrid and not params and path == "attention/short_convs":
+        # Inkling 2's global layers convolve their keys and values elementwise with per-token
+        # weights (sw_dcv): no conv1d over n_kvg d_hg channels there (its weight_proj FLOPs are
+        # attention/dyn_convs)
+        kv = (SIZES["n_kv"].symbol * sympy.diff(value, SIZES["n_kv"].symbol)).xreplace(
+            {SIZES["n_kv"].symbol: n_kvg, d_h: d_hg})
+        total -= c.sw("dcv") * (L_attn - L_local) * kv
     if hybrid and path == "moe/router_scales":  # ZAYA: the first layer's router has no state in
         total -= c.sw("router") * c.sw("rmlp") * SIZES["d_r"].symbol
     if path == "attention/o":  # GPT-NeoX-Japanese: the output's bias in the last layer only
@@ -245,6 +254,8 @@ def _stack(prefix: str, layers, layer: Breakdown, hybrid: bool = False) -> list[
     out = [Leaf(f"{head}relative_bias", c.relative_bias_params(), "raffel2020")]
     if hybrid:  # Inkling's banks of relative-position profiles (sw_rlog), X_rel distances
         out.append(Leaf(f"{head}relative_logits", c.relative_logits_params(), "inkling2026"))
+        # Inkling 2's learned queries of the block attention residuals
+        out.append(Leaf(f"{head}block_residuals", c.block_residual_params(), "inkling2026"))
     out += [Leaf(f"{head}layer/{l.path}", stack_value(l.path, l.value, layers, hybrid, params=True),
                  l.source) for l in layer]
     out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params(), "radford2019"))

@@ -14,7 +14,7 @@ import sympy
 from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r)
+                      r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -112,11 +112,13 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("kv_a", mla * linear(d, r_kv + d_rope, sw("bias_k")), "deepseek2024"),
         Part("kv_norm", mla * r_kv, "deepseek2024"),
         Part("kv_b", mla * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
-        Part("q_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_h * d_h),
-             "henry2020"),
+        # (Inkling 2: a learned scale per query channel of every head, sw_hsc)
+        Part("q_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_h * d_h)
+             + (sw("hsc") * n_h * d_h if decoder else 0), "henry2020"),
         Part("k_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_kv * d_h),
              "henry2020"),
-        Part("sinks", sw("sinks") * n_h, "openai2025"),  # sw_sinks_local: sliding layers only
+        # sw_sinks_local: sliding layers only; Inkling 2's sink_proj d -> n_h (sw_skp)
+        Part("sinks", sw("sinks") * n_h + (sw("skp") * d * n_h if decoder else 0), "openai2025"),
         # differential attention (DiffLlama): lambda_q1, lambda_k1, lambda_q2, lambda_k2; in a
         # decoder stack Dory's per-channel query and output-gate scales (sqk, s_gate)
         Part("lambdas", sw("diff") * 4 * d_h + (sw("nscale") * 2 * n_h * d_h if decoder else 0),
@@ -132,7 +134,11 @@ def attention_params(decoder: bool = False) -> list[Part]:
         # and on the layer's attention and MLP outputs (k_sconv, v_sconv, attn_sconv, mlp_sconv)
         Part("short_convs", sw("sconv") * K_conv * (2 * n_kv * d_h + 2 * d), "inkling2026"),
         # Inkling: r_proj, d -> n_h d_rel relative states (the profile bank: relative_bias)
-        Part("rel_proj", sw("rlog") * d * n_h * d_rel, "inkling2026"),
+        # (Inkling 2: with a learned scale per relative-state channel of every head, sw_hsc)
+        Part("rel_proj", sw("rlog") * d * n_h * d_rel + sw("hsc") * n_h * d_rel, "inkling2026"),
+        # Inkling 2's global layers (accounting.group_count): weight_proj d -> n_kvg K_conv for
+        # the keys and for the values, and two more input norms (q, k and v each have one)
+        Part("dyn_convs", sw("dcv") * (2 * d * n_kvg * K_conv + 2 * d), "inkling2026"),
         # ZAYA's compressed convolutional attention over the C = (n_h + n_kv) d_h query and key
         # channels: a depthwise convolution of width K_conv and a grouped one of width K_g
         # (n_h + n_kv groups of d_h), both biased, and a key scale per key/value head (its
@@ -296,6 +302,13 @@ def embedding_params() -> list[Part]:
 def relative_bias_params() -> sympy.Expr:
     """T5's relative-attention bias: R buckets x n_h scalars, held by the first layer of a stack."""
     return sw("rel_bias") * R * n_h
+
+
+def block_residual_params() -> sympy.Expr:
+    """Inkling 2's block attention residuals (``sw_bres``, decoder stacks): Q_in learned
+    queries of width d (the MLP input's in every layer, the attention input's in every layer
+    but the first, three in a global layer, the final input's)."""
+    return sw("bres") * Q_in * d
 
 
 def relative_logits_params() -> sympy.Expr:

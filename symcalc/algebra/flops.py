@@ -28,7 +28,7 @@ from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
-                      s_dec, d_rel, X_rel, S_k, K_g, d_r)
+                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_kvg, X_res)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -74,6 +74,10 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
         Leaf("short_convs", sw("sconv") * 2 * (tokens_q + b * (K_conv - 1))
              * (2 * n_kv * d_h + 2 * d) * K_conv, "inkling2026"),
         Leaf("rel_proj", sw("rlog") * 2 * tokens_q * d * n_h * d_rel, "inkling2026"),
+        # Inkling 2: sink_proj d -> n_h, and in the global layers (accounting.group_count) the
+        # key and value convolutions' weight_proj, d -> n_kvg K_conv each
+        Leaf("sinks", sw("skp") * 2 * tokens_q * d * n_h, "inkling2026"),
+        Leaf("dyn_convs", sw("dcv") * 2 * 2 * tokens_q * d * n_kvg * K_conv, "inkling2026"),
         # ZAYA: the depthwise convolution over the queries and keys padded by K_conv + K_g - 2
         # (seq + K_g - 1 outputs), the grouped one (seq outputs, d_h inputs each), and the
         # delayed value projection of the zero state before the first token (b rows)
@@ -333,6 +337,9 @@ def shape_matmul(shape: str) -> Breakdown:
     if shape == "single":  # Inkling: each token's relative states times every layer's bank
         leaves.append(Leaf("relative_logits", sw("rlog") * 2 * b * s * n_h * d_rel * X_rel,
                            "inkling2026"))
+        # Inkling 2: every learned query's scores over its stacked states and their weighted
+        # sum (eager attention over the stack: 2 b s d per query and state, twice)
+        leaves.append(Leaf("block_residuals", sw("bres") * 4 * b * s * d * X_res, "inkling2026"))
     leaves += [
         Leaf("head", sw("head") * 2 * out_tokens * head_width() * V * K_cb, "press2017"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),

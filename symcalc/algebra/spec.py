@@ -37,7 +37,8 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
-                "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel")
+                "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel",
+                "Q_in", "X_res")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -50,7 +51,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
                "residual_scales", "lin_full_gates", "ngpt_scales", "embedding_project",
                "rotary_table", "adapter_norm", "short_convs", "router_shared",
-               "residual_affine")
+               "residual_affine", "head_scales", "sink_proj", "dyn_convs")
 
 
 class Spec(Record):
@@ -189,6 +190,15 @@ class Spec(Record):
     # grouped one of width K_g over the queries and keys, with biases; None: none), an MLP
     # router on a d_r-wide state (None: a linear router), and learned scales and biases on the
     # residual stream and the sublayer outputs
+    # Inkling 2: per-head scales of the queries and relative states; a sink logit per head
+    # projected from the layer input; the global layers' key and value convolutions with
+    # per-token weights (weight_proj) and three input norms; block attention residuals with
+    # Q_in learned queries reading X_res stacked states in all (None: none)
+    head_scales: bool = False
+    sink_proj: bool = False
+    dyn_convs: bool = False
+    Q_in: Optional[int] = None
+    X_res: Optional[int] = None
     K_g: Optional[int] = None
     d_r: Optional[int] = None
     residual_affine: bool = False

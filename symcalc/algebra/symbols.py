@@ -143,6 +143,12 @@ SIZES: dict[str, SymbolInfo] = {
         _count("X_rel", "backward distances of the relative-position logits summed over the "
                "attention layers (Inkling: the window in a sliding layer, rel_extent in a global "
                "one)", "X_{\\mathrm{rel}}"),
+        # Inkling 2: block attention residuals (learned queries over stacked block outputs)
+        _count("Q_in", "learned input queries of the block attention residuals (Inkling 2: one "
+               "per MLP input, one or three per attention input, one before the final norm)",
+               "Q_{\\mathrm{in}}"),
+        _count("X_res", "stacked states the block attention residuals' queries read, summed over "
+               "every query (Inkling 2)", "X_{\\mathrm{res}}"),
         # ZAYA: compressed convolutional attention and an MLP router
         _size("K_g", "kernel width of the grouped convolution mixing queries and keys (ZAYA's "
               "cca_time1; the depthwise one's is K_conv)", "K_{\\mathrm{g}}"),
@@ -316,6 +322,16 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "layer mixing a bank of d_rel profiles over X_rel distances (Inkling)", "\\rho_l"),
         _switch("sw_rsh", "the router also scores the shared experts and learns a global scale, "
                 "and each dense MLP learns a global output scale (Inkling)", "\\varrho_s"),
+        _switch("sw_hsc", "learned per-head scales of the queries and of the relative states "
+                "(Inkling 2)", "\\nu_p"),
+        _switch("sw_skp", "a sink logit per head projected from the layer input, d -> n_h "
+                "(Inkling 2)", "\\varsigma_p"),
+        _switch("sw_dcv", "the global layers' key and value convolutions take per-token weights "
+                "projected from their input (d -> n_kv K_conv each) and their q, k, v inputs "
+                "have norms of their own (Inkling 2)", "\\kappa_d"),
+        _switch("sw_bres", "block attention residuals: learned queries read the stacked outputs "
+                "of earlier blocks before each sublayer and the final norm (Inkling 2)",
+                "\\beta_r"),
         _switch("sw_cca", "compressed convolutional attention: queries and keys mixed by a "
                 "depthwise and a grouped causal convolution with biases, half of each value head "
                 "from the previous token, a learned key scale per key/value head (ZAYA)",
@@ -423,7 +439,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
-(d_rel, X_rel, K_g, d_r) = (SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r"))
+(d_rel, X_rel, K_g, d_r, Q_in, X_res) = (SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g",
+                                                                   "d_r", "Q_in", "X_res"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb) = (

@@ -72,6 +72,9 @@ STYLES: dict[str, Style] = {
     # all-reduced, nothing of its own split
     "all_reduce": Style("", (("all_reduce", "output"),), (),
                         "nothing split; the module's partial output all-reduced"),
+    # transformers' replicate (the base TensorParallelLayer: Inkling 2's embedding): nothing
+    # split, no collective
+    "replicate": Style("", (), (), "whole on every rank; no collective"),
     "moe_tp_experts": Style("", (("all_reduce", "output"),),
                             (("all_reduce", "input"), ("all_reduce", "routing")),
                             "every rank runs its slice of every expert; outputs all-reduced"),
