@@ -98,6 +98,8 @@ AWAITING_SAVED_TENSORS = frozenset({
     "jetmoe",
     # Inkling's short convolutions (float32) and relative-position logits
     "inkling_text",
+    # Inkling 2's block attention residuals, dynamic convolutions, sink projections
+    "inkling2_text",
     # xLSTM's mLSTM blocks
     "xlstm",
     # ZAYA's convolutional attention, MLP router and residual scales (a float32 residual stream)
