@@ -127,6 +127,7 @@ def drawn_config(draw, model_type: str) -> dict:
         cfg[h_key] = n_h
     if kv_key:
         cfg[kv_key] = n_kv
+    same_width = cfg.get("swa_head_dim") == cfg.get("head_dim")  # (Inkling 2 needs them equal)
     if isinstance(cfg.get("swa_num_attention_heads"), int):  # Inkling: the sliding layers'
         cfg["swa_num_attention_heads"] = n_h  # heads (a count of their own is refused), their
         cfg["swa_num_key_value_heads"] = draw(st.sampled_from(  # key/value heads and width
@@ -141,6 +142,8 @@ def drawn_config(draw, model_type: str) -> dict:
                 else draw(st.integers(4, 40))
     if isinstance(cfg.get("head_dim"), int):
         cfg["head_dim"] = draw(st.sampled_from([8, 16, 24]))
+        if same_width and isinstance(cfg.get("swa_head_dim"), int):
+            cfg["swa_head_dim"] = cfg["head_dim"]
     if isinstance(cfg.get("rotary_dim"), int):  # GPT-J
         cfg["rotary_dim"] = draw(st.sampled_from([2, 4, d_h]))
     if isinstance(cfg.get("kv_lora_rank"), int):  # MLA
@@ -163,6 +166,8 @@ def drawn_config(draw, model_type: str) -> dict:
         cfg["expansion_ratio"] = draw(st.integers(1, 4))
     V = draw(st.integers(16, 128))
     cfg["vocab_size"] = V
+    if isinstance(cfg.get("unpadded_vocab_size"), int):  # Inkling 2: the head's rows, at most V
+        cfg["unpadded_vocab_size"] = draw(st.integers(max(2, V - 8), V))
     for key, value in list(cfg.items()):
         if key.endswith("_token_id") and isinstance(value, int):
             cfg[key] = min(value, V - 1)
