@@ -96,6 +96,15 @@ def drawn_config(draw, model_type: str) -> dict:
                                                  max_size=L)), 1]]
     if isinstance(cfg.get("no_rope_layers"), list):  # SmolLM3: one 0/1 flag per layer
         cfg["no_rope_layers"] = draw(st.lists(st.sampled_from([0, 1]), min_size=L, max_size=L))
+    if isinstance(cfg.get("num_blocks"), int):  # xLSTM: the blocks built, as many as the layers
+        cfg["num_blocks"] = L
+    if isinstance(cfg.get("mlp_layer_types"), list) and cfg["mlp_layer_types"]:  # one per layer
+        kinds = sorted(set(cfg["mlp_layer_types"]))
+        cfg["mlp_layer_types"] = draw(st.lists(st.sampled_from(kinds), min_size=L, max_size=L))
+    if isinstance(cfg.get("local_layer_ids"), list):  # Inkling: the sliding layers' indices
+        cfg["local_layer_ids"] = sorted(draw(st.sets(st.integers(0, L - 1), max_size=L)))
+    if isinstance(cfg.get("dense_mlp_idx"), int):  # Inkling: the first layers dense
+        cfg["dense_mlp_idx"] = draw(st.integers(0, L))
     if isinstance(cfg.get("mlp_only_layers"), list):
         cfg["mlp_only_layers"] = sorted(draw(st.sets(st.integers(0, L - 1), max_size=L)))
     if isinstance(cfg.get("first_k_dense_replace"), int):
@@ -118,6 +127,12 @@ def drawn_config(draw, model_type: str) -> dict:
         cfg[h_key] = n_h
     if kv_key:
         cfg[kv_key] = n_kv
+    same_width = cfg.get("swa_head_dim") == cfg.get("head_dim")  # (Inkling 2 needs them equal)
+    if isinstance(cfg.get("swa_num_attention_heads"), int):  # Inkling: the sliding layers'
+        cfg["swa_num_attention_heads"] = n_h  # heads (a count of their own is refused), their
+        cfg["swa_num_key_value_heads"] = draw(st.sampled_from(  # key/value heads and width
+            [x for x in range(1, n_h + 1) if n_h % x == 0]))
+        cfg["swa_head_dim"] = draw(st.sampled_from([6, 8, 16]))
     # even head dims that stay even under partial rotary factors of 1/2 and 1/4
     d_h = draw(st.sampled_from([8, 16]))
     if (key := _first(cfg, _HIDDEN, read)) is not None and n_h0:
@@ -127,6 +142,8 @@ def drawn_config(draw, model_type: str) -> dict:
                 else draw(st.integers(4, 40))
     if isinstance(cfg.get("head_dim"), int):
         cfg["head_dim"] = draw(st.sampled_from([8, 16, 24]))
+        if same_width and isinstance(cfg.get("swa_head_dim"), int):
+            cfg["swa_head_dim"] = cfg["head_dim"]
     if isinstance(cfg.get("rotary_dim"), int):  # GPT-J
         cfg["rotary_dim"] = draw(st.sampled_from([2, 4, d_h]))
     if isinstance(cfg.get("kv_lora_rank"), int):  # MLA
@@ -149,6 +166,8 @@ def drawn_config(draw, model_type: str) -> dict:
         cfg["expansion_ratio"] = draw(st.integers(1, 4))
     V = draw(st.integers(16, 128))
     cfg["vocab_size"] = V
+    if isinstance(cfg.get("unpadded_vocab_size"), int):  # Inkling 2: the head's rows, at most V
+        cfg["unpadded_vocab_size"] = draw(st.integers(max(2, V - 8), V))
     for key, value in list(cfg.items()):
         if key.endswith("_token_id") and isinstance(value, int):
             cfg[key] = min(value, V - 1)

@@ -136,7 +136,16 @@ def _apply(model, root, plan: dict[str, str], mesh) -> dict[str, str]:
             continue
         ours = torch_style(style)
         if ours is not None:
+            # a module whose children hold parameters of their own (Inkling's normed embedding:
+            # embed_norm): torch's style would distribute them too, under dotted names it cannot
+            # register; transformers shards the module's own weight and leaves them whole
+            kids = [(modules[n], cn, c) for n in hit for cn, c in modules[n].named_children()
+                    if any(True for _ in c.parameters())]
+            for owner, cn, _ in kids:
+                delattr(owner, cn)
             parallelize_module(root, mesh, {key: ours})
+            for owner, cn, c in kids:
+                setattr(owner, cn, c)
             for name in hit:
                 done[name] = f"torch {type(ours).__name__}"
         else:

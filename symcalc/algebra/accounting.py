@@ -71,8 +71,9 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
             leaves += _parts(group, parts())
         leaves += _parts("shared_block", c.shared_block_params())
         # Doge: the two learned scales of the residual stream in every layer
-        leaves.append(Leaf("norm/residual_scales", c.sw("rscale") * 2 * SIZES["d"].symbol,
-                           "shi2024doge"))
+        # (ZAYA: scales and biases of the residual and of the sublayer's output, twice: 8d)
+        leaves.append(Leaf("norm/residual_scales", (2 * c.sw("rscale") + 8 * c.sw("raff"))
+                           * SIZES["d"].symbol, "shi2024doge"))
     # a decoder stack's own cross-attention (sw_cross: BART-shaped decoders run alone, its
     # weights unused) or an encoder-decoder's decoder layer, which runs it
     unused = c.sw("cross") if hybrid else 1
@@ -129,6 +130,8 @@ def group_count(path: str, layers, hybrid: bool = False, params: bool = False):
     if hybrid:
         if path.startswith("attention/indexer/"):  # GLM-5's shared layers run none
             return L_idx
+        if path == "attention/dyn_convs":  # Inkling 2: the global layers only
+            return attn - L_local
         if group in ("attention", "softmax"):  # softmax: the attention core's non-matmul work
             if path == "attention/sinks":  # MiMo-V2-Flash: on the sliding layers only
                 return attn - c.sw("sinks_local") * (attn - L_local)
@@ -151,7 +154,10 @@ GLOBAL_SHAPE = {"attention/" + p: (w, total, x) for p, w, total, x in (
     ("q", d_h, S_q, d_h), ("q_gate", d_h, S_q, d_h), ("o", d_h, S_o, d_h),
     ("q_head_norm", d_h, S_q, d_h), ("scores", d_h, S_q, d_h), ("context", d_h, S_o, d_h),
     ("k", n_kv * d_h, S_k, n_kv), ("v", n_kv * d_h, S_v, n_kv),
-    ("k_head_norm", d_h, S_kn, d_h))}
+    ("k_head_norm", d_h, S_kn, d_h),
+    # Inkling's convolutions on the keys and values (n_kv d_h channels each; the layers' own
+    # keys and values: no KV sharing beside them) and on the two d-wide outputs
+    ("short_convs", n_kv * d_h, S_k, n_kv))}
 VALUE_PATHS = ("attention/v", "attention/o")
 
 
@@ -203,6 +209,15 @@ def stack_value(path: str, value, layers, hybrid: bool = False, params: bool = F
     total = count * value
     if path == "norm/attention":  # ModernBERT's first layer has none
         total -= c.sw("first_attn_norm_off") * value
+    if hybrid and not params and path == "attention/short_convs":
+        # Inkling 2's global layers convolve their keys and values elementwise with per-token
+        # weights (sw_dcv): no conv1d over n_kvg d_hg channels there (its weight_proj FLOPs are
+        # attention/dyn_convs)
+        kv = (SIZES["n_kv"].symbol * sympy.diff(value, SIZES["n_kv"].symbol)).xreplace(
+            {SIZES["n_kv"].symbol: n_kvg, d_h: d_hg})
+        total -= c.sw("dcv") * (L_attn - L_local) * kv
+    if hybrid and path == "moe/router_scales":  # ZAYA: the first layer's router has no state in
+        total -= c.sw("router") * c.sw("rmlp") * SIZES["d_r"].symbol
     if path == "attention/o":  # GPT-NeoX-Japanese: the output's bias in the last layer only
         total += c.sw("last_o_bias") * sympy.diff(value, c.sw("bias_o"))
     if hybrid and path.split("/", 1)[0] == "ffn":
@@ -237,6 +252,10 @@ def _stack(prefix: str, layers, layer: Breakdown, hybrid: bool = False) -> list[
     hold it, final norm."""
     head = f"{prefix}/" if prefix else ""
     out = [Leaf(f"{head}relative_bias", c.relative_bias_params(), "raffel2020")]
+    if hybrid:  # Inkling's banks of relative-position profiles (sw_rlog), X_rel distances
+        out.append(Leaf(f"{head}relative_logits", c.relative_logits_params(), "inkling2026"))
+        # Inkling 2's learned queries of the block attention residuals
+        out.append(Leaf(f"{head}block_residuals", c.block_residual_params(), "inkling2026"))
     out += [Leaf(f"{head}layer/{l.path}", stack_value(l.path, l.value, layers, hybrid, params=True),
                  l.source) for l in layer]
     out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params(), "radford2019"))
@@ -287,6 +306,8 @@ def shape_params(shape: str) -> Breakdown:
     leaves = _parts("embedding", c.embedding_params())
     leaves.append(Leaf("embedding_norm", c.sw("emb_norm") * c.norm_params(c.stage_width()),
                        "devlin2019"))
+    if shape == "single":  # ZAYA: a scale and a bias of the embeddings entering the stack
+        leaves.append(Leaf("input_scales", c.sw("raff") * 2 * d, "zyphra2025cca"))
     if shape == "single":
         leaves += _stack("", L, layer_params(hybrid=True), hybrid=True)
         leaves += _parts("per_layer_input", c.per_layer_model_params())

@@ -14,7 +14,7 @@ import sympy
 from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q, d_ai, r_ad, d_bk)
+                      r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -23,7 +23,8 @@ def sw(name: str) -> sympy.Symbol:
 
 # switches of parts only decoder-only stacks have (spec.toml refuses them elsewhere): an
 # encoder-decoder shape builds its stacks with them off, so its rows stay as they were
-DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale")
+DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale", "rsh",
+                "rmlp")
 
 
 def decoder_only_off() -> dict:
@@ -111,11 +112,13 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("kv_a", mla * linear(d, r_kv + d_rope, sw("bias_k")), "deepseek2024"),
         Part("kv_norm", mla * r_kv, "deepseek2024"),
         Part("kv_b", mla * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
-        Part("q_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_h * d_h),
-             "henry2020"),
+        # (Inkling 2: a learned scale per query channel of every head, sw_hsc)
+        Part("q_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_h * d_h)
+             + (sw("hsc") * n_h * d_h if decoder else 0), "henry2020"),
         Part("k_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_kv * d_h),
              "henry2020"),
-        Part("sinks", sw("sinks") * n_h, "openai2025"),  # sw_sinks_local: sliding layers only
+        # sw_sinks_local: sliding layers only; Inkling 2's sink_proj d -> n_h (sw_skp)
+        Part("sinks", sw("sinks") * n_h + (sw("skp") * d * n_h if decoder else 0), "openai2025"),
         # differential attention (DiffLlama): lambda_q1, lambda_k1, lambda_q2, lambda_k2; in a
         # decoder stack Dory's per-channel query and output-gate scales (sqk, s_gate)
         Part("lambdas", sw("diff") * 4 * d_h + (sw("nscale") * 2 * n_h * d_h if decoder else 0),
@@ -126,7 +129,22 @@ def attention_params(decoder: bool = False) -> list[Part]:
                                     + moa * (E * n_kv - n_h) * d_h * d), "vaswani2017"),
     ] + ([  # Doge's dynamic mask: dt_proj over the values (biased as v) and A, per k/v head
         Part("dyn_mask", sw("dmask") * (linear(n_kv * d_h, n_kv, sw("bias_v")) + n_kv),
-             "shi2024doge")] if decoder else [])
+             "shi2024doge"),
+        # Inkling: depthwise convolutions of width K_conv (no bias) on the keys and the values
+        # and on the layer's attention and MLP outputs (k_sconv, v_sconv, attn_sconv, mlp_sconv)
+        Part("short_convs", sw("sconv") * K_conv * (2 * n_kv * d_h + 2 * d), "inkling2026"),
+        # Inkling: r_proj, d -> n_h d_rel relative states (the profile bank: relative_bias)
+        # (Inkling 2: with a learned scale per relative-state channel of every head, sw_hsc)
+        Part("rel_proj", sw("rlog") * d * n_h * d_rel + sw("hsc") * n_h * d_rel, "inkling2026"),
+        # Inkling 2's global layers (accounting.group_count): weight_proj d -> n_kvg K_conv for
+        # the keys and for the values, and two more input norms (q, k and v each have one)
+        Part("dyn_convs", sw("dcv") * (2 * d * n_kvg * K_conv + 2 * d), "inkling2026"),
+        # ZAYA's compressed convolutional attention over the C = (n_h + n_kv) d_h query and key
+        # channels: a depthwise convolution of width K_conv and a grouped one of width K_g
+        # (n_h + n_kv groups of d_h), both biased, and a key scale per key/value head (its
+        # value halves, current and delayed, are the v part)
+        Part("cca", sw("cca") * ((n_h + n_kv) * d_h * (K_conv + 1 + d_h * K_g + 1) + n_kv),
+             "zyphra2025cca")] if decoder else [])
 
 
 def shared_block_params() -> list[Part]:
@@ -172,7 +190,8 @@ def ffn_params() -> list[Part]:
         Part("up", linear(d, d_ff, bias), "vaswani2017"),
         Part("down", linear(d_ff, d, bias), "vaswani2017"),
         # Dory: per-channel scales of the gate and up projections (suv_gate, suv_up)
-        Part("act", sw("xielu") * 2 + sw("nscale") * 2 * d_ff, "huang2025"),
+        # (Inkling: the dense MLP's global output scale, sw_rsh)
+        Part("act", sw("xielu") * 2 + sw("nscale") * 2 * d_ff + sw("rsh"), "huang2025"),
         # BitNet: a norm of width d_ff on the gated product before down
         Part("sub_norm", sw("ffn_sub") * (sw("norm_w") + sw("norm_b")) * d_ff, "wang2023bitnet"),
     ]
@@ -197,8 +216,14 @@ def moe_params() -> list[Part]:
     shared = moe * sw("shared") * E_s
     d_moe, d_sh = expert_width(), shared_width()
     return [
-        # LongCat-Flash: the router scores Z_e zero-computation experts too (sw_zx)
-        Part("router", moe * d * (E + sw("zx") * Z_e), "shazeer2017"),
+        # LongCat-Flash: the router scores Z_e zero-computation experts too (sw_zx); Inkling
+        # the E_s shared experts (sw_rsh)
+        # ZAYA (sw_rmlp): down_proj d -> d_r (biased), then an MLP on the d_r state: its
+        # RMSNorm, fc1 and fc2 (d_r x d_r, biased) and out_proj d_r -> E + 1 (a class that
+        # skips the experts)
+        Part("router", moe * ((1 - sw("rmlp")) * d * (E + sw("zx") * Z_e + sw("rsh") * E_s)
+                              + sw("rmlp") * (d * d_r + 2 * d_r**2 + 4 * d_r + d_r * (E + 1))),
+             "shazeer2017"),
         Part("router_bias", moe * sw("router_bias") * E, "openai2025"),
         # LongCat-Flash: transformers allocates the fused gate_up rows of the Z_e
         # zero-computation experts too, which no token uses (sw_zx)
@@ -214,7 +239,11 @@ def moe_params() -> list[Part]:
         # experts and one after each branch, and a router that scales its input (d) and each
         # expert's weight (E)
         Part("branch_norms", moe * sw("pmoe") * 3 * norm_params(), "gemma4_2026"),
-        Part("router_scales", moe * sw("pmoe") * (d + E), "gemma4_2026"),
+        # (Inkling: the router's global scale, sw_rsh)
+        # (ZAYA: the scale of the state carried from the previous layer's router, d_r, in
+        # every MoE layer but the first: accounting.stack_value)
+        Part("router_scales", moe * (sw("pmoe") * (d + E) + sw("rsh") + sw("rmlp") * d_r),
+             "gemma4_2026"),
         Part("norm", moe * sw("moe_norm") * norm_params(), "skt2026axk1"),
         Part("norm_gate", moe * sw("gnorm") * 2 * d * r_g, "skt2026axk2"),
         Part("bias", moe * sw("moa") * d, "shen2024jetmoe"),  # JetMoE's MoE output bias
@@ -275,6 +304,21 @@ def relative_bias_params() -> sympy.Expr:
     return sw("rel_bias") * R * n_h
 
 
+def block_residual_params() -> sympy.Expr:
+    """Inkling 2's block attention residuals (``sw_bres``, decoder stacks): Q_in learned
+    queries of width d (the MLP input's in every layer, the attention input's in every layer
+    but the first, three in a global layer, the final input's)."""
+    return sw("bres") * Q_in * d
+
+
+def relative_logits_params() -> sympy.Expr:
+    """Inkling's relative-position logits (``sw_rlog``, decoder stacks): each attention layer's
+    bank of d_rel profiles over its backward distances (rel_logits_proj.proj: d_rel x the
+    window in a sliding layer, d_rel x rel_extent in a global one), X_rel distances summed
+    over the layers; each layer's r_proj is the attention part ``rel_proj``."""
+    return sw("rlog") * d_rel * X_rel
+
+
 def head_params() -> list[Part]:
     """Output head -> V: its own V x (its input width) weight only when untied (a tied head
     reuses the token table), plus an optional V bias; MusicGen has one per codebook (K_cb)."""
@@ -330,23 +374,29 @@ def linear_attention_params() -> list[Part]:
     channel mixing's receptance gate, d x d (RwkvFeedForward; its key and value are the FFN's
     up and down).
 
+    xLSTM's mLSTM (``sw_mlstm``; Beck et al. 2024; transformers' xLSTMLayer) has q, k, v
+    (n_lk = n_lv heads), an output gate per channel (ogate_preact, the output_gate row), the
+    input and forget gates (igate_preact, fgate_preact: d -> n_lv with biases, in ``decay``), a
+    norm over all n_lv d_lv channels and out; no convolution or beta.
+
     Ling's hybrids (``sw_lfg``, with KDA; transformers' BailingHybridDeltaAttention) make KDA's
     forget gate (f_proj d -> n_lv d_lk) and output gate (g_proj d -> n_lv d_lv) full-rank
     projections.
     """
-    light, rwkv, full = sw("light"), sw("rwkv"), sw("lfg")
-    gdn, kda, conv = sw("gdn"), 1 - sw("gdn") - light - rwkv, 1 - light - rwkv
+    light, rwkv, full, ml = sw("light"), sw("rwkv"), sw("lfg"), sw("mlstm")
+    gdn, kda, conv = sw("gdn"), 1 - sw("gdn") - light - rwkv - ml, 1 - light - rwkv - ml
     return [
         Part("qkv", d * linear_qkv_width(), "yang2025"),
         Part("conv", conv * linear_qkv_width() * K_conv, "yang2025"),
         Part("beta", conv * d * n_lv, "yang2025"),
-        Part("decay", gdn * (d * n_lv + 2 * n_lv) + rwkv * 2 * d_lv
+        # (xLSTM's mLSTM: the input and forget gates, d -> n_lv each with biases)
+        Part("decay", gdn * (d * n_lv + 2 * n_lv) + rwkv * 2 * d_lv + ml * 2 * (d * n_lv + n_lv)
              + kda * ((1 - full) * (d * d_lk + d_lk * n_lv * d_lk) + full * d * n_lv * d_lk
                       + n_lv * d_lk + n_lv), "kimi2025"),
         Part("mix", rwkv * (5 * d + d * d), "peng2023rwkv"),
-        Part("output_gate", (gdn + light + kda * full) * d * n_lv * d_lv
+        Part("output_gate", (gdn + light + kda * full + ml) * d * n_lv * d_lv
              + kda * (1 - full) * (d * d_lv + d_lv * n_lv * d_lv), "yang2025"),
-        Part("norm", (1 - rwkv) * (d_lv + light * (n_lv - 1) * d_lv), "yang2025"),
+        Part("norm", (1 - rwkv) * (d_lv + (light + ml) * (n_lv - 1) * d_lv), "yang2025"),
         Part("o", n_lv * d_lv * d, "yang2025"),
     ]
 

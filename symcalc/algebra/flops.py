@@ -28,7 +28,7 @@ from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
-                      s_dec)
+                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_kvg, X_res)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -68,7 +68,22 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
         Leaf("context", 2 * n_h * value_width() * batch_pairs, "vaswani2017"),
         Leaf("o", sw("attn_out") * 2 * tokens_q * n_h * value_width() * d, "vaswani2017"),
     ] + ([  # Doge's dynamic mask: dt_proj over every value
-        Leaf("dyn_mask", sw("dmask") * 2 * tokens_kv * n_kv * d_h * n_kv, "shi2024doge")]
+        Leaf("dyn_mask", sw("dmask") * 2 * tokens_kv * n_kv * d_h * n_kv, "shi2024doge"),
+        # Inkling: the four depthwise convolutions (keys, values, attention and MLP outputs)
+        # as conv_flops runs them, tokens_q = b seq
+        Leaf("short_convs", sw("sconv") * 2 * (tokens_q + b * (K_conv - 1))
+             * (2 * n_kv * d_h + 2 * d) * K_conv, "inkling2026"),
+        Leaf("rel_proj", sw("rlog") * 2 * tokens_q * d * n_h * d_rel, "inkling2026"),
+        # Inkling 2: sink_proj d -> n_h, and in the global layers (accounting.group_count) the
+        # key and value convolutions' weight_proj, d -> n_kvg K_conv each
+        Leaf("sinks", sw("skp") * 2 * tokens_q * d * n_h, "inkling2026"),
+        Leaf("dyn_convs", sw("dcv") * 2 * 2 * tokens_q * d * n_kvg * K_conv, "inkling2026"),
+        # ZAYA: the depthwise convolution over the queries and keys padded by K_conv + K_g - 2
+        # (seq + K_g - 1 outputs), the grouped one (seq outputs, d_h inputs each), and the
+        # delayed value projection of the zero state before the first token (b rows)
+        Leaf("cca", sw("cca") * (2 * (tokens_q + b * (K_g - 1)) * (n_h + n_kv) * d_h * K_conv
+                                 + 2 * tokens_q * (n_h + n_kv) * d_h * d_h * K_g
+                                 + b * d * n_kv * d_h), "zyphra2025cca")]
         if decoder else [])
 
 
@@ -104,7 +119,11 @@ def _moe(tokens) -> list[Leaf]:
     shared = moe * sw("shared") * E_s
     d_moe, d_sh = expert_width(), shared_width()
     return [
-        Leaf("moe/router", moe * 2 * tokens * d * (E + sw("zx") * Z_e), "shazeer2017"),
+        Leaf("moe/router", moe * 2 * tokens * ((1 - sw("rmlp")) * d * (E + sw("zx") * Z_e
+                                                                  + sw("rsh") * E_s)
+                                               + sw("rmlp") * (d * d_r + 2 * d_r**2
+                                                               + d_r * (E + 1))),
+             "shazeer2017"),
         Leaf("moe/experts/gate", moe * gated * 2 * tokens * k * d * d_moe, "shazeer2020"),
         Leaf("moe/experts/up", moe * 2 * tokens * k * d * d_moe, "fedus2022"),
         Leaf("moe/experts/down", moe * 2 * tokens * k * d_moe * d, "fedus2022"),
@@ -136,11 +155,23 @@ def linear_core(seq) -> sympy.Expr:
     over d_lk and one over d_lv, KDA one over d_lk and two over d_lv (its q.k scores are
     elementwise), then three products with the d_lk x d_lv state (read by the keys and the
     queries, written by the new values). The triangular solve is not a counted matmul."""
-    gdn, light = sw("gdn"), sw("light")
+    gdn, light, ml = sw("gdn"), sw("light"), sw("mlstm")
     blocks = gdn * (2 * Q_c * d_lk + Q_c * d_lv) + (1 - gdn) * (Q_c * d_lk + 2 * Q_c * d_lv)
     # RWKV's WKV recurrence (sw_rwkv) is elementwise: no matmul
-    return (1 - light - sw("rwkv")) * 2 * b * n_lv * chunks(seq) * Q_c * (blocks + 3 * d_lk * d_lv) \
-        + light * lightning_core(seq)
+    return (1 - light - sw("rwkv") - ml) * 2 * b * n_lv * chunks(seq) * Q_c \
+        * (blocks + 3 * d_lk * d_lv) + light * lightning_core(seq) + ml * mlstm_core(seq)
+
+
+def mlstm_core(seq) -> sympy.Expr:
+    """The matmuls of transformers' native mLSTM kernels (xLSTM, inference mode) over b
+    sequences, per head: the first Q_c floor(seq / Q_c) tokens in chunks of Q_c
+    (mlstm_chunkwise_fw: per chunk K^T V into the d_lk x d_lv state, Q K^T and its product with
+    V over the chunk, the queries' reads of the state and of the normalizer), the rest one
+    token at a time (mlstm_recurrent_step_native: k v^T, q C, q n). Over the sequence:
+    b n_lv (4 seq d_lk d_lv + 2 seq d_lk + 2 floor(seq / Q_c) Q_c^2 (d_lk + d_lv))
+    (Beck et al. 2024, xLSTM)."""
+    return b * n_lv * (4 * seq * d_lk * d_lv + 2 * seq * d_lk
+                       + 2 * sympy.floor(seq / Q_c) * Q_c**2 * (d_lk + d_lv))
 
 
 def lightning_core(seq) -> sympy.Expr:
@@ -175,8 +206,8 @@ def _mixers(seq) -> list[Leaf]:
     ``seq`` tokens: projections, depthwise convolutions, and the matmuls of the recurrence as
     transformers' torch path runs it (:func:`linear_core`, :func:`ssm_core`)."""
     tokens = b * seq
-    gdn, kda = sw("gdn"), 1 - sw("gdn") - sw("light") - sw("rwkv")
-    conv = 1 - sw("light") - sw("rwkv")
+    gdn, kda = sw("gdn"), 1 - sw("gdn") - sw("light") - sw("rwkv") - sw("mlstm")
+    conv = 1 - sw("light") - sw("rwkv") - sw("mlstm")
     full = sw("lfg")  # Ling's hybrids: KDA's gates as full-rank projections
     m1 = sw("mamba1")
     return [
@@ -186,13 +217,14 @@ def _mixers(seq) -> list[Leaf]:
         # RWKV: the channel mixing's receptance gate
         Leaf("linear_attention/mix", sw("rwkv") * 2 * tokens * d * d, "peng2023rwkv"),
         Leaf("linear_attention/decay", 2 * tokens * (
-            gdn * d * n_lv + kda * ((1 - full) * (d * d_lk + d_lk * n_lv * d_lk)
+            gdn * d * n_lv + sw("mlstm") * 2 * d * n_lv
+            + kda * ((1 - full) * (d * d_lk + d_lk * n_lv * d_lk)
                                     + full * d * n_lv * d_lk)), "kimi2025"),
         Leaf("linear_attention/output_gate",
-             2 * tokens * ((gdn + sw("light") + kda * full) * d * n_lv * d_lv
+             2 * tokens * ((gdn + sw("light") + kda * full + sw("mlstm")) * d * n_lv * d_lv
                            + kda * (1 - full) * (d * d_lv + d_lv * n_lv * d_lv)),
              "yang2025"),
-        Leaf("linear_attention/core", linear_core(seq), "yang2025"),
+        Leaf("linear_attention/core", linear_core(seq), "yang2025"),  # (mLSTM: beck2024xlstm)
         Leaf("linear_attention/o", 2 * tokens * n_lv * d_lv * d, "yang2025"),
         Leaf("ssm/in_proj", 2 * tokens * d * ssm_in_width(), "dao2024"),
         Leaf("ssm/conv", conv_flops(seq, ssm_conv_width()), "dao2024"),
@@ -302,6 +334,12 @@ def shape_matmul(shape: str) -> Breakdown:
                         sw("ple") * 2 * b * s * d * L * d_ple, "gemma3n2025")]
         leaves += [Leaf(f"altup/{name}", sw("altup") * 2 * b * s * (n_alt - 1) * d**2,
                         "baykal2023") for name in ("projections", "unembed_projections")]
+    if shape == "single":  # Inkling: each token's relative states times every layer's bank
+        leaves.append(Leaf("relative_logits", sw("rlog") * 2 * b * s * n_h * d_rel * X_rel,
+                           "inkling2026"))
+        # Inkling 2: every learned query's scores over its stacked states and their weighted
+        # sum (eager attention over the stack: 2 b s d per query and state, twice)
+        leaves.append(Leaf("block_residuals", sw("bres") * 4 * b * s * d * X_res, "inkling2026"))
     leaves += [
         Leaf("head", sw("head") * 2 * out_tokens * head_width() * V * K_cb, "press2017"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
@@ -400,14 +438,16 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             # the state read by the key and the query and the output read (linear attention),
             # the state read by C (Mamba): the recurrent update of one token, not a padded chunk
             ("layer/linear_attention/conv_step",
-             (1 - sw("light") - sw("rwkv")) * L_lin * 2 * b * linear_qkv_width() * K_conv,
+             (1 - sw("light") - sw("rwkv") - sw("mlstm")) * L_lin * 2 * b * linear_qkv_width()
+             * K_conv,
              "yang2025"),
             # (the RG-LRU steps its conv and recurrence elementwise)
             ("layer/ssm/conv_step", (1 - sw("rglru")) * L_ssm * 2 * b * ssm_conv_width() * K_conv,
              "dao2024"),
             ("layer/short_conv/conv_step", L_conv * 2 * b * d * K_conv, "liquid2025"),
             ("layer/linear_attention/state_step",
-             (1 - sw("rwkv")) * L_lin * 2 * b * n_lv * 2 * d_lk * d_lv, "yang2025"),
+             (1 - sw("rwkv")) * L_lin * 2 * b * n_lv * 2 * d_lk * d_lv
+             + sw("mlstm") * L_lin * 2 * b * n_lv * d_lk, "yang2025"),  # (mLSTM: q n too)
             ("layer/ssm/state_step", (1 - sw("rglru")) * L_ssm * 2 * b * d_in * N_s, "dao2024"),
         ]
         drop = ("layer/attention/scores", "layer/attention/context", "layer/attention/diff/scores",
@@ -421,8 +461,11 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
                   "pope2022")]
         drop = ("decoder/layer/attention/scores", "decoder/layer/attention/context",
                 "decoder/layer/cross_attention/k", "decoder/layer/cross_attention/v", "pooler")
-    kept = [(l.path, l.value.xreplace(subs), l.source) for l in one
-            if not l.path.startswith("encoder/") and l.path not in drop]
+    # Inkling's convolutions step like LFM2's: one output per channel from the cached window
+    step = {"layer/attention/short_convs": K_conv}
+    kept = [(l.path, sympy.expand(l.value.xreplace(subs) / step[l.path]) if l.path in step
+             else l.value.xreplace(subs), l.source)
+            for l in one if not l.path.startswith("encoder/") and l.path not in drop]
     return kept + extra
 
 

@@ -44,7 +44,7 @@ STATE_ACCOUNTING = ("paper", "megatron", "deepspeed")
 TP_STYLES = ("colwise", "colwise_gather_output", "rowwise", "rowwise_split_input",
              "packed_colwise", "packed_rowwise", "embedding_rowwise",
              "replicated_with_grad_allreduce", "mla_kv_a_proj", "moe_tp_experts", "vocab_colwise",
-             "local_params", "moe_identity_expert")
+             "local_params", "moe_identity_expert", "all_reduce", "replicate")
 DEGREES = ("tp", "pp", "vpp", "microbatches", "ep", "etp", "cp", "dp")
 # layout field -> symbol name
 SYMBOLS = {"tp": "t", "pp": "p", "vpp": "v", "microbatches": "m", "ep": "e", "etp": "t_e",

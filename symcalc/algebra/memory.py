@@ -16,7 +16,7 @@ from .components import linear_qkv_width, ssm_conv_width, sw
 from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_idx, L_kv_shared, L_kv_shared_local,
                       L_lin, L_local, L_ssm, N_d, N_s, W, b, d,
                       d_h, A_g, A_l, n_kvg, d_ih, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv,
-                      n_lv, r_kv, s, s_dec, t)
+                      n_lv, r_kv, s, s_dec, t, S_k, K_g)
 
 GB = 10**9
 GiB = 2**30
@@ -138,7 +138,27 @@ def recurrent_state_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:
     for mixer, (state, conv) in recurrent_state_elements().items():
         out.append((f"{mixer}/state", b * counts[mixer] * state, sources[mixer]))
         out.append((f"{mixer}/conv", b * counts[mixer] * conv, sources[mixer]))
+    out.append(("attention/short_convs/state", b * short_conv_windows(), "inkling2026"))
+    out.append(("attention/cca/conv", b * cca_windows(), "zyphra2025cca"))
     return out
+
+
+def cca_windows() -> sympy.Expr:
+    """ZAYA's convolutional attention (``sw_cca``), one sequence, every attention layer: the
+    last K_conv + K_g - 2 query and key inputs of its two convolutions ((n_h + n_kv) d_h
+    channels) and the last token's delayed value half (n_kv d_h / 2), in the model's dtype
+    (transformers 5.24's conv_states and recurrent_states)."""
+    return sw("cca") * L_attn * ((n_h + n_kv) * d_h * (K_conv + K_g - 2) + n_kv * d_h / 2)
+
+
+def short_conv_windows() -> sympy.Expr:
+    """Inkling's convolution windows (``sw_sconv``), one sequence, every attention layer: the
+    last K_conv inputs of its four depthwise convolutions, keys and values (n_kv d_h channels
+    each; the global layers at their own shape with ``sw_gshape``, S_k summed) and the
+    attention and MLP outputs (d each). transformers 5.24 keeps them in float32 whatever the
+    model's dtype (the convolutions run in float32), so they count at the state dtype."""
+    keys = L_attn * n_kv * d_h + sw("gshape") * (S_k - L_attn * n_kv * d_h)
+    return sw("sconv") * K_conv * (2 * keys + 2 * L_attn * d)
 
 
 def recurrent_state_elements() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
@@ -155,9 +175,13 @@ def recurrent_state_elements() -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
     return {
         # RWKV-4 (sw_rwkv): the WKV numerator, denominator and running maximum (3 d_lv) and the
         # last token's input of each block's time shift (2d) (transformers' RwkvModel state)
-        "linear_attention": ((1 - sw("rwkv")) * n_lv * d_lk * d_lv + sw("rwkv") * 3 * d_lv,
-                             (1 - sw("light") - sw("rwkv")) * linear_qkv_width() * K_conv
-                             + sw("rwkv") * 2 * d),
+        # xLSTM's mLSTM (sw_mlstm): its d_lk x d_lv state, normalizer (d_lk) and maximum per
+        # head, which xLSTMCache keeps in the model's dtype: counted with the conv windows
+        "linear_attention": ((1 - sw("rwkv") - sw("mlstm")) * n_lv * d_lk * d_lv
+                             + sw("rwkv") * 3 * d_lv,
+                             (1 - sw("light") - sw("rwkv") - sw("mlstm")) * linear_qkv_width()
+                             * K_conv + sw("rwkv") * 2 * d
+                             + sw("mlstm") * n_lv * (d_lk * d_lv + d_lk + 1)),
         # the RG-LRU (sw_rglru): a d_in state and the last K_conv - 1 inputs of its conv
         "ssm": ((1 - sw("rglru")) * d_in * N_s + sw("rglru") * d_in,
                 ssm_conv_width() * K_conv - sw("rglru") * d_in),
@@ -174,8 +198,9 @@ def recurrent_state_bytes(family: str, conv_bytes, state_bytes) -> sympy.Expr:
         return sympy.Integer(0)
     per = recurrent_state_elements()
     counts = {"linear_attention": L_lin, "ssm": L_ssm, "short_conv": L_conv}
-    return b * sympy.Add(*[counts[k] * (state * state_bytes + conv * conv_bytes)
-                           for k, (state, conv) in per.items()])
+    return b * (sympy.Add(*[counts[k] * (state * state_bytes + conv * conv_bytes)
+                            for k, (state, conv) in per.items()])
+                + short_conv_windows() * state_bytes + cca_windows() * conv_bytes)
 
 
 RECOMPUTE = ("none", "selective", "full")

@@ -26,7 +26,7 @@ QK_NORMS = ("none", "head", "all_heads")
 HEADS = ("none", "tied", "untied")
 POSITIONS = ("learned", "rotary", "relative", "none")
 PROJECTIONS = ("q", "k", "v", "o")
-LINEAR_ATTNS = ("none", "gated_deltanet", "kda", "lightning", "rwkv")
+LINEAR_ATTNS = ("none", "gated_deltanet", "kda", "lightning", "rwkv", "mlstm")
 SSMS = ("none", "mamba", "mamba2", "rglru")
 
 SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", "R", "L_dec", "W",
@@ -34,10 +34,11 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
-               "V_sp", "d_sp", "n_ad", "d_ad", "K_cb")
+               "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
-                "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x")
+                "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel",
+                "Q_in", "X_res")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -49,7 +50,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
                "residual_scales", "lin_full_gates", "ngpt_scales", "embedding_project",
-               "rotary_table", "adapter_norm")
+               "rotary_table", "adapter_norm", "short_convs", "router_shared",
+               "residual_affine", "head_scales", "sink_proj", "dyn_convs")
 
 
 class Spec(Record):
@@ -173,6 +175,33 @@ class Spec(Record):
     # Dory (nGPT-style): per-channel scales of the queries and of the output gate (2 n_h d_h
     # per attention layer) and of the MLP's gate and up (2 d_ff per FFN)
     ngpt_scales: bool = False
+    # Inkling: depthwise causal convolutions of width K_conv (no bias) on the keys and values
+    # (n_kv d_h channels each) and on the attention and MLP outputs (d each) in every layer
+    short_convs: bool = False
+    # Inkling: relative-position logits, d -> n_h d_rel per attention layer (r_proj) mixing a
+    # bank of d_rel profiles over the layer's backward distances, X_rel of them summed over the
+    # attention layers (None: none)
+    d_rel: Optional[int] = None
+    X_rel: Optional[int] = None
+    # Inkling: the router scores the E_s shared experts too (E + E_s rows) and learns a global
+    # scale; each dense MLP learns a global output scale
+    router_shared: bool = False
+    # ZAYA: compressed convolutional attention (a depthwise convolution of width K_conv and a
+    # grouped one of width K_g over the queries and keys, with biases; None: none), an MLP
+    # router on a d_r-wide state (None: a linear router), and learned scales and biases on the
+    # residual stream and the sublayer outputs
+    # Inkling 2: per-head scales of the queries and relative states; a sink logit per head
+    # projected from the layer input; the global layers' key and value convolutions with
+    # per-token weights (weight_proj) and three input norms; block attention residuals with
+    # Q_in learned queries reading X_res stacked states in all (None: none)
+    head_scales: bool = False
+    sink_proj: bool = False
+    dyn_convs: bool = False
+    Q_in: Optional[int] = None
+    X_res: Optional[int] = None
+    K_g: Optional[int] = None
+    d_r: Optional[int] = None
+    residual_affine: bool = False
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False
@@ -266,8 +295,10 @@ class Spec(Record):
     @property
     def hybrid(self) -> bool:
         """Some layers mix tokens by linear attention, an SSM or a short convolution, or
-        some blocks lack attention or an FFN."""
-        return any(getattr(self, f) is not None for f in HYBRID_COUNTS)
+        some blocks lack attention or an FFN; or Inkling's short convolutions or ZAYA's
+        convolutional attention run beside attention (their windows are state)."""
+        return (any(getattr(self, f) is not None for f in HYBRID_COUNTS) or self.short_convs
+                or self.K_g is not None)
 
     @property
     def kv_shared_layers(self) -> int:

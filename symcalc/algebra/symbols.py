@@ -137,6 +137,23 @@ SIZES: dict[str, SymbolInfo] = {
                "share blocks: Zamba's B_sh)", "L_{\\mathrm{ffn,w}}"),
         _size("d_bk", "width of each block of the RG-LRU's block-diagonal gates (RecurrentGemma: "
               "lru_width // num_attention_heads)", "d_{\\mathrm{bk}}"),
+        # Inkling: relative-position logits, a bank of d_rel profiles per attention layer
+        _size("d_rel", "width of each head's relative-position state (Inkling's d_rel)",
+              "d_{\\mathrm{rel}}"),
+        _count("X_rel", "backward distances of the relative-position logits summed over the "
+               "attention layers (Inkling: the window in a sliding layer, rel_extent in a global "
+               "one)", "X_{\\mathrm{rel}}"),
+        # Inkling 2: block attention residuals (learned queries over stacked block outputs)
+        _count("Q_in", "learned input queries of the block attention residuals (Inkling 2: one "
+               "per MLP input, one or three per attention input, one before the final norm)",
+               "Q_{\\mathrm{in}}"),
+        _count("X_res", "stacked states the block attention residuals' queries read, summed over "
+               "every query (Inkling 2)", "X_{\\mathrm{res}}"),
+        # ZAYA: compressed convolutional attention and an MLP router
+        _size("K_g", "kernel width of the grouped convolution mixing queries and keys (ZAYA's "
+              "cca_time1; the depthwise one's is K_conv)", "K_{\\mathrm{g}}"),
+        _size("d_r", "width of the router's own hidden state (ZAYA's router_hidden_size)",
+              "d_{\\mathrm{r}}"),
         _size("r_ad", "rank of the per-use low-rank adapters of a shared block (Zamba2's "
               "adapter_rank)", "r_{\\mathrm{ad}}"),
         # RoCBERT: pronunciation and shape tables beside the word table, concatenated to it
@@ -240,6 +257,9 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_rwkv", "linear attention is RWKV-4's time mixing (receptance, key, value, "
                 "output; the WKV recurrence has no matmul), with its channel mixing's receptance "
                 "gate beside the FFN", "\\rho_w"),
+        _switch("sw_mlstm", "linear attention is xLSTM's mLSTM: q, k, v, an output gate per "
+                "channel, input and forget gates per head (biased), a norm over all heads; no "
+                "convolution; its state kept in the model's dtype", "\\mu_l"),
         _switch("sw_light", "linear attention is lightning attention (MiniMax-01: no "
                 "convolution, beta or decay parameters)", "\\lambda_a"),
         _switch("sw_gdn", "linear attention is Gated DeltaNet (else Kimi Delta Attention)",
@@ -296,6 +316,30 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "projections (Ling's hybrids, bailing_hybrid)", "\\kappa_f"),
         _switch("sw_nscale", "learned per-channel scales of the queries, the output gate and the "
                 "MLP's gate and up (Dory)", "\\nu_c"),
+        _switch("sw_sconv", "depthwise causal convolutions of width K_conv on the keys and values "
+                "and on the attention and MLP outputs (Inkling)", "\\kappa_s"),
+        _switch("sw_rlog", "relative-position logits: a d -> n_h d_rel projection per attention "
+                "layer mixing a bank of d_rel profiles over X_rel distances (Inkling)", "\\rho_l"),
+        _switch("sw_rsh", "the router also scores the shared experts and learns a global scale, "
+                "and each dense MLP learns a global output scale (Inkling)", "\\varrho_s"),
+        _switch("sw_hsc", "learned per-head scales of the queries and of the relative states "
+                "(Inkling 2)", "\\nu_p"),
+        _switch("sw_skp", "a sink logit per head projected from the layer input, d -> n_h "
+                "(Inkling 2)", "\\varsigma_p"),
+        _switch("sw_dcv", "the global layers' key and value convolutions take per-token weights "
+                "projected from their input (d -> n_kv K_conv each) and their q, k, v inputs "
+                "have norms of their own (Inkling 2)", "\\kappa_d"),
+        _switch("sw_bres", "block attention residuals: learned queries read the stacked outputs "
+                "of earlier blocks before each sublayer and the final norm (Inkling 2)",
+                "\\beta_r"),
+        _switch("sw_cca", "compressed convolutional attention: queries and keys mixed by a "
+                "depthwise and a grouped causal convolution with biases, half of each value head "
+                "from the previous token, a learned key scale per key/value head (ZAYA)",
+                "\\kappa_c"),
+        _switch("sw_rmlp", "the router is an MLP on a d_r-wide state carried from layer to layer, "
+                "with a class that skips the experts (ZAYA)", "\\varrho_m"),
+        _switch("sw_raff", "learned scales and biases on the residual stream and on each "
+                "sublayer's output (ZAYA)", "\\rho_a"),
         _switch("sw_shad", "each use of a shared block adds a low-rank adapter to its MLP's "
                 "gate and up projections (Zamba2)", "\\sigma_f"),
         _switch("sw_shaa", "each use of a shared block adds low-rank adapters to its q, k and v "
@@ -395,6 +439,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
+(d_rel, X_rel, K_g, d_r, Q_in, X_res) = (SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g",
+                                                                   "d_r", "Q_in", "X_res"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb) = (

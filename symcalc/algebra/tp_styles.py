@@ -68,6 +68,13 @@ STYLES: dict[str, Style] = {
     # (the experts' all-reduce sums it back): nothing split, no collective of its own
     "moe_identity_expert": Style("", (), (), "the zero-computation experts' input divided by t "
                                              "on each rank; nothing split"),
+    # transformers' AllReduceParallel (Inkling's shared experts): the module's partial output
+    # all-reduced, nothing of its own split
+    "all_reduce": Style("", (("all_reduce", "output"),), (),
+                        "nothing split; the module's partial output all-reduced"),
+    # transformers' replicate (the base TensorParallelLayer: Inkling 2's embedding): nothing
+    # split, no collective
+    "replicate": Style("", (), (), "whole on every rank; no collective"),
     "moe_tp_experts": Style("", (("all_reduce", "output"),),
                             (("all_reduce", "input"), ("all_reduce", "routing")),
                             "every rank runs its slice of every expert; outputs all-reduced"),

@@ -47,6 +47,8 @@ def component_source(spec: Spec, path: str, source: str) -> str:
     if last in ("k", "v") and len(parts) > 1 and parts[-2] in ("attention", "cross_attention") \
             and source == "ainslie2023":
         return attention_kv_source(spec)
+    if "linear_attention" in parts and spec.linear_attn in LINEAR_ATTN_SOURCES:
+        return LINEAR_ATTN_SOURCES[spec.linear_attn]  # not Gated DeltaNet's paper
     if path.endswith("embedding/position") and source == "devlin2019":
         return position_source(spec)
     if (path.endswith("head/weight") or path == "head") and source == "press2017" \
@@ -56,3 +58,5 @@ def component_source(spec: Spec, path: str, source: str) -> str:
 
 
 TIED_HEAD_SOURCE = "press2017"
+# a linear-attention mixer whose every part comes from one paper of its own
+LINEAR_ATTN_SOURCES = {"mlstm": "beck2024xlstm"}

@@ -112,6 +112,11 @@ SOURCES: dict[str, Source] = {
                "shared attention+MLP blocks alternating over num_mem_blocks copies, each use with "
                "its own low-rank (LoRA-like) adapters on the MLP and, optionally, on q, k and v "
                "(transformers modeling_zamba2.py Zamba2MLP, Zamba2Attention, Zamba2Model.get_layers)"),
+        Source("beck2024xlstm", "Beck et al. 2024, xLSTM: Extended Long Short-Term Memory "
+               "(arXiv:2405.04517); NX-AI xLSTM-7b model card",
+               "the mLSTM block (q, k, v, exponential input and forget gates, an output gate, a "
+               "matrix memory read by the queries) and its chunkwise kernels (transformers "
+               "modeling_xlstm.py xLSTMLayer, mlstm_chunkwise_fw, mlstm_recurrent_step_native)"),
         Source("peng2023rwkv", "Peng et al. 2023, RWKV: Reinventing RNNs for the Transformer Era "
                "(arXiv:2305.13048)",
                "RWKV-4's time mixing (receptance, key, value, output, time decay and bonus, token "
@@ -202,6 +207,19 @@ SOURCES: dict[str, Source] = {
                "Sec. 7-8: one in_proj to z, x, B, C (G groups) and dt (H heads), conv over x, B, "
                "C, scalar A per head, gated RMSNorm; a d_in x N state (transformers "
                "modeling_nemotron_h.py, modeling_falcon_h1.py, modeling_granitemoehybrid.py)"),
+        Source("inkling2026", "Thinking Machines Lab 2026, Inkling model card "
+               "(thinkingmachines/Inkling); Hugging Face transformers 5.24 modeling_inkling.py",
+               "short convolutions on keys, values and the sublayer outputs, relative-position "
+               "logits (r_proj, rel_logits_proj), a router over the routed and shared experts "
+               "with global scales (InklingAttention, InklingShortConvolution, InklingTopkRouter, "
+               "InklingMLP)"),
+        Source("zyphra2025cca", "Zyphra 2025, Compressed Convolutional Attention "
+               "(arXiv:2510.04476) and the ZAYA1 model card (Zyphra/ZAYA1-8B); Hugging Face "
+               "transformers 5.24 modeling_zaya.py",
+               "queries and keys mixed by a depthwise and a grouped causal convolution, half of "
+               "each value head delayed by a token, an MLP router on a state carried between "
+               "layers, residual scales and biases (ZayaCCAProjection, ZayaQKNorm, ZayaRouter, "
+               "ZayaResidualScaling)"),
         Source("liquid2025", "Liquid AI 2025, LFM2 technical report and model card",
                "short-convolution block: in_proj d -> 3d (B, C, x), depthwise conv of width K, "
                "out_proj (transformers modeling_lfm2.py Lfm2ShortConv)"),

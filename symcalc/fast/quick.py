@@ -88,7 +88,10 @@ def _peak_text(opts: Options) -> str:
 
 def _state_parts(spec: Spec) -> list[str]:
     out = []
-    if spec.L_lin:
+    if spec.L_lin and spec.linear_attn == "mlstm":
+        out.append(f"{spec.L_lin} mLSTM layers x n_lv (d_lk d_lv + d_lk + 1) state values "
+                   "at the model's dtype")
+    elif spec.L_lin:
         out.append(f"{spec.L_lin} linear-attention layers x (n_lv d_lk d_lv state + "
                    "K_conv (2 n_lk d_lk + n_lv d_lv) conv inputs)")
     if spec.L_ssm:
@@ -96,6 +99,12 @@ def _state_parts(spec: Spec) -> list[str]:
         out.append(f"{spec.L_ssm} {spec.ssm} layers x (d_in N_s state + K_conv {conv} conv inputs)")
     if spec.L_conv:
         out.append(f"{spec.L_conv} short-convolution layers x K_conv d conv inputs")
+    if spec.short_convs:
+        out.append(f"{spec.attention_layers} attention layers x K_conv (2 n_kv d_h + 2 d) "
+                   "float32 inputs of their short convolutions")
+    if spec.K_g is not None:
+        out.append(f"{spec.attention_layers} attention layers x ((K_conv + K_g - 2) (n_h + n_kv) "
+                   "d_h query and key inputs + n_kv d_h / 2 delayed values)")
     return out or ["no linear-attention, SSM or convolution layers"]
 
 

@@ -283,7 +283,7 @@ const shape = s => s.family === "encoder-decoder" ? "encoder-decoder" : "single"
 const moe = s => s.E !== null;
 const attentionLayers = s => s.L_attn === null ? s.L : s.L_attn;
 const ffnLayers = s => s.L_ffn === null ? s.L : s.L_ffn;
-const hybrid = s => S().hybrid_counts.some(f => s[f] !== null);
+const hybrid = s => S().hybrid_counts.some(f => s[f] !== null) || s.short_convs === true || s.K_g !== null;  // spec.Spec.hybrid
 
 // ---- options (symcalc.algebra.options) --------------------------------------------------------
 function bits(key) {
@@ -556,9 +556,12 @@ function windowText(spec) {
 }
 function stateParts(spec) {
   const out = [];
-  if (spec.L_lin) out.push(`${spec.L_lin} linear-attention layers x (n_lv d_lk d_lv state + K_conv (2 n_lk d_lk + n_lv d_lv) conv inputs)`);
+  if (spec.L_lin && spec.linear_attn === "mlstm") out.push(`${spec.L_lin} mLSTM layers x n_lv (d_lk d_lv + d_lk + 1) state values at the model's dtype`);
+  else if (spec.L_lin) out.push(`${spec.L_lin} linear-attention layers x (n_lv d_lk d_lv state + K_conv (2 n_lk d_lk + n_lv d_lv) conv inputs)`);
   if (spec.L_ssm) out.push(`${spec.L_ssm} ${spec.ssm} layers x (d_in N_s state + K_conv ${spec.ssm === "mamba" ? "d_in" : "(d_in + 2 G_s N_s)"} conv inputs)`);
   if (spec.L_conv) out.push(`${spec.L_conv} short-convolution layers x K_conv d conv inputs`);
+  if (spec.short_convs) out.push(`${spec.L_attn === null ? spec.L : spec.L_attn} attention layers x K_conv (2 n_kv d_h + 2 d) float32 inputs of their short convolutions`);
+  if (spec.K_g !== null) out.push(`${spec.L_attn === null ? spec.L : spec.L_attn} attention layers x ((K_conv + K_g - 2) (n_h + n_kv) d_h query and key inputs + n_kv d_h / 2 delayed values)`);
   return out.length ? out : ["no linear-attention, SSM or convolution layers"];
 }
 function conventions(spec, o) {  // quick.conventions

@@ -98,6 +98,14 @@ AWAITING_SAVED_TENSORS = frozenset({
     "dory",
     # JetMoE's mixture of attention heads
     "jetmoe",
+    # Inkling's short convolutions (float32) and relative-position logits
+    "inkling_text",
+    # Inkling 2's block attention residuals, dynamic convolutions, sink projections
+    "inkling2_text",
+    # xLSTM's mLSTM blocks
+    "xlstm",
+    # ZAYA's convolutional attention, MLP router and residual scales (a float32 residual stream)
+    "zaya",
     # issue 21, i21-kin's branch: RoFormer's rotation rebuilds cos and sin per layer and, with
     # its frozen sinusoidal table made trainable by saved_tensors.build's requires_grad_(True),
     # keeps q, k and their rotated copies

@@ -97,6 +97,18 @@ SSM_CONFIGS = [
     # Zamba2: a Mamba-2 mixer in every layer, keys and values in its hybrid layers
     ("zamba2/tiny-mem-blocks-attn-adapters.json", 2, 5),
     ("zamba2/tiny-bare-biases-gqa.json", 1, 7),
+    # Inkling: four float32 convolution windows per layer beside keys and values (prompts
+    # within W - 1)
+    ("inkling_text/causal-lm-layer-types-dense-sparse.json", 2, 5),
+    ("inkling_text/model-checkpoint-keys.json", 1, 4),
+    # ZAYA: the convolutional attention's query/key window and delayed value half per layer,
+    # beside keys and values (prompts within W - 1)
+    ("zaya/causal-lm-window-biases-untied.json", 2, 4),
+    ("zaya/model-mha-kernels.json", 1, 6),
+    # xLSTM: the mLSTM's matrix memory, normalizer and maximum per head in xLSTMCache's
+    # rnn_state, at the model's dtype (two chunks of 4 and one token by itself)
+    ("xlstm/causal-lm-chunks-4.json", 2, 9),
+    ("xlstm/model-blocks.json", 1, 5),
     # attention-free stacks whose own forward keeps a cache (returned as ``out.cache``)
     ("mamba/tiny-tied.json", 2, 5),
     ("mamba/tiny-untied-biases-rank.json", 1, 2),
@@ -136,6 +148,14 @@ LIGHTNING_CONFIGS = [
     ("minimax/model-default-pattern.json", 1, 3),
     ("minimax/causal-lm-window-tied-alias.json", 2, 3),
 ]
+# models whose forward transformers 5.24 cannot run once cast to bf16 with .to(): Inkling 2's
+# router keeps a float32 weight it multiplies by float32 states (a cast weight fails); four
+# float32 convolution windows per layer (the global layers' dynamic ones too) beside keys and
+# values (prompts within W - 1)
+FP32_CONFIGS = [
+    ("inkling2_text/causal-lm-layer-types-blocks-2.json", 2, 5),
+    ("inkling2_text/model-first-global-aliases.json", 1, 4),
+]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 # each config in one dtype, the two taken in turn (every family meets both over its configs;
 # a CPU forward with a cache per case is this file's cost); SYMCALC_REFERENCE_ALL=1: both
@@ -143,7 +163,7 @@ CASES = [pytest.param(f, b, s, dt, id=f"{f.removesuffix('.json')}-{b}x{s}-{dt}")
          for i, (f, b, s) in enumerate(LINEAR_CONFIGS + SSM_CONFIGS + ATTENTION_CONFIGS)
          for dt in (DTYPES if H.REFERENCE_ALL else [list(DTYPES)[i % 2]])]
 CASES += [pytest.param(f, b, s, "fp32", id=f"{f.removesuffix('.json')}-{b}x{s}-fp32")
-          for f, b, s in LIGHTNING_CONFIGS]
+          for f, b, s in LIGHTNING_CONFIGS + FP32_CONFIGS]
 
 _HELD: dict[tuple, dict] = {}
 
@@ -186,6 +206,13 @@ def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
             held["state"] += t.numel() * t.element_size()
             held["conv" if i < 2 else "recurrent"].append((tuple(t.shape), t.dtype))
         if isinstance(rwkv_state, list):
+            _HELD[key] = held
+            return held
+        for states in (getattr(cache, "rnn_state", None) or {}).values():  # xLSTMCache
+            for t in states:
+                held["state"] += t.numel() * t.element_size()
+                held["recurrent"].append((tuple(t.shape), t.dtype))
+        if hasattr(cache, "rnn_state"):
             _HELD[key] = held
             return held
         for t in getattr(cache, "linear_cache", None) or []:  # MiniMaxCache's lightning states

@@ -189,6 +189,12 @@ REFUSED = {
 # every head to the scores of its own heads (transformers 5.24's tensor-parallel forward fails)
 REFUSED.update({f"doge/{name}": "the dynamic mask is not split with the heads"
                 for name in ("tiny-bare-biases-head-dim", "tiny-gqa", "tiny-tied-window")})
+# Inkling's embedding norms the table's lookups inside the embedding module: the vocabulary-split
+# table's partial lookups reach its RMSNorm before the all-reduce (DTensor refuses the Partial
+# placement there; transformers 5.24's EmbeddingParallel hooks the same module)
+REFUSED.update({f"inkling_text/{name}": "the embedding norm reads the partial lookups"
+                for name in ("causal-lm-default-pattern-t2", "causal-lm-layer-types-dense-sparse",
+                             "model-checkpoint-keys")})
 
 
 def _kind(name: str) -> str:
@@ -229,7 +235,7 @@ def test_forward_collectives_match_pytorch(model_type, config, order, every, req
             inputs = H.forward_inputs(model, BATCH, SEQ, "cpu")
             whole = bool(own) and spec.head != "none"  # the head's entries run too
             if refused:  # PyTorch's forward refuses it too
-                with pytest.raises(RuntimeError):
+                with pytest.raises((RuntimeError, AssertionError)):  # (DTensor's placements)
                     R.forward_collectives(model, plan_dict, inputs, whole)
                 checked += 1
                 continue
