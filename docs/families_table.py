@@ -77,7 +77,7 @@ def status_rows(families: dict, types: dict) -> list[tuple[str, str, str]]:
             out.append((model_type, "refused", types.get("refused", {}).get(model_type)))
             continue
         detail = f"`{cls}` by `{model_type}.toml`"
-        if family.wrapper is not None:
+        if family.wrapper is not None and family.wrapper.text_config != ".":
             detail += f" (language model: `{family.wrapper.text_model_type}.toml`)"
         out.append((model_type, "exact", detail))
     return out

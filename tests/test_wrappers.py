@@ -28,17 +28,17 @@ def _tiny() -> dict:
 
 
 # -- the parts: math and sources ------------------------------------------------------------------
-@pytest.mark.parametrize("kind", sorted(vision.TOWERS))
-def test_every_tower_is_a_polynomial_in_its_sizes(kind):
-    part = vision.part("vision_tower", kind)
-    assert part.role == "vision_tower" and part.terms
+@pytest.mark.parametrize("role,kind", [(role, kind) for role, table in vision.TABLES.items()
+                                       if role != "projector" for kind in sorted(table)])
+def test_every_tower_is_a_polynomial_in_its_sizes(role, kind):
+    part = vision.part(role, kind)
+    assert part.role == role and part.terms
     assert part.symbols <= set(vision.SYMBOLS)
     assert part.total.is_polynomial(*[vision.SYMBOLS[s] for s in sorted(part.symbols)])
     assert all(isinstance(c, sp.Integer) and c > 0 for c in sp.Poly(part.total).coeffs())
 
 
-@pytest.mark.parametrize("role,table", [("vision_tower", vision.TOWERS),
-                                        ("projector", vision.PROJECTORS)])
+@pytest.mark.parametrize("role,table", list(vision.TABLES.items()))
 def test_every_part_names_a_known_source(role, table):
     missing = {kind: vision.part(role, kind).source for kind in table
                if vision.part(role, kind).source not in SOURCES}
@@ -56,7 +56,8 @@ def test_siglip_matches_the_gemma3_4b_count():
 @pytest.mark.parametrize("model_type", WRAPPERS)
 def test_wrapper_files_name_parts_that_exist_and_give_their_sizes(model_type):
     w = fd.load_family(model_type).wrapper
-    for role, kind in (("vision_tower", w.vision), ("projector", w.projector)):
+    for role, kind in (("vision_tower", w.vision), ("audio_tower", w.audio),
+                       ("projector", w.projector)):
         if kind:
             part = vision.part(role, kind)
             assert part.symbols <= set(w.sizes), (role, kind, part.symbols - set(w.sizes))

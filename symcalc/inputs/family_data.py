@@ -60,7 +60,7 @@ class Wrapper(Record):
     """A multimodal family's ``[wrapper]`` table: where its language model's config is, and
     what else the checkpoint holds (a vision tower and a projector of symcalc.algebra.vision)."""
 
-    text_config: str  # the key holding the language model's config
+    text_config: str  # the key holding the language model's config ("." : the top level)
     text_model_type: str  # its model_type when the nested config names none
     text_absent: dict[str, Any]  # the nested config transformers builds when the key is absent
     vision_config: str | None = None
@@ -390,6 +390,9 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
         if value is not None and (not isinstance(value, str) or not value):
             raise SymcalcError(label, f"wrapper.{key}: must be text (got {value!r})")
         text[key] = value
+    if text["text_config"] == "." and not any(k in raw for k in ("spec", "fixed")):
+        raise SymcalcError(label, "wrapper.text_config: '.' (the language model's keys at the "
+                                  "top level) needs the family's own [spec] or [fixed]")
     if text["vision"] and not text["vision_config"]:  # (Fuyu's projector reads top-level keys)
         raise SymcalcError(label, "wrapper.vision_config: is required with a vision tower")
     if text["audio"] and not text["audio_config"]:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
     from pathlib import Path
 
-    from .family_data import Family
+    from .family_data import Family, Wrapper
     from ..algebra.spec import Spec
 
 DOCS = "docs/families.md"
@@ -85,7 +85,8 @@ def read_model(data: dict[str, Any], name: str = "config.json", folder: str | No
                outside: bool = True) -> tuple["Spec", tuple[Outside, ...]]:
     """The language model's :class:`Spec` and, for a multimodal config, the parts outside it
     (empty for a text-only config; not computed when ``outside`` is false)."""
-    from .family_data import build_fields, build_implementation, family_names, load_family
+    from .family_data import (build_fields, build_implementation, canonical_config,
+                              family_names, load_family)
 
     known = family_names(folder)
     model_type = data.get("model_type")
@@ -102,13 +103,29 @@ def read_model(data: dict[str, Any], name: str = "config.json", folder: str | No
         raise SymcalcError("architectures[0]", f"must be a {model_type} class symcalc knows "
                                                f"({', '.join(family.classes)}); got {cls!r}")
     role = family.classes[cls]
-    if family.wrapper is None:
+    w = family.wrapper
+    if w is None or w.text_config == ".":
         fields, keys = build_fields(family, role, data)
         fields.setdefault("name", name)
         fields["source"] = f"Hugging Face config ({model_type}, {cls})"
         fields["implementation"], impl_keys = build_implementation(family, data, role)
-        return _make(fields, {**keys, **impl_keys}), ()
+        spec = _make(fields, {**keys, **impl_keys})
+        if w is None or not outside or cls in w.text_only:
+            return spec, ()
+        # the language model's keys at the top level (GIT), the towers nested beside them
+        return spec, _outside(family, _towers_view(w, dict(canonical_config(family.aliases,
+                                                                            data)[0]), data))
     return _read_wrapped(family, cls, role, data, name, folder, outside)
+
+
+def _towers_view(w: "Wrapper", view: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """``view`` with the towers' nested configs, their classes' defaults filled in."""
+    if w.vision_config:
+        vision = w.nested(data, w.vision_config, w.vision_absent)
+        view[w.vision_config] = {**w.vision_defaults, **vision}
+    if w.audio_config:  # a missing audio config is its class's defaults
+        view[w.audio_config] = {**w.audio_defaults, **w.nested(data, w.audio_config, {})}
+    return view
 
 
 def _refuse_listed(model_type: Any, known: tuple[str, ...]) -> None:
@@ -164,11 +181,7 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
     # the wrapper's own entries see the nested configs with their defaults filled in
     view = dict(canonical_config(family.aliases, data)[0])
     view[key] = {**text_family.defaults, **text}
-    if w.vision_config:
-        vision = w.nested(data, w.vision_config, w.vision_absent)
-        view[w.vision_config] = {**w.vision_defaults, **vision}
-    if w.audio_config:  # a missing audio config is its class's defaults
-        view[w.audio_config] = {**w.audio_defaults, **w.nested(data, w.audio_config, {})}
+    _towers_view(w, view, data)
     if cls not in w.text_only:  # a text-only class is its language model alone
         more, more_keys = build_fields(family, role, view)
         fields.update(more)

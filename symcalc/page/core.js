@@ -1014,21 +1014,29 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
   const cls = archs[0];
   if (!(cls in fam.classes)) throw new SymcalcError("architectures[0]", `must be a ${modelType} class symcalc knows (${Object.keys(fam.classes).join(", ")}); got ${repr(cls)}`);
   const role = fam.classes[cls];
-  if (!fam.wrapper) {
-    const [fields, keys] = buildFields(fam, role, data);
-    if (!("name" in fields)) fields.name = name;
-    fields.source = `Hugging Face config (${modelType}, ${cls})`;
-    const [implementation, implKeys] = buildImplementation(fam, data, role);
-    fields.implementation = implementation;
-    return [makeWithKeys(fields, {...keys, ...implKeys}), []];
-  }
-  const w = fam.wrapper, key = w.text_config;
   const nested = (k, absent) => {
     const value = k ? (k in data ? data[k] : null) : null;
     if (value === null) return {...absent};
     if (typeof value !== "object" || Array.isArray(value) || isFloat(value)) throw new SymcalcError(k || "config", `must be an object (a nested config; got ${repr(value)})`);
     return value;
   };
+  const towersView = (w, view) => {  // hf._towers_view
+    if (w.vision_config) view[w.vision_config] = {...(w.vision_defaults || {}), ...nested(w.vision_config, w.vision_absent || {})};
+    if (w.audio_config) view[w.audio_config] = {...(w.audio_defaults || {}), ...nested(w.audio_config, {})};
+    return view;
+  };
+  if (!fam.wrapper || fam.wrapper.text_config === ".") {
+    const [fields, keys] = buildFields(fam, role, data);
+    if (!("name" in fields)) fields.name = name;
+    fields.source = `Hugging Face config (${modelType}, ${cls})`;
+    const [implementation, implKeys] = buildImplementation(fam, data, role);
+    fields.implementation = implementation;
+    const spec = makeWithKeys(fields, {...keys, ...implKeys});
+    if (!fam.wrapper || (fam.wrapper.text_only || []).includes(cls)) return [spec, []];
+    // the language model's keys at the top level (GIT), the towers nested beside them
+    return [spec, outsideParts(fam, towersView(fam.wrapper, {...canonicalConfig(fam.aliases, data)[0]}))];
+  }
+  const w = fam.wrapper, key = w.text_config;
   const absent = {...(w.text_absent || {})};
   for (const k of w.text_absent_nulls || []) absent[k] = null;
   const text = nested(key, absent);
@@ -1044,8 +1052,7 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
   const keys = Object.fromEntries(Object.entries({...read, ...implRead}).map(([f, ks]) => [f, ks.map(k => `${key}.${k}`)]));
   const canonText = canonicalConfig(tf.aliases, text)[0];
   const view = {...canonicalConfig(fam.aliases, data)[0], [key]: {...(tf.defaults || {}), ...canonText}};
-  if (w.vision_config) view[w.vision_config] = {...(w.vision_defaults || {}), ...nested(w.vision_config, w.vision_absent || {})};
-  if (w.audio_config) view[w.audio_config] = {...(w.audio_defaults || {}), ...nested(w.audio_config, {})};
+  towersView(w, view);
   const textOnly = (w.text_only || []).includes(cls);  // a text-only class is its language model alone
   if (!textOnly) { const [more, moreKeys] = buildFields(fam, role, view); Object.assign(fields, more); Object.assign(keys, moreKeys); }
   if (!("name" in fields)) fields.name = name;
