@@ -156,6 +156,30 @@ def qwen3_5_vision() -> Part:
                 })
 
 
+def clip_vision() -> Part:
+    """CLIP's vision transformer as GIT builds it (transformers GitVisionModel): a class token,
+    a bias-free patch convolution, a learned position row per patch plus one for the class
+    token, a LayerNorm before and after the layers, and pre-norm layers with biased q/k/v/o
+    and a biased two-layer MLP."""
+    layer = 4 * _linear(v_d, v_d) + _linear(v_d, v_ff) + _linear(v_ff, v_d) + 2 * _layer_norm(v_d)
+    return Part("clip_vit", "vision_tower", "CLIP vision transformer (GIT)", "radford2021clip", {
+        "vision_tower/class_embedding": v_d,
+        "vision_tower/patch_embedding": v_C * v_p**2 * v_d,
+        "vision_tower/position_embedding": v_np * v_d,
+        "vision_tower/norms": 2 * _layer_norm(v_d),
+        "vision_tower/layers": v_L * layer,
+    })
+
+
+def git_projector() -> Part:
+    """GIT's visual projection (GitProjection): one biased v_d x v_dt linear and a LayerNorm of
+    the text width."""
+    return Part("git", "projector", "GIT visual projection", "wang2022git", {
+        "projector/linear": _linear(v_d, v_dt),
+        "projector/norm": _layer_norm(v_dt),
+    })
+
+
 def sam_vision() -> Part:
     """GOT-OCR 2.0's vision encoder, SAM's ViT (transformers GotOcr2VisionEncoder): a biased
     p x p patch convolution, a learned absolute position table of n x n patches
@@ -252,10 +276,11 @@ def fuyu_projector() -> Part:
 
 TOWERS: dict[str, Callable[[], Part]] = {
     "siglip": siglip, "pixtral": pixtral, "llama4": llama4_vision, "qwen3_5": qwen3_5_vision,
-    "sam_vit": sam_vision}
+    "sam_vit": sam_vision, "clip_vit": clip_vision}
 PROJECTORS: dict[str, Callable[[], Part]] = {
     "gemma3": gemma3_projector, "mistral3": mistral3_projector, "llama4": llama4_projector,
-    "fuyu": fuyu_projector, "got_ocr2": got_ocr2_projector, "moss_audio": moss_audio_projector}
+    "fuyu": fuyu_projector, "got_ocr2": got_ocr2_projector, "moss_audio": moss_audio_projector,
+    "git": git_projector}
 AUDIO_TOWERS: dict[str, Callable[[], Part]] = {"whisper": whisper_encoder}
 TABLES: dict[str, dict[str, Callable[[], Part]]] = {
     "vision_tower": TOWERS, "audio_tower": AUDIO_TOWERS, "projector": PROJECTORS}

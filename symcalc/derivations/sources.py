@@ -165,6 +165,15 @@ SOURCES: dict[str, Source] = {
                "it (models/moss_transcribe_diarize; checkpoint hf-audio/MOSS-Transcribe-Diarize-HF)",
                "the audio projector: merged encoder frames through two linear layers and a "
                "LayerNorm into the language model's width (MossTranscribeDiarizeMultiModalProjector)"),
+        Source("radford2021clip", "Radford et al. 2021, Learning Transferable Visual Models "
+               "From Natural Language Supervision (CLIP; arXiv:2103.00020)",
+               "CLIP's vision transformer: a class token, patch and position embeddings, "
+               "LayerNorms before and after pre-norm layers (transformers modeling_git.py "
+               "GitVisionModel)"),
+        Source("wang2022git", "Wang et al. 2022, GIT: A Generative Image-to-text Transformer "
+               "for Vision and Language (arXiv:2205.14100)",
+               "a BERT-shaped text decoder over image tokens projected by a linear layer and a "
+               "LayerNorm (transformers modeling_git.py GitProjection, GitForCausalLM)"),
         Source("kirillov2023", "Kirillov et al. 2023, Segment Anything (ICCV 2023; "
                "arXiv:2304.02643)",
                "SAM's image encoder: a ViT with windowed and global attention layers, learned "
