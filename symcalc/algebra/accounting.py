@@ -74,7 +74,7 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
         # (ZAYA: scales and biases of the residual and of the sublayer's output, twice: 8d)
         leaves.append(Leaf("norm/residual_scales", (2 * c.sw("rscale") + 8 * c.sw("raff"))
                            * SIZES["d"].symbol, "shi2024doge"))
-        leaves += _parts("hyper", c.hyper_connection_params())
+        leaves += _parts("hyper_connections", c.hyper_connection_params())
     # a decoder stack's own cross-attention (sw_cross: BART-shaped decoders run alone, its
     # weights unused) or an encoder-decoder's decoder layer, which runs it
     unused = c.sw("cross") if hybrid else 1

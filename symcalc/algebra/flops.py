@@ -261,7 +261,7 @@ def _layer_extras(tokens) -> list[Leaf]:
         Leaf("adapter/bottlenecks", sw("adapter") * 2 * tokens * 2 * d * d_ad, "pfeiffer2022xmod"),
         # HY-V4: the mixers before attention and before the FFN, each n_hc d -> 2 n_hc on every
         # token (folding and spreading the streams is elementwise)
-        Leaf("hyper/mixers", sw("hc") * 2 * 2 * tokens * n_hc * d * 2 * n_hc, "tencent2026hyv4"),
+        Leaf("hyper_connections/mixers", sw("hc") * 2 * 2 * tokens * n_hc * d * 2 * n_hc, "tencent2026hyv4"),
     ]
 
 
