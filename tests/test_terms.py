@@ -106,7 +106,8 @@ def test_rows_add_up_to_the_quantities(name, opts):
            if n in ("L_attn", "L_ffn", "L_dense", "L_local", "L_lin", "L_ssm", "L_conv",
                     "L_kv_shared", "L_kv_shared_local", "L_idx") and x in (0, spec.L)}
     # the output gate's width per head, which the sympy expression's structure substitutes
-    fix[ALL["d_g"].symbol] = sympy.Integer(1) if spec.attn_gate_per_head else ALL["d_h"].symbol
+    fix[ALL["d_g"].symbol] = (sympy.Integer(1) if spec.attn_gate_per_head
+                              else ALL["d_v"].symbol if spec.mla else ALL["d_h"].symbol)
     if spec.d_ai is None:  # the attention projections read d inputs (Zamba's 2d aside)
         fix[ALL["d_ai"].symbol] = ALL["d"].symbol
     if spec.B_sh is None:  # every attention and FFN layer holds its weights (Zamba's aside)

@@ -74,6 +74,7 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
         # (ZAYA: scales and biases of the residual and of the sublayer's output, twice: 8d)
         leaves.append(Leaf("norm/residual_scales", (2 * c.sw("rscale") + 8 * c.sw("raff"))
                            * SIZES["d"].symbol, "shi2024doge"))
+        leaves += _parts("hyper_connections", c.hyper_connection_params())
     # a decoder stack's own cross-attention (sw_cross: BART-shaped decoders run alone, its
     # weights unused) or an encoder-decoder's decoder layer, which runs it
     unused = c.sw("cross") if hybrid else 1
@@ -313,6 +314,7 @@ def shape_params(shape: str) -> Breakdown:
         leaves += _parts("per_layer_input", c.per_layer_model_params())
         leaves += _parts("altup", c.altup_model_params())
         leaves.append(Leaf("skipped_layers", c.skipped_layer_params(), "meta2024mllama"))
+        leaves.append(Leaf("hyper_head", c.hyper_head_params(), "tencent2026hyv4"))
     else:
         leaves += _stack("encoder", L, layer_params())
         leaves += _stack("decoder", L_dec, layer_params(cross_attention=True))
@@ -361,7 +363,9 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
     if spec.d_ai is None:  # the attention projections read the hidden state alone
         out[d_ai] = d
     # the width of each head's output gate: one scalar per head, else a gate per channel
-    out[SIZES["d_g"].symbol] = sympy.Integer(1) if spec.attn_gate_per_head else SIZES["d_h"].symbol
+    # (HY-V4's gate beside MLA: one per value channel, d_v)
+    out[SIZES["d_g"].symbol] = (sympy.Integer(1) if spec.attn_gate_per_head
+                                else SIZES["d_v"].symbol if spec.mla else SIZES["d_h"].symbol)
     return out
 
 

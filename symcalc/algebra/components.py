@@ -14,7 +14,7 @@ import sympy
 from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in)
+                      r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in, n_hc)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -178,6 +178,22 @@ def indexer_params() -> list[Part]:
         Part("k_norm", on * 2 * d_ih, "deepseek2025v32"),
         Part("weights", on * d * n_ih, "deepseek2025v32"),
     ]
+
+
+def hyper_connection_params() -> list[Part]:
+    """HY-V4's hyper-connections (``sw_hc``; Zhu et al. 2024, Hyper-Connections, in the form of
+    transformers 5.24's HYV4HyperConnection): before the attention and before the FFN block of
+    every layer a mixer reads the n_hc residual streams flattened (n_hc d) and gives per
+    stream a weight to fold them into the block's input and a weight to spread its output back
+    (fn: n_hc d -> 2 n_hc), with a bias per weight (base, 2 n_hc) and two scales (scale)."""
+    return [Part("mixers", sw("hc") * 2 * (2 * n_hc * n_hc * d + 2 * n_hc + 2), "tencent2026hyv4")]
+
+
+def hyper_head_params():
+    """HY-V4's hyper head (``sw_hc``; HYV4HyperHead): before the final norm the n_hc streams
+    fold into one by weights from the flattened streams (hc_fn: n_hc d -> n_hc), a bias per
+    stream (hc_base) and one scale (hc_scale)."""
+    return sw("hc") * (n_hc * n_hc * d + n_hc + 1)
 
 
 def ffn_params() -> list[Part]:

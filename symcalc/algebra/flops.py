@@ -28,7 +28,7 @@ from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
-                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_kvg, X_res)
+                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_hc, n_kvg, X_res)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -259,6 +259,9 @@ def _layer_extras(tokens) -> list[Leaf]:
         Leaf("per_layer_input/projection", ple * 2 * tokens * d_ple * d, "gemma3n2025"),
         # X-MOD: every token through one adapter, down and up
         Leaf("adapter/bottlenecks", sw("adapter") * 2 * tokens * 2 * d * d_ad, "pfeiffer2022xmod"),
+        # HY-V4: the mixers before attention and before the FFN, each n_hc d -> 2 n_hc on every
+        # token (folding and spreading the streams is elementwise)
+        Leaf("hyper_connections/mixers", sw("hc") * 2 * 2 * tokens * n_hc * d * 2 * n_hc, "tencent2026hyv4"),
     ]
 
 
@@ -340,6 +343,9 @@ def shape_matmul(shape: str) -> Breakdown:
         # Inkling 2: every learned query's scores over its stacked states and their weighted
         # sum (eager attention over the stack: 2 b s d per query and state, twice)
         leaves.append(Leaf("block_residuals", sw("bres") * 4 * b * s * d * X_res, "inkling2026"))
+    if shape == "single":  # HY-V4: the hyper head's n_hc d -> n_hc on every token
+        leaves.append(Leaf("hyper_head", sw("hc") * 2 * b * s * n_hc * d * n_hc,
+                           "tencent2026hyv4"))
     leaves += [
         Leaf("head", sw("head") * 2 * out_tokens * head_width() * V * K_cb, "press2017"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),

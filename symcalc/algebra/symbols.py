@@ -149,6 +149,9 @@ SIZES: dict[str, SymbolInfo] = {
                "Q_{\\mathrm{in}}"),
         _count("X_res", "stacked states the block attention residuals' queries read, summed over "
                "every query (Inkling 2)", "X_{\\mathrm{res}}"),
+        # HY-V4: hyper-connections
+        _size("n_hc", "residual streams of the hyper-connections (HY-V4's hc_mult)",
+              "n_{\\mathrm{hc}}"),
         # ZAYA: compressed convolutional attention and an MLP router
         _size("K_g", "kernel width of the grouped convolution mixing queries and keys (ZAYA's "
               "cca_time1; the depthwise one's is K_conv)", "K_{\\mathrm{g}}"),
@@ -332,6 +335,9 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_bres", "block attention residuals: learned queries read the stacked outputs "
                 "of earlier blocks before each sublayer and the final norm (Inkling 2)",
                 "\\beta_r"),
+        _switch("sw_hc", "hyper-connections: n_hc residual streams, mixed before and after "
+                "every attention and FFN block and folded into one before the final norm (HY-V4)",
+                "\\xi_h"),
         _switch("sw_cca", "compressed convolutional attention: queries and keys mixed by a "
                 "depthwise and a grouped causal convolution with biases, half of each value head "
                 "from the previous token, a learned key scale per key/value head (ZAYA)",
@@ -439,8 +445,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
-(d_rel, X_rel, K_g, d_r, Q_in, X_res) = (SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g",
-                                                                   "d_r", "Q_in", "X_res"))
+(d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc) = (
+    SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r", "Q_in", "X_res", "n_hc"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb) = (

@@ -58,6 +58,8 @@ MEANINGS = {
     "attention/short_convs": "short convolutions on keys, values and the sublayer outputs (Inkling)",
     "attention/cca": "convolutions over queries and keys and the key scales (ZAYA's CCA)",
     "input_scales": "scale and bias of the embeddings entering the stack (ZAYA)",
+    "hyper_connections/mixers": "hyper-connection mixers before attention and the FFN (HY-V4)",
+    "hyper_head": "hyper head folding the residual streams into one (HY-V4)",
     "attention/dyn_convs": "per-token weights of the global layers' key and value convolutions and their input norms (Inkling 2)",
     "block_residuals": "block attention residuals' learned queries over stacked block outputs (Inkling 2)",
     "head/weight": "output head weight (untied)", "head/bias": "output head bias",

@@ -222,6 +222,13 @@ SOURCES: dict[str, Source] = {
                "logits (r_proj, rel_logits_proj), a router over the routed and shared experts "
                "with global scales (InklingAttention, InklingShortConvolution, InklingTopkRouter, "
                "InklingMLP)"),
+        Source("tencent2026hyv4", "Zhu et al. 2024, Hyper-Connections (arXiv:2409.19606), in the "
+               "form of the Tencent Hy4-preview model card (tencent/Hy4-preview); Hugging Face "
+               "transformers 5.24 modeling_hy_v4.py",
+               "n residual streams, each block's input folded from them and its output spread "
+               "back by weights computed from the flattened streams, and a final fold before the "
+               "last norm (HYV4HyperConnection, HYV4HyperHead); an output gate per value channel "
+               "beside MLA (HYV4Attention.gate_proj)"),
         Source("zyphra2025cca", "Zyphra 2025, Compressed Convolutional Attention "
                "(arXiv:2510.04476) and the ZAYA1 model card (Zyphra/ZAYA1-8B); Hugging Face "
                "transformers 5.24 modeling_zaya.py",

@@ -106,6 +106,8 @@ AWAITING_SAVED_TENSORS = frozenset({
     "xlstm",
     # ZAYA's convolutional attention, MLP router and residual scales (a float32 residual stream)
     "zaya",
+    # HY-V4's hyper-connections (float32 mixers over n_hc streams), MLA output gate and sinks
+    "hy_v4",
     # issue 21, i21-kin's branch: RoFormer's rotation rebuilds cos and sin per layer and, with
     # its frozen sinusoidal table made trainable by saved_tensors.build's requires_grad_(True),
     # keeps q, k and their rotated copies

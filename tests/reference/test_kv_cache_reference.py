@@ -234,6 +234,10 @@ CASES = {
     "glm_moe_dsa-mla-shared-indexer": (_cfg("glm_moe_dsa", "GlmMoeDsaForCausalLM", 3, q_lora_rank=10, index_n_heads=3,
                                             index_head_dim=6, indexer_types=["full", "shared", "full"],
                                             **_MLA), 2, 9),
+    # HY-V4: the same caches; its hyper-connections keep nothing between steps
+    "hy_v4-mla-indexer-hyper": (_cfg("hy_v4", "HYV4ForCausalLM", 3, q_lora_rank=10, index_n_heads=3,
+                                     index_head_dim=6, hc_mult=2, indexer_types=["full", "shared", "full"],
+                                     **{k: v for k, v in _MLA.items() if k != "first_k_dense_replace"}), 2, 9),
 }
 IDS = sorted(CASES)
 
