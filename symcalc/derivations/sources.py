@@ -247,6 +247,11 @@ SOURCES: dict[str, Source] = {
                "global layers with their own head width (global_head_dim) and key/value heads, "
                "their values taken from the keys (attention_k_eq_v); an MoE block beside the "
                "dense MLP with three norms and a router scaling its input and each expert"),
+        Source("gemma4_unified_2026", "Google DeepMind 2026, Gemma 4 model card (google/gemma-4-12B); "
+               "transformers 5.24 models/gemma4_unified (Gemma4UnifiedVisionEmbedder, "
+               "Gemma4UnifiedMultimodalEmbedder)",
+               "encoder-free embedders: raw merged patches through LayerNorms, a dense layer and a "
+               "factorized 2-D position table, raw audio frames, each mapped into the text width"),
         # parallel layouts (symcalc.algebra.parallel, docs/conventions.md)
         Source("shoeybi2019", "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter "
                "Language Models Using Model Parallelism",

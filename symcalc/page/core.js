@@ -1083,7 +1083,7 @@ function outsideParts(fam, view) {  // hf._outside: the vision tower and project
   }
   return out;
 }
-const VISION_SWITCHES = ["v_head", "v_pb"];
+const VISION_SWITCHES = ["v_head", "v_pb", "v_vis", "v_aud"];
 function withParts(rep, outside, part) {  // commands.report.with_parts (--part text | all)
   const params = rep.params;
   const parts = {text: {description: "language model", params: params.total, included: true}};

@@ -34,7 +34,7 @@ LAYER_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
 # Families whose text model is another family's (the wrapper's language model is measured there).
 WRAPPERS = {"gemma3": "gemma3_text", "mistral3": "ministral3", "qwen3_5": "qwen3_5_text",
             "qwen3_5_moe": "qwen3_5_moe_text", "llama4": "llama4_text", "gemma3n": "gemma3n_text",
-            "gemma4": "gemma4_text", "fuyu": "persimmon", "mllama": "mllama_text_model"}
+            "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "fuyu": "persimmon", "mllama": "mllama_text_model"}
 
 # model_type -> (why it is not exact, lowest and highest measured/modelled ratio seen)
 NOT_EXACT: dict[str, tuple[str, float, float]] = {}
