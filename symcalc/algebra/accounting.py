@@ -292,6 +292,7 @@ def shape_params(shape: str) -> Breakdown:
         leaves += _parts("per_layer_input", c.per_layer_model_params())
         leaves += _parts("altup", c.altup_model_params())
         leaves.append(Leaf("skipped_layers", c.skipped_layer_params(), "meta2024mllama"))
+        leaves += _parts("backbone", c.backbone_params())
     else:
         leaves += _stack("encoder", L, layer_params())
         leaves += _stack("decoder", L_dec, layer_params(cross_attention=True))
@@ -315,6 +316,8 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
         out[L_dense] = sympy.Integer(0)
     if spec.V_x is None:  # no token rows beyond the head's vocabulary (Mllama has 8)
         out[SIZES["V_x"].symbol] = sympy.Integer(0)
+    if not spec.d_bb:  # no target model projected in and out (Gemma 4's assistants)
+        out[SIZES["d_bb"].symbol] = sympy.Integer(0)
     if spec.K_cb is None:  # one token table and one head (MusicGen has one per codebook)
         out[SIZES["K_cb"].symbol] = sympy.Integer(1)
     if spec.L_local is None:  # no window (0 layers slide) or every layer slides

@@ -14,7 +14,7 @@ import sympy
 from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q, d_ai, r_ad, d_bk)
+                      r_q, d_ai, r_ad, d_bk, d_bb)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -268,6 +268,15 @@ def embedding_params() -> list[Part]:
         Part("side", sw("side") * (V_pr * d_pr + V_sp * d_sp), "su2022rocbert"),
         Part("map_in", sw("cat") * ((d + d_cat) * d + d), "su2022rocbert"),
     ]
+
+
+def backbone_params() -> list[Part]:
+    """Gemma 4's assistant (Gemma4AssistantForCausalLM): its input, the target model's token
+    embedding and last hidden state concatenated (2 d_bb), projected into d, and its output
+    projected back to the target's width d_bb for the next draft step; bias-free, 0 when d_bb
+    is 0 (every other model)."""
+    return [Part("pre_projection", 2 * d_bb * d, "gemma4_assistant_2026"),
+            Part("post_projection", d * d_bb, "gemma4_assistant_2026")]
 
 
 def relative_bias_params() -> sympy.Expr:

@@ -147,6 +147,9 @@ SIZES: dict[str, SymbolInfo] = {
         # Mllama's language model: cross-attention layers a text-only forward skips, and token
         # rows beyond the head's vocabulary
         _count("L_x", "layers skipped without cross-attention states (Mllama)", "L_{\\mathrm{x}}"),
+        # Gemma 4's assistant: the target model's width (0: no such model)
+        _count("d_bb", "width of the target model an assistant drafts for (Gemma 4: 2 d_bb in, "
+               "d_bb out)", "d_{\\mathrm{bb}}"),
         _count("V_x", "token rows beyond the head's vocabulary (Mllama: 8)",
                "V_{\\mathrm{x}}"),
         # MusicGen's decoder: parallel codebooks, each with its token table and head
@@ -397,9 +400,9 @@ def latex_names() -> dict[sympy.Symbol, str]:
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
-(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb) = (
+(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb, d_bb) = (
     SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat", "n_ad", "d_ad", "L_x", "V_x",
-                              "K_cb"))
+                              "K_cb", "d_bb"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

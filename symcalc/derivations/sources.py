@@ -247,6 +247,12 @@ SOURCES: dict[str, Source] = {
                "global layers with their own head width (global_head_dim) and key/value heads, "
                "their values taken from the keys (attention_k_eq_v); an MoE block beside the "
                "dense MLP with three norms and a router scaling its input and each expert"),
+        Source("gemma4_assistant_2026", "Google DeepMind 2026, Gemma 4 model card (assistant "
+               "models for speculative decoding); transformers 5.24 models/gemma4_assistant "
+               "(Gemma4AssistantForCausalLM)",
+               "a drafter whose layers all attend over the target model's keys and values, "
+               "between a projection of the target's embedding and hidden state (2 d_bb -> d) "
+               "and one back to its width (d -> d_bb)"),
         Source("gemma4_unified_2026", "Google DeepMind 2026, Gemma 4 model card (google/gemma-4-12B); "
                "transformers 5.24 models/gemma4_unified (Gemma4UnifiedVisionEmbedder, "
                "Gemma4UnifiedMultimodalEmbedder)",
