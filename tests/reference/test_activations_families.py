@@ -86,9 +86,9 @@ AWAITING_SAVED_TENSORS = frozenset({
     # issue 21, fam-recurrent's branch: new components, saved tensors not worked out yet
     "gemma4_text", "mimo_v2_flash", "minimax", "apertus", "apertus1p5_text", "bitnet", "diffllama",
     "longcat_flash", "gemma4_unified_text",
-    # issue 21, i21-g4's branch: Gemma 4's assistant (gemma4_text's stack, every layer on the
+    # issue 21, i21-g4's branch: Gemma 4's assistants (gemma4_text's stack, every layer on the
     # target model's keys and values, which this harness's input ids cannot give)
-    "gemma4_assistant",
+    "gemma4_assistant", "gemma4_unified_assistant",
     # Zamba's shared attention+MLP blocks (2d-wide attention input, per-use projections)
     "zamba", "zamba2",
     # RWKV-4's time and channel mixing, RecurrentGemma's RG-LRU blocks
