@@ -293,6 +293,7 @@ def shape_params(shape: str) -> Breakdown:
         leaves += _parts("altup", c.altup_model_params())
         leaves.append(Leaf("skipped_layers", c.skipped_layer_params(), "meta2024mllama"))
         leaves += _parts("backbone", c.backbone_params())
+        leaves.append(Leaf("initial_state", c.sw("zinit") * SIZES["d"].symbol, "wang2025hrm"))
     else:
         leaves += _stack("encoder", L, layer_params())
         leaves += _stack("decoder", L_dec, layer_params(cross_attention=True))

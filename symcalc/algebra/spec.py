@@ -48,7 +48,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
-               "residual_scales", "lin_full_gates", "ngpt_scales", "embedding_project",
+               "residual_scales", "lin_full_gates", "ngpt_scales", "embedding_project", "initial_state",
                "rotary_table", "adapter_norm")
 
 
@@ -176,6 +176,8 @@ class Spec(Record):
     # Dory (nGPT-style): per-channel scales of the queries and of the output gate (2 n_h d_h
     # per attention layer) and of the MLP's gate and up (2 d_ff per FFN)
     ngpt_scales: bool = False
+    # HRM-Text: a learned initial state of width d for its low-level stack (z_L_init)
+    initial_state: bool = False
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

@@ -295,6 +295,8 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "key/value head (dt_proj) with a learned rate A (Doge)", "\\delta_m"),
         _switch("sw_rscale", "two learned d-wide scales of the residual stream per layer (Doge)",
                 "\\rho_s"),
+        _switch("sw_zinit", "a learned d-wide initial state of a recurrent stack (HRM-Text's "
+                "z_L_init)", "\\zeta_0"),
         _switch("sw_lfg", "Kimi Delta Attention's forget and output gates are full-rank "
                 "projections (Ling's hybrids, bailing_hybrid)", "\\kappa_f"),
         _switch("sw_nscale", "learned per-channel scales of the queries, the output gate and the "

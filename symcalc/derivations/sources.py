@@ -247,6 +247,10 @@ SOURCES: dict[str, Source] = {
                "global layers with their own head width (global_head_dim) and key/value heads, "
                "their values taken from the keys (attention_k_eq_v); an MoE block beside the "
                "dense MLP with three norms and a router scaling its input and each expert"),
+        Source("wang2025hrm", "Wang et al. 2025, Hierarchical Reasoning Model (arXiv:2506.21734); "
+               "transformers 5.24 models/hrm_text (HrmTextModel)",
+               "two stacks run in nested cycles (L_cycles low-level runs per high-level one), "
+               "the low-level one from a learned initial state z_L_init"),
         Source("gemma4_assistant_2026", "Google DeepMind 2026, Gemma 4 model card (assistant "
                "models for speculative decoding); transformers 5.24 models/gemma4_assistant "
                "(Gemma4AssistantForCausalLM)",
