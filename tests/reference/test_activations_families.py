@@ -97,6 +97,8 @@ AWAITING_SAVED_TENSORS = frozenset({
     "doge", "bailing_hybrid",
     # Dory's looped layers (weights once, saved tensors per run) and nGPT scales
     "dory",
+    # HRM-Text's stacks run in cycles, the early low-level runs under torch.no_grad (L_bp_cycles)
+    "hrm_text",
     # JetMoE's mixture of attention heads
     "jetmoe",
     # issue 21, i21-kin's branch: RoFormer's rotation rebuilds cos and sin per layer and, with

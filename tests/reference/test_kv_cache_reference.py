@@ -87,6 +87,9 @@ CASES = {
                                            sliding_window_pattern=2), 1, 7),
     "cohere_compass_text-full": (_cfg("cohere_compass_text", "CohereCompassForCausalLM", 2, rope_parameters={
         "full_attention": {"rope_type": "default", "rope_theta": 10000.0}}), 2, 9),
+    # HRM-Text: a cache slot per stack run, num_layers_per_stack H_cycles (L_cycles + 1) of them
+    "hrm_text-cycles": (_mha(_cfg("hrm_text", "HrmTextForCausalLM", 2, head_dim=8, H_cycles=2,
+                                  L_cycles=2)), 2, 5),
     "smollm3-nope-layers-slide-long": (_cfg("smollm3", "SmolLM3ForCausalLM", 5, use_sliding_window=True,
                                             sliding_window=3), 2, 9),
     "smollm3-layer-types-without-switch-long": (_cfg("smollm3", "SmolLM3ForCausalLM", 3, sliding_window=4,
