@@ -14,7 +14,7 @@ import sympy
 from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q, d_ai, r_ad, d_bk, d_bb)
+                      r_q, d_ai, r_ad, d_bk, d_bb, V_c)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -32,7 +32,7 @@ def decoder_only_off() -> dict:
 
 # switches of the embeddings and head that only single-stack models have (spec.toml refuses
 # them in an encoder-decoder, whose rows are built with them off)
-SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip")
+SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip", "cmask")
 
 
 def single_only_off() -> dict:
@@ -290,6 +290,8 @@ def head_params() -> list[Part]:
     return [
         Part("weight", sw("head") * sw("head_untied") * K_cb * V * head_width(), "press2017"),
         Part("bias", sw("head") * sw("head_bias") * K_cb * V, "vaswani2017"),
+        # Gemma 4's assistants (use_ordered_embeddings): the centroid layer, d -> V_c, no bias
+        Part("centroids", sw("cmask") * d * V_c, "gemma4_assistant_2026"),
     ]
 
 

@@ -24,7 +24,7 @@ from .components import (decoder_only_off, expert_width, head_width,
                          ssm_in_width, sw,
                          value_width)
 from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
-                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai, r_ad, d_bk, d_bb,
+                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai, r_ad, d_bk, d_bb, V_c, V_sel,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
@@ -306,7 +306,11 @@ def shape_matmul(shape: str) -> Breakdown:
         leaves += [Leaf(f"backbone/{name}", 2 * b * s * n * d_bb * d, "gemma4_assistant_2026")
                    for name, n in (("pre_projection", 2), ("post_projection", 1))]
     leaves += [
-        Leaf("head", sw("head") * 2 * out_tokens * head_width() * V * K_cb, "press2017"),
+        # (Gemma 4's assistants with centroids: only the V_sel rows they pick, after the centroid
+        # layer d -> V_c)
+        Leaf("head", sw("head") * 2 * out_tokens * head_width() * K_cb
+             * (V + sw("cmask") * (V_sel - V)), "press2017"),
+        Leaf("centroids", sw("cmask") * 2 * out_tokens * d * V_c, "gemma4_assistant_2026"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
         Leaf("mlm_head", sw("mlm") * 2 * out_tokens * d * head_width(), "devlin2019"),
     ]

@@ -37,7 +37,8 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "V_sp", "d_sp", "n_ad", "d_ad", "K_cb")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
-                "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "d_bb")
+                "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "d_bb", "V_c",
+                "V_sel")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -110,6 +111,10 @@ class Spec(Record):
     # Gemma 4's assistant: the target ("backbone") model's width, its states projected in from
     # 2 d_bb and the assistant's output projected back to d_bb (None: no such projections)
     d_bb: Optional[int] = None
+    # Gemma 4's assistants with use_ordered_embeddings: V_c centroids (a d x V_c layer) pick
+    # which V_sel rows of the head a token's logits are computed for (None: the whole head)
+    V_c: Optional[int] = None
+    V_sel: Optional[int] = None
     n_ad: Optional[int] = None
     d_ad: Optional[int] = None
     adapter_norm: bool = False

@@ -150,6 +150,10 @@ SIZES: dict[str, SymbolInfo] = {
         # Gemma 4's assistant: the target model's width (0: no such model)
         _count("d_bb", "width of the target model an assistant drafts for (Gemma 4: 2 d_bb in, "
                "d_bb out)", "d_{\\mathrm{bb}}"),
+        _count("V_c", "centroids that choose the head rows scored (Gemma 4 assistant)",
+               "V_{\\mathrm{c}}"),
+        _count("V_sel", "head rows scored per token under centroids (Gemma 4 assistant)",
+               "V_{\\mathrm{sel}}"),
         _count("V_x", "token rows beyond the head's vocabulary (Mllama: 8)",
                "V_{\\mathrm{x}}"),
         # MusicGen's decoder: parallel codebooks, each with its token table and head
@@ -295,6 +299,8 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "key/value head (dt_proj) with a learned rate A (Doge)", "\\delta_m"),
         _switch("sw_rscale", "two learned d-wide scales of the residual stream per layer (Doge)",
                 "\\rho_s"),
+        _switch("sw_cmask", "the head scores only the rows its centroids pick (Gemma 4 "
+                "assistant's use_ordered_embeddings)", "\\chi_c"),
         _switch("sw_zinit", "a learned d-wide initial state of a recurrent stack (HRM-Text's "
                 "z_L_init)", "\\zeta_0"),
         _switch("sw_lfg", "Kimi Delta Attention's forget and output gates are full-rank "
@@ -402,9 +408,9 @@ def latex_names() -> dict[sympy.Symbol, str]:
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
-(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb, d_bb) = (
+(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb, d_bb, V_c, V_sel) = (
     SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat", "n_ad", "d_ad", "L_x", "V_x",
-                              "K_cb", "d_bb"))
+                              "K_cb", "d_bb", "V_c", "V_sel"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

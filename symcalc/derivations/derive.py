@@ -105,6 +105,8 @@ MEANINGS = {
     "backbone/pre_projection": "projection of the target model's states into the assistant",
     "backbone/post_projection": "projection of the assistant's output to the target's width",
     "initial_state": "learned initial state of the low-level stack (HRM-Text)",
+    "head/centroids": "centroids choosing the head rows scored (Gemma 4 assistant)",
+    "centroids": "centroids choosing the head rows scored (Gemma 4 assistant)",
 }
 # The parts of a hybrid stack by the layers that hold them (see :func:`_hybrid_stack`).
 HYBRID_CLASSES = {"L_attn": ("attention_layer", "one attention layer's attention"),
