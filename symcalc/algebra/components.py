@@ -23,7 +23,8 @@ def sw(name: str) -> sympy.Symbol:
 
 # switches of parts only decoder-only stacks have (spec.toml refuses them elsewhere): an
 # encoder-decoder shape builds its stacks with them off, so its rows stay as they were
-DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale")
+DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale", "krope",
+                "mlaw")
 
 
 def decoder_only_off() -> dict:
@@ -110,6 +111,8 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("v", std * linear(d_in_, n_kv * d_h, sw("bias_v")), "ainslie2023"),
         Part("kv_a", mla * linear(d, r_kv + d_rope, sw("bias_k")), "deepseek2024"),
         Part("kv_norm", mla * r_kv, "deepseek2024"),
+        # dots.llm3: the shared rotary key RMS-normed (k_rope_only_layernorm)
+        Part("k_rope_norm", sw("krope") * d_rope, "dots2026llm3"),
         Part("kv_b", mla * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
         Part("q_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_h * d_h),
              "henry2020"),

@@ -385,6 +385,8 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
     if shape == "single":
         subs = {s: 1}
         keys = memory.cached_layer_tokens(L_attn, context + 1)
+        per_head = n_h * (qk_width() + value_width())
+        over_cache = r_kv * n_h * (d_nope + d_v)
         extra = [
             ("layer/attention/scores_and_context",
              2 * b * n_h * (qk_width() + value_width()) * keys
@@ -392,7 +394,10 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
              # the global and sliding layers at their own widths (Gemma 4, MiMo-V2-Flash)
              + sw("gshape") * 2 * b * n_h * ((L_attn - L_local) * (context + 1) * (A_g - 2 * d_h)
                                              + L_local * sympy.Min(context + 1, W)
-                                             * (A_l - 2 * d_h)),
+                                             * (A_l - 2 * d_h))
+             # the sliding layers at their own MLA shape (dots.llm3)
+             + sw("mlaw") * L_local * sympy.Min(context + 1, W) * 2 * b
+             * (per_head.xreplace(accounting.window_shape()) - per_head),
              "pope2022"),
             # differential attention: the core again over the other half of the values
             ("layer/attention/diff/scores_and_context", sw("diff") * 2 * b * n_h * 2 * d_h * keys,
@@ -401,8 +406,10 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             ("layer/attention/indexer/logits_step",
              sw("dsa") * L_idx * 2 * b * n_ih * (d_ih + 1) * (context + 1), "deepseek2025v32"),
             ("layer/attention/kv_b_over_cache",
-             sw("mla") * (1 - sw("mla_expanded")) * L_attn * 2 * b * r_kv * n_h
-             * (d_nope + d_v) * context, "deepseek2024"),
+             sw("mla") * (1 - sw("mla_expanded")) * 2 * b * context
+             * (L_attn * over_cache
+                + sw("mlaw") * L_local * (over_cache.xreplace(accounting.window_shape())
+                                          - over_cache)), "deepseek2024"),
             # one convolution output per channel from the cached window (not s + K_conv - 1);
             # the state read by the key and the query and the output read (linear attention),
             # the state read by C (Mamba): the recurrent update of one token, not a padded chunk

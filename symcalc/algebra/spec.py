@@ -34,7 +34,8 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
-               "V_sp", "d_sp", "n_ad", "d_ad", "K_cb")
+               "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "n_hw", "r_qw", "r_kvw", "d_nw", "d_rw",
+               "d_vw")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "d_bb", "V_c",
@@ -50,6 +51,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
                "residual_scales", "lin_full_gates", "ngpt_scales", "embedding_project", "initial_state",
+               "k_rope_norm",
                "rotary_table", "adapter_norm")
 
 
@@ -183,6 +185,16 @@ class Spec(Record):
     ngpt_scales: bool = False
     # HRM-Text: a learned initial state of width d for its low-level stack (z_L_init)
     initial_state: bool = False
+    # dots.llm3's MLA: the sliding layers' own shape (heads, query and key/value latent ranks,
+    # non-rotary, rotary and value head widths; None: the other layers'), and an RMSNorm of the
+    # shared rotary key (k_rope_only_layernorm, d_rope wide)
+    n_hw: Optional[int] = None
+    r_qw: Optional[int] = None
+    r_kvw: Optional[int] = None
+    d_nw: Optional[int] = None
+    d_rw: Optional[int] = None
+    d_vw: Optional[int] = None
+    k_rope_norm: bool = False
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

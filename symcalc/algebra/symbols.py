@@ -150,6 +150,14 @@ SIZES: dict[str, SymbolInfo] = {
         # Gemma 4's assistant: the target model's width (0: no such model)
         _count("d_bb", "width of the target model an assistant drafts for (Gemma 4: 2 d_bb in, "
                "d_bb out)", "d_{\\mathrm{bb}}"),
+        # dots.llm3: the sliding layers' own MLA shape
+        _size("n_hw", "query heads of the sliding MLA layers (dots.llm3)", "n_{h,w}"),
+        _size("r_qw", "query latent rank of the sliding MLA layers", "r_{q,w}"),
+        _size("r_kvw", "key/value latent rank of the sliding MLA layers", "r_{\\mathrm{kv},w}"),
+        _size("d_nw", "non-rotary query/key head dim of the sliding MLA layers",
+              "d_{\\mathrm{nope},w}"),
+        _size("d_rw", "rotary query/key head dim of the sliding MLA layers", "d_{\\mathrm{rope},w}"),
+        _size("d_vw", "value head dim of the sliding MLA layers", "d_{v,w}"),
         _count("V_c", "centroids that choose the head rows scored (Gemma 4 assistant)",
                "V_{\\mathrm{c}}"),
         _count("V_sel", "head rows scored per token under centroids (Gemma 4 assistant)",
@@ -299,6 +307,9 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "key/value head (dt_proj) with a learned rate A (Doge)", "\\delta_m"),
         _switch("sw_rscale", "two learned d-wide scales of the residual stream per layer (Doge)",
                 "\\rho_s"),
+        _switch("sw_mlaw", "the sliding MLA layers have a shape of their own (dots.llm3)",
+                "\\mu_w"),
+        _switch("sw_krope", "an RMSNorm of MLA's shared rotary key (dots.llm3)", "\\kappa_r"),
         _switch("sw_cmask", "the head scores only the rows its centroids pick (Gemma 4 "
                 "assistant's use_ordered_embeddings)", "\\chi_c"),
         _switch("sw_zinit", "a learned d-wide initial state of a recurrent stack (HRM-Text's "
@@ -408,6 +419,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
+(n_hw, r_qw, r_kvw, d_nw, d_rw, d_vw) = (SIZES[n].symbol for n in ("n_hw", "r_qw", "r_kvw", "d_nw",
+                                                                   "d_rw", "d_vw"))
 (V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb, d_bb, V_c, V_sel) = (
     SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat", "n_ad", "d_ad", "L_x", "V_x",
                               "K_cb", "d_bb", "V_c", "V_sel"))

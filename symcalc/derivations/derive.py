@@ -105,6 +105,7 @@ MEANINGS = {
     "backbone/pre_projection": "projection of the target model's states into the assistant",
     "backbone/post_projection": "projection of the assistant's output to the target's width",
     "initial_state": "learned initial state of the low-level stack (HRM-Text)",
+    "attention/k_rope_norm": "norm of the shared rotary key (dots.llm3)",
     "head/centroids": "centroids choosing the head rows scored (Gemma 4 assistant)",
     "centroids": "centroids choosing the head rows scored (Gemma 4 assistant)",
 }

@@ -247,6 +247,12 @@ SOURCES: dict[str, Source] = {
                "global layers with their own head width (global_head_dim) and key/value heads, "
                "their values taken from the keys (attention_k_eq_v); an MoE block beside the "
                "dense MLP with three norms and a router scaling its input and each expert"),
+        Source("dots2026llm3", "rednote hilab 2026, dots.llm3 / dots3-note model card "
+               "(dots-studio/dots3-note-prev); transformers 5.24 models/dots3_note "
+               "(Dots3NoteTextConfig, Dots3NoteTextAttention)",
+               "multi-head latent attention whose sliding layers have their own heads, latent "
+               "ranks and head widths (per_layer_config), with the shared rotary key RMS-normed "
+               "(k_rope_only_layernorm) and a sigmoid gate per head"),
         Source("wang2025hrm", "Wang et al. 2025, Hierarchical Reasoning Model (arXiv:2506.21734); "
                "transformers 5.24 models/hrm_text (HrmTextModel)",
                "two stacks run in nested cycles (L_cycles low-level runs per high-level one), "
