@@ -99,6 +99,8 @@ AWAITING_SAVED_TENSORS = frozenset({
     "dory",
     # HRM-Text's stacks run in cycles, the early low-level runs under torch.no_grad (L_bp_cycles)
     "hrm_text",
+    # dots.llm3: the sliding layers' own MLA shape, the rotary key's norm and the gate per head
+    "dots3_note_text",
     # JetMoE's mixture of attention heads
     "jetmoe",
     # issue 21, i21-kin's branch: RoFormer's rotation rebuilds cos and sin per layer and, with

@@ -237,6 +237,15 @@ CASES = {
     "glm_moe_dsa-mla-shared-indexer": (_cfg("glm_moe_dsa", "GlmMoeDsaForCausalLM", 3, q_lora_rank=10, index_n_heads=3,
                                             index_head_dim=6, indexer_types=["full", "shared", "full"],
                                             **_MLA), 2, 9),
+    # dots.llm3: the sliding layers' latent and rotary key at their own MLA sizes (prompts
+    # within the window: the gap of a full window is not the key/value heads' here)
+    "dots3_note_text-sliding-mla-window": (_cfg("dots3_note_text", "Dots3NoteForCausalLM", 4, q_lora_rank=10,
+                                                index_n_heads=3, index_head_dim=6, sliding_window=7,
+                                                swa_num_attention_heads=2, swa_num_key_value_heads=2,
+                                                swa_kv_lora_rank=9, swa_head_dim=10, swa_qk_nope_head_dim=6,
+                                                swa_v_head_dim=5, **_MLA), 2, 5),
+    "dots3_note_text-no-dsa": (_cfg("dots3_note_text", "Dots3NoteForCausalLM", 3, q_lora_rank=10, use_dsa=False,
+                                    sliding_window=8, **_MLA), 1, 6),
 }
 IDS = sorted(CASES)
 
@@ -287,13 +296,20 @@ def test_what_transformers_stores(case):
         if i in (getattr(config, "cross_attention_layers", None) or ()):
             want_shapes.append(("DynamicLayer", None, None))  # Mllama: skipped without images
             continue
-        if getattr(config, "kv_lora_rank", None):  # MLA: the latent and the shared rotary key
-            k, v = (batch, 1, seq_len, config.kv_lora_rank), (batch, 1, seq_len, config.qk_rope_head_dim)
-            kind = "DynamicLayer"
-            if getattr(config, "index_n_heads", None):  # DSA: the indexer's keys, where it runs
-                kind = "DynamicIndexedLayer"
+        per_layer = getattr(config, "per_layer_config", None)
+        layer = per_layer[i] if per_layer is not None else config
+        if getattr(layer, "kv_lora_rank", None):  # MLA: the latent and the shared rotary key
+            # (dots.llm3: at the layer's own sizes, a sliding layer within its window, no
+            # indexer in a full_attention layer)
+            kind_of = (getattr(config, "layer_types", None) or [None] * config.num_hidden_layers)[i]
+            tokens, kind = seq_len, "DynamicLayer"
+            if kind_of == "sliding_attention":
+                tokens, kind = min(seq_len, config.sliding_window - 1), "DynamicSlidingWindowLayer"
+            elif getattr(config, "index_n_heads", None) and kind_of != "full_attention":
+                kind = "DynamicIndexedLayer"  # DSA: the indexer's keys, where it runs
                 if (getattr(config, "indexer_types", None) or ["full"] * (i + 1))[i] == "full":
                     want += 4 * batch * seq_len * config.index_head_dim
+            k, v = (batch, 1, tokens, layer.kv_lora_rank), (batch, 1, tokens, layer.qk_rope_head_dim)
         else:
             slides = _sliding(config, i)
             tokens = min(seq_len, config.sliding_window - 1) if slides else seq_len
