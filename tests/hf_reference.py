@@ -202,6 +202,21 @@ def model_class_name(config: dict) -> str:
     return name
 
 
+def class_defaults(model_type: str, **kwargs):
+    """transformers' config class of ``model_type`` built with its defaults (and ``kwargs``).
+    A class that refuses its own defaults (Gemma4AssistantConfig validates its default
+    text_config, whose per-layer inputs it forbids) is built with the text_config of the
+    family's first tests/families config that has one: its own fields keep their defaults."""
+    cls = transformers.CONFIG_MAPPING[model_type]
+    try:
+        return cls(**kwargs)
+    except Exception:
+        for _, cfg in family_configs():
+            if cfg["model_type"] == model_type and cfg.get("text_config"):
+                return cls(text_config=copy.deepcopy(cfg["text_config"]), **kwargs)
+        raise
+
+
 def hf_config(config: dict, experts_implementation: str | None = "batched_mm"):
     """The transformers config object (eager attention; experts as asked, None = default)."""
     kwargs = {k: copy.deepcopy(v) for k, v in config.items() if k not in _DROP_KEYS}
@@ -345,6 +360,8 @@ def forward_inputs(model, batch: int, seq_len: int, device: str, mask: bool | st
         ids = torch.randint(0, vocab, (rows, seq_len), generator=g).to(device)
         dec_ids = torch.randint(0, vocab, (rows, seq_len), generator=g).to(device)
     params = inspect.signature(model.forward).parameters
+    if "shared_kv_states" in params:  # Gemma 4's assistants: see _assistant_inputs
+        return _assistant_inputs(model, batch, seq_len, device)
     inputs: dict[str, Any] = {"input_ids": ids}
     if getattr(cfg, "is_encoder_decoder", False) and "decoder_input_ids" in params:
         inputs["decoder_input_ids"] = dec_ids
@@ -355,6 +372,27 @@ def forward_inputs(model, batch: int, seq_len: int, device: str, mask: bool | st
     if use_cache is not None and "use_cache" in params:
         inputs["use_cache"] = use_cache
     return inputs
+
+
+def _assistant_inputs(model, batch: int, seq_len: int, device: str) -> dict[str, Any]:
+    """Inputs of a Gemma 4 assistant (Gemma4AssistantForCausalLM and its unified twin), whose
+    forward takes no token ids: the target model's embeddings and last hidden states
+    concatenated (b, s, 2 backbone_hidden_size), and the target's keys and values of the last
+    layer of each type (shared_kv_states), here of the same s tokens, each of its layer type's
+    key/value heads and head width. The hidden states are asked for: without them and with
+    s > 1 the text model slices its absent per-layer inputs for logits_to_keep and fails (the
+    slice keeps every position, so the matmuls are the same)."""
+    cfg = model.config
+    text = cfg.get_text_config()
+    shared = {}
+    for i, kind in enumerate(text.layer_types):
+        if kind not in shared:
+            layer = text.per_layer_config[i]
+            zeros = torch.zeros((batch, layer.num_key_value_heads, seq_len, layer.head_dim),
+                                device=device)
+            shared[kind] = (zeros, zeros)
+    embeds = torch.zeros((batch, seq_len, 2 * cfg.backbone_hidden_size), device=device)
+    return {"inputs_embeds": embeds, "shared_kv_states": shared, "output_hidden_states": True}
 
 
 def _is_meta_error(err: BaseException) -> bool:

@@ -118,6 +118,8 @@ def test_rows_add_up_to_the_quantities(name, opts):
         fix[ALL["K_cb"].symbol] = sympy.Integer(1)
     if spec.V_x is None:
         fix[ALL["V_x"].symbol] = sympy.Integer(0)
+    if not spec.d_bb:  # no target model projected in and out (Gemma 4's assistants aside)
+        fix[ALL["d_bb"].symbol] = sympy.Integer(0)
     # the table folds the ranks in (options, not sizes of the model)
     ranks = {ALL[n].symbol: sympy.Integer(x) for n, x in workload_values(spec, opts).items()
              if n in ("t", "N_d")}

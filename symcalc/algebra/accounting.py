@@ -225,7 +225,51 @@ def stack_value(path: str, value, layers, hybrid: bool = False, params: bool = F
         total += c.sw("ff_sum") * (d_ff_sum - count * d_ff) * sympy.diff(value, d_ff)
     if hybrid:
         total += global_extra(path, value, count)
+        total += window_extra(path, value)
     return total
+
+
+def _window_off():
+    """Switches off beside the sliding layers' own MLA shape (the spec refuses them with it);
+    the part's own switches stay, so that its row keeps them as guards."""
+    return {x: 0 for x in (c.sw("gshape"), c.sw("diff"), c.sw("moa"), c.sw("shblk"),
+                           c.sw("qk_all"), c.sw("qk_head"), c.sw("sinks"), c.sw("mla_gate"),
+                           c.sw("gkv"), c.sw("dmask"))}
+
+
+def window_shape():
+    """The substitution that puts an attention part at the sliding layers' own MLA shape
+    (``sw_mlaw``, dots.llm3's per_layer_config: n_hw heads, ranks r_qw and r_kvw, head widths
+    d_nw, d_rw, d_vw)."""
+    S = SIZES
+    return {S["n_h"].symbol: S["n_hw"].symbol, S["n_kv"].symbol: S["n_hw"].symbol,
+            S["r_q"].symbol: S["r_qw"].symbol, S["r_kv"].symbol: S["r_kvw"].symbol,
+            S["d_nope"].symbol: S["d_nw"].symbol, S["d_rope"].symbol: S["d_rw"].symbol,
+            S["d_v"].symbol: S["d_vw"].symbol, d_h: S["d_nw"].symbol + S["d_rw"].symbol}
+
+
+# the parts of multi-head latent attention the sliding layers hold at their own shape
+# (sw_mlaw: dots.llm3; the indexer runs in none of them), and the softmax's work
+WINDOW_PATHS = frozenset(["softmax"] + [f"attention/{p}" for p in (
+    "q_a", "q_norm", "q_b", "kv_a", "kv_norm", "kv_b", "o", "q_gate", "k_rope_norm", "scores",
+    "context")])
+
+
+WINDOW_OFF: dict = {}
+
+
+def windowed(path: str) -> bool:
+    return path in WINDOW_PATHS
+
+
+def window_extra(path: str, value):
+    """What the sliding layers' own MLA shape (``sw_mlaw``) changes in an attention part's
+    stack total: its L_local sliding layers hold it at :func:`window_shape` (every sliding
+    layer holds every attention part: the spec refuses KV sharing beside it)."""
+    if not windowed(path):
+        return 0
+    value = sympy.sympify(value).xreplace(WINDOW_OFF)  # only beside MLA, nothing else
+    return c.sw("mlaw") * L_local * (value.xreplace(window_shape()) - value)
 
 
 def typical_layer(layer: Breakdown, dense: bool = False) -> Breakdown:
@@ -315,6 +359,8 @@ def shape_params(shape: str) -> Breakdown:
         leaves += _parts("altup", c.altup_model_params())
         leaves.append(Leaf("skipped_layers", c.skipped_layer_params(), "meta2024mllama"))
         leaves.append(Leaf("hyper_head", c.hyper_head_params(), "tencent2026hyv4"))
+        leaves += _parts("backbone", c.backbone_params())
+        leaves.append(Leaf("initial_state", c.sw("zinit") * SIZES["d"].symbol, "wang2025hrm"))
     else:
         leaves += _stack("encoder", L, layer_params())
         leaves += _stack("decoder", L_dec, layer_params(cross_attention=True))
@@ -338,6 +384,8 @@ def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:
         out[L_dense] = sympy.Integer(0)
     if spec.V_x is None:  # no token rows beyond the head's vocabulary (Mllama has 8)
         out[SIZES["V_x"].symbol] = sympy.Integer(0)
+    if not spec.d_bb:  # no target model projected in and out (Gemma 4's assistants)
+        out[SIZES["d_bb"].symbol] = sympy.Integer(0)
     if spec.K_cb is None:  # one token table and one head (MusicGen has one per codebook)
         out[SIZES["K_cb"].symbol] = sympy.Integer(1)
     if spec.L_local is None:  # no window (0 layers slide) or every layer slides
@@ -431,3 +479,6 @@ def numbers(expr_or_breakdown, values: dict[str, int]):
     if isinstance(expr_or_breakdown, Breakdown):
         return expr_or_breakdown.map(lambda e: int(e.xreplace(subs)))
     return int(sympy.sympify(expr_or_breakdown).xreplace(subs))
+
+
+WINDOW_OFF.update(_window_off())

@@ -14,7 +14,8 @@ import sympy
 from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d_sp, n_ad, E, E_s, G_s, H_s, K_conv, L, N_s, P, R, R_dt, T, V, V_ple, d,
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
-                      r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in, n_hc)
+                      r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in, n_hc,
+                      d_bb, V_c)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -24,7 +25,7 @@ def sw(name: str) -> sympy.Symbol:
 # switches of parts only decoder-only stacks have (spec.toml refuses them elsewhere): an
 # encoder-decoder shape builds its stacks with them off, so its rows stay as they were
 DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale", "rsh",
-                "rmlp")
+                "rmlp", "krope", "mlaw")
 
 
 def decoder_only_off() -> dict:
@@ -33,7 +34,7 @@ def decoder_only_off() -> dict:
 
 # switches of the embeddings and head that only single-stack models have (spec.toml refuses
 # them in an encoder-decoder, whose rows are built with them off)
-SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip")
+SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip", "cmask")
 
 
 def single_only_off() -> dict:
@@ -111,6 +112,8 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("v", std * linear(d_in_, n_kv * d_h, sw("bias_v")), "ainslie2023"),
         Part("kv_a", mla * linear(d, r_kv + d_rope, sw("bias_k")), "deepseek2024"),
         Part("kv_norm", mla * r_kv, "deepseek2024"),
+        # dots.llm3: the shared rotary key RMS-normed (k_rope_only_layernorm)
+        Part("k_rope_norm", sw("krope") * d_rope, "dots2026llm3"),
         Part("kv_b", mla * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
         # (Inkling 2: a learned scale per query channel of every head, sw_hsc)
         Part("q_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_h * d_h)
@@ -315,6 +318,15 @@ def embedding_params() -> list[Part]:
     ]
 
 
+def backbone_params() -> list[Part]:
+    """Gemma 4's assistant (Gemma4AssistantForCausalLM): its input, the target model's token
+    embedding and last hidden state concatenated (2 d_bb), projected into d, and its output
+    projected back to the target's width d_bb for the next draft step; bias-free, 0 when d_bb
+    is 0 (every other model)."""
+    return [Part("pre_projection", 2 * d_bb * d, "gemma4_assistant_2026"),
+            Part("post_projection", d * d_bb, "gemma4_assistant_2026")]
+
+
 def relative_bias_params() -> sympy.Expr:
     """T5's relative-attention bias: R buckets x n_h scalars, held by the first layer of a stack."""
     return sw("rel_bias") * R * n_h
@@ -341,6 +353,8 @@ def head_params() -> list[Part]:
     return [
         Part("weight", sw("head") * sw("head_untied") * K_cb * V * head_width(), "press2017"),
         Part("bias", sw("head") * sw("head_bias") * K_cb * V, "vaswani2017"),
+        # Gemma 4's assistants (use_ordered_embeddings): the centroid layer, d -> V_c, no bias
+        Part("centroids", sw("cmask") * d * V_c, "gemma4_assistant_2026"),
     ]
 
 

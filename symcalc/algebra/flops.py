@@ -24,7 +24,7 @@ from .components import (decoder_only_off, expert_width, head_width,
                          ssm_in_width, sw,
                          value_width)
 from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
-                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai, r_ad, d_bk,
+                      Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai, r_ad, d_bk, d_bb, V_c, V_sel,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
@@ -337,6 +337,9 @@ def shape_matmul(shape: str) -> Breakdown:
                         sw("ple") * 2 * b * s * d * L * d_ple, "gemma3n2025")]
         leaves += [Leaf(f"altup/{name}", sw("altup") * 2 * b * s * (n_alt - 1) * d**2,
                         "baykal2023") for name in ("projections", "unembed_projections")]
+        # Gemma 4's assistant: 2 d_bb -> d in, d -> d_bb out (d_bb = 0 elsewhere)
+        leaves += [Leaf(f"backbone/{name}", 2 * b * s * n * d_bb * d, "gemma4_assistant_2026")
+                   for name, n in (("pre_projection", 2), ("post_projection", 1))]
     if shape == "single":  # Inkling: each token's relative states times every layer's bank
         leaves.append(Leaf("relative_logits", sw("rlog") * 2 * b * s * n_h * d_rel * X_rel,
                            "inkling2026"))
@@ -347,7 +350,11 @@ def shape_matmul(shape: str) -> Breakdown:
         leaves.append(Leaf("hyper_head", sw("hc") * 2 * b * s * n_hc * d * n_hc,
                            "tencent2026hyv4"))
     leaves += [
-        Leaf("head", sw("head") * 2 * out_tokens * head_width() * V * K_cb, "press2017"),
+        # (Gemma 4's assistants with centroids: only the V_sel rows they pick, after the centroid
+        # layer d -> V_c)
+        Leaf("head", sw("head") * 2 * out_tokens * head_width() * K_cb
+             * (V + sw("cmask") * (V_sel - V)), "press2017"),
+        Leaf("centroids", sw("cmask") * 2 * out_tokens * d * V_c, "gemma4_assistant_2026"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
         Leaf("mlm_head", sw("mlm") * 2 * out_tokens * d * head_width(), "devlin2019"),
     ]
@@ -422,6 +429,8 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
     if shape == "single":
         subs = {s: 1}
         keys = memory.cached_layer_tokens(L_attn, context + 1)
+        per_head = n_h * (qk_width() + value_width())
+        over_cache = r_kv * n_h * (d_nope + d_v)
         extra = [
             ("layer/attention/scores_and_context",
              2 * b * n_h * (qk_width() + value_width()) * keys
@@ -429,7 +438,10 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
              # the global and sliding layers at their own widths (Gemma 4, MiMo-V2-Flash)
              + sw("gshape") * 2 * b * n_h * ((L_attn - L_local) * (context + 1) * (A_g - 2 * d_h)
                                              + L_local * sympy.Min(context + 1, W)
-                                             * (A_l - 2 * d_h)),
+                                             * (A_l - 2 * d_h))
+             # the sliding layers at their own MLA shape (dots.llm3)
+             + sw("mlaw") * L_local * sympy.Min(context + 1, W) * 2 * b
+             * (per_head.xreplace(accounting.window_shape()) - per_head),
              "pope2022"),
             # differential attention: the core again over the other half of the values
             ("layer/attention/diff/scores_and_context", sw("diff") * 2 * b * n_h * 2 * d_h * keys,
@@ -438,8 +450,10 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             ("layer/attention/indexer/logits_step",
              sw("dsa") * L_idx * 2 * b * n_ih * (d_ih + 1) * (context + 1), "deepseek2025v32"),
             ("layer/attention/kv_b_over_cache",
-             sw("mla") * (1 - sw("mla_expanded")) * L_attn * 2 * b * r_kv * n_h
-             * (d_nope + d_v) * context, "deepseek2024"),
+             sw("mla") * (1 - sw("mla_expanded")) * 2 * b * context
+             * (L_attn * over_cache
+                + sw("mlaw") * L_local * (over_cache.xreplace(accounting.window_shape())
+                                          - over_cache)), "deepseek2024"),
             # one convolution output per channel from the cached window (not s + K_conv - 1);
             # the state read by the key and the query and the output read (linear attention),
             # the state read by C (Mamba): the recurrent update of one token, not a padded chunk

@@ -112,8 +112,12 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     local = L_local - L_kv_shared_local
     wider = sw("gshape") * b * bytes_per * (glob * s * (n_kvg * A_g - 2 * n_kv * d_h)
                                             + local * sympy.Min(s, W) * n_kv * (A_l - 2 * d_h))
+    # the sliding layers' own MLA shape (dots.llm3): their latent and rotary key widths
+    from .accounting import window_shape
+    window = sw("mlaw") * b * bytes_per * L_local * sympy.Min(s, W) \
+        * (kv_width().xreplace(window_shape()) - kv_width())
     return (per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local) + wider
-            + sw("dsa") * L_idx * d_ih * b * bytes_per * s)
+            + window + sw("dsa") * L_idx * d_ih * b * bytes_per * s)
 
 
 def kv_cache_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:

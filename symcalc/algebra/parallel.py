@@ -205,6 +205,30 @@ def _sharded_params(spec: Spec, layout: Layout, plan: Iterable[PlanEntry],
                                     f"{entry.style}+global_shape"))
                 done.add(x)
                 continue
+            if key.get(_sw("mlaw")) == 1 and x.startswith("layer/") \
+                    and accounting.windowed(x[len("layer/"):]):
+                # the sliding layers at their own MLA shape (dots.llm3): each shape split on
+                # its own
+                inner = x[len("layer/"):]
+                local = fixed(accounting.SIZES["L_local"].symbol, key)
+                held = fixed(accounting.group_count(inner, accounting.L, hybrid=True,
+                                                    params=True), key)
+                w = accounting.window_shape()
+                for n, shape in ((held - local, {}), (local, w)):
+                    g_f = Linear(*(sympy.sympify(getattr(f, a)).xreplace(shape)
+                                   for a in ("n_in", "n_out", "bias", "copies", "extra")))
+                    wd = getattr(g_f, "n_out" if split == "out" else "n_in")
+                    share = _split(wd, degree, layout, vocab=vocab, rank=tp_rank)
+                    if split == "out":
+                        per = g_f.copies * (g_f.n_in + _quotient(g_f.bias, g_f.n_out)) * share \
+                            + g_f.extra
+                    else:
+                        per = g_f.copies * (share * g_f.n_out + g_f.bias) + g_f.extra
+                    out.append(Term(x, sympy.expand(n * per * experts_share),
+                                    leaf.source if x == leaf.path else _source_of(bd, x),
+                                    f"{entry.style}+window_shape"))
+                done.add(x)
+                continue
             count = _quotient(values[x], one)
             if literal and x not in BIAS_ONLY:
                 share = _rows(width, chunk, tp_rank, offset)
@@ -233,7 +257,8 @@ def _source_of(bd: Breakdown, path: str) -> str:
 
 FIRST_STAGE = ("embedding/", "embedding_norm", "per_layer_input/", "altup/projections",
                "relative_bias", "relative_logits")
-LAST_STAGE = ("final_norm", "head/", "pooler", "mlm_head", "altup/unembed_projections")
+LAST_STAGE = ("final_norm", "head/", "pooler", "mlm_head", "altup/unembed_projections",
+              "backbone/post_projection")
 
 
 def holder(path: str) -> str:

@@ -34,11 +34,12 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "n_lk", "n_lv", "d_lk", "d_lv", "K_conv", "d_in", "N_s", "G_s", "H_s", "R_dt",
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
-               "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r", "n_hc")
+               "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r", "n_hc", "n_hw",
+               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel",
-                "Q_in", "X_res")
+                "Q_in", "X_res", "d_bb", "V_c", "V_sel")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -51,7 +52,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
                "residual_scales", "lin_full_gates", "ngpt_scales", "embedding_project",
                "rotary_table", "adapter_norm", "short_convs", "router_shared",
-               "residual_affine", "head_scales", "sink_proj", "dyn_convs")
+               "residual_affine", "head_scales", "sink_proj", "dyn_convs", "initial_state",
+               "k_rope_norm")
 
 
 class Spec(Record):
@@ -109,6 +111,13 @@ class Spec(Record):
     K_cb: Optional[int] = None  # MusicGen: codebooks, each a token table and a head (None: 1)
     L_x: Optional[int] = None
     V_x: Optional[int] = None
+    # Gemma 4's assistant: the target ("backbone") model's width, its states projected in from
+    # 2 d_bb and the assistant's output projected back to d_bb (None: no such projections)
+    d_bb: Optional[int] = None
+    # Gemma 4's assistants with use_ordered_embeddings: V_c centroids (a d x V_c layer) pick
+    # which V_sel rows of the head a token's logits are computed for (None: the whole head)
+    V_c: Optional[int] = None
+    V_sel: Optional[int] = None
     n_ad: Optional[int] = None
     d_ad: Optional[int] = None
     adapter_norm: bool = False
@@ -204,6 +213,18 @@ class Spec(Record):
     residual_affine: bool = False
     # HY-V4: hyper-connections over n_hc residual streams (None: one plain residual stream)
     n_hc: Optional[int] = None
+    # HRM-Text: a learned initial state of width d for its low-level stack (z_L_init)
+    initial_state: bool = False
+    # dots.llm3's MLA: the sliding layers' own shape (heads, query and key/value latent ranks,
+    # non-rotary, rotary and value head widths; None: the other layers'), and an RMSNorm of the
+    # shared rotary key (k_rope_only_layernorm, d_rope wide)
+    n_hw: Optional[int] = None
+    r_qw: Optional[int] = None
+    r_kvw: Optional[int] = None
+    d_nw: Optional[int] = None
+    d_rw: Optional[int] = None
+    d_vw: Optional[int] = None
+    k_rope_norm: bool = False
     linear_attn: str = "none"
     ssm: str = "none"
     attn_gate: bool = False

@@ -167,6 +167,21 @@ SIZES: dict[str, SymbolInfo] = {
         # Mllama's language model: cross-attention layers a text-only forward skips, and token
         # rows beyond the head's vocabulary
         _count("L_x", "layers skipped without cross-attention states (Mllama)", "L_{\\mathrm{x}}"),
+        # Gemma 4's assistant: the target model's width (0: no such model)
+        _count("d_bb", "width of the target model an assistant drafts for (Gemma 4: 2 d_bb in, "
+               "d_bb out)", "d_{\\mathrm{bb}}"),
+        # dots.llm3: the sliding layers' own MLA shape
+        _size("n_hw", "query heads of the sliding MLA layers (dots.llm3)", "n_{h,w}"),
+        _size("r_qw", "query latent rank of the sliding MLA layers", "r_{q,w}"),
+        _size("r_kvw", "key/value latent rank of the sliding MLA layers", "r_{\\mathrm{kv},w}"),
+        _size("d_nw", "non-rotary query/key head dim of the sliding MLA layers",
+              "d_{\\mathrm{nope},w}"),
+        _size("d_rw", "rotary query/key head dim of the sliding MLA layers", "d_{\\mathrm{rope},w}"),
+        _size("d_vw", "value head dim of the sliding MLA layers", "d_{v,w}"),
+        _count("V_c", "centroids that choose the head rows scored (Gemma 4 assistant)",
+               "V_{\\mathrm{c}}"),
+        _count("V_sel", "head rows scored per token under centroids (Gemma 4 assistant)",
+               "V_{\\mathrm{sel}}"),
         _count("V_x", "token rows beyond the head's vocabulary (Mllama: 8)",
                "V_{\\mathrm{x}}"),
         # MusicGen's decoder: parallel codebooks, each with its token table and head
@@ -315,6 +330,13 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "key/value head (dt_proj) with a learned rate A (Doge)", "\\delta_m"),
         _switch("sw_rscale", "two learned d-wide scales of the residual stream per layer (Doge)",
                 "\\rho_s"),
+        _switch("sw_mlaw", "the sliding MLA layers have a shape of their own (dots.llm3)",
+                "\\mu_w"),
+        _switch("sw_krope", "an RMSNorm of MLA's shared rotary key (dots.llm3)", "\\kappa_r"),
+        _switch("sw_cmask", "the head scores only the rows its centroids pick (Gemma 4 "
+                "assistant's use_ordered_embeddings)", "\\chi_c"),
+        _switch("sw_zinit", "a learned d-wide initial state of a recurrent stack (HRM-Text's "
+                "z_L_init)", "\\zeta_0"),
         _switch("sw_lfg", "Kimi Delta Attention's forget and output gates are full-rank "
                 "projections (Ling's hybrids, bailing_hybrid)", "\\kappa_f"),
         _switch("sw_nscale", "learned per-channel scales of the queries, the output gate and the "
@@ -449,9 +471,11 @@ def latex_names() -> dict[sympy.Symbol, str]:
     SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r", "Q_in", "X_res", "n_hc"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
-(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb) = (
+(n_hw, r_qw, r_kvw, d_nw, d_rw, d_vw) = (SIZES[n].symbol for n in ("n_hw", "r_qw", "r_kvw", "d_nw",
+                                                                   "d_rw", "d_vw"))
+(V_pr, d_pr, V_sp, d_sp, d_cat, n_ad, d_ad, L_x, V_x, K_cb, d_bb, V_c, V_sel) = (
     SIZES[n].symbol for n in ("V_pr", "d_pr", "V_sp", "d_sp", "d_cat", "n_ad", "d_ad", "L_x", "V_x",
-                              "K_cb"))
+                              "K_cb", "d_bb", "V_c", "V_sel"))
 (pi_c, beta_m, beta_n, eta_c, eta_m, eta_n, M_gpu, u_mem, T_step, R_tok, N_gpu, B_blk, N_tok,
  D_tok) = (RATES[n].symbol for n in ("pi_c", "beta_m", "beta_n", "eta_c", "eta_m", "eta_n",
                                      "M_gpu", "u_mem", "T_step", "R_tok", "N_gpu", "B_blk",

@@ -40,6 +40,8 @@ The symbols are local to this module (prefixed ``v_``) so they never meet the la
 
 An audio tower (Whisper's encoder) is read the same way, from the config under the wrapper's
 ``audio_config`` key; its sizes share these names.
+| ``v_vis``, ``v_aud`` | 1 when Gemma 4 unified builds its vision or its audio embedder |
+| ``v_au`` | Gemma 4 unified audio frame width (audio_embed_dim) |
 """
 from __future__ import annotations
 
@@ -51,14 +53,14 @@ import sympy as sp
 v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out = sp.symbols(
     "v_L v_d v_a v_ff v_C v_p v_np v_dt v_m v_nf v_pin v_pout v_out", positive=True, integer=True)
 v_T, v_mo, v_hd, v_rp, v_oc = sp.symbols("v_T v_mo v_hd v_rp v_oc", positive=True, integer=True)
-v_M, v_sp, v_am = sp.symbols("v_M v_sp v_am", positive=True, integer=True)
-v_head, v_pb, v_qb, v_abs, v_rel = sp.symbols("v_head v_pb v_qb v_abs v_rel", nonnegative=True,
-                                              integer=True)
+v_M, v_sp, v_am, v_au = sp.symbols("v_M v_sp v_am v_au", positive=True, integer=True)
+v_head, v_pb, v_qb, v_abs, v_rel, v_vis, v_aud = sp.symbols(
+    "v_head v_pb v_qb v_abs v_rel v_vis v_aud", nonnegative=True, integer=True)
 
 SYMBOLS: dict[str, sp.Symbol] = {s.name: s for s in (
     v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out, v_T, v_mo, v_hd,
-    v_rp, v_oc, v_M, v_sp, v_am, v_head, v_pb, v_qb, v_abs, v_rel)}
-SWITCHES = frozenset({"v_head", "v_pb", "v_qb", "v_abs", "v_rel"})
+    v_rp, v_oc, v_M, v_sp, v_am, v_au, v_head, v_pb, v_qb, v_abs, v_rel, v_vis, v_aud)}
+SWITCHES = frozenset({"v_head", "v_pb", "v_qb", "v_abs", "v_rel", "v_vis", "v_aud"})
 
 
 @dataclass(frozen=True)
@@ -274,13 +276,33 @@ def fuyu_projector() -> Part:
     })
 
 
+def gemma4_unified_projector() -> Part:
+    """Gemma 4 unified's encoder-free embedders (Gemma4UnifiedVisionEmbedder and the audio
+    Gemma4UnifiedMultimodalEmbedder), each built only when its config is given (``v_vis``,
+    ``v_aud``). Vision: a merged patch of v_C x v_p^2 raw values (v_p = patch_size x
+    pooling_kernel_size), a LayerNorm, one biased linear into v_d (mm_embed_dim), a LayerNorm,
+    a factorized position table of v_np rows for each of the two axes, a LayerNorm, then a
+    weightless RMSNorm and one bias-free v_out x v_dt matrix (output_proj_dims into the text
+    width). Audio: raw frames of v_au samples through a weightless RMSNorm and one bias-free
+    v_au x v_dt matrix."""
+    patch = v_C * v_p**2
+    return Part("gemma4_unified", "projector", "Gemma 4 unified vision and audio embedders",
+                "gemma4_unified_2026", {
+                    "projector/vision_patch": v_vis * (_layer_norm(patch) + _linear(patch, v_d)
+                                                       + _layer_norm(v_d)),
+                    "projector/vision_position": v_vis * (2 * v_np * v_d + _layer_norm(v_d)),
+                    "projector/vision_linear": v_vis * v_out * v_dt,
+                    "projector/audio_linear": v_aud * v_au * v_dt,
+                })
+
+
 TOWERS: dict[str, Callable[[], Part]] = {
     "siglip": siglip, "pixtral": pixtral, "llama4": llama4_vision, "qwen3_5": qwen3_5_vision,
     "sam_vit": sam_vision, "clip_vit": clip_vision}
 PROJECTORS: dict[str, Callable[[], Part]] = {
     "gemma3": gemma3_projector, "mistral3": mistral3_projector, "llama4": llama4_projector,
     "fuyu": fuyu_projector, "got_ocr2": got_ocr2_projector, "moss_audio": moss_audio_projector,
-    "git": git_projector}
+    "git": git_projector, "gemma4_unified": gemma4_unified_projector}
 AUDIO_TOWERS: dict[str, Callable[[], Part]] = {"whisper": whisper_encoder}
 TABLES: dict[str, dict[str, Callable[[], Part]]] = {
     "vision_tower": TOWERS, "audio_tower": AUDIO_TOWERS, "projector": PROJECTORS}

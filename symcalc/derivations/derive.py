@@ -111,6 +111,12 @@ MEANINGS = {
     "map_in": "map of the concatenated embeddings into the hidden width (RoCBERT)",
     "adapter/bottlenecks": "language adapters (X-MOD)", "adapter/norm": "norm of the language adapters",
     "skipped_layers": "cross-attention layers a text-only forward skips (Mllama)",
+    "backbone/pre_projection": "projection of the target model's states into the assistant",
+    "backbone/post_projection": "projection of the assistant's output to the target's width",
+    "initial_state": "learned initial state of the low-level stack (HRM-Text)",
+    "attention/k_rope_norm": "norm of the shared rotary key (dots.llm3)",
+    "head/centroids": "centroids choosing the head rows scored (Gemma 4 assistant)",
+    "centroids": "centroids choosing the head rows scored (Gemma 4 assistant)",
 }
 # The parts of a hybrid stack by the layers that hold them (see :func:`_hybrid_stack`).
 HYBRID_CLASSES = {"L_attn": ("attention_layer", "one attention layer's attention"),

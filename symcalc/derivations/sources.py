@@ -299,6 +299,27 @@ SOURCES: dict[str, Source] = {
                "global layers with their own head width (global_head_dim) and key/value heads, "
                "their values taken from the keys (attention_k_eq_v); an MoE block beside the "
                "dense MLP with three norms and a router scaling its input and each expert"),
+        Source("dots2026llm3", "rednote hilab 2026, dots.llm3 / dots3-note model card "
+               "(dots-studio/dots3-note-prev); transformers 5.24 models/dots3_note "
+               "(Dots3NoteTextConfig, Dots3NoteTextAttention)",
+               "multi-head latent attention whose sliding layers have their own heads, latent "
+               "ranks and head widths (per_layer_config), with the shared rotary key RMS-normed "
+               "(k_rope_only_layernorm) and a sigmoid gate per head"),
+        Source("wang2025hrm", "Wang et al. 2025, Hierarchical Reasoning Model (arXiv:2506.21734); "
+               "transformers 5.24 models/hrm_text (HrmTextModel)",
+               "two stacks run in nested cycles (L_cycles low-level runs per high-level one), "
+               "the low-level one from a learned initial state z_L_init"),
+        Source("gemma4_assistant_2026", "Google DeepMind 2026, Gemma 4 model card (assistant "
+               "models for speculative decoding); transformers 5.24 models/gemma4_assistant "
+               "(Gemma4AssistantForCausalLM)",
+               "a drafter whose layers all attend over the target model's keys and values, "
+               "between a projection of the target's embedding and hidden state (2 d_bb -> d) "
+               "and one back to its width (d -> d_bb)"),
+        Source("gemma4_unified_2026", "Google DeepMind 2026, Gemma 4 model card (google/gemma-4-12B); "
+               "transformers 5.24 models/gemma4_unified (Gemma4UnifiedVisionEmbedder, "
+               "Gemma4UnifiedMultimodalEmbedder)",
+               "encoder-free embedders: raw merged patches through LayerNorms, a dense layer and a "
+               "factorized 2-D position table, raw audio frames, each mapped into the text width"),
         # parallel layouts (symcalc.algebra.parallel, docs/conventions.md)
         Source("shoeybi2019", "Shoeybi et al. 2019, Megatron-LM: Training Multi-Billion Parameter "
                "Language Models Using Model Parallelism",

@@ -169,6 +169,22 @@ def split_value(path: str, f, direction: str, share, fused: bool = False) -> sym
 
     count = part_count(path)
     inner = path[len("layer/"):]
+    if path.startswith("layer/") and accounting.windowed(inner) and not fused:
+        # the sliding layers at their own MLA shape (dots.llm3: sw_mlaw), split on their own
+        w, off = accounting.window_shape(), accounting.WINDOW_OFF
+        base = Linear(*(sympy.sympify(getattr(f, a)).xreplace(off)
+                        for a in ("n_in", "n_out", "bias", "copies", "extra")))
+        at = Linear(*(getattr(base, a).xreplace(w)
+                      for a in ("n_in", "n_out", "bias", "copies", "extra")))
+        x = sympy.sympify(share).xreplace(off)
+        window = _sw("sw_mlaw") * S["L_local"] * (_per_module(at, direction, x.xreplace(w))
+                                                   - _per_module(base, direction, x))
+    else:
+        window = 0
+    return window + _split_value(path, f, direction, share, fused, count, inner, per)
+
+
+def _split_value(path, f, direction, share, fused, count, inner, per) -> sympy.Expr:
     if GLOBAL_SPLITS.get(path) == direction and not fused:
         # the sliding and global layers at their own shapes (Gemma 4, MiMo-V2-Flash: sw_gshape),
         # each shape split on its own

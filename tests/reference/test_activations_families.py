@@ -34,7 +34,8 @@ LAYER_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
 # Families whose text model is another family's (the wrapper's language model is measured there).
 WRAPPERS = {"gemma3": "gemma3_text", "mistral3": "ministral3", "qwen3_5": "qwen3_5_text",
             "qwen3_5_moe": "qwen3_5_moe_text", "llama4": "llama4_text", "gemma3n": "gemma3n_text",
-            "gemma4": "gemma4_text", "fuyu": "persimmon", "mllama": "mllama_text_model",
+            "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "fuyu": "persimmon",
+            "mllama": "mllama_text_model",
             "musicgen": "musicgen_decoder", "musicgen_melody": "musicgen_melody_decoder",
             "moss_transcribe_diarize": "qwen3"}
 
@@ -88,6 +89,9 @@ AWAITING_SAVED_TENSORS = frozenset({
     # issue 21, fam-recurrent's branch: new components, saved tensors not worked out yet
     "gemma4_text", "mimo_v2_flash", "minimax", "apertus", "apertus1p5_text", "bitnet", "diffllama",
     "longcat_flash", "gemma4_unified_text",
+    # issue 21, i21-g4's branch: Gemma 4's assistants (gemma4_text's stack, every layer on the
+    # target model's keys and values, which this harness's input ids cannot give)
+    "gemma4_assistant", "gemma4_unified_assistant",
     # Zamba's shared attention+MLP blocks (2d-wide attention input, per-use projections)
     "zamba", "zamba2",
     # RWKV-4's time and channel mixing, RecurrentGemma's RG-LRU blocks
@@ -96,6 +100,10 @@ AWAITING_SAVED_TENSORS = frozenset({
     "doge", "bailing_hybrid",
     # Dory's looped layers (weights once, saved tensors per run) and nGPT scales
     "dory",
+    # HRM-Text's stacks run in cycles, the early low-level runs under torch.no_grad (L_bp_cycles)
+    "hrm_text",
+    # dots.llm3: the sliding layers' own MLA shape, the rotary key's norm and the gate per head
+    "dots3_note_text",
     # JetMoE's mixture of attention heads
     "jetmoe",
     # Inkling's short convolutions (float32) and relative-position logits

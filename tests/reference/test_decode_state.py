@@ -131,6 +131,8 @@ ATTENTION_CONFIGS = [
     ("gemma4_text/causal-lm-shared-kv-double-wide.json", 1, 3),
     ("gemma4_text/causal-lm-k-eq-v-untied-bias.json", 2, 3),
     ("gemma4_text/text-model-default-pattern.json", 2, 3),
+    ("gemma4_unified/causal-lm-untied-vision-defaults.json", 2, 3),
+    ("gemma4_unified/model-audio-shared-kv.json", 1, 3),
     ("mimo_v2_flash/causal-lm-default-patterns.json", 2, 3),
     ("mimo_v2_flash/causal-lm-layer-types-dense-bias-tied.json", 1, 3),
     ("mimo_v2_flash/model-window-size-mixed-mlp.json", 2, 3),

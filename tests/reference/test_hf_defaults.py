@@ -52,7 +52,7 @@ def test_default_equals_transformers(model_type, key):
     # sliding_window keeps its class default only while use_sliding_window is on (Qwen)
     switched = ({"use_sliding_window": True} if key == "sliding_window"
                 and "use_sliding_window" in FAMILIES[model_type].defaults else {})
-    hf = config_class(model_type)(**switched)
+    hf = H.class_defaults(model_type, **switched)
     # a per-layer attribute (Gemma 4's head_dim) refuses plain access: its stored global value
     stored = vars(hf)
     if key not in stored and not hasattr(hf, key):

@@ -87,6 +87,9 @@ CASES = {
                                            sliding_window_pattern=2), 1, 7),
     "cohere_compass_text-full": (_cfg("cohere_compass_text", "CohereCompassForCausalLM", 2, rope_parameters={
         "full_attention": {"rope_type": "default", "rope_theta": 10000.0}}), 2, 9),
+    # HRM-Text: a cache slot per stack run, num_layers_per_stack H_cycles (L_cycles + 1) of them
+    "hrm_text-cycles": (_mha(_cfg("hrm_text", "HrmTextForCausalLM", 2, head_dim=8, H_cycles=2,
+                                  L_cycles=2)), 2, 5),
     "smollm3-nope-layers-slide-long": (_cfg("smollm3", "SmolLM3ForCausalLM", 5, use_sliding_window=True,
                                             sliding_window=3), 2, 9),
     "smollm3-layer-types-without-switch-long": (_cfg("smollm3", "SmolLM3ForCausalLM", 3, sliding_window=4,
@@ -238,6 +241,15 @@ CASES = {
     "hy_v4-mla-indexer-hyper": (_cfg("hy_v4", "HYV4ForCausalLM", 3, q_lora_rank=10, index_n_heads=3,
                                      index_head_dim=6, hc_mult=2, indexer_types=["full", "shared", "full"],
                                      **{k: v for k, v in _MLA.items() if k != "first_k_dense_replace"}), 2, 9),
+    # dots.llm3: the sliding layers' latent and rotary key at their own MLA sizes (prompts
+    # within the window: the gap of a full window is not the key/value heads' here)
+    "dots3_note_text-sliding-mla-window": (_cfg("dots3_note_text", "Dots3NoteForCausalLM", 4, q_lora_rank=10,
+                                                index_n_heads=3, index_head_dim=6, sliding_window=7,
+                                                swa_num_attention_heads=2, swa_num_key_value_heads=2,
+                                                swa_kv_lora_rank=9, swa_head_dim=10, swa_qk_nope_head_dim=6,
+                                                swa_v_head_dim=5, **_MLA), 2, 5),
+    "dots3_note_text-no-dsa": (_cfg("dots3_note_text", "Dots3NoteForCausalLM", 3, q_lora_rank=10, use_dsa=False,
+                                    sliding_window=8, **_MLA), 1, 6),
 }
 IDS = sorted(CASES)
 
@@ -288,13 +300,20 @@ def test_what_transformers_stores(case):
         if i in (getattr(config, "cross_attention_layers", None) or ()):
             want_shapes.append(("DynamicLayer", None, None))  # Mllama: skipped without images
             continue
-        if getattr(config, "kv_lora_rank", None):  # MLA: the latent and the shared rotary key
-            k, v = (batch, 1, seq_len, config.kv_lora_rank), (batch, 1, seq_len, config.qk_rope_head_dim)
-            kind = "DynamicLayer"
-            if getattr(config, "index_n_heads", None):  # DSA: the indexer's keys, where it runs
-                kind = "DynamicIndexedLayer"
+        per_layer = getattr(config, "per_layer_config", None)
+        layer = per_layer[i] if per_layer is not None else config
+        if getattr(layer, "kv_lora_rank", None):  # MLA: the latent and the shared rotary key
+            # (dots.llm3: at the layer's own sizes, a sliding layer within its window, no
+            # indexer in a full_attention layer)
+            kind_of = (getattr(config, "layer_types", None) or [None] * config.num_hidden_layers)[i]
+            tokens, kind = seq_len, "DynamicLayer"
+            if kind_of == "sliding_attention":
+                tokens, kind = min(seq_len, config.sliding_window - 1), "DynamicSlidingWindowLayer"
+            elif getattr(config, "index_n_heads", None) and kind_of != "full_attention":
+                kind = "DynamicIndexedLayer"  # DSA: the indexer's keys, where it runs
                 if (getattr(config, "indexer_types", None) or ["full"] * (i + 1))[i] == "full":
                     want += 4 * batch * seq_len * config.index_head_dim
+            k, v = (batch, 1, tokens, layer.kv_lora_rank), (batch, 1, tokens, layer.qk_rope_head_dim)
         else:
             slides = _sliding(config, i)
             tokens = min(seq_len, config.sliding_window - 1) if slides else seq_len

@@ -111,6 +111,10 @@ def test_plans_are_the_configs_plans():
             assert not ours and not any(r.tp_plan for r in fam.roles.values()), mt
             continue
         declared = list((getattr(CONFIG_MAPPING[mt], "base_model_tp_plan", None) or {}).items())
+        if not declared:  # a causal LM around a text model of its own config (Gemma 4's
+            # assistants): that model's config class gives the plan
+            declared = list((getattr(type(H.class_defaults(mt).get_text_config()),
+                                     "base_model_tp_plan", None) or {}).items())
         assert ours in (declared, [("embed_tokens", "embedding_rowwise")] + declared), mt
         ours = dict(ours)
         configs = [cfg for name, cfg in _configs_named(mt) if "hub-" not in name]
@@ -195,6 +199,11 @@ REFUSED.update({f"doge/{name}": "the dynamic mask is not split with the heads"
 REFUSED.update({f"inkling_text/{name}": "the embedding norm reads the partial lookups"
                 for name in ("causal-lm-default-pattern-t2", "causal-lm-layer-types-dense-sparse",
                              "model-checkpoint-keys")})
+# Gemma 4's assistants take the target model's keys and values as inputs (shared_kv_states,
+# H.forward_inputs gives them whole): a rank's query heads meet every key/value head
+REFUSED.update({f"{mt}/{path.stem}": "the target's keys and values are not split with the heads"
+                for mt in ("gemma4_assistant", "gemma4_unified_assistant")
+                for path in (H.FAMILY_CONFIG_DIR / mt).glob("*.json")})
 
 
 def _kind(name: str) -> str:
