@@ -22,10 +22,13 @@ def sw(name: str) -> sympy.Symbol:
     return SWITCHES["sw_" + name].symbol
 
 
-# switches of parts only decoder-only stacks have (spec.toml refuses them elsewhere): an
+# switches of parts no encoder-decoder stack has (spec.toml refuses them there: most belong
+# to decoder-only stacks; mixtures of experts and q/k norms to encoder-only ones as well): an
 # encoder-decoder shape builds its stacks with them off, so its rows stay as they were
 DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale", "rsh",
-                "rmlp", "krope", "mlaw")
+                "rmlp", "krope", "mlaw", "router", "router_bias", "expert_bias", "shared",
+                "shared_gate", "moe_width", "sh_width", "moe_norm", "qk_head", "qk_all",
+                "qk_bias")
 
 
 def decoder_only_off() -> dict:
