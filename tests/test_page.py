@@ -232,7 +232,8 @@ def _text_only(path) -> bool:
 
 WRAPPED = [p for p in CONFIGS if Path(p).parent.name in ("gemma3", "mistral3", "llama4", "qwen3_5",
                                                          "qwen3_5_moe", "got_ocr2",
-                                                         "moss_transcribe_diarize", "git")]
+                                                         "moss_transcribe_diarize", "git",
+                                                         "phi4_multimodal")]
 MULTIMODAL = [p for p in WRAPPED if not _text_only(p)]
 TEXT_ONLY = [p for p in WRAPPED if _text_only(p)]
 
