@@ -41,7 +41,7 @@ The symbols are local to this module (prefixed ``v_``) so they never meet the la
 | ``v_ca``, ``v_ch`` | the conformer's attention width (heads x head dim) and heads |
 | ``v_cE``, ``v_cS`` | the conformer's point-wise (ext_pw_out_channel) and depth-wise separable output channels |
 | ``v_cm``, ``v_ck`` | the conformer's depth-wise multiplier and kernel size |
-| ``v_cC``, ``v_cn``, ``v_cF`` | the conformer's subsampling: channels, stride-2 stages (int(log2 time_reduction)), frequency rows left (nemo_final_size) |
+| ``v_cC``, ``v_cn``, ``v_cF`` | the conformer's subsampling: channels, stride-2 stages after the first (int(log2 time_reduction) - 1, may be 0), frequency rows left (nemo_final_size) |
 | ``v_cB`` | the conformer's relative attention bias buckets |
 
 An audio tower (Whisper's encoder) is read the same way, from the config under the wrapper's
@@ -58,9 +58,9 @@ v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out = sp.
     "v_L v_d v_a v_ff v_C v_p v_np v_dt v_m v_nf v_pin v_pout v_out", positive=True, integer=True)
 v_T, v_mo, v_hd, v_rp, v_oc = sp.symbols("v_T v_mo v_hd v_rp v_oc", positive=True, integer=True)
 v_M, v_sp, v_am = sp.symbols("v_M v_sp v_am", positive=True, integer=True)
-v_cL, v_cd, v_cff, v_ca, v_ch, v_cE, v_cS, v_cm, v_ck, v_cC, v_cn, v_cF, v_cB = sp.symbols(
-    "v_cL v_cd v_cff v_ca v_ch v_cE v_cS v_cm v_ck v_cC v_cn v_cF v_cB", positive=True,
-    integer=True)
+v_cL, v_cd, v_cff, v_ca, v_ch, v_cE, v_cS, v_cm, v_ck, v_cC, v_cF, v_cB = sp.symbols(
+    "v_cL v_cd v_cff v_ca v_ch v_cE v_cS v_cm v_ck v_cC v_cF v_cB", positive=True, integer=True)
+v_cn = sp.Symbol("v_cn", nonnegative=True, integer=True)
 v_head, v_pb, v_qb, v_abs, v_rel = sp.symbols("v_head v_pb v_qb v_abs v_rel", nonnegative=True,
                                               integer=True)
 
@@ -69,6 +69,8 @@ SYMBOLS: dict[str, sp.Symbol] = {s.name: s for s in (
     v_rp, v_oc, v_M, v_sp, v_am, v_head, v_pb, v_qb, v_abs, v_rel, v_cL, v_cd, v_cff, v_ca,
     v_ch, v_cE, v_cS, v_cm, v_ck, v_cC, v_cn, v_cF, v_cB)}
 SWITCHES = frozenset({"v_head", "v_pb", "v_qb", "v_abs", "v_rel"})
+# counts that may be 0 (every other size that is not a switch is a positive integer)
+COUNTS = frozenset({"v_cn"})
 
 
 @dataclass(frozen=True)
@@ -249,8 +251,8 @@ def moss_audio_projector() -> Part:
 
 def phi4_conformer() -> Part:
     """Phi-4-multimodal's speech encoder (transformers Phi4MultimodalAudioModel), a conformer:
-    the mean-variance normalisation holds buffers only; the subsampling runs v_cn stride-2
-    stages, the first a biased 3 x 3 convolution from one channel to v_cC, each other a
+    the mean-variance normalisation holds buffers only; the subsampling runs stride-2 stages,
+    the first a biased 3 x 3 convolution from one channel to v_cC, each of the v_cn others a
     depth-wise 3 x 3 and a point-wise convolution (both biased), then a biased linear from the
     v_cC v_cF flattened rows to v_cd; a relative attention bias table (v_cB buckets by v_ch
     heads); then v_cL blocks, each two feed-forward modules (a LayerNorm, a biased fused
@@ -266,7 +268,7 @@ def phi4_conformer() -> Part:
     layer = 2 * ffn + attention + conv + 2 * _layer_norm(v_cd)
     return Part("phi4_conformer", "audio_tower", "Phi-4-multimodal conformer speech encoder",
                 "gulati2020conformer", {
-                    "audio_tower/subsampling": 10 * v_cC + (v_cn - 1) * (11 * v_cC + v_cC**2)
+                    "audio_tower/subsampling": 10 * v_cC + v_cn * (11 * v_cC + v_cC**2)
                     + _linear(v_cC * v_cF, v_cd),
                     "audio_tower/relative_attention_bias": v_cB * v_ch,
                     "audio_tower/layers": v_cL * layer,
