@@ -232,7 +232,8 @@ def _text_only(path) -> bool:
 
 WRAPPED = [p for p in CONFIGS if Path(p).parent.name in ("gemma3", "mistral3", "llama4", "qwen3_5",
                                                          "qwen3_5_moe", "got_ocr2",
-                                                         "moss_transcribe_diarize", "git")]
+                                                         "moss_transcribe_diarize", "git",
+                                                         "phi4_multimodal")]
 MULTIMODAL = [p for p in WRAPPED if not _text_only(p)]
 TEXT_ONLY = [p for p in WRAPPED if _text_only(p)]
 
@@ -249,7 +250,8 @@ def test_multimodal_configs_say_what_is_left_out_and_count_it_with_part_all(meta
         assert g == w, path
         roles = [r for r in g["ok"]["parts"] if r != "text"]  # Qwen3.5's merger is in its tower
         assert roles in (["vision_tower", "projector"], ["vision_tower"],
-                         ["audio_tower", "projector"]), path
+                         ["audio_tower", "projector"],
+                         ["vision_tower", "audio_tower", "projector"]), path  # Phi-4-multimodal
         assert g["ok"]["parts"][roles[0]]["params"] > 0
         if part == "all":
             assert g["ok"]["left_out"] == [] and g["ok"]["params"]["total"] > g["ok"]["parts"]["text"]["params"]

@@ -120,6 +120,34 @@ def test_bad_nested_configs_are_one_error_naming_the_key(change, field, rule):
     assert err.value.rule.startswith(rule), err.value.rule
 
 
+@pytest.mark.parametrize("reduction", [2, 4, 8, 16, 6])
+def test_phi4_conformer_subsampling_stages_as_transformers_counts_them(reduction):
+    """time_reduction 2 leaves no stage after the first (v_cn = 0, a count that may be 0);
+    6 runs int(log2 6) = 2 stages and ceil(input_size / 4) rows, as the config's loop does."""
+    import math
+
+    cfg = json.loads(Path("tests/families/phi4_multimodal/causal-lm-small.json").read_text())
+    cfg["audio_config"].update(time_reduction=reduction, input_size=37)
+    tower = {o.role: o for o in read_model(cfg)[1]}["audio_tower"]
+    stages, rows = int(math.log2(reduction)), 37  # Phi4MultimodalAudioConfig.__post_init__
+    for _ in range(stages):
+        rows = math.floor((rows - 1) / 2 + 1)
+    C, d = 16, 32  # nemo_conv_channels, hidden_size
+    # Phi4MultimodalAudioNemoConvSubsampling: Conv2d(1, C, 3), then per later stage a
+    # depth-wise Conv2d(C, C, 3, groups=C) and a Conv2d(C, C, 1), then Linear(C rows, d)
+    want = (9 * C + C) + (stages - 1) * ((9 * C + C) + (C * C + C)) + (C * rows * d + d)
+    assert tower.breakdown["audio_tower/subsampling"] == want
+
+
+def test_phi4_time_reduction_not_a_multiple_of_two_is_refused():
+    cfg = json.loads(Path("tests/families/phi4_multimodal/causal-lm-small.json").read_text())
+    cfg["audio_config"]["time_reduction"] = 3
+    with pytest.raises(SymcalcError) as err:
+        read_model(cfg)
+    assert err.value.field == "audio_config"
+    assert err.value.rule.startswith("time_reduction must be a multiple of 2")
+
+
 def test_sizes_the_config_does_not_give_leave_the_count_open():
     """An image_size given as [h, w] is not a size symcalc reads: the tower's count is None
     with the reason, the language model is still reported."""

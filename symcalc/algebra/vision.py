@@ -37,6 +37,12 @@ The symbols are local to this module (prefixed ``v_``) so they never meet the la
 | ``v_M`` | mel bins of an audio encoder's input (num_mel_bins) |
 | ``v_sp`` | an audio encoder's learned position rows (max_source_positions) |
 | ``v_am`` | audio encoder frames concatenated into one projector input (MOSS: audio_merge_size) |
+| ``v_cL``, ``v_cd``, ``v_cff`` | Phi-4's conformer: blocks, width, feed-forward width |
+| ``v_ca``, ``v_ch`` | the conformer's attention width (heads x head dim) and heads |
+| ``v_cE``, ``v_cS`` | the conformer's point-wise (ext_pw_out_channel) and depth-wise separable output channels |
+| ``v_cm``, ``v_ck`` | the conformer's depth-wise multiplier and kernel size |
+| ``v_cC``, ``v_cn``, ``v_cF`` | the conformer's subsampling: channels, stride-2 stages after the first (int(log2 time_reduction) - 1, may be 0), frequency rows left (nemo_final_size) |
+| ``v_cB`` | the conformer's relative attention bias buckets |
 
 An audio tower (Whisper's encoder) is read the same way, from the config under the wrapper's
 ``audio_config`` key; its sizes share these names.
@@ -54,13 +60,19 @@ v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out = sp.
     "v_L v_d v_a v_ff v_C v_p v_np v_dt v_m v_nf v_pin v_pout v_out", positive=True, integer=True)
 v_T, v_mo, v_hd, v_rp, v_oc = sp.symbols("v_T v_mo v_hd v_rp v_oc", positive=True, integer=True)
 v_M, v_sp, v_am, v_au = sp.symbols("v_M v_sp v_am v_au", positive=True, integer=True)
+v_cL, v_cd, v_cff, v_ca, v_ch, v_cE, v_cS, v_cm, v_ck, v_cC, v_cF, v_cB = sp.symbols(
+    "v_cL v_cd v_cff v_ca v_ch v_cE v_cS v_cm v_ck v_cC v_cF v_cB", positive=True, integer=True)
+v_cn = sp.Symbol("v_cn", nonnegative=True, integer=True)
 v_head, v_pb, v_qb, v_abs, v_rel, v_vis, v_aud = sp.symbols(
     "v_head v_pb v_qb v_abs v_rel v_vis v_aud", nonnegative=True, integer=True)
 
 SYMBOLS: dict[str, sp.Symbol] = {s.name: s for s in (
     v_L, v_d, v_a, v_ff, v_C, v_p, v_np, v_dt, v_m, v_nf, v_pin, v_pout, v_out, v_T, v_mo, v_hd,
-    v_rp, v_oc, v_M, v_sp, v_am, v_au, v_head, v_pb, v_qb, v_abs, v_rel, v_vis, v_aud)}
+    v_rp, v_oc, v_M, v_sp, v_am, v_au, v_head, v_pb, v_qb, v_abs, v_rel, v_vis, v_aud, v_cL, v_cd,
+    v_cff, v_ca, v_ch, v_cE, v_cS, v_cm, v_ck, v_cC, v_cn, v_cF, v_cB)}
 SWITCHES = frozenset({"v_head", "v_pb", "v_qb", "v_abs", "v_rel", "v_vis", "v_aud"})
+# counts that may be 0 (every other size that is not a switch is a positive integer)
+COUNTS = frozenset({"v_cn"})
 
 
 @dataclass(frozen=True)
@@ -239,6 +251,47 @@ def moss_audio_projector() -> Part:
     })
 
 
+def phi4_conformer() -> Part:
+    """Phi-4-multimodal's speech encoder (transformers Phi4MultimodalAudioModel), a conformer:
+    the mean-variance normalisation holds buffers only; the subsampling runs stride-2 stages,
+    the first a biased 3 x 3 convolution from one channel to v_cC, each of the v_cn others a
+    depth-wise 3 x 3 and a point-wise convolution (both biased), then a biased linear from the
+    v_cC v_cF flattened rows to v_cd; a relative attention bias table (v_cB buckets by v_ch
+    heads); then v_cL blocks, each two feed-forward modules (a LayerNorm, a biased fused
+    gate/up linear into 2 v_cff, a biased down linear), biased q/k/v/o of width v_ca, a
+    convolution module (a LayerNorm, a biased point-wise GLU convolution into 2 v_cE with two
+    extra bias vectors of v_cE, a biased depth-wise convolution of kernel v_ck and multiplier
+    v_cm, a biased point-wise convolution into v_cS, a biased point-wise convolution into
+    v_cE) and two LayerNorms."""
+    ffn = _layer_norm(v_cd) + _linear(v_cd, 2 * v_cff) + _linear(v_cff, v_cd)
+    attention = 3 * _linear(v_cd, v_ca) + _linear(v_ca, v_cd)
+    conv = (_layer_norm(v_cd) + _linear(v_cd, 2 * v_cE) + 2 * v_cE
+            + v_cd * v_cm * v_ck + v_cd * v_cm + _linear(v_cd * v_cm, v_cS) + _linear(v_cd, v_cE))
+    layer = 2 * ffn + attention + conv + 2 * _layer_norm(v_cd)
+    return Part("phi4_conformer", "audio_tower", "Phi-4-multimodal conformer speech encoder",
+                "gulati2020conformer", {
+                    "audio_tower/subsampling": 10 * v_cC + v_cn * (11 * v_cC + v_cC**2)
+                    + _linear(v_cC * v_cF, v_cd),
+                    "audio_tower/relative_attention_bias": v_cB * v_ch,
+                    "audio_tower/layers": v_cL * layer,
+                })
+
+
+def phi4_projector() -> Part:
+    """Phi-4-multimodal's embedders around its towers (Phi4MultimodalImageEmbedding,
+    Phi4MultimodalAudioEmbedding): the image's biased up (v_d -> v_dt) and down (v_dt -> v_dt)
+    projections with the global and sub-image separators (glb_GN, sub_GN: v_d each), and two
+    pairs of biased up (v_am v_cd -> v_dt) and down projections for speech, one for speech
+    alone, one for speech beside an image."""
+    speech = _linear(v_am * v_cd, v_dt) + _linear(v_dt, v_dt)
+    return Part("phi4_mm", "projector", "Phi-4-multimodal image and speech projections",
+                "microsoft2025phi4mm", {
+                    "projector/image": _linear(v_d, v_dt) + _linear(v_dt, v_dt),
+                    "projector/image_separators": 2 * v_d,
+                    "projector/speech": 2 * speech,
+                })
+
+
 def gemma3_projector() -> Part:
     """Gemma 3's projector (Gemma3MultiModalProjector): average pooling (no parameters), an
     RMSNorm of the vision width, one v_d x v_dt matrix without bias."""
@@ -302,8 +355,9 @@ TOWERS: dict[str, Callable[[], Part]] = {
 PROJECTORS: dict[str, Callable[[], Part]] = {
     "gemma3": gemma3_projector, "mistral3": mistral3_projector, "llama4": llama4_projector,
     "fuyu": fuyu_projector, "got_ocr2": got_ocr2_projector, "moss_audio": moss_audio_projector,
-    "git": git_projector, "gemma4_unified": gemma4_unified_projector}
-AUDIO_TOWERS: dict[str, Callable[[], Part]] = {"whisper": whisper_encoder}
+    "git": git_projector, "gemma4_unified": gemma4_unified_projector, "phi4_mm": phi4_projector}
+AUDIO_TOWERS: dict[str, Callable[[], Part]] = {"whisper": whisper_encoder,
+                                               "phi4_conformer": phi4_conformer}
 TABLES: dict[str, dict[str, Callable[[], Part]]] = {
     "vision_tower": TOWERS, "audio_tower": AUDIO_TOWERS, "projector": PROJECTORS}
 

@@ -165,6 +165,18 @@ SOURCES: dict[str, Source] = {
                "it (models/moss_transcribe_diarize; checkpoint hf-audio/MOSS-Transcribe-Diarize-HF)",
                "the audio projector: merged encoder frames through two linear layers and a "
                "LayerNorm into the language model's width (MossTranscribeDiarizeMultiModalProjector)"),
+        Source("gulati2020conformer", "Gulati et al. 2020, Conformer: Convolution-augmented "
+               "Transformer for Speech Recognition (arXiv:2005.08100)",
+               "conformer blocks: two half-step feed-forward modules around self-attention and a "
+               "convolution module (transformers modeling_phi4_multimodal.py "
+               "Phi4MultimodalAudioModel, with a convolutional subsampling and a relative "
+               "attention bias table)"),
+        Source("microsoft2025phi4mm", "Microsoft 2025, Phi-4-Mini Technical Report: Compact "
+               "yet Powerful Multimodal Language Models via Mixture-of-LoRAs (arXiv:2503.01743)",
+               "Phi-4-multimodal: image and speech features projected into the language model's "
+               "width by two linear layers each, with learned image separators (transformers "
+               "modeling_phi4_multimodal.py Phi4MultimodalImageEmbedding, "
+               "Phi4MultimodalAudioEmbedding)"),
         Source("radford2021clip", "Radford et al. 2021, Learning Transferable Visual Models "
                "From Natural Language Supervision (CLIP; arXiv:2103.00020)",
                "CLIP's vision transformer: a class token, patch and position embeddings, "

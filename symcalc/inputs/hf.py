@@ -194,8 +194,9 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
 
 
 def _vision_size(sym: str, value: int, read) -> int:
-    """A vision size as the rules of every other size have it: a switch 0 or 1, any other
-    size a positive integer (a tower of width 0 is no tower) at most SIZE_LIMIT."""
+    """A vision size as the rules of every other size have it: a switch 0 or 1, a count of
+    ``vision.COUNTS`` 0 or more, any other size a positive integer (a tower of width 0 is no
+    tower) at most SIZE_LIMIT."""
     from ..algebra import vision as vis
     from ..algebra.spec import check_limit
 
@@ -204,6 +205,8 @@ def _vision_size(sym: str, value: int, read) -> int:
         if value not in (0, 1):
             raise SymcalcError(field, f"must be 0 or 1 (got {value:,})" if abs(value) < 10**30
                                else "must be 0 or 1")
+        return value
+    if sym in vis.COUNTS and value == 0:  # a count that may be none (the page allows 0 too)
         return value
     if value <= 0:
         raise SymcalcError(field, "must be a positive integer (got "
