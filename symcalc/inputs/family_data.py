@@ -33,7 +33,7 @@ TOP_KEYS = ("model_type", "description", "sources", "not_modelled", "bare_class"
 # [wrapper]: a multimodal config whose language model is a nested config (docs/families.md)
 WRAPPER_KEYS = ("text_config", "text_model_type", "text_absent", "text_absent_nulls", "text_only",
                 "vision_config", "vision", "projector", "vision_defaults", "vision_absent", "sizes",
-                "audio_config", "audio", "audio_defaults")
+                "audio_config", "audio", "audio_defaults", "text_flat")
 ROLE_KEYS = ("fixed", "spec", "tp_plan")
 # Spec fields a family file may set (name and source come from the config and its class).
 SETTABLE = tuple(f for f in FIELD_NAMES if f not in ("name", "source", "implementation"))
@@ -75,6 +75,9 @@ class Wrapper(Record):
     audio_config: str | None = None  # the key holding an audio encoder's config
     audio: str | None = None  # a tower of symcalc.algebra.vision.AUDIO_TOWERS
     audio_defaults: dict[str, Any] = default_factory(dict)  # the audio config class's
+    # the language model's keys at the top level when text_config is missing or null (the
+    # config class moves them into its text_config, with the wrapper's tie flag: Dots3Note)
+    text_flat: bool = False
 
     def nested(self, data: dict[str, Any], key: str | None, absent: dict[str, Any]
                ) -> dict[str, Any]:
@@ -405,6 +408,9 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
         raise SymcalcError(label, f"wrapper.text_absent_nulls: must be a list of keys "
                                   f"(got {nulls!r})")
     absent.update({k: None for k in nulls})
+    flat = body.get("text_flat", False)
+    if not isinstance(flat, bool):
+        raise SymcalcError(label, f"wrapper.text_flat: must be true or false (got {flat!r})")
     text_only = body.get("text_only", [])
     if not isinstance(text_only, list) or not all(isinstance(c, str) for c in text_only):
         raise SymcalcError(label, f"wrapper.text_only: must be a list of class names "
@@ -414,7 +420,7 @@ def _wrapper(raw: dict, label: str) -> Wrapper:
                    dict(_table(body, "vision_defaults", label, prefix="wrapper.")),
                    dict(_table(body, "vision_absent", label, prefix="wrapper.")), sizes,
                    tuple(text_only), text["audio_config"], text["audio"],
-                   dict(_table(body, "audio_defaults", label, prefix="wrapper.")))
+                   dict(_table(body, "audio_defaults", label, prefix="wrapper.")), flat)
 
 
 @functools.lru_cache(maxsize=None)

@@ -162,7 +162,13 @@ def _read_wrapped(family: "Family", cls: str, role: str, data: dict[str, Any], n
     w = family.wrapper
     assert w is not None
     key = w.text_config
-    text = w.nested(data, key, w.text_absent)
+    if w.text_flat and data.get(key) is None:
+        # the language model's keys at the top level, as the config class moves them into
+        # its text_config (Dots3NoteConfig), with the wrapper's tie flag
+        text = {k: v for k, v in data.items() if k not in ("model_type", "architectures", key)}
+        text.setdefault("tie_word_embeddings", family.defaults.get("tie_word_embeddings"))
+    else:
+        text = w.nested(data, key, w.text_absent)
     text_type = text.get("model_type") or w.text_model_type
     known = family_names(folder)
     if not isinstance(text_type, str) or text_type not in known:

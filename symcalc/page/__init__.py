@@ -74,7 +74,8 @@ def family_payload(f) -> dict[str, Any]:
                           "vision_defaults": w.vision_defaults, "vision_absent": w.vision_absent,
                           "sizes": {k: _expr(e) for k, e in w.sizes.items()},
                           "text_only": list(w.text_only), "audio_config": w.audio_config,
-                          "audio": w.audio, "audio_defaults": w.audio_defaults}
+                          "audio": w.audio, "audio_defaults": w.audio_defaults,
+                          "text_flat": w.text_flat}
     return out
 
 

@@ -1039,7 +1039,10 @@ function readModel(data, name = "config.json") {  // hf.read_model: [the languag
   const w = fam.wrapper, key = w.text_config;
   const absent = {...(w.text_absent || {})};
   for (const k of w.text_absent_nulls || []) absent[k] = null;
-  const text = nested(key, absent);
+  // hf._read_wrapped: the language model's keys at the top level when text_flat (Dots3NoteConfig)
+  const text = (w.text_flat && (data[key] === undefined || data[key] === null))
+    ? {tie_word_embeddings: (fam.defaults || {}).tie_word_embeddings, ...Object.fromEntries(Object.entries(data).filter(([k]) => !["model_type", "architectures", key].includes(k)))}
+    : nested(key, absent);
   const textType = text.model_type || w.text_model_type;
   if (typeof textType !== "string" || !known.includes(textType))
     throw new SymcalcError(`${key}.model_type`, `must be one of ${known.join(", ")} (got ${repr(textType)}); see docs/families.md`);
