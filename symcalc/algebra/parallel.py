@@ -170,7 +170,7 @@ def _sharded_params(spec: Spec, layout: Layout, plan: Iterable[PlanEntry],
             # FFN widths that differ by layer (Gemma 3n): the spec holds only their sum, so
             # the stack is one module of width d_ff_sum, split evenly (t dividing each width)
             forms = [Linear(*(sympy.sympify(getattr(f, n)).xreplace({d_ff: d_ff_sum})
-                              for n in ("n_in", "n_out", "bias", "copies", "extra")))
+                              for n in LINEAR_FIELDS))
                      for f in forms]
         widths = [getattr(f, "n_out" if split == "out" else "n_in") for f in forms]
         vocab = entry.style in ("embedding_rowwise", "vocab_colwise") \
@@ -187,46 +187,33 @@ def _sharded_params(spec: Spec, layout: Layout, plan: Iterable[PlanEntry],
         for x, f, width in zip(fused, forms, widths):
             # the part over all the layers holding it: that count times one module
             one = f.copies * (f.n_in * f.n_out + f.bias) + f.extra
-            if key.get(_sw("gshape")) == 1 and x[len("layer/"):] in accounting.GLOBAL_SHAPE:
-                # the global layers at their own shape (Gemma 4): each shape split on its own
-                local, glob = (fixed(n, key) for n in accounting.global_counts(x[len("layer/"):]))
-                for n, g in ((local, False), (glob, True)):
-                    g_f = Linear(*(accounting.at_layer_shape(x[len("layer/"):], getattr(f, a), g)
-                                   for a in ("n_in", "n_out", "bias", "copies", "extra")))
-                    w = getattr(g_f, "n_out" if split == "out" else "n_in")
-                    share = _split(w, degree, layout, vocab=vocab, rank=tp_rank)
-                    if split == "out":
-                        per = g_f.copies * (g_f.n_in + _quotient(g_f.bias, g_f.n_out)) * share \
-                            + g_f.extra
-                    else:
-                        per = g_f.copies * (share * g_f.n_out + g_f.bias) + g_f.extra
-                    out.append(Term(x, sympy.expand(n * per * experts_share),
-                                    leaf.source if x == leaf.path else _source_of(bd, x),
-                                    f"{entry.style}+global_shape"))
-                done.add(x)
-                continue
-            if key.get(_sw("mlaw")) == 1 and x.startswith("layer/") \
-                    and accounting.windowed(x[len("layer/"):]):
-                # the sliding layers at their own MLA shape (dots.llm3): each shape split on
-                # its own
-                inner = x[len("layer/"):]
+            # a part whose layers come in two shapes, each split on its own: Gemma 4's global
+            # layers (their own head dimension), dots.llm3's sliding layers (their own MLA sizes)
+            two, tag = None, ""
+            inner = x[len("layer/"):]
+            if key.get(_sw("gshape")) == 1 and inner in accounting.GLOBAL_SHAPE:
+                local, glob = (fixed(n, key) for n in accounting.global_counts(inner))
+                two = [(n, Linear(*(accounting.at_layer_shape(inner, getattr(f, a), g)
+                                    for a in LINEAR_FIELDS)))
+                       for n, g in ((local, False), (glob, True))]
+                tag = "global_shape"
+            elif key.get(_sw("mlaw")) == 1 and x.startswith("layer/") and accounting.windowed(inner):
                 local = fixed(accounting.SIZES["L_local"].symbol, key)
                 held = fixed(accounting.group_count(inner, accounting.L, hybrid=True,
                                                     params=True), key)
                 w = accounting.window_shape()
-                for n, shape in ((held - local, {}), (local, w)):
-                    g_f = Linear(*(sympy.sympify(getattr(f, a)).xreplace(shape)
-                                   for a in ("n_in", "n_out", "bias", "copies", "extra")))
-                    wd = getattr(g_f, "n_out" if split == "out" else "n_in")
-                    share = _split(wd, degree, layout, vocab=vocab, rank=tp_rank)
-                    if split == "out":
-                        per = g_f.copies * (g_f.n_in + _quotient(g_f.bias, g_f.n_out)) * share \
-                            + g_f.extra
-                    else:
-                        per = g_f.copies * (share * g_f.n_out + g_f.bias) + g_f.extra
-                    out.append(Term(x, sympy.expand(n * per * experts_share),
+                two = [(n, Linear(*(sympy.sympify(getattr(f, a)).xreplace(shape)
+                                    for a in LINEAR_FIELDS)))
+                       for n, shape in ((held - local, {}), (local, w))]
+                tag = "window_shape"
+            if two is not None:
+                for n, g_f in two:
+                    share = _split(getattr(g_f, "n_out" if split == "out" else "n_in"), degree,
+                                   layout, vocab=vocab, rank=tp_rank)
+                    out.append(Term(x, sympy.expand(n * _per_module(g_f, share, split)
+                                                    * experts_share),
                                     leaf.source if x == leaf.path else _source_of(bd, x),
-                                    f"{entry.style}+window_shape"))
+                                    f"{entry.style}+{tag}"))
                 done.add(x)
                 continue
             count = _quotient(values[x], one)
@@ -237,16 +224,25 @@ def _sharded_params(spec: Spec, layout: Layout, plan: Iterable[PlanEntry],
                 share = width / degree
             else:
                 share = _split(width, degree, layout, vocab=vocab, rank=tp_rank)
-            if split == "out":
-                per = f.copies * (f.n_in + _quotient(f.bias, f.n_out)) * share + f.extra
-            else:
-                per = f.copies * (share * f.n_out + f.bias) + f.extra
-            expr = count * per * experts_share
+            expr = count * _per_module(f, share, split) * experts_share
             rule = f"{entry.style}{'+experts' if expert else ''}"
             out.append(Term(x, sympy.expand(expr), leaf.source if x == leaf.path else
                             _source_of(bd, x), rule))
             done.add(x)
     return out
+
+
+LINEAR_FIELDS = ("n_in", "n_out", "bias", "copies", "extra")
+
+
+def _per_module(f: Linear, share, split: str):
+    """Parameters one rank holds of one module of form ``f``, its split width cut to
+    ``share``: a colwise split (``out``) takes its share of the rows and of a bias that
+    follows them, a rowwise split (``in``) its share of the columns and the whole bias; the
+    extra elements stay whole."""
+    if split == "out":
+        return f.copies * (f.n_in + _quotient(f.bias, f.n_out)) * share + f.extra
+    return f.copies * (share * f.n_out + f.bias) + f.extra
 
 
 def _source_of(bd: Breakdown, path: str) -> str:
