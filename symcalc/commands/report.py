@@ -1,7 +1,7 @@
 """`symcalc report MODEL [--json]` and `symcalc presets`.
 
-The report's numbers come from the generated evaluators (:mod:`symcalc.fast.quick`): this command
-never imports sympy or jinja2.
+The report's numbers come from the term table's evaluator (:mod:`symcalc.fast.quick`): this
+command never imports sympy or jinja2.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def register(sub) -> None:
 
     add_speed_args(p)
     add_lang(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, collect=False)  # short-lived: no cyclic garbage collection (cli.main)
     p = sub.add_parser("presets", help="list the built-in models")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_presets)
