@@ -16,7 +16,10 @@ which the hub config reads as (same Spec fields).
 
 Hypothesis: per family, configs drawn from its tiny test configs with new sizes (layers 1-3,
 heads and kv heads dividing, head dims, widths, vocabulary, experts) and new values of the
-true/false keys its family file reads; each is compared with transformers.
+true/false keys its family file reads; each is compared with transformers by the quick path
+(the numbers ``symcalc report`` prints; the sympy report is held to the quick one on drawn
+models torch-free, tests/test_quick.py, and to transformers above on each family's first
+config).
 """
 from __future__ import annotations
 
@@ -288,7 +291,7 @@ def test_drawn_configs_equal_transformers(model_type):
             if any(text in str(err) for text in DELIBERATE_REFUSALS):
                 reject()
             pytest.fail(f"transformers builds this config but symcalc refuses it: {err}\n{cfg}")
-        rep = report(spec, Options(batch=batch, seq_len=seq_len))
+        rep = quick_report(spec, Options(batch=batch, seq_len=seq_len))
         got = rep["params"]["total"] + _outside_params(cfg)
         assert got == H.reference_params(cfg) + H.deliberate_param_difference(cfg), cfg
         want = H.reference_forward_matmul_flops(cfg, batch, seq_len)
