@@ -429,10 +429,58 @@ def _concrete_from_key(breakdown: Breakdown, key: tuple) -> Breakdown:
 
 def substitute(breakdown: Breakdown, fixed: dict) -> Breakdown:
     """``fixed`` substituted into every part, expanded; the parts that vanish dropped."""
-    return breakdown.map(lambda e: sympy.expand(e.xreplace(fixed))).where(lambda l: l.value != 0)
+    return breakdown.map(lambda e: put(e, fixed)).where(lambda l: l.value != 0)
 
 
+def put(expr, fixed: dict) -> sympy.Expr:
+    """``sympy.expand(expr.xreplace(fixed))``, term by term.
+
+    A structure or a set of convention switches fixes symbols to integers (mostly 0 and 1)
+    or to other symbols. Rebuilding a whole expression with them and expanding it again is
+    most of the sympy path's time, while most terms of a shape's expression either hold none
+    of the fixed symbols (kept as they are) or hold one fixed to 0 as a factor (dropped
+    without being rebuilt): :func:`_terms` splits each expression into its expanded terms
+    once. The terms left are rebuilt one by one and summed; a value that is not a symbol or
+    an integer (a sum) takes the whole-expression way."""
+    if not isinstance(expr, sympy.Expr) or not fixed:
+        return sympy.expand(sympy.sympify(expr).xreplace(fixed))
+    if not all(v.is_Symbol or v.is_Integer for v in fixed.values()):
+        return sympy.expand(expr.xreplace(fixed))
+    kept = []
+    for term, factors, symbols, polynomial in _terms(expr):
+        if symbols.isdisjoint(fixed):
+            kept.append(term)
+            continue
+        if any(fixed.get(f, 1) == 0 for f in factors):
+            continue
+        term = term.xreplace(fixed)
+        kept.append(term if polynomial else sympy.expand(term))
+    return sympy.Add(*kept)
+
+
+@lru_cache(maxsize=8192)
+def _terms(expr: sympy.Expr) -> tuple:
+    """``expr`` expanded, one entry per term: (term, the symbols that are its factors with a
+    positive integer power, all its symbols, whether it is a product of such powers and a
+    number)."""
+    out = []
+    for term in sympy.Add.make_args(sympy.expand(expr)):
+        factors, polynomial = set(), True
+        for f in sympy.Mul.make_args(term):
+            if f.is_Symbol:
+                factors.add(f)
+            elif f.is_Pow and f.base.is_Symbol and f.exp.is_Integer and f.exp > 0:
+                factors.add(f.base)
+            elif not f.is_Number:
+                polynomial = False
+        out.append((term, frozenset(factors), frozenset(term.free_symbols), polynomial))
+    return tuple(out)
+
+
+@lru_cache(maxsize=256)
 def structure_key(spec: Spec) -> tuple:
+    """:func:`structure` as a sorted tuple (a cache key), once per spec: a report asks for it
+    once per quantity and layer stack (a spec is a frozen record, hashed by value)."""
     return tuple(sorted(structure(spec).items(), key=lambda kv: kv[0].name))
 
 

@@ -450,7 +450,7 @@ def rank_activations(spec: Spec, opts: Options, layout: Layout,
     out = []
     for stack, term, bytes_ in activations.kept_terms(opts.activations, facts, spec.shape,
                                                       recompute=opts.recompute):
-        value = sympy.expand(sympy.sympify(bytes_).xreplace(key))
+        value = accounting.put(sympy.sympify(bytes_), key)
         if value == 0:
             continue
         region = term.name.split("/", 1)[0]
@@ -491,7 +491,7 @@ def rank_kv_cache(spec: Spec, opts: Options, layout: Layout, plan: Iterable[Plan
     check(spec, layout)
     key = _conventions(spec, opts)
     expr = memory.kv_cache_bytes(spec.family, memory.dtype_bytes(opts.kv_dtype, "kv-dtype"))
-    expr = sympy.expand(sympy.sympify(expr).xreplace(key))
+    expr = accounting.put(sympy.sympify(expr), key)
     split = split_regions(plan_for(layout, plan))["attention"] and layout.tp > 1
     subs = {n_kv: kv_heads_per_rank(layout, plan)}
     if layout.tp > 1 and split:  # the global layers' own key/value heads (Gemma 4)
@@ -519,7 +519,7 @@ def rank_recurrent_state(spec: Spec, opts: Options, layout: Layout,
     expr = memory.recurrent_state_bytes(spec.family,
                                         memory.dtype_bytes(opts.kv_dtype, "kv-dtype"),
                                         memory.dtype_bytes(opts.state_dtype, "state-dtype"))
-    expr = sympy.expand(sympy.sympify(expr).xreplace(key))
+    expr = accounting.put(sympy.sympify(expr), key)
     return [Term("recurrent_state", expr, "hf_transformers", "whole")] if expr != 0 else []
 
 

@@ -52,7 +52,7 @@ def _fix(expr_or_bd, spec: Spec, opts: Options):
     structured = _structured(expr_or_bd, accounting.structure_key(spec))
     if isinstance(structured, Breakdown):
         return accounting.substitute(structured, fixed)
-    return sympy.expand(structured.xreplace(fixed))
+    return accounting.put(structured, fixed)
 
 
 @lru_cache(maxsize=256)
@@ -62,7 +62,7 @@ def _structured(expr_or_bd, key: tuple):
     so the switches can follow)."""
     if isinstance(expr_or_bd, Breakdown):
         return accounting.substitute(expr_or_bd, dict(key))
-    return sympy.expand(expr_or_bd.xreplace(dict(key)))
+    return accounting.put(expr_or_bd, dict(key))
 
 
 def matmul_breakdown(spec: Spec, opts: Options = Options()) -> Breakdown:

@@ -159,7 +159,9 @@ def plan_entries(rows) -> tuple[PlanEntry, ...]:
 
 def fixed(expr, key: dict):
     """``expr`` with a structure (switch values) substituted, expanded."""
-    return sympy.expand(sympy.sympify(expr).xreplace(key))
+    from .accounting import put
+
+    return put(sympy.sympify(expr), key)
 
 
 def linear_form(shapes: dict[str, Linear], path: str, key: dict) -> Linear:
