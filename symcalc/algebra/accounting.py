@@ -455,26 +455,37 @@ def put(expr, fixed: dict) -> sympy.Expr:
             continue
         term = term.xreplace(fixed)
         kept.append(term if polynomial else sympy.expand(term))
-    return sympy.Add(*kept)
+    out = sympy.Add(*kept)
+    _TERMS.setdefault(out, None)
+    return out
 
 
-@lru_cache(maxsize=8192)
+_TERMS: dict = {}  # expression -> its terms (:func:`_terms`), or None: expanded, not yet split
+_MISSING = object()
+
+
 def _terms(expr: sympy.Expr) -> tuple:
     """``expr`` expanded, one entry per term: (term, the symbols that are its factors with a
     positive integer power, all its symbols, whether it is a product of such powers and a
-    number)."""
-    out = []
-    for term in sympy.Add.make_args(sympy.expand(expr)):
-        factors, polynomial = set(), True
-        for f in sympy.Mul.make_args(term):
-            if f.is_Symbol:
-                factors.add(f)
-            elif f.is_Pow and f.base.is_Symbol and f.exp.is_Integer and f.exp > 0:
-                factors.add(f.base)
-            elif not f.is_Number:
-                polynomial = False
-        out.append((term, frozenset(factors), frozenset(term.free_symbols), polynomial))
-    return tuple(out)
+    number). Kept per expression; an expression :func:`put` made is known to be expanded
+    already."""
+    got = _TERMS.get(expr, _MISSING)
+    if got is None or got is _MISSING:
+        if len(_TERMS) > 50_000:
+            _TERMS.clear()
+        out = []
+        for term in sympy.Add.make_args(expr if got is None else sympy.expand(expr)):
+            factors, polynomial = set(), True
+            for f in sympy.Mul.make_args(term):
+                if f.is_Symbol:
+                    factors.add(f)
+                elif f.is_Pow and f.base.is_Symbol and f.exp.is_Integer and f.exp > 0:
+                    factors.add(f.base)
+                elif not f.is_Number:
+                    polynomial = False
+            out.append((term, frozenset(factors), frozenset(term.free_symbols), polynomial))
+        got = _TERMS[expr] = tuple(out)
+    return got
 
 
 @lru_cache(maxsize=256)
