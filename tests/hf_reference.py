@@ -548,11 +548,17 @@ def _patched_forward(cls, forward):
             cls.forward = original
 
 
+# The T5-shaped classes whose config class forces tie_word_embeddings = True (T5Config and
+# its copies MT5Config, UMT5Config): symcalc counts the separate lm_head their checkpoints ship.
+T5_FORCED_TIE = ("T5ForConditionalGeneration", "MT5ForConditionalGeneration",
+                 "UMT5ForConditionalGeneration")
+
+
 def deliberate_param_difference(cfg: dict) -> int:
     """symcalc's count minus transformers' for the two deliberate deviations (0 otherwise).
 
-    (a) T5ForConditionalGeneration with tie_word_embeddings false: transformers 5.24's
-        T5Config.__post_init__ forces tying, but the issue asks for an untied head as T5 v1.1
+    (a) T5ForConditionalGeneration (and mT5's, UMT5's: ``T5_FORCED_TIE``) with
+        tie_word_embeddings false: transformers 5.24's T5Config.__post_init__ forces tying, but the issue asks for an untied head as T5 v1.1
         checkpoints have (their lm_head is its own V x d matrix): symcalc = transformers + V*d.
     (b) BertForMaskedLM (and BertLMHeadModel, the same head; and every class whose family role
         fixes mlm_head: RoBERTa's lm_head and its kin) with tie_word_embeddings false: transformers gives the decoder its own
@@ -562,7 +568,7 @@ def deliberate_param_difference(cfg: dict) -> int:
     if cfg.get("tie_word_embeddings", True):
         return 0
     cls = model_class_name(cfg)
-    if cls == "T5ForConditionalGeneration":
+    if cls in T5_FORCED_TIE:
         model_cfg = hf_config(cfg)  # the sizes after transformers' defaults
         return model_cfg.vocab_size * model_cfg.d_model
     if _mlm_head(cfg["model_type"], cls):  # BERT's cls.predictions head and its copies
