@@ -5,9 +5,9 @@ Two model shapes cover the seven families:
 * ``single``: one stack (encoder-only BERT, decoder-only GPT/Llama/Mistral/Qwen/Mixtral, and
   T5's encoder alone): embeddings, ``L`` layers, final norm, head, BERT's pooler and
   masked-LM transform.
-* ``encoder-decoder`` (T5): a shared token table, an encoder of ``L`` layers and a decoder of
-  ``L_dec`` layers with cross-attention, each stack with its relative-attention bias and
-  final norm, and the head.
+* ``encoder-decoder`` (T5, BART): a shared token table, an encoder of ``L`` layers and a
+  decoder of ``L_dec`` layers with cross-attention, each stack with its relative-attention
+  bias, position table, embedding norm and final norm (:data:`PER_STACK`), and the head.
 
 :func:`shape_params` builds the expression with every switch as a symbol, once per shape;
 :func:`params` substitutes one spec's switches and drops the parts that are off.
@@ -369,8 +369,16 @@ def shape_params(shape: str) -> Breakdown:
     leaves.append(Leaf("mlm_head", c.mlm_transform_params(), "devlin2019"))
     if shape != "single":  # ELECTRA's embedding stage, RemBERT's head width: single stacks
         off = c.single_only_off()
-        leaves = [Leaf(l.path, sympy.sympify(l.value).xreplace(off), l.source) for l in leaves]
+        leaves = [Leaf(l.path, sympy.sympify(l.value).xreplace(off) * PER_STACK.get(l.path, 1),
+                       l.source) for l in leaves]
     return Breakdown(leaves)
+
+
+# an encoder-decoder's parts that each of its two stacks holds (BART and its kin: a learned or
+# sinusoidal position table and a norm after the embeddings in the encoder and in the decoder;
+# T5 has neither); the token table is shared, unless each stack holds its own beside it
+# (sw_stack_tab: BART-shaped models untied)
+PER_STACK = {"embedding/position": 2, "embedding_norm": 2, "embedding/token": 1 + 2 * c.sw("stack_tab")}
 
 
 def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:

@@ -46,7 +46,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
-               "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
+               "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias", "stack_token_tables",
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
@@ -242,6 +242,10 @@ class Spec(Record):
     # a cross-attention block (and its norm) in every layer of a decoder-only stack that a
     # forward pass without an encoder never runs: parameters only (BART-shaped decoders alone)
     cross_attention: bool = False
+    # an encoder-decoder whose encoder and decoder each hold a token table of their own beside
+    # the shared one (BART-shaped models untied: transformers 5.24 ties the three only with
+    # tie_word_embeddings)
+    stack_token_tables: bool = False
     first_attn_norm: bool = True  # the first layer's norm before attention (ModernBERT: none)
     mlm_bias: bool = True  # the masked-LM head's dense layer has a bias (ModernBERT: none)
     # the last layer's attention output alone has a bias (GPT-NeoX-Japanese's dense_bias)

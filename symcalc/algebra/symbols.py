@@ -267,6 +267,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_gate_hbias", "the attention's output gate has one bias per head", "\\beta_h"),
         _switch("sw_cross", "each decoder layer holds a cross-attention block no forward without "
                             "an encoder runs (weights only)", "\\xi"),
+        _switch("sw_stack_tab", "the encoder and the decoder each hold a token table of their own "
+                                "beside the shared one", "\\tau_{ed}"),
         _switch("sw_first_attn_norm_off", "the first layer has no norm before attention "
                                           "(ModernBERT)", "\\nu_0"),
         _switch("sw_mlm_bias", "the masked-LM head's dense layer has a bias", "\\mu_b"),
