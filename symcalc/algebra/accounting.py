@@ -293,10 +293,13 @@ def typical_layer(layer: Breakdown, dense: bool = False) -> Breakdown:
 
 
 def _stack(prefix: str, layers, layer: Breakdown, hybrid: bool = False) -> list[Leaf]:
-    """Relative-attention bias (first layer only), each layer part times the layers that
-    hold it, final norm."""
+    """Relative-attention bias (first layer only; every layer's with ``sw_rel_layers``), each
+    layer part times the layers that hold it, final norm."""
     head = f"{prefix}/" if prefix else ""
-    out = [Leaf(f"{head}relative_bias", c.relative_bias_params(), "raffel2020")]
+    # (UMT5: every layer's, sw_rel_layers)
+    per_layer = c.sw("rel_layers")
+    out = [Leaf(f"{head}relative_bias", c.relative_bias_params() * (1 + per_layer * (layers - 1)),
+                "raffel2020")]
     if hybrid:  # Inkling's banks of relative-position profiles (sw_rlog), X_rel distances
         out.append(Leaf(f"{head}relative_logits", c.relative_logits_params(), "inkling2026"))
         # Inkling 2's learned queries of the block attention residuals

@@ -225,6 +225,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_pos_emb", "learned position table", "\\pi"),
         _switch("sw_type_emb", "token-type embedding table", "\\theta"),
         _switch("sw_rel_bias", "relative-attention bias table", "\\rho"),
+        _switch("sw_rel_layers", "every layer's self-attention holds its own relative-attention "
+                                 "bias table (UMT5)", "\\rho_{\\ell}"),
         _switch("sw_head", "an output head (projection to the vocabulary)", "\\eta"),
         _switch("sw_head_untied", "output head has its own weight (untied)", "\\eta_u"),
         _switch("sw_head_bias", "output head has a bias", "\\eta_b"),
