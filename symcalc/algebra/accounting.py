@@ -379,9 +379,10 @@ def shape_params(shape: str) -> Breakdown:
 
 # an encoder-decoder's parts that each of its two stacks holds (BART and its kin: a learned or
 # sinusoidal position table and a norm after the embeddings in the encoder and in the decoder;
-# T5 has neither); the token table is shared, unless each stack holds its own beside it
-# (sw_stack_tab: BART-shaped models untied)
-PER_STACK = {"embedding/position": 2, "embedding_norm": 2, "embedding/token": 1 + 2 * c.sw("stack_tab")}
+# T5 has neither); the token table is shared, unless each stack holds its own (sw_stack_tab:
+# T5Gemma, FSMT), beside the shared one (sw_shared_tab: BART-shaped models untied)
+PER_STACK = {"embedding/position": 2, "embedding_norm": 2,
+             "embedding/token": 1 + c.sw("stack_tab") + c.sw("shared_tab")}
 
 
 def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:

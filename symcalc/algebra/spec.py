@@ -47,7 +47,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
                "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias", "stack_token_tables",
-               "relative_per_layer",
+               "shared_token_table", "relative_per_layer",
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
@@ -247,6 +247,9 @@ class Spec(Record):
     # the shared one (BART-shaped models untied: transformers 5.24 ties the three only with
     # tie_word_embeddings)
     stack_token_tables: bool = False
+    # with stack_token_tables: the shared table beside the stacks' own (false: the encoder's and
+    # the decoder's only, two in all: T5Gemma, FSMT, Marian unshared)
+    shared_token_table: bool = True
     # every layer's self-attention holds a relative-attention bias table of its own (UMT5),
     # not only each stack's first (T5)
     relative_per_layer: bool = False

@@ -271,6 +271,7 @@ SWITCHES: dict[str, SymbolInfo] = {
                             "an encoder runs (weights only)", "\\xi"),
         _switch("sw_stack_tab", "the encoder and the decoder each hold a token table of their own "
                                 "beside the shared one", "\\tau_{ed}"),
+        _switch("sw_shared_tab", "beside the stacks' own token tables a shared one", "\\tau_{sh}"),
         _switch("sw_first_attn_norm_off", "the first layer has no norm before attention "
                                           "(ModernBERT)", "\\nu_0"),
         _switch("sw_mlm_bias", "the masked-LM head's dense layer has a bias", "\\mu_b"),
