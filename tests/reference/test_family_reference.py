@@ -249,9 +249,6 @@ DELIBERATE_REFUSALS = {
                                       "every use of its block (zamba2.toml's not_modelled)",
     "Doge's CDMoE": "Doge with is_moe: product-key routing over expert embeddings has no symcalc "
                     "component (doge.toml's not_modelled)",
-    "separate encoder and decoder token tables": "MarianModel and MarianMTModel without "
-                                                 "share_encoder_decoder_embeddings: two token tables "
-                                                 "and no shared one (marian.toml's not_modelled)",
 }
 
 # Examples per family (a deeper local run: SYMCALC_FAMILY_EXAMPLES=50 pytest -k drawn ...)
