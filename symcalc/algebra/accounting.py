@@ -86,8 +86,10 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
     if hybrid:  # A.X-K2: the norm before attention gated by a low-rank MLP (fc1, fc2)
         leaves.append(Leaf("norm/attention_gate", c.sw("gnorm") * 2 * SIZES["d"].symbol
                            * SIZES["r_g"].symbol, "skt2026axk2"))
-    if cross_attention or hybrid:
-        leaves.append(Leaf("norm/cross_attention", unused * norm, c.NORM_SOURCE))
+    if cross_attention or hybrid:  # an encoder-decoder's cross-attention has the norms its
+        # self-attention has (T5Gemma: before and after; T5, BART: one)
+        count = unused if hybrid else c.sw("norm_attn_in") + c.sw("norm_attn_out")
+        leaves.append(Leaf("norm/cross_attention", count * norm, c.NORM_SOURCE))
     for name, switch in LAYER_NORMS[2:]:
         leaves.append(Leaf(f"norm/{name}", c.sw(switch) * norm, c.NORM_SOURCE))
     leaves += _parts("ffn", c.ffn_params())
