@@ -35,7 +35,7 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
                "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r", "n_hc", "n_hw",
-               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw")
+               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw", "B_l")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel",
@@ -253,6 +253,10 @@ class Spec(Record):
     # every layer's self-attention holds a relative-attention bias table of its own (UMT5),
     # not only each stack's first (T5)
     relative_per_layer: bool = False
+    # LongT5: an encoder-decoder's encoder attends locally, in blocks of B_l tokens, each query
+    # block to its own and its two neighbours (3 B_l keys), the sequence padded to whole blocks
+    # (None: full attention)
+    B_l: Optional[int] = None
     first_attn_norm: bool = True  # the first layer's norm before attention (ModernBERT: none)
     mlm_bias: bool = True  # the masked-LM head's dense layer has a bias (ModernBERT: none)
     # the last layer's attention output alone has a bias (GPT-NeoX-Japanese's dense_bias)

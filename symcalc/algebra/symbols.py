@@ -58,6 +58,8 @@ SIZES: dict[str, SymbolInfo] = {
         _size("s_dec", "decoder sequence length", "s_{\\mathrm{dec}}"),
         _size("b", "batch size", "b"),
         _size("W", "sliding attention window", "W"),
+        _size("B_l", "block length of an encoder's local attention (LongT5: local_radius + 1)",
+              "B_{\\ell}"),
         _size("d_moe", "expert FFN width (moe_intermediate_size)", "d_{\\mathrm{moe}}"),
         _size("E_s", "shared experts per MoE layer", "E_s"),
         _size("d_sh", "width of each shared expert", "d_{\\mathrm{sh}}"),
@@ -225,6 +227,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_pos_emb", "learned position table", "\\pi"),
         _switch("sw_type_emb", "token-type embedding table", "\\theta"),
         _switch("sw_rel_bias", "relative-attention bias table", "\\rho"),
+        _switch("sw_lblk", "the encoder attends locally: each block of B_l queries to 3 B_l keys "
+                           "(LongT5)", "\\lambda_b"),
         _switch("sw_rel_layers", "every layer's self-attention holds its own relative-attention "
                                  "bias table (UMT5)", "\\rho_{\\ell}"),
         _switch("sw_head", "an output head (projection to the vocabulary)", "\\eta"),
