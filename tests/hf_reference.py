@@ -555,9 +555,9 @@ def _patched_forward(cls, forward):
 
 
 # The T5-shaped classes whose config class forces tie_word_embeddings = True (T5Config and
-# its copies MT5Config, UMT5Config): symcalc counts the separate lm_head their checkpoints ship.
+# its copies MT5Config, UMT5Config, LongT5Config): symcalc counts the separate lm_head their checkpoints ship.
 T5_FORCED_TIE = ("T5ForConditionalGeneration", "MT5ForConditionalGeneration",
-                 "UMT5ForConditionalGeneration")
+                 "UMT5ForConditionalGeneration", "LongT5ForConditionalGeneration")
 
 
 def deliberate_param_difference(cfg: dict) -> int:
