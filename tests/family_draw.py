@@ -166,6 +166,8 @@ def drawn_config(draw, model_type: str) -> dict:
         cfg["expansion_ratio"] = draw(st.integers(1, 4))
     V = draw(st.integers(16, 128))
     cfg["vocab_size"] = V
+    if isinstance(cfg.get("src_vocab_size"), int):  # FSMT: the encoder's, which symcalc reads as V
+        cfg["src_vocab_size"] = V
     if isinstance(cfg.get("unpadded_vocab_size"), int):  # Inkling 2: the head's rows, at most V
         cfg["unpadded_vocab_size"] = draw(st.integers(max(2, V - 8), V))
     for key, value in list(cfg.items()):

@@ -45,6 +45,10 @@ How the forward pass is run
   ``create_causal_mask`` uses a 4-D mask as given and the recurrent mask is skipped for it, so they
   run on meta, with the same FlopCounterMode total as a CPU run with the 2-D mask (checked on tiny
   configs of all four).
+  Decoder mask: FSMT's encoder-decoder fails both ways on meta (without a decoder_attention_mask
+  ``_prepare_fsmt_decoder_inputs`` calls ``.any()`` on the decoder's padding mask). A try before
+  the 4-D one passes an all-ones ``decoder_attention_mask`` beside the 2-D mask where the forward
+  takes one; FSMT then runs on meta, with the CPU run's total (checked on its tiny configs).
 
 MoE experts (every MoE family in 5.24: mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3,
 gpt_oss -- their ``*Experts`` classes are decorated with ``@use_experts_implementation``)
@@ -289,7 +293,7 @@ def _key(config: dict) -> str:
 
 _PARAMS_CACHE: dict[str, int] = {}
 _FLOPS_CACHE: dict[tuple, int] = {}
-_MASK_MODE: dict[str, bool | str] = {}  # class name -> attention_mask given: True, False or "4d"
+_MASK_MODE: dict[str, bool | str] = {}  # class name -> attention_mask given: True, False, "decoder" or "4d"
 FORWARD_DEVICE: dict[str, str] = {}  # class name -> "meta" or "cpu" (reference_forward_matmul_flops)
 
 
@@ -369,6 +373,8 @@ def forward_inputs(model, batch: int, seq_len: int, device: str, mask: bool | st
         inputs["attention_mask"] = torch.zeros((batch, 1, seq_len, seq_len), device=device)
     elif mask:
         inputs["attention_mask"] = torch.ones((batch, seq_len), dtype=torch.long, device=device)
+    if mask == "decoder" and "decoder_attention_mask" in params:  # see "Decoder mask" above
+        inputs["decoder_attention_mask"] = torch.ones((batch, seq_len), dtype=torch.long, device=device)
     if use_cache is not None and "use_cache" in params:
         inputs["use_cache"] = use_cache
     return inputs
@@ -428,7 +434,7 @@ def count_forward_flops(
         model = _meta_model(config)
     else:
         model = build_model(config, device, experts_implementation)
-    modes = [_MASK_MODE[class_name]] if class_name in _MASK_MODE else [True, False, "4d"]
+    modes = [_MASK_MODE[class_name]] if class_name in _MASK_MODE else [True, False, "decoder", "4d"]
     for i, mask in enumerate(modes):
         try:
             flops = _run_counted(model, forward_inputs(model, batch, seq_len, device, mask=mask))
@@ -548,11 +554,17 @@ def _patched_forward(cls, forward):
             cls.forward = original
 
 
+# The T5-shaped classes whose config class forces tie_word_embeddings = True (T5Config and
+# its copies MT5Config, UMT5Config, LongT5Config): symcalc counts the separate lm_head their checkpoints ship.
+T5_FORCED_TIE = ("T5ForConditionalGeneration", "MT5ForConditionalGeneration",
+                 "UMT5ForConditionalGeneration", "LongT5ForConditionalGeneration")
+
+
 def deliberate_param_difference(cfg: dict) -> int:
     """symcalc's count minus transformers' for the two deliberate deviations (0 otherwise).
 
-    (a) T5ForConditionalGeneration with tie_word_embeddings false: transformers 5.24's
-        T5Config.__post_init__ forces tying, but the issue asks for an untied head as T5 v1.1
+    (a) T5ForConditionalGeneration (and mT5's, UMT5's: ``T5_FORCED_TIE``) with
+        tie_word_embeddings false: transformers 5.24's T5Config.__post_init__ forces tying, but the issue asks for an untied head as T5 v1.1
         checkpoints have (their lm_head is its own V x d matrix): symcalc = transformers + V*d.
     (b) BertForMaskedLM (and BertLMHeadModel, the same head; and every class whose family role
         fixes mlm_head: RoBERTa's lm_head and its kin) with tie_word_embeddings false: transformers gives the decoder its own
@@ -562,7 +574,7 @@ def deliberate_param_difference(cfg: dict) -> int:
     if cfg.get("tie_word_embeddings", True):
         return 0
     cls = model_class_name(cfg)
-    if cls == "T5ForConditionalGeneration":
+    if cls in T5_FORCED_TIE:
         model_cfg = hf_config(cfg)  # the sizes after transformers' defaults
         return model_cfg.vocab_size * model_cfg.d_model
     if _mlm_head(cfg["model_type"], cls):  # BERT's cls.predictions head and its copies

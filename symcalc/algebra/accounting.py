@@ -5,9 +5,9 @@ Two model shapes cover the seven families:
 * ``single``: one stack (encoder-only BERT, decoder-only GPT/Llama/Mistral/Qwen/Mixtral, and
   T5's encoder alone): embeddings, ``L`` layers, final norm, head, BERT's pooler and
   masked-LM transform.
-* ``encoder-decoder`` (T5): a shared token table, an encoder of ``L`` layers and a decoder of
-  ``L_dec`` layers with cross-attention, each stack with its relative-attention bias and
-  final norm, and the head.
+* ``encoder-decoder`` (T5, BART): a shared token table, an encoder of ``L`` layers and a
+  decoder of ``L_dec`` layers with cross-attention, each stack with its relative-attention
+  bias, position table, embedding norm and final norm (:data:`PER_STACK`), and the head.
 
 :func:`shape_params` builds the expression with every switch as a symbol, once per shape;
 :func:`params` substitutes one spec's switches and drops the parts that are off.
@@ -86,8 +86,10 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
     if hybrid:  # A.X-K2: the norm before attention gated by a low-rank MLP (fc1, fc2)
         leaves.append(Leaf("norm/attention_gate", c.sw("gnorm") * 2 * SIZES["d"].symbol
                            * SIZES["r_g"].symbol, "skt2026axk2"))
-    if cross_attention or hybrid:
-        leaves.append(Leaf("norm/cross_attention", unused * norm, c.NORM_SOURCE))
+    if cross_attention or hybrid:  # an encoder-decoder's cross-attention has the norms its
+        # self-attention has (T5Gemma: before and after; T5, BART: one)
+        count = unused if hybrid else c.sw("norm_attn_in") + c.sw("norm_attn_out")
+        leaves.append(Leaf("norm/cross_attention", count * norm, c.NORM_SOURCE))
     for name, switch in LAYER_NORMS[2:]:
         leaves.append(Leaf(f"norm/{name}", c.sw(switch) * norm, c.NORM_SOURCE))
     leaves += _parts("ffn", c.ffn_params())
@@ -293,10 +295,13 @@ def typical_layer(layer: Breakdown, dense: bool = False) -> Breakdown:
 
 
 def _stack(prefix: str, layers, layer: Breakdown, hybrid: bool = False) -> list[Leaf]:
-    """Relative-attention bias (first layer only), each layer part times the layers that
-    hold it, final norm."""
+    """Relative-attention bias (first layer only; every layer's with ``sw_rel_layers``), each
+    layer part times the layers that hold it, final norm."""
     head = f"{prefix}/" if prefix else ""
-    out = [Leaf(f"{head}relative_bias", c.relative_bias_params(), "raffel2020")]
+    # (UMT5: every layer's, sw_rel_layers)
+    per_layer = c.sw("rel_layers")
+    out = [Leaf(f"{head}relative_bias", c.relative_bias_params() * (1 + per_layer * (layers - 1)),
+                "raffel2020")]
     if hybrid:  # Inkling's banks of relative-position profiles (sw_rlog), X_rel distances
         out.append(Leaf(f"{head}relative_logits", c.relative_logits_params(), "inkling2026"))
         # Inkling 2's learned queries of the block attention residuals
@@ -369,8 +374,17 @@ def shape_params(shape: str) -> Breakdown:
     leaves.append(Leaf("mlm_head", c.mlm_transform_params(), "devlin2019"))
     if shape != "single":  # ELECTRA's embedding stage, RemBERT's head width: single stacks
         off = c.single_only_off()
-        leaves = [Leaf(l.path, sympy.sympify(l.value).xreplace(off), l.source) for l in leaves]
+        leaves = [Leaf(l.path, sympy.sympify(l.value).xreplace(off) * PER_STACK.get(l.path, 1),
+                       l.source) for l in leaves]
     return Breakdown(leaves)
+
+
+# an encoder-decoder's parts that each of its two stacks holds (BART and its kin: a learned or
+# sinusoidal position table and a norm after the embeddings in the encoder and in the decoder;
+# T5 has neither); the token table is shared, unless each stack holds its own (sw_stack_tab:
+# T5Gemma, FSMT), beside the shared one (sw_shared_tab: BART-shaped models untied)
+PER_STACK = {"embedding/position": 2, "embedding_norm": 2,
+             "embedding/token": 1 + c.sw("stack_tab") + c.sw("shared_tab")}
 
 
 def structure(spec: Spec) -> dict[sympy.Symbol, sympy.Integer]:

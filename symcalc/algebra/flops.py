@@ -23,7 +23,7 @@ from .components import (decoder_only_off, expert_width, head_width,
                          q_b_width, qk_width, shared_width, single_only_off, ssm_conv_width,
                          ssm_in_width, sw,
                          value_width)
-from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
+from .symbols import (SIZES, K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_lin, L_ssm, N_s,
                       Q_c, R_dt, A_g, A_l, L_local, W, Z_e, d_ai, r_ad, d_bk, d_bb, V_c, V_sel,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
@@ -269,16 +269,26 @@ def _prefix(prefix: str, leaves: list[Leaf], times=1) -> list[Leaf]:
     return [Leaf(f"{prefix}/{l.path}", times * l.value, l.source) for l in leaves]
 
 
-def self_pairs(seq, causal: bool) -> sympy.Expr:
-    return pairs(seq) if causal else seq**2
+def self_pairs(seq, causal: bool, local: bool = False) -> sympy.Expr:
+    """(query, key) pairs of a stack's self-attention over ``seq`` tokens: causal, or all of
+    them; with ``local`` (an encoder-decoder's encoder) LongT5's local attention where
+    ``sw_lblk`` is on: each of the ceiling(seq / B_l) blocks of B_l queries scores its own
+    and both neighbouring blocks, padded (3 B_l keys)."""
+    if causal:
+        return pairs(seq)
+    if not local:
+        return seq**2
+    blocks = sw("lblk")
+    B_l = SIZES["B_l"].symbol
+    return (1 - blocks) * seq**2 + blocks * 3 * B_l**2 * sympy.ceiling(seq / B_l)
 
 
-def layer_matmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
+def layer_matmul(seq, cross_seq=None, causal: bool = True, local: bool = False) -> Breakdown:
     """One layer's matmul FLOPs over b sequences of ``seq`` tokens; with ``cross_seq``, a
     decoder layer attending to ``cross_seq`` encoder tokens. An encoder stack of an
     encoder-decoder model is never causal; a single stack is causal when its family is
     decoder (the switch is 0 for encoder-only models)."""
-    leaves = _prefix("attention", _attention(b * seq, b * seq, b * self_pairs(seq, causal),
+    leaves = _prefix("attention", _attention(b * seq, b * seq, b * self_pairs(seq, causal, local),
                                              decoder=causal and cross_seq is None))
     if cross_seq is not None:
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
@@ -306,7 +316,7 @@ def _stacks(shape: str, layer_fn) -> tuple[list[Leaf], sympy.Expr]:
     and the number of tokens the output side sees."""
     if shape == "single":
         return _times_layers("layer", layer_fn(s), L, hybrid=True), b * s
-    leaves = _times_layers("encoder/layer", layer_fn(s, causal=False), L)
+    leaves = _times_layers("encoder/layer", layer_fn(s, causal=False, local=True), L)
     leaves += _times_layers("decoder/layer", layer_fn(s_dec, cross_seq=s), L_dec)
     off = decoder_only_off()  # the decoder-only parts (components.DECODER_ONLY)
     return [Leaf(l.path, sympy.sympify(l.value).xreplace(off), l.source) for l in leaves], b * s_dec
@@ -375,7 +385,7 @@ def _norm_cost():
     return sw("norm_w") * (c["rmsnorm"] + sw("norm_b") * (c["layernorm"] - c["rmsnorm"]))
 
 
-def layer_nonmatmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
+def layer_nonmatmul(seq, cross_seq=None, causal: bool = True, local: bool = False) -> Breakdown:
     c = NONMATMUL_COSTS
     tokens = b * seq
     norms = sum(sw(switch) for _, switch in accounting.LAYER_NORMS)
@@ -383,7 +393,7 @@ def layer_nonmatmul(seq, cross_seq=None, causal: bool = True) -> Breakdown:
     if cross_seq is None and causal:  # Gemma 3n: AltUp's router norm (predict and correct),
         norms += 2 * sw("altup") + sw("laurel") + sw("ple")  # LAuReL's, the per-layer input's
     residuals = 3 if cross_seq is not None else 2
-    score_elems = n_h * b * self_pairs(seq, causal) + (n_h * b * seq * cross_seq if cross_seq is not None else 0)
+    score_elems = n_h * b * self_pairs(seq, causal, local) + (n_h * b * seq * cross_seq if cross_seq is not None else 0)
     act = c["activation"] + sw("gated") * c["gate_product"]
     return Breakdown([
         Leaf("softmax", (c["softmax"] + c["scale"]) * score_elems, "hoffmann2022"),

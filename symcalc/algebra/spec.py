@@ -35,7 +35,7 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
                "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r", "n_hc", "n_hw",
-               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw")
+               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw", "B_l")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel",
@@ -46,7 +46,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "norm_attn_out", "norm_ffn_out", "parallel", "shared_gate", "expert_bias",
                "qk_norm_bias", "router_bias", "sinks", "attn_gate", "ssm_bias", "conv_bias",
                "ssm_norm", "ssm_inner_norms", "ssm_out_bias", "cross_attention",
-               "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias",
+               "attn_gate_unbiased", "first_attn_norm", "mlm_bias", "last_o_bias", "stack_token_tables",
+               "shared_token_table", "relative_per_layer",
                "global_k_eq_v", "parallel_moe", "sinks_local", "xielu", "attn_sub_norm",
                "ffn_sub_norm", "diff_attn", "attn_gate_per_head", "attn_gate_head_bias",
                "moe_out_norm", "mla_q_gate", "attn_experts", "attn_adapters", "dyn_mask",
@@ -242,6 +243,20 @@ class Spec(Record):
     # a cross-attention block (and its norm) in every layer of a decoder-only stack that a
     # forward pass without an encoder never runs: parameters only (BART-shaped decoders alone)
     cross_attention: bool = False
+    # an encoder-decoder whose encoder and decoder each hold a token table of their own beside
+    # the shared one (BART-shaped models untied: transformers 5.24 ties the three only with
+    # tie_word_embeddings)
+    stack_token_tables: bool = False
+    # with stack_token_tables: the shared table beside the stacks' own (false: the encoder's and
+    # the decoder's only, two in all: T5Gemma, FSMT, Marian unshared)
+    shared_token_table: bool = True
+    # every layer's self-attention holds a relative-attention bias table of its own (UMT5),
+    # not only each stack's first (T5)
+    relative_per_layer: bool = False
+    # LongT5: an encoder-decoder's encoder attends locally, in blocks of B_l tokens, each query
+    # block to its own and its two neighbours (3 B_l keys), the sequence padded to whole blocks
+    # (None: full attention)
+    B_l: Optional[int] = None
     first_attn_norm: bool = True  # the first layer's norm before attention (ModernBERT: none)
     mlm_bias: bool = True  # the masked-LM head's dense layer has a bias (ModernBERT: none)
     # the last layer's attention output alone has a bias (GPT-NeoX-Japanese's dense_bias)

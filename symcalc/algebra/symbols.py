@@ -58,6 +58,8 @@ SIZES: dict[str, SymbolInfo] = {
         _size("s_dec", "decoder sequence length", "s_{\\mathrm{dec}}"),
         _size("b", "batch size", "b"),
         _size("W", "sliding attention window", "W"),
+        _size("B_l", "block length of an encoder's local attention (LongT5: local_radius + 1)",
+              "B_{\\ell}"),
         _size("d_moe", "expert FFN width (moe_intermediate_size)", "d_{\\mathrm{moe}}"),
         _size("E_s", "shared experts per MoE layer", "E_s"),
         _size("d_sh", "width of each shared expert", "d_{\\mathrm{sh}}"),
@@ -225,6 +227,10 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_pos_emb", "learned position table", "\\pi"),
         _switch("sw_type_emb", "token-type embedding table", "\\theta"),
         _switch("sw_rel_bias", "relative-attention bias table", "\\rho"),
+        _switch("sw_lblk", "the encoder attends locally: each block of B_l queries to 3 B_l keys "
+                           "(LongT5)", "\\lambda_b"),
+        _switch("sw_rel_layers", "every layer's self-attention holds its own relative-attention "
+                                 "bias table (UMT5)", "\\rho_{\\ell}"),
         _switch("sw_head", "an output head (projection to the vocabulary)", "\\eta"),
         _switch("sw_head_untied", "output head has its own weight (untied)", "\\eta_u"),
         _switch("sw_head_bias", "output head has a bias", "\\eta_b"),
@@ -267,6 +273,9 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_gate_hbias", "the attention's output gate has one bias per head", "\\beta_h"),
         _switch("sw_cross", "each decoder layer holds a cross-attention block no forward without "
                             "an encoder runs (weights only)", "\\xi"),
+        _switch("sw_stack_tab", "the encoder and the decoder each hold a token table of their own "
+                                "beside the shared one", "\\tau_{ed}"),
+        _switch("sw_shared_tab", "beside the stacks' own token tables a shared one", "\\tau_{sh}"),
         _switch("sw_first_attn_norm_off", "the first layer has no norm before attention "
                                           "(ModernBERT)", "\\nu_0"),
         _switch("sw_mlm_bias", "the masked-LM head's dense layer has a bias", "\\mu_b"),

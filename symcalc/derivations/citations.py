@@ -49,6 +49,9 @@ def component_source(spec: Spec, path: str, source: str) -> str:
         return attention_kv_source(spec)
     if "linear_attention" in parts and spec.linear_attn in LINEAR_ATTN_SOURCES:
         return LINEAR_ATTN_SOURCES[spec.linear_attn]  # not Gated DeltaNet's paper
+    if spec.B_l is not None and path in ("encoder/layer/attention/scores",
+                                         "encoder/layer/attention/context"):
+        return "guo2022longt5"  # LongT5's local attention in blocks (flops.self_pairs)
     if path.endswith("embedding/position") and source == "devlin2019":
         return position_source(spec)
     if (path.endswith("head/weight") or path == "head") and source == "press2017" \

@@ -35,6 +35,9 @@ SOURCES: dict[str, Source] = {
                "RMSNorm: scale vector only"),
         Source("raffel2020", "Raffel et al. 2020, Exploring the Limits of Transfer Learning (T5)",
                "Sec. 2.1: bias-free layers, scale-only LayerNorm, relative position buckets"),
+        Source("guo2022longt5", "Guo et al. 2022, LongT5: Efficient Text-To-Text Transformer for Long Sequences",
+               "Sec. 3.1.1: local attention, each block of queries to its own and the two "
+               "neighbouring blocks of keys (arXiv:2112.07916)"),
         Source("devlin2019", "Devlin et al. 2019, BERT",
                "Sec. 3: token, segment and position embeddings; pooler; masked-LM head"),
         Source("radford2019", "Radford et al. 2019, Language Models are Unsupervised Multitask Learners (GPT-2)",

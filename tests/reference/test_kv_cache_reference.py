@@ -251,6 +251,27 @@ CASES = {
     "dots3_note_text-no-dsa": (_cfg("dots3_note_text", "Dots3NoteForCausalLM", 3, q_lora_rank=10, use_dsa=False,
                                     sliding_window=8, **_MLA), 1, 6),
 }
+# encoder-decoders (issue 21 item 4): every decoder layer caches its self-attention's keys and
+# values over the decoder's tokens and its cross-attention's over the encoder's (the same s
+# here); transformers returns both halves in an EncoderDecoderCache
+ENCODER_DECODER = {
+    "bart-seq2seq": (dict(_s2s("bart", "BartForConditionalGeneration"), encoder_ffn_dim=40,
+                          encoder_layers=3), 2, 9),
+    "mt5-seq2seq": (dict(model_type="mt5", architectures=["MT5ForConditionalGeneration"], vocab_size=96,
+                         d_model=32, d_kv=8, num_heads=4, d_ff=48, num_layers=2, num_decoder_layers=2,
+                         feed_forward_proj="gated-gelu", relative_attention_num_buckets=8), 2, 9),
+    "m2m_100-seq2seq": (dict(_s2s("m2m_100", "M2M100ForConditionalGeneration"), encoder_ffn_dim=40), 1, 7),
+    # a sliding decoder layer within its window (s < W - 1): symcalc caches the encoder-decoder's
+    # decoder at full length (t5gemma.toml's not_modelled)
+    "t5gemma-seq2seq-gqa-short": (dict(model_type="t5gemma", architectures=["T5GemmaForConditionalGeneration"],
+                                       vocab_size=96,
+                                       **{stack: dict(vocab_size=96, hidden_size=32, intermediate_size=48,
+                                                      num_hidden_layers=2, num_attention_heads=4,
+                                                      num_key_value_heads=2, head_dim=8, sliding_window=6,
+                                                      pad_token_id=0) for stack in ("encoder", "decoder")}),
+                                  2, 4),
+}
+CASES.update(ENCODER_DECODER)
 IDS = sorted(CASES)
 
 _HELD: dict[str, tuple[int, list]] = {}
@@ -267,8 +288,11 @@ def transformers_cache(case: str) -> tuple[int, list]:
             out = model(**H.forward_inputs(model, batch, seq_len, "cpu", mask=True, use_cache=True))
         cache = out.past_key_values
         # a BERT-shaped decoder run alone (RemBERT) returns an EncoderDecoderCache: its
-        # self-attention half holds the keys and values (the cross-attention half stays empty)
-        layers = getattr(cache, "self_attention_cache", cache).layers
+        # self-attention half holds the keys and values (the cross-attention half stays empty);
+        # an encoder-decoder's cross-attention half follows, one layer per decoder layer
+        layers = list(getattr(cache, "self_attention_cache", cache).layers)
+        if case in ENCODER_DECODER:
+            layers += cache.cross_attention_cache.layers
         held = sum(t.numel() * t.element_size() for layer in layers
                    for t in (layer.keys, layer.values, getattr(layer, "indexer_keys", None))
                    if t is not None)  # a KV-sharing layer's DummyLayer holds None
@@ -290,6 +314,11 @@ def test_what_transformers_stores(case):
     """The convention above, as a formula over the model's config, equals what the cache holds."""
     cfg, batch, seq_len = CASES[case]
     held, shapes = transformers_cache(case)
+    if case in ENCODER_DECODER:
+        want, want_shapes = _encoder_decoder_cache(cfg, batch, seq_len)
+        assert shapes == want_shapes
+        assert held == want
+        return
     config = H.hf_config(cfg).get_text_config()  # (Fuyu: its Persimmon config)
     want, want_shapes = 0, []
     sharing = getattr(config, "kv_sharing_modes", None) or [None] * config.num_hidden_layers
@@ -325,6 +354,29 @@ def test_what_transformers_stores(case):
         want += 4 * (torch.Size(k).numel() + torch.Size(v).numel())  # fp32
     assert shapes == want_shapes
     assert held == want
+
+
+def _encoder_decoder_cache(cfg: dict, batch: int, seq_len: int) -> tuple[int, list]:
+    """The convention for an encoder-decoder: the decoder's self-attention layers (sliding
+    ones within W - 1 tokens), then one cross-attention layer per decoder layer over the
+    encoder's seq_len tokens, each at the decoder's key/value heads and head width."""
+    config = H.hf_config(cfg)
+    config = getattr(config, "decoder", None) or config  # (T5Gemma: its decoder's module config)
+    layers = (getattr(config, "num_decoder_layers", None) or getattr(config, "decoder_layers", None)
+              or config.num_hidden_layers)
+    heads = getattr(config, "decoder_attention_heads", None) or config.num_attention_heads
+    kv_heads = getattr(config, "num_key_value_heads", None) or heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    self_half, cross_half = [], []
+    for i in range(layers):
+        slides = getattr(config, "layer_types", None) is not None and _sliding(config, i)
+        tokens = min(seq_len, config.sliding_window - 1) if slides else seq_len
+        k = (batch, kv_heads, tokens, head_dim)
+        self_half.append(("DynamicSlidingWindowLayer" if slides else "DynamicLayer", k, k))
+        cross_half.append(("DynamicLayer", (batch, kv_heads, seq_len, head_dim),
+                           (batch, kv_heads, seq_len, head_dim)))
+    shapes = self_half + cross_half
+    return sum(4 * 2 * torch.Size(k).numel() for _, k, _ in shapes), shapes
 
 
 def test_sliding_layers_keep_window_minus_one_tokens():
