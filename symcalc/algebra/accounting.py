@@ -454,12 +454,24 @@ def put(expr, fixed: dict) -> sympy.Expr:
     most of the sympy path's time, while most terms of a shape's expression either hold none
     of the fixed symbols (kept as they are) or hold one fixed to 0 as a factor (dropped
     without being rebuilt): :func:`_terms` splits each expression into its expanded terms
-    once. The terms left are rebuilt one by one and summed; a value that is not a symbol or
-    an integer (a sum) takes the whole-expression way."""
+    once, from the second time it is asked for (or the first, for an expression put made).
+    The terms left are rebuilt one by one and summed; a value that is not a symbol or an
+    integer (a sum) takes the whole-expression way."""
     if not isinstance(expr, sympy.Expr) or not fixed:
         return sympy.expand(sympy.sympify(expr).xreplace(fixed))
     if not all(v.is_Symbol or v.is_Integer for v in fixed.values()):
         return sympy.expand(expr.xreplace(fixed))
+    known = _TERMS.get(expr, _MISSING)
+    if known is _MISSING and not _SEEN.pop(expr, False):
+        # the first time an expression not known to be expanded is asked for: expanding a
+        # shape's whole expression costs more than one substitution into it (a command
+        # line asks once), so only the second request splits it
+        if len(_SEEN) > 50_000:
+            _SEEN.clear()
+        _SEEN[expr] = True
+        out = sympy.expand(expr.xreplace(fixed))
+        _TERMS.setdefault(out, None)
+        return out
     kept = []
     for term, factors, symbols, polynomial in _terms(expr):
         if symbols.isdisjoint(fixed):
@@ -475,6 +487,7 @@ def put(expr, fixed: dict) -> sympy.Expr:
 
 
 _TERMS: dict = {}  # expression -> its terms (:func:`_terms`), or None: expanded, not yet split
+_SEEN: dict = {}  # expressions put once the whole-expression way
 _MISSING = object()
 
 
