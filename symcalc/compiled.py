@@ -5,7 +5,8 @@ parsing expressions.
 
 A store (``symcalc/algebra/compiled.store``, ``symcalc/inputs/compiled.store``) is one line
 of JSON, an index ``{name: [crc, start, length]}``, followed by the entries' JSON texts (the
-byte range ``start``, ``length`` after that line), so a run reads only the entries it uses.
+byte range ``start``, ``length`` after that line), so a run reads the index line and then
+only the entries it uses.
 ``crc`` is the CRC-32 of the source file's bytes: :func:`load` uses an entry only while its
 source file is unchanged; an edited file (or one without an entry) is compiled afresh, so a
 store is a cache that cannot be stale in effect. ``python -m symcalc.inputs.compile_data``
@@ -28,14 +29,12 @@ ALGEBRA_STORE = os.path.join(HERE, "algebra", "compiled.store")
 INPUTS_STORE = os.path.join(HERE, "inputs", "compiled.store")
 
 
-@lru_cache(maxsize=None)
-def _bytes(path: str) -> bytes:
-    """A store's bytes, read once per process (b"" when it is missing)."""
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return b""
+def _slice(path: str, start: int, length: int) -> bytes:
+    """``length`` bytes of the store at ``path`` from byte ``start`` (a store holds every
+    family and every row set; a report reads a few dozen kilobytes of it)."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        return f.read(length)
 
 
 def decode(raw: bytes) -> Any:
@@ -55,13 +54,16 @@ def decode(raw: bytes) -> Any:
 @lru_cache(maxsize=None)
 def index(path: str) -> tuple[dict[str, list[int]], int]:
     """A store's index and the byte offset of its first entry ({} when it is missing)."""
-    data = _bytes(path)
-    end = data.find(b"\n") + 1
     try:
-        table = decode(data[:end]) if end else {}
+        with open(path, "rb") as f:
+            head = f.readline()
+    except OSError:
+        return {}, 0
+    try:
+        table = decode(head) if head.endswith(b"\n") else {}
     except ValueError:
         return {}, 0
-    return (table if isinstance(table, dict) else {}), end
+    return (table if isinstance(table, dict) else {}), len(head)
 
 
 def crc(raw: bytes) -> int:
@@ -76,7 +78,7 @@ def entry(path: str, name: str, source_crc: int) -> Any:
     if not found or found[0] != source_crc:
         return None
     start = base + found[1]
-    return decode(_bytes(path)[start:start + found[2]])
+    return decode(_slice(path, start, found[2]))
 
 
 def load(store_path: str, name: str, source: str, build: Callable[[bytes], Any]) -> Any:
@@ -111,7 +113,6 @@ def write(path: str, entries: dict[str, tuple[int, Any]]) -> None:
 
 def forget() -> None:
     """Drop what was read of the stores (after one is rewritten)."""
-    _bytes.cache_clear()
     index.cache_clear()
 
 
@@ -120,7 +121,7 @@ def read(path: str, name: str) -> Any:
     table, base = index(path)
     _, start, length = table[name]
     start += base
-    return decode(_bytes(path)[start:start + length])
+    return decode(_slice(path, start, length))
 
 
 def read_toml_bytes(raw: bytes, label: str) -> dict[str, Any]:
