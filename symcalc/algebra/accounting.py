@@ -145,6 +145,9 @@ def group_count(path: str, layers, hybrid: bool = False, params: bool = False):
             return attn if path == "shared_block/norm" else L_attn
         if path == "norm/residual_scales":  # Doge, Dory: every layer, once per distinct layer
             return attn
+        if params and path == "norm/attention":  # ALBERT: the layers that reuse a held layer
+            # (B_sh without Zamba's blocks) hold its attention norm once
+            return layers - (1 - c.sw("shblk")) * (L_attn - attn)
     return layers
 
 
