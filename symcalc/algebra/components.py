@@ -210,7 +210,8 @@ def ffn_params() -> list[Part]:
     return [
         Part("gate", sw("gated") * linear(d, d_ff, bias), "shazeer2020"),
         Part("up", linear(d, d_ff, bias), "vaswani2017"),
-        Part("down", linear(d_ff, d, bias), "vaswani2017"),
+        # (GTE: the down projection alone biased, sw_down_bias)
+        Part("down", linear(d_ff, d, bias) + sw("down_bias") * d, "vaswani2017"),
         # Dory: per-channel scales of the gate and up projections (suv_gate, suv_up)
         # (Inkling: the dense MLP's global output scale, sw_rsh)
         Part("act", sw("xielu") * 2 + sw("nscale") * 2 * d_ff + sw("rsh"), "huang2025"),

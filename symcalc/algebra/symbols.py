@@ -217,6 +217,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_attn_out", "attention has an output projection", "\\omega"),
         _switch("sw_gated", "FFN is gated (three matrices)", "\\gamma"),
         _switch("sw_ffn_bias", "FFN linear layers have biases", "\\beta_f"),
+        _switch("sw_down_bias", "only the FFN's down projection has a bias (GTE)",
+                "\\beta_{f,\\mathrm{down}}"),
         _switch("sw_norm_w", "norms have a weight (scale) vector", "\\nu_w"),
         _switch("sw_norm_b", "norms have a bias vector", "\\nu_b"),
         _switch("sw_final_norm", "a norm after the last layer", "\\phi"),
