@@ -37,7 +37,7 @@ def decoder_only_off() -> dict:
 
 # switches of the embeddings and head that only single-stack models have (spec.toml refuses
 # them in an encoder-decoder, whose rows are built with them off)
-SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip", "cmask")
+SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip", "cmask", "contact")
 
 
 def single_only_off() -> dict:
@@ -365,6 +365,13 @@ def head_params() -> list[Part]:
 def pooler_params() -> sympy.Expr:
     """BERT pooler: a d x d dense layer with bias applied to the first token."""
     return sw("pooler") * linear(d, d, 1)
+
+
+def contact_head_params() -> sympy.Expr:
+    """ESM's contact-prediction head (``sw_contact``): a logistic regression, biased, over the
+    L n_h attention maps of every layer and head; held by every EsmModel, run only by
+    predict_contacts (no forward FLOPs)."""
+    return sw("contact") * linear(L * n_h, 1, 1)
 
 
 def mlm_transform_params() -> sympy.Expr:

@@ -53,7 +53,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "residual_scales", "lin_full_gates", "ngpt_scales", "embedding_project",
                "rotary_table", "adapter_norm", "short_convs", "router_shared",
                "residual_affine", "head_scales", "sink_proj", "dyn_convs", "initial_state",
-               "k_rope_norm", "ffn_down_bias")
+               "k_rope_norm", "ffn_down_bias", "contact_head")
 
 
 class Spec(Record):
@@ -197,6 +197,8 @@ class Spec(Record):
     router_shared: bool = False
     # GTE: the gated FFN's down projection alone has a bias (ffn_bias false)
     ffn_down_bias: bool = False
+    # ESM: the contact-prediction regression every EsmModel holds (L n_h + 1; parameters only)
+    contact_head: bool = False
     # ZAYA: compressed convolutional attention (a depthwise convolution of width K_conv and a
     # grouped one of width K_g over the queries and keys, with biases; None: none), an MLP
     # router on a d_r-wide state (None: a linear router), and learned scales and biases on the

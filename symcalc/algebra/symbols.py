@@ -232,6 +232,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_head_bias", "output head has a bias", "\\eta_b"),
         _switch("sw_pooler", "BERT pooler (dense d x d with bias on the first token)", "\\kappa"),
         _switch("sw_mlm", "BERT masked-LM head transform", "\\mu"),
+        _switch("sw_contact", "ESM's contact-prediction regression over every layer's attention "
+                "maps (L n_h + 1 parameters)", "\\gamma_{\\mathrm{ct}}"),
         _switch("sw_router", "MoE layers (router d x E, experts)", "\\varrho"),
         _switch("sw_router_bias", "MoE router has a bias", "\\varrho_b"),
         _switch("sw_expert_bias", "MoE experts' matrices have biases", "\\beta_e"),

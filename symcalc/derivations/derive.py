@@ -64,6 +64,7 @@ MEANINGS = {
     "block_residuals": "block attention residuals' learned queries over stacked block outputs (Inkling 2)",
     "head/weight": "output head weight (untied)", "head/bias": "output head bias",
     "head": "output head", "pooler": "BERT pooler", "mlm_head": "masked-LM head transform",
+    "contact_head": "contact-prediction head (ESM)",
     "softmax": "softmax and score scaling", "norm": "norms", "activation": "activation (and gate)",
     "residual": "residual adds",
     "attention/q_gate": "query-wide output gate projection",

@@ -148,6 +148,11 @@ SOURCES: dict[str, Source] = {
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",
                "project_in/project_out when word_embed_proj_dim differs (transformers modeling_opt.py)"),
+        Source("rives2021esm", "Rives et al. 2021, Biological structure and function emerge from "
+               "scaling unsupervised learning to 250 million protein sequences (PNAS 118(15); "
+               "ESM-1b)",
+               "the contact-prediction head: a biased logistic regression over every layer's and "
+               "head's attention map (transformers modeling_esm.py EsmContactPredictionHead)"),
         Source("su2022rocbert", "Su et al. 2022, RoCBert: Robust Chinese Bert with Multimodal "
                "Contrastive Pretraining (ACL 2022)",
                "pronunciation and shape embeddings concatenated to the word embedding and mapped "

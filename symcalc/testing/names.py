@@ -69,6 +69,7 @@ TOP_RULES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
         (r"\bembeddings\.(LayerNorm|norm)\.|\bemb(edding)?_(ln|norm)\.|\bword_embeddings_layernorm\.",
          "embedding_norm"),
         (r"\bpooler\.", "pooler"),
+        (r"\bcontact_head\.", "contact_head"),
         (r"\bcls\.predictions\.transform\.", "mlm_head"),
         (r"\bcls\.predictions\.bias$|\b(lm_head|embed_out)\.bias$", "head/bias"),
         (r"\b(lm_head|embed_out|output|head)\.weight$|cls\.predictions\.decoder\.weight$",
