@@ -304,6 +304,9 @@ def _stack(prefix: str, layers, layer: Breakdown, hybrid: bool = False) -> list[
         out.append(Leaf(f"{head}relative_logits", c.relative_logits_params(), "inkling2026"))
         # Inkling 2's learned queries of the block attention residuals
         out.append(Leaf(f"{head}block_residuals", c.block_residual_params(), "inkling2026"))
+        # DeBERTa-v2's relative-position table and its norm
+        out.append(Leaf(f"{head}relative_embeddings", c.relative_embedding_params(),
+                        "he2021deberta"))
     out += [Leaf(f"{head}layer/{l.path}", stack_value(l.path, l.value, layers, hybrid, params=True),
                  l.source) for l in layer]
     out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params(), "radford2019"))

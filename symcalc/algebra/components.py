@@ -15,7 +15,7 @@ from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in, n_hc,
-                      d_bb, V_c)
+                      d_bb, V_c, K_rel)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -142,6 +142,10 @@ def attention_params(decoder: bool = False) -> list[Part]:
         # Inkling: r_proj, d -> n_h d_rel relative states (the profile bank: relative_bias)
         # (Inkling 2: with a learned scale per relative-state channel of every head, sw_hsc)
         Part("rel_proj", sw("rlog") * d * n_h * d_rel + sw("hsc") * n_h * d_rel, "inkling2026"),
+        # DeBERTa-v2: pos_key_proj and pos_query_proj of the relative-position table (biased;
+        # none with share_att_key, which reuses key_proj and query_proj)
+        Part("pos_k", sw("dpk") * linear(d, n_h * d_h, 1), "he2021deberta"),
+        Part("pos_q", sw("dpq") * linear(d, n_h * d_h, 1), "he2021deberta"),
         # Inkling 2's global layers (accounting.group_count): weight_proj d -> n_kvg K_conv for
         # the keys and for the values, and two more input norms (q, k and v each have one)
         Part("dyn_convs", sw("dcv") * (2 * d * n_kvg * K_conv + 2 * d), "inkling2026"),
@@ -365,6 +369,12 @@ def head_params() -> list[Part]:
 def pooler_params() -> sympy.Expr:
     """BERT pooler: a d x d dense layer with bias applied to the first token."""
     return sw("pooler") * linear(d, d, 1)
+
+
+def relative_embedding_params() -> sympy.Expr:
+    """DeBERTa-v2's relative-position table (``sw_dis``): 2 K_rel embeddings of width d held
+    once by the encoder, and its LayerNorm (``sw_disn``, norm_rel_ebd layer_norm)."""
+    return sw("dis") * 2 * K_rel * d + sw("disn") * 2 * d
 
 
 def contact_head_params() -> sympy.Expr:

@@ -28,7 +28,7 @@ from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
-                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_hc, n_kvg, X_res)
+                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_hc, n_kvg, X_res, K_rel)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -74,6 +74,14 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
         Leaf("short_convs", sw("sconv") * 2 * (tokens_q + b * (K_conv - 1))
              * (2 * n_kv * d_h + 2 * d) * K_conv, "inkling2026"),
         Leaf("rel_proj", sw("rlog") * 2 * tokens_q * d * n_h * d_rel, "inkling2026"),
+        # DeBERTa-v2: the 2 K_rel relative-position embeddings projected to keys and queries
+        # (once per layer, whatever the batch; share_att_key projects both with key_proj and
+        # query_proj), then the queries against the position keys (c2p) and the keys against
+        # the position queries (p2c), 2 K_rel distances each
+        Leaf("pos_k", (sw("dpk") + sw("dsh")) * 2 * 2 * K_rel * d * n_h * d_h, "he2021deberta"),
+        Leaf("pos_q", (sw("dpq") + sw("dsh")) * 2 * 2 * K_rel * d * n_h * d_h, "he2021deberta"),
+        Leaf("c2p", sw("c2p") * 2 * tokens_q * n_h * d_h * 2 * K_rel, "he2021deberta"),
+        Leaf("p2c", sw("p2c") * 2 * tokens_kv * n_h * d_h * 2 * K_rel, "he2021deberta"),
         # Inkling 2: sink_proj d -> n_h, and in the global layers (accounting.group_count) the
         # key and value convolutions' weight_proj, d -> n_kvg K_conv each
         Leaf("sinks", sw("skp") * 2 * tokens_q * d * n_h, "inkling2026"),

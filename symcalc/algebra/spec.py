@@ -35,7 +35,7 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
                "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r", "n_hc", "n_hw",
-               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw")
+               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw", "K_rel")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel",
@@ -53,7 +53,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "residual_scales", "lin_full_gates", "ngpt_scales", "embedding_project",
                "rotary_table", "adapter_norm", "short_convs", "router_shared",
                "residual_affine", "head_scales", "sink_proj", "dyn_convs", "initial_state",
-               "k_rope_norm", "ffn_down_bias", "contact_head")
+               "k_rope_norm", "ffn_down_bias", "contact_head", "dis_c2p", "dis_p2c",
+               "dis_share", "dis_norm")
 
 
 class Spec(Record):
@@ -199,6 +200,15 @@ class Spec(Record):
     ffn_down_bias: bool = False
     # ESM: the contact-prediction regression every EsmModel holds (L n_h + 1; parameters only)
     contact_head: bool = False
+    # DeBERTa-v2's disentangled attention: a table of 2 K_rel relative-position embeddings
+    # (K_rel: the span each side; None: none), normed with dis_norm, whose keys score the
+    # queries (c2p) and whose queries score the keys (p2c), projected by each layer's own
+    # pos_key_proj / pos_query_proj or, with dis_share, by its key_proj and query_proj
+    K_rel: Optional[int] = None
+    dis_c2p: bool = False
+    dis_p2c: bool = False
+    dis_share: bool = False
+    dis_norm: bool = False
     # ZAYA: compressed convolutional attention (a depthwise convolution of width K_conv and a
     # grouped one of width K_g over the queries and keys, with biases; None: none), an MLP
     # router on a d_r-wide state (None: a linear router), and learned scales and biases on the

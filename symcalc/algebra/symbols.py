@@ -137,6 +137,9 @@ SIZES: dict[str, SymbolInfo] = {
                "share blocks: Zamba's B_sh)", "L_{\\mathrm{ffn,w}}"),
         _size("d_bk", "width of each block of the RG-LRU's block-diagonal gates (RecurrentGemma: "
               "lru_width // num_attention_heads)", "d_{\\mathrm{bk}}"),
+        # DeBERTa-v2: the disentangled attention's span, 2 K_rel relative-position embeddings
+        _size("K_rel", "relative distances on each side of DeBERTa's disentangled attention "
+              "(its table holds 2 K_rel embeddings)", "K_{\\mathrm{rel}}"),
         # Inkling: relative-position logits, a bank of d_rel profiles per attention layer
         _size("d_rel", "width of each head's relative-position state (Inkling's d_rel)",
               "d_{\\mathrm{rel}}"),
@@ -232,6 +235,20 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_head_bias", "output head has a bias", "\\eta_b"),
         _switch("sw_pooler", "BERT pooler (dense d x d with bias on the first token)", "\\kappa"),
         _switch("sw_mlm", "BERT masked-LM head transform", "\\mu"),
+        _switch("sw_dis", "DeBERTa's disentangled attention: a table of 2 K_rel "
+                "relative-position embeddings shared by the layers", "\\delta_{\\mathrm{rel}}"),
+        _switch("sw_disn", "a LayerNorm on DeBERTa's relative-position table",
+                "\\delta_{\\mathrm{norm}}"),
+        _switch("sw_c2p", "content-to-position scores: the queries against the projected "
+                "relative-position keys (DeBERTa's c2p)", "\\delta_{\\mathrm{c2p}}"),
+        _switch("sw_p2c", "position-to-content scores: the keys against the projected "
+                "relative-position queries (DeBERTa's p2c)", "\\delta_{\\mathrm{p2c}}"),
+        _switch("sw_dsh", "the relative-position table is projected by the layer's own key and "
+                "query projections (DeBERTa's share_att_key)", "\\delta_{\\mathrm{sh}}"),
+        _switch("sw_dpk", "a projection of its own for the relative-position keys in every "
+                "layer (DeBERTa's pos_key_proj)", "\\delta_{\\mathrm{pk}}"),
+        _switch("sw_dpq", "a projection of its own for the relative-position queries in every "
+                "layer (DeBERTa's pos_query_proj)", "\\delta_{\\mathrm{pq}}"),
         _switch("sw_contact", "ESM's contact-prediction regression over every layer's attention "
                 "maps (L n_h + 1 parameters)", "\\gamma_{\\mathrm{ct}}"),
         _switch("sw_router", "MoE layers (router d x E, experts)", "\\varrho"),
@@ -471,8 +488,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
-(d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc) = (
-    SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r", "Q_in", "X_res", "n_hc"))
+(d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc, K_rel) = (
+    SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r", "Q_in", "X_res", "n_hc", "K_rel"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (n_hw, r_qw, r_kvw, d_nw, d_rw, d_vw) = (SIZES[n].symbol for n in ("n_hw", "r_qw", "r_kvw", "d_nw",

@@ -148,6 +148,11 @@ SOURCES: dict[str, Source] = {
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",
                "project_in/project_out when word_embed_proj_dim differs (transformers modeling_opt.py)"),
+        Source("he2021deberta", "He et al. 2021, DeBERTa: Decoding-enhanced BERT with "
+               "Disentangled Attention (ICLR 2021; arXiv:2006.03654)",
+               "disentangled attention: a shared table of relative-position embeddings projected "
+               "to keys and queries that score the content queries (c2p) and keys (p2c) "
+               "(transformers modeling_deberta_v2.py DisentangledSelfAttention)"),
         Source("rives2021esm", "Rives et al. 2021, Biological structure and function emerge from "
                "scaling unsupervised learning to 250 million protein sequences (PNAS 118(15); "
                "ESM-1b)",

@@ -18,6 +18,8 @@ QKV = ("attention/q", "attention/k", "attention/v")
 
 LAYER_RULES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (pattern, targets if isinstance(targets, tuple) else (targets,)) for pattern, targets in (
+        (r"\bpos_key_proj\.", "attention/pos_k"),  # DeBERTa-v2
+        (r"\bpos_query_proj\.", "attention/pos_q"),
         (r"\bSelfAttention\.(q)\.", "attention/q"),
         (r"\bSelfAttention\.(k)\.", "attention/k"),
         (r"\bSelfAttention\.(v)\.", "attention/v"),
@@ -70,6 +72,7 @@ TOP_RULES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
          "embedding_norm"),
         (r"\bpooler\.", "pooler"),
         (r"\bcontact_head\.", "contact_head"),
+        (r"\bencoder\.rel_embeddings\.", "relative_embeddings"),
         (r"\bcls\.predictions\.transform\.", "mlm_head"),
         (r"\bcls\.predictions\.bias$|\b(lm_head|embed_out)\.bias$", "head/bias"),
         (r"\b(lm_head|embed_out|output|head)\.weight$|cls\.predictions\.decoder\.weight$",
