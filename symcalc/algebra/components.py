@@ -15,7 +15,7 @@ from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in, n_hc,
-                      d_bb, V_c, K_rel)
+                      d_bb, V_c, K_rel, P_2d)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -37,7 +37,8 @@ def decoder_only_off() -> dict:
 
 # switches of the embeddings and head that only single-stack models have (spec.toml refuses
 # them in an encoder-decoder, whose rows are built with them off)
-SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip", "cmask", "contact")
+SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip", "cmask", "contact",
+               "box")
 
 
 def single_only_off() -> dict:
@@ -319,6 +320,8 @@ def embedding_params() -> list[Part]:
         Part("position", sw("pos_emb") * P * stage_width() + sw("rot_table") * P * d_h,
              "devlin2019"),
         Part("token_type", sw("type_emb") * T * stage_width(), "devlin2019"),
+        # LayoutLM: the x, y, height and width tables of each token's box, P_2d rows each
+        Part("box", sw("box") * 4 * P_2d * stage_width(), "xu2020layoutlm"),
         Part("per_layer", sw("ple") * V_ple * L * d_ple, "gemma3n2025"),
         # RoCBERT: pronunciation and shape tables, and the map of the concatenated inputs
         Part("side", sw("side") * (V_pr * d_pr + V_sp * d_sp), "su2022rocbert"),

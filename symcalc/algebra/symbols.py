@@ -51,6 +51,8 @@ SIZES: dict[str, SymbolInfo] = {
         _size("V", "vocabulary size", "V"),
         _size("P", "learned position table size", "P"),
         _size("T", "token-type vocabulary", "T"),
+        _size("P_2d", "rows of each of LayoutLM's four 2D position tables (box x, y, height, "
+              "width)", "P_{\\mathrm{2D}}"),
         _size("E", "MoE experts per layer", "E"),
         _size("k", "experts active per token", "k"),
         _size("R", "relative-attention buckets", "R"),
@@ -235,6 +237,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_head_bias", "output head has a bias", "\\eta_b"),
         _switch("sw_pooler", "BERT pooler (dense d x d with bias on the first token)", "\\kappa"),
         _switch("sw_mlm", "BERT masked-LM head transform", "\\mu"),
+        _switch("sw_box", "LayoutLM's four 2D position tables of the token boxes",
+                "\\beta_{\\mathrm{box}}"),
         _switch("sw_dis", "DeBERTa's disentangled attention: a table of 2 K_rel "
                 "relative-position embeddings shared by the layers", "\\delta_{\\mathrm{rel}}"),
         _switch("sw_disn", "a LayerNorm on DeBERTa's relative-position table",
@@ -488,8 +492,9 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
-(d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc, K_rel) = (
-    SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r", "Q_in", "X_res", "n_hc", "K_rel"))
+(d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc, K_rel, P_2d) = (
+    SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r", "Q_in", "X_res", "n_hc", "K_rel",
+                              "P_2d"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (n_hw, r_qw, r_kvw, d_nw, d_rw, d_vw) = (SIZES[n].symbol for n in ("n_hw", "r_qw", "r_kvw", "d_nw",

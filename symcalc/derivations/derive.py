@@ -52,6 +52,7 @@ MEANINGS = {
     "projection out to the embedding width", "project_in": "projection in", "project_out": "projection out",
     "embedding/token": "token embeddings", "embedding/position": "learned positions",
     "embedding/token_type": "token-type embeddings", "embedding_norm": "embedding norm",
+    "embedding/box": "2D position tables of the token boxes (LayoutLM)",
     "relative_bias": "relative-attention bias", "final_norm": "final norm",
     "relative_logits": "relative-position logits (Inkling's profile banks)",
     "attention/rel_proj": "relative-state projection (Inkling's r_proj)",

@@ -148,6 +148,11 @@ SOURCES: dict[str, Source] = {
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",
                "project_in/project_out when word_embed_proj_dim differs (transformers modeling_opt.py)"),
+        Source("xu2020layoutlm", "Xu et al. 2020, LayoutLM: Pre-training of Text and Layout for "
+               "Document Image Understanding (KDD 2020; arXiv:1912.13318)",
+               "2D position embeddings: tables of the x, y, height and width of each token's box "
+               "added to the token embedding (transformers modeling_layoutlm.py "
+               "LayoutLMEmbeddings)"),
         Source("he2021deberta", "He et al. 2021, DeBERTa: Decoding-enhanced BERT with "
                "Disentangled Attention (ICLR 2021; arXiv:2006.03654)",
                "disentangled attention: a shared table of relative-position embeddings projected "

@@ -66,6 +66,7 @@ TOP_RULES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
          "embedding/token"),
         (r"\b(wpe|position_embeddings|embed_positions|pos_emb)\.weight$", "embedding/position"),
         (r"\btoken_type_embeddings\.weight$", "embedding/token_type"),
+        (r"\b[xyhw]_position_embeddings\.weight$", "embedding/box"),  # LayoutLM
         (r"\bproject_in\.", "embedding/project_in"),
         (r"\bproject_out\.", "embedding/project_out"),
         (r"\bembeddings\.(LayerNorm|norm)\.|\bemb(edding)?_(ln|norm)\.|\bword_embeddings_layernorm\.",
