@@ -309,7 +309,9 @@ def _stack(prefix: str, layers, layer: Breakdown, hybrid: bool = False) -> list[
                         "he2021deberta"))
     out += [Leaf(f"{head}layer/{l.path}", stack_value(l.path, l.value, layers, hybrid, params=True),
                  l.source) for l in layer]
-    out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params(), "radford2019"))
+    # (ESM C: a bias-free final LayerNorm after biased ones, sw_fnob)
+    out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params() - c.sw("fnob") * d,
+                    "radford2019"))
     return out
 
 

@@ -54,7 +54,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "rotary_table", "adapter_norm", "short_convs", "router_shared",
                "residual_affine", "head_scales", "sink_proj", "dyn_convs", "initial_state",
                "k_rope_norm", "ffn_down_bias", "contact_head", "dis_c2p", "dis_p2c",
-               "dis_share", "dis_norm")
+               "dis_share", "dis_norm", "final_norm_nobias")
 
 
 class Spec(Record):
@@ -200,6 +200,8 @@ class Spec(Record):
     ffn_down_bias: bool = False
     # ESM: the contact-prediction regression every EsmModel holds (L n_h + 1; parameters only)
     contact_head: bool = False
+    # ESM C: the final LayerNorm has no bias where the layers' LayerNorms have one
+    final_norm_nobias: bool = False
     # DeBERTa-v2's disentangled attention: a table of 2 K_rel relative-position embeddings
     # (K_rel: the span each side; None: none), normed with dis_norm, whose keys score the
     # queries (c2p) and whose queries score the keys (p2c), projected by each layer's own

@@ -237,6 +237,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_head_bias", "output head has a bias", "\\eta_b"),
         _switch("sw_pooler", "BERT pooler (dense d x d with bias on the first token)", "\\kappa"),
         _switch("sw_mlm", "BERT masked-LM head transform", "\\mu"),
+        _switch("sw_fnob", "the final LayerNorm has no bias, unlike the layers' (ESM C)",
+                "\\phi_{\\mathrm{nb}}"),
         _switch("sw_box", "LayoutLM's four 2D position tables of the token boxes",
                 "\\beta_{\\mathrm{box}}"),
         _switch("sw_dis", "DeBERTa's disentangled attention: a table of 2 K_rel "
