@@ -577,7 +577,7 @@ def _mlm_head(model_type: str, cls: str) -> bool:
     if cls == "BertGenerationDecoder":  # BertGenerationOnlyLMHead: decoder bias and lm_head.bias
         return True
     if cls in ("ModernBertDecoderForCausalLM", "ModernBertForMaskedLM",  # an untied decoder
-               "DistilBertForMaskedLM", "GteForMaskedLM", "EsmForMaskedLM",
+               "DistilBertForMaskedLM", "GteForMaskedLM", "EsmForMaskedLM", "EsmcForMaskedLM",
                "ElectraForMaskedLM", "ElectraForCausalLM",                  # keeps one bias
                "RemBertForMaskedLM", "RemBertForCausalLM"):
         return False
