@@ -15,7 +15,7 @@ from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in, n_hc,
-                      d_bb, V_c, K_rel, P_2d)
+                      d_bb, V_c, K_rel, P_2d, d_ph)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -38,7 +38,7 @@ def decoder_only_off() -> dict:
 # switches of the embeddings and head that only single-stack models have (spec.toml refuses
 # them in an encoder-decoder, whose rows are built with them off)
 SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip", "cmask", "contact",
-               "box")
+               "box", "hmlp")
 
 
 def single_only_off() -> dict:
@@ -392,7 +392,9 @@ def mlm_transform_params() -> sympy.Expr:
     classifier_bias leaves it out), then LayerNorm (2d). Its decoder weight is tied to the token
     table; its V-bias is the head bias. ELECTRA's generator and RoFormer's transform end at the
     token table's width d_emb, RemBERT's at d_out (:func:`head_width`)."""
-    return sw("mlm") * (linear(d, head_width(), sw("mlm_bias")) + norm_params(head_width()))
+    return (sw("mlm") * (linear(d, head_width(), sw("mlm_bias")) + norm_params(head_width()))
+            # UltraBERT: linear1 d -> d_ph and linear2 d_ph -> d, bias-free (sw_hmlp)
+            + sw("hmlp") * 2 * d * d_ph)
 
 
 # -- mixers of hybrid stacks ---------------------------------------------------------------

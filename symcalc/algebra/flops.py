@@ -28,7 +28,7 @@ from .symbols import (K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, L_conv,
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
-                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_hc, n_kvg, X_res, K_rel)
+                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_hc, n_kvg, X_res, K_rel, d_ph)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -364,7 +364,8 @@ def shape_matmul(shape: str) -> Breakdown:
              * (V + sw("cmask") * (V_sel - V)), "press2017"),
         Leaf("centroids", sw("cmask") * 2 * out_tokens * d * V_c, "gemma4_assistant_2026"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
-        Leaf("mlm_head", sw("mlm") * 2 * out_tokens * d * head_width(), "devlin2019"),
+        Leaf("mlm_head", sw("mlm") * 2 * out_tokens * d * head_width()
+             + sw("hmlp") * 2 * out_tokens * 2 * d * d_ph, "devlin2019"),
     ]
     return Breakdown(_single_only(shape, leaves))
 

@@ -35,7 +35,7 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
                "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r", "n_hc", "n_hw",
-               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw", "K_rel", "P_2d")
+               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw", "K_rel", "P_2d", "d_ph")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel",
@@ -209,6 +209,8 @@ class Spec(Record):
     K_rel: Optional[int] = None
     # LayoutLM: four 2D position tables (x, y, height, width of each token's box) of P_2d rows
     P_2d: Optional[int] = None
+    # UltraBERT: a prediction head of two bias-free linears, d -> d_ph -> d, before the decoder
+    d_ph: Optional[int] = None
     dis_c2p: bool = False
     dis_p2c: bool = False
     dis_share: bool = False

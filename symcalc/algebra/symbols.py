@@ -51,6 +51,8 @@ SIZES: dict[str, SymbolInfo] = {
         _size("V", "vocabulary size", "V"),
         _size("P", "learned position table size", "P"),
         _size("T", "token-type vocabulary", "T"),
+        _size("d_ph", "width of the two-layer MLP before the decoder of UltraBERT's prediction "
+              "head", "d_{\\mathrm{ph}}"),
         _size("P_2d", "rows of each of LayoutLM's four 2D position tables (box x, y, height, "
               "width)", "P_{\\mathrm{2D}}"),
         _size("E", "MoE experts per layer", "E"),
@@ -237,6 +239,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_head_bias", "output head has a bias", "\\eta_b"),
         _switch("sw_pooler", "BERT pooler (dense d x d with bias on the first token)", "\\kappa"),
         _switch("sw_mlm", "BERT masked-LM head transform", "\\mu"),
+        _switch("sw_hmlp", "a two-layer MLP, d -> d_ph -> d without biases, before the decoder "
+                "(UltraBERT's prediction head)", "\\mu_{\\mathrm{ph}}"),
         _switch("sw_fnob", "the final LayerNorm has no bias, unlike the layers' (ESM C)",
                 "\\phi_{\\mathrm{nb}}"),
         _switch("sw_box", "LayoutLM's four 2D position tables of the token boxes",
@@ -494,9 +498,9 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
-(d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc, K_rel, P_2d) = (
+(d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc, K_rel, P_2d, d_ph) = (
     SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r", "Q_in", "X_res", "n_hc", "K_rel",
-                              "P_2d"))
+                              "P_2d", "d_ph"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (n_hw, r_qw, r_kvw, d_nw, d_rw, d_vw) = (SIZES[n].symbol for n in ("n_hw", "r_qw", "r_kvw", "d_nw",
