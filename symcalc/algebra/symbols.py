@@ -247,7 +247,7 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "\\beta_{\\mathrm{box}}"),
         _switch("sw_dis", "DeBERTa's disentangled attention: a table of 2 K_rel "
                 "relative-position embeddings shared by the layers", "\\delta_{\\mathrm{rel}}"),
-        _switch("sw_disn", "a LayerNorm on DeBERTa's relative-position table",
+        _switch("sw_disn", "a LayerNorm for DeBERTa's relative-position table",
                 "\\delta_{\\mathrm{norm}}"),
         _switch("sw_c2p", "content-to-position scores: the queries against the projected "
                 "relative-position keys (DeBERTa's c2p)", "\\delta_{\\mathrm{c2p}}"),
