@@ -376,6 +376,7 @@ def shape_params(shape: str) -> Breakdown:
     leaves.append(Leaf("pooler", c.pooler_params(), "devlin2019"))
     leaves.append(Leaf("mlm_head", c.mlm_transform_params(), "devlin2019"))
     leaves.append(Leaf("contact_head", c.contact_head_params(), "rives2021esm"))
+    leaves.append(Leaf("entity_head", c.entity_head_params(), "yamada2020luke"))
     if shape != "single":  # ELECTRA's embedding stage, RemBERT's head width: single stacks
         off = c.single_only_off()
         leaves = [Leaf(l.path, sympy.sympify(l.value).xreplace(off), l.source) for l in leaves]

@@ -15,7 +15,7 @@ from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in, n_hc,
-                      d_bb, V_c, K_rel, P_2d, d_ph)
+                      d_bb, V_c, K_rel, P_2d, d_ph, V_ent, d_ent)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -38,7 +38,7 @@ def decoder_only_off() -> dict:
 # switches of the embeddings and head that only single-stack models have (spec.toml refuses
 # them in an encoder-decoder, whose rows are built with them off)
 SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip", "cmask", "contact",
-               "box", "hmlp")
+               "box", "hmlp", "ent", "entp", "enth", "entu")
 
 
 def single_only_off() -> dict:
@@ -146,6 +146,8 @@ def attention_params(decoder: bool = False) -> list[Part]:
         # DeBERTa-v2: pos_key_proj and pos_query_proj of the relative-position table (biased;
         # none with share_att_key, which reuses key_proj and query_proj)
         Part("pos_k", sw("dpk") * linear(d, n_h * d_h, 1), "he2021deberta"),
+        # LUKE: entity-aware attention's w2e, e2w and e2e queries (biased; run with entities)
+        Part("entity_q", sw("entq") * 3 * linear(d, n_h * d_h, 1), "yamada2020luke"),
         Part("pos_q", sw("dpq") * linear(d, n_h * d_h, 1), "he2021deberta"),
         # Inkling 2's global layers (accounting.group_count): weight_proj d -> n_kvg K_conv for
         # the keys and for the values, and two more input norms (q, k and v each have one)
@@ -322,6 +324,10 @@ def embedding_params() -> list[Part]:
         Part("token_type", sw("type_emb") * T * stage_width(), "devlin2019"),
         # LayoutLM: the x, y, height and width tables of each token's box, P_2d rows each
         Part("box", sw("box") * 4 * P_2d * stage_width(), "xu2020layoutlm"),
+        # LUKE: the entity table (V_ent x d_ent, projected to d when narrower, no bias) with
+        # position and token-type tables of its own and a LayerNorm
+        Part("entity", sw("ent") * (V_ent * d_ent + P * d + T * d + 2 * d) + sw("entp") * d_ent * d,
+             "yamada2020luke"),
         Part("per_layer", sw("ple") * V_ple * L * d_ple, "gemma3n2025"),
         # RoCBERT: pronunciation and shape tables, and the map of the concatenated inputs
         Part("side", sw("side") * (V_pr * d_pr + V_sp * d_sp), "su2022rocbert"),
@@ -378,6 +384,13 @@ def relative_embedding_params() -> sympy.Expr:
     """DeBERTa-v2's relative-position table (``sw_dis``): 2 K_rel embeddings of width d held
     once by the encoder, and its LayerNorm (``sw_disn``, norm_rel_ebd layer_norm)."""
     return sw("dis") * 2 * K_rel * d + sw("disn") * 2 * d
+
+
+def entity_head_params() -> sympy.Expr:
+    """LUKE's entity prediction head (``sw_enth``): a transform d -> d_ent (biased) and a
+    LayerNorm, then a decoder tied to the entity table with a bias of V_ent; run only on
+    entity inputs."""
+    return sw("enth") * (linear(d, d_ent, 1) + 2 * d_ent + V_ent) + sw("entu") * V_ent * d_ent
 
 
 def contact_head_params() -> sympy.Expr:

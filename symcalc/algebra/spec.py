@@ -35,7 +35,7 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
                "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r", "n_hc", "n_hw",
-               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw", "K_rel", "P_2d", "d_ph")
+               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw", "K_rel", "P_2d", "d_ph", "V_ent", "d_ent")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel",
@@ -54,7 +54,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "rotary_table", "adapter_norm", "short_convs", "router_shared",
                "residual_affine", "head_scales", "sink_proj", "dyn_convs", "initial_state",
                "k_rope_norm", "ffn_down_bias", "contact_head", "dis_c2p", "dis_p2c",
-               "dis_share", "dis_norm", "final_norm_nobias")
+               "dis_share", "dis_norm", "final_norm_nobias", "ent_queries", "ent_head",
+               "ent_untied")
 
 
 class Spec(Record):
@@ -211,6 +212,15 @@ class Spec(Record):
     P_2d: Optional[int] = None
     # UltraBERT: a prediction head of two bias-free linears, d -> d_ph -> d, before the decoder
     d_ph: Optional[int] = None
+    # LUKE: an entity table of V_ent rows of d_ent (projected to d when narrower) with its own
+    # position and token-type tables and norm; entity-aware attention's three more queries per
+    # layer (ent_queries); the entity prediction head (ent_head). Without entity inputs the
+    # forward runs none of them: parameters only
+    V_ent: Optional[int] = None
+    d_ent: Optional[int] = None
+    ent_queries: bool = False
+    ent_head: bool = False
+    ent_untied: bool = False  # the entity decoder holds its own V_ent x d_ent weight
     dis_c2p: bool = False
     dis_p2c: bool = False
     dis_share: bool = False

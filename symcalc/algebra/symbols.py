@@ -51,6 +51,8 @@ SIZES: dict[str, SymbolInfo] = {
         _size("V", "vocabulary size", "V"),
         _size("P", "learned position table size", "P"),
         _size("T", "token-type vocabulary", "T"),
+        _size("V_ent", "entities in LUKE's entity vocabulary", "V_{\\mathrm{ent}}"),
+        _size("d_ent", "width of LUKE's entity embeddings", "d_{\\mathrm{ent}}"),
         _size("d_ph", "width of the two-layer MLP before the decoder of UltraBERT's prediction "
               "head", "d_{\\mathrm{ph}}"),
         _size("P_2d", "rows of each of LayoutLM's four 2D position tables (box x, y, height, "
@@ -239,6 +241,16 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_head_bias", "output head has a bias", "\\eta_b"),
         _switch("sw_pooler", "BERT pooler (dense d x d with bias on the first token)", "\\kappa"),
         _switch("sw_mlm", "BERT masked-LM head transform", "\\mu"),
+        _switch("sw_ent", "LUKE's entity embeddings: a V_ent x d_ent table with its own position "
+                "and token-type tables and norm", "\\epsilon_{\\mathrm{ent}}"),
+        _switch("sw_entp", "LUKE's entity embeddings projected d_ent -> d (narrower than d)",
+                "\\epsilon_{\\mathrm{proj}}"),
+        _switch("sw_entq", "three more query projections per layer for entity-aware attention "
+                "(LUKE)", "\\epsilon_{q}"),
+        _switch("sw_enth", "LUKE's entity prediction head: a transform d -> d_ent with a norm and "
+                "an entity bias, its decoder tied to the entity table", "\\epsilon_{h}"),
+        _switch("sw_entu", "LUKE's entity decoder holds its own V_ent x d_ent weight (untied)",
+                "\\epsilon_{u}"),
         _switch("sw_hmlp", "a two-layer MLP, d -> d_ph -> d without biases, before the decoder "
                 "(UltraBERT's prediction head)", "\\mu_{\\mathrm{ph}}"),
         _switch("sw_fnob", "the final LayerNorm has no bias, unlike the layers' (ESM C)",
@@ -498,9 +510,9 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
-(d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc, K_rel, P_2d, d_ph) = (
+(d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc, K_rel, P_2d, d_ph, V_ent, d_ent) = (
     SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r", "Q_in", "X_res", "n_hc", "K_rel",
-                              "P_2d", "d_ph"))
+                              "P_2d", "d_ph", "V_ent", "d_ent"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (n_hw, r_qw, r_kvw, d_nw, d_rw, d_vw) = (SIZES[n].symbol for n in ("n_hw", "r_qw", "r_kvw", "d_nw",

@@ -148,6 +148,11 @@ SOURCES: dict[str, Source] = {
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",
                "project_in/project_out when word_embed_proj_dim differs (transformers modeling_opt.py)"),
+        Source("yamada2020luke", "Yamada et al. 2020, LUKE: Deep Contextualized Entity "
+               "Representations with Entity-aware Self-attention (EMNLP 2020; arXiv:2010.01057)",
+               "entity embeddings, entity-aware query projections and the entity prediction head "
+               "(transformers modeling_luke.py LukeEntityEmbeddings, LukeSelfAttention, "
+               "EntityPredictionHead)"),
         Source("xu2020layoutlm", "Xu et al. 2020, LayoutLM: Pre-training of Text and Layout for "
                "Document Image Understanding (KDD 2020; arXiv:1912.13318)",
                "2D position embeddings: tables of the x, y, height and width of each token's box "

@@ -19,6 +19,7 @@ QKV = ("attention/q", "attention/k", "attention/v")
 LAYER_RULES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (pattern, targets if isinstance(targets, tuple) else (targets,)) for pattern, targets in (
         (r"\bpos_key_proj\.", "attention/pos_k"),  # DeBERTa-v2
+        (r"\b(w2e|e2w|e2e)_query\.", "attention/entity_q"),  # LUKE
         (r"\bpos_query_proj\.", "attention/pos_q"),
         (r"\bSelfAttention\.(q)\.", "attention/q"),
         (r"\bSelfAttention\.(k)\.", "attention/k"),
@@ -73,6 +74,8 @@ TOP_RULES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
          "embedding_norm"),
         (r"\bpooler\.", "pooler"),
         (r"\bcontact_head\.", "contact_head"),
+        (r"\bentity_embeddings\.", "embedding/entity"),  # LUKE
+        (r"\bentity_predictions\.", "entity_head"),
         (r"\bencoder\.rel_embeddings\.", "relative_embeddings"),
         (r"\bcls\.predictions\.transform\.", "mlm_head"),
         (r"\bcls\.predictions\.bias$|\b(lm_head|embed_out)\.bias$", "head/bias"),
