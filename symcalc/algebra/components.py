@@ -145,7 +145,7 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("rel_proj", sw("rlog") * d * n_h * d_rel + sw("hsc") * n_h * d_rel, "inkling2026"),
         # DeBERTa-v2: pos_key_proj and pos_query_proj of the relative-position table (biased;
         # none with share_att_key, which reuses key_proj and query_proj)
-        Part("pos_k", sw("dpk") * linear(d, n_h * d_h, 1), "he2021deberta"),
+        Part("pos_k", sw("dpk") * d * n_h * d_h + sw("dpkb") * n_h * d_h, "he2021deberta"),
         # LUKE: entity-aware attention's w2e, e2w and e2e queries (biased; run with entities)
         Part("entity_q", sw("entq") * 3 * linear(d, n_h * d_h, 1), "yamada2020luke"),
         Part("pos_q", sw("dpq") * linear(d, n_h * d_h, 1), "he2021deberta"),

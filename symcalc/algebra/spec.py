@@ -55,7 +55,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "residual_affine", "head_scales", "sink_proj", "dyn_convs", "initial_state",
                "k_rope_norm", "ffn_down_bias", "contact_head", "dis_c2p", "dis_p2c",
                "dis_share", "dis_norm", "final_norm_nobias", "ent_queries", "ent_head",
-               "ent_untied")
+               "ent_untied", "dis_v1")
 
 
 class Spec(Record):
@@ -225,6 +225,8 @@ class Spec(Record):
     dis_p2c: bool = False
     dis_share: bool = False
     dis_norm: bool = False
+    # DeBERTa v1: the span is min(s, K_rel) distances each side, pos_proj bias-free
+    dis_v1: bool = False
     # ZAYA: compressed convolutional attention (a depthwise convolution of width K_conv and a
     # grouped one of width K_g over the queries and keys, with biases; None: none), an MLP
     # router on a d_r-wide state (None: a linear router), and learned scales and biases on the

@@ -269,6 +269,10 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "query projections (DeBERTa's share_att_key)", "\\delta_{\\mathrm{sh}}"),
         _switch("sw_dpk", "a projection of its own for the relative-position keys in every "
                 "layer (DeBERTa's pos_key_proj)", "\\delta_{\\mathrm{pk}}"),
+        _switch("sw_dpkb", "a bias on the relative-position key projection (DeBERTa-v2's "
+                "pos_key_proj; v1's pos_proj has none)", "\\delta_{\\mathrm{pkb}}"),
+        _switch("sw_dv1", "DeBERTa v1's span: min(s, K_rel) relative distances each side",
+                "\\delta_{\\mathrm{v1}}"),
         _switch("sw_dpq", "a projection of its own for the relative-position queries in every "
                 "layer (DeBERTa's pos_query_proj)", "\\delta_{\\mathrm{pq}}"),
         _switch("sw_contact", "ESM's contact-prediction regression over every layer's attention "
