@@ -125,6 +125,13 @@ AWAITING_SAVED_TENSORS = frozenset({
     "got_ocr2",
     # GIT's text decoder (BERT-shaped, post-norm): its saved tensors not measured yet
     "git",
+    # issue 21, i21-mlm's branch: masked-LM encoders whose saved tensors differ from symcalc's
+    # eager model on drawn configs (DeBERTa's in_proj and disentangled scores, ESM's and ESM C's
+    # pre-norm layers and q/k norms, FlauBERT's padding-mask multiply as XLM's, FNet's Fourier
+    # mixing, GTE's and Jina's rotary post-norm layers, LayoutLM's box lookups, ModernBERT's
+    # fused Wqkv as its decoder's, UltraBERT's prediction head): not worked out yet
+    "deberta", "deberta-v2", "esm", "esmc", "flaubert", "fnet", "gte", "jina_embeddings_v3",
+    "layoutlm", "modernbert", "ultrabert",
     })
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's
 # activations are measured by tests/test_activations.py.
