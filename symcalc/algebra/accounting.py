@@ -26,7 +26,7 @@ from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_id
                       d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g, L_attn_w, L_ffn_w, d, d_ai)
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "embedding/side",
-                   "embedding/per_layer", "head/weight")
+                   "embedding/per_layer", "embedding/box", "embedding/entity", "head/weight")
 
 
 def _parts(prefix: str, parts: list[c.Part]) -> list[Leaf]:
