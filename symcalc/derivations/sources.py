@@ -283,6 +283,10 @@ SOURCES: dict[str, Source] = {
         Source("gemma2025", "Gemma Team 2025, Gemma 3 Technical Report (arXiv:2503.19786)",
                "the multimodal projector: an RMSNorm of the pooled SigLIP tokens and one "
                "d_vision x d_text matrix (Gemma3MultiModalProjector)"),
+        Source("modernvbert2025", "ModernVBERT 2025, ModernVBERT model card (ModernVBERT/modernvbert)",
+               "the connector: a pixel shuffle of pixel_shuffle_factor^2 patches and one bias-free "
+               "linear to the text width (transformers modeling_modernvbert.py "
+               "ModernVBertConnector)"),
         Source("agrawal2024", "Agrawal et al. 2024, Pixtral 12B (arXiv:2410.07073)",
                "the Pixtral vision encoder (bias-free patch convolution, RMSNorm, SwiGLU layers, "
                "2D rotary positions) and Mistral 3's projector (RMSNorm, m x m patch merger, two "
