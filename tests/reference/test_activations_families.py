@@ -37,7 +37,8 @@ WRAPPERS = {"gemma3": "gemma3_text", "mistral3": "ministral3", "qwen3_5": "qwen3
             "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "fuyu": "persimmon",
             "mllama": "mllama_text_model",
             "musicgen": "musicgen_decoder", "musicgen_melody": "musicgen_melody_decoder",
-            "moss_transcribe_diarize": "qwen3", "dots3_note": "dots3_note_text"}
+            "moss_transcribe_diarize": "qwen3", "dots3_note": "dots3_note_text",
+            "modernvbert": "modernbert"}
 
 # model_type -> (why it is not exact, lowest and highest measured/modelled ratio seen)
 NOT_EXACT: dict[str, tuple[str, float, float]] = {}
