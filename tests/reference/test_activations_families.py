@@ -38,7 +38,7 @@ WRAPPERS = {"gemma3": "gemma3_text", "mistral3": "ministral3", "qwen3_5": "qwen3
             "mllama": "mllama_text_model",
             "musicgen": "musicgen_decoder", "musicgen_melody": "musicgen_melody_decoder",
             "moss_transcribe_diarize": "qwen3", "dots3_note": "dots3_note_text",
-            "modernvbert": "modernbert"}
+            "modernvbert": "modernbert", "ultravbert": "ultrabert"}
 
 # model_type -> (why it is not exact, lowest and highest measured/modelled ratio seen)
 NOT_EXACT: dict[str, tuple[str, float, float]] = {}
