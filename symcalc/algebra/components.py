@@ -146,6 +146,8 @@ def attention_params(decoder: bool = False) -> list[Part]:
         # DeBERTa-v2: pos_key_proj and pos_query_proj of the relative-position table (biased;
         # none with share_att_key, which reuses key_proj and query_proj)
         Part("pos_k", sw("dpk") * d * n_h * d_h + sw("dpkb") * n_h * d_h, "he2021deberta"),
+        # Nystromformer: a (K_conv x 1) kernel per head over its values (groups = heads, no bias)
+        Part("value_conv", sw("vconv") * n_h * K_conv, "xiong2021nystromformer"),
         # LUKE: entity-aware attention's w2e, e2w and e2e queries (biased; run with entities)
         Part("entity_q", sw("entq") * 3 * linear(d, n_h * d_h, 1), "yamada2020luke"),
         Part("pos_q", sw("dpq") * linear(d, n_h * d_h, 1), "he2021deberta"),

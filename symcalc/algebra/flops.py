@@ -82,6 +82,8 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False, seq=s) -
         # the position queries (p2c), 2 K_rel distances each
         Leaf("pos_k", (sw("dpk") + sw("dsh")) * 2 * 2 * span * d * n_h * d_h, "he2021deberta"),
         Leaf("pos_q", (sw("dpq") + sw("dsh")) * 2 * 2 * span * d * n_h * d_h, "he2021deberta"),
+        # Nystromformer: the value convolution, K_conv taps per value channel of every head
+        Leaf("value_conv", sw("vconv") * 2 * tokens_kv * n_h * d_h * K_conv, "xiong2021nystromformer"),
         Leaf("c2p", sw("c2p") * 2 * tokens_q * n_h * d_h * 2 * span, "he2021deberta"),
         Leaf("p2c", sw("p2c") * 2 * tokens_kv * n_h * d_h * 2 * span, "he2021deberta"),
         # Inkling 2: sink_proj d -> n_h, and in the global layers (accounting.group_count) the

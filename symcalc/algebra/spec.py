@@ -55,7 +55,7 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "residual_affine", "head_scales", "sink_proj", "dyn_convs", "initial_state",
                "k_rope_norm", "ffn_down_bias", "contact_head", "dis_c2p", "dis_p2c",
                "dis_share", "dis_norm", "final_norm_nobias", "ent_queries", "ent_head",
-               "ent_untied", "dis_v1")
+               "ent_untied", "dis_v1", "value_conv")
 
 
 class Spec(Record):
@@ -227,6 +227,9 @@ class Spec(Record):
     dis_norm: bool = False
     # DeBERTa v1: the span is min(s, K_rel) distances each side, pos_proj bias-free
     dis_v1: bool = False
+    # Nystromformer: a depthwise convolution of width K_conv over each head's values (one
+    # kernel per head, no bias), added to the attention's context
+    value_conv: bool = False
     # ZAYA: compressed convolutional attention (a depthwise convolution of width K_conv and a
     # grouped one of width K_g over the queries and keys, with biases; None: none), an MLP
     # router on a d_r-wide state (None: a linear router), and learned scales and biases on the

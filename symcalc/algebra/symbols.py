@@ -275,6 +275,8 @@ SWITCHES: dict[str, SymbolInfo] = {
                 "\\delta_{\\mathrm{v1}}"),
         _switch("sw_dpq", "a projection of its own for the relative-position queries in every "
                 "layer (DeBERTa's pos_query_proj)", "\\delta_{\\mathrm{pq}}"),
+        _switch("sw_vconv", "a depthwise convolution of width K_conv over each head's values, "
+                "added to the context (Nystromformer)", "\\kappa_v"),
         _switch("sw_contact", "ESM's contact-prediction regression over every layer's attention "
                 "maps (L n_h + 1 parameters)", "\\gamma_{\\mathrm{ct}}"),
         _switch("sw_router", "MoE layers (router d x E, experts)", "\\varrho"),

@@ -54,6 +54,7 @@ MEANINGS = {
     "embedding/token_type": "token-type embeddings", "embedding_norm": "embedding norm",
     "embedding/box": "2D position tables of the token boxes (LayoutLM)",
     "embedding/entity": "entity embeddings (LUKE)",
+    "attention/value_conv": "depthwise convolution over the values (Nystromformer)",
     "attention/entity_q": "entity-aware query projections (LUKE)",
     "entity_head": "entity prediction head (LUKE)",
     "relative_bias": "relative-attention bias", "final_norm": "final norm",

@@ -148,6 +148,10 @@ SOURCES: dict[str, Source] = {
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",
                "project_in/project_out when word_embed_proj_dim differs (transformers modeling_opt.py)"),
+        Source("xiong2021nystromformer", "Xiong et al. 2021, Nystromformer: A Nystrom-Based "
+               "Algorithm for Approximating Self-Attention (AAAI 2021; arXiv:2102.03902)",
+               "the depthwise convolution over each head's values added to the attention's "
+               "context (transformers modeling_nystromformer.py NystromformerSelfAttention.conv)"),
         Source("yamada2020luke", "Yamada et al. 2020, LUKE: Deep Contextualized Entity "
                "Representations with Entity-aware Self-attention (EMNLP 2020; arXiv:2010.01057)",
                "entity embeddings, entity-aware query projections and the entity prediction head "

@@ -20,6 +20,7 @@ LAYER_RULES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (pattern, targets if isinstance(targets, tuple) else (targets,)) for pattern, targets in (
         (r"\bpos_key_proj\.", "attention/pos_k"),  # DeBERTa-v2
         (r"\b(w2e|e2w|e2e)_query\.", "attention/entity_q"),  # LUKE
+        (r"\battention\.self\.conv\.", "attention/value_conv"),  # Nystromformer
         (r"\bpos_query_proj\.", "attention/pos_q"),
         (r"\bSelfAttention\.(q)\.", "attention/q"),
         (r"\bSelfAttention\.(k)\.", "attention/k"),
