@@ -130,10 +130,10 @@ AWAITING_SAVED_TENSORS = frozenset({
     # eager model on drawn configs (DeBERTa's in_proj and disentangled scores, ESM's and ESM C's
     # pre-norm layers and q/k norms, FlauBERT's padding-mask multiply as XLM's, FNet's Fourier
     # mixing, GTE's and Jina's rotary post-norm layers, LayoutLM's box lookups, ModernBERT's
-    # fused Wqkv as its decoder's, UltraBERT's prediction head, YOSO's arccos expectation):
-    # not worked out yet
+    # fused Wqkv as its decoder's, UltraBERT's prediction head, YOSO's arccos expectation,
+    # Nystromformer's value convolution): not worked out yet
     "deberta", "deberta-v2", "esm", "esmc", "flaubert", "fnet", "gte", "jina_embeddings_v3",
-    "layoutlm", "modernbert", "ultrabert", "yoso",
+    "layoutlm", "modernbert", "ultrabert", "yoso", "nystromformer",
     })
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's
 # activations are measured by tests/test_activations.py.
