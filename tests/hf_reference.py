@@ -588,7 +588,8 @@ def _mlm_head(model_type: str, cls: str) -> bool:
     kin), whose untied bias transformers keeps twice."""
     if cls == "BertGenerationDecoder":  # BertGenerationOnlyLMHead: decoder bias and lm_head.bias
         return True
-    if cls in ("ModernBertDecoderForCausalLM", "DistilBertForMaskedLM",   # an untied decoder
+    if cls in ("ModernBertDecoderForCausalLM", "ModernBertForMaskedLM",  # an untied decoder
+               "DistilBertForMaskedLM", "GteForMaskedLM", "EsmForMaskedLM", "EsmcForMaskedLM",
                "ElectraForMaskedLM", "ElectraForCausalLM",                  # keeps one bias
                "RemBertForMaskedLM", "RemBertForCausalLM"):
         return False

@@ -353,7 +353,7 @@ BAD_SPECS = [
     dict(name="x", family="decoder", L=2, d=10, n_h=3, d_ff=5, V=9),
     dict(name="x", family="decoder", L=2, d=12, n_h=3, d_ff=5, V=9, E=4, k=5),
     dict(name="x", family="decoder", L=2, d=12, n_h=4, n_kv=3, d_ff=5, V=9),
-    dict(name="x", family="encoder", L=2, d=12, n_h=4, d_ff=5, V=9, L_attn=1),
+    dict(name="x", family="encoder", L=2, d=12, n_h=4, d_ff=5, V=9, L_lin=1),
     dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, ffn="swiglu"),
     dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, L_local=1),
     dict(name="x", family="decoder", L=2, d=12, n_h=4, d_ff=5, V=9, L_ssm=1, ssm="mamba2",

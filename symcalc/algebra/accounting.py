@@ -26,7 +26,7 @@ from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_id
                       d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g, L_attn_w, L_ffn_w, d, d_ai)
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "embedding/side",
-                   "embedding/per_layer", "head/weight")
+                   "embedding/per_layer", "embedding/box", "embedding/entity", "head/weight")
 
 
 def _parts(prefix: str, parts: list[c.Part]) -> list[Leaf]:
@@ -147,6 +147,9 @@ def group_count(path: str, layers, hybrid: bool = False, params: bool = False):
             return attn if path == "shared_block/norm" else L_attn
         if path == "norm/residual_scales":  # Doge, Dory: every layer, once per distinct layer
             return attn
+        if params and path == "norm/attention":  # ALBERT: the layers that reuse a held layer
+            # (B_sh without Zamba's blocks) hold its attention norm once
+            return layers - (1 - c.sw("shblk")) * (L_attn - attn)
     return layers
 
 
@@ -306,9 +309,14 @@ def _stack(prefix: str, layers, layer: Breakdown, hybrid: bool = False) -> list[
         out.append(Leaf(f"{head}relative_logits", c.relative_logits_params(), "inkling2026"))
         # Inkling 2's learned queries of the block attention residuals
         out.append(Leaf(f"{head}block_residuals", c.block_residual_params(), "inkling2026"))
+        # DeBERTa-v2's relative-position table and its norm
+        out.append(Leaf(f"{head}relative_embeddings", c.relative_embedding_params(),
+                        "he2021deberta"))
     out += [Leaf(f"{head}layer/{l.path}", stack_value(l.path, l.value, layers, hybrid, params=True),
                  l.source) for l in layer]
-    out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params(), "radford2019"))
+    # (ESM C: a bias-free final LayerNorm after biased ones, sw_fnob)
+    out.append(Leaf(f"{head}final_norm", c.sw("final_norm") * c.norm_params() - c.sw("fnob") * d,
+                    "radford2019"))
     return out
 
 
@@ -372,6 +380,8 @@ def shape_params(shape: str) -> Breakdown:
     leaves += _parts("head", c.head_params())
     leaves.append(Leaf("pooler", c.pooler_params(), "devlin2019"))
     leaves.append(Leaf("mlm_head", c.mlm_transform_params(), "devlin2019"))
+    leaves.append(Leaf("contact_head", c.contact_head_params(), "rives2021esm"))
+    leaves.append(Leaf("entity_head", c.entity_head_params(), "yamada2020luke"))
     if shape != "single":  # ELECTRA's embedding stage, RemBERT's head width: single stacks
         off = c.single_only_off()
         leaves = [Leaf(l.path, sympy.sympify(l.value).xreplace(off) * PER_STACK.get(l.path, 1),

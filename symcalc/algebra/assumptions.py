@@ -56,7 +56,11 @@ ASSUMPTIONS: dict[str, Assumption] = {
                    {"ffn": "plain", "ffn_bias": False, "attention_bias": "none",
                     "attention_output": True, "norm": "none", "token_embedding": False,
                     "position": "none", "T": None, "head": "none", "head_bias": False,
-                    "pooler": False, "mlm_head": False, "E": None, "k": None}),
+                    "pooler": False, "mlm_head": False, "E": None, "k": None,
+                    # the biases, embeddings and heads of issue 21's masked-LM encoders
+                    "ffn_down_bias": False, "P_2d": None, "V_ent": None, "d_ent": None,
+                    "ent_head": False, "ent_untied": False, "contact_head": False,
+                    "d_ph": None}),
     )
 }
 

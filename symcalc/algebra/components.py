@@ -15,7 +15,7 @@ from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in, n_hc,
-                      d_bb, V_c)
+                      d_bb, V_c, K_rel, P_2d, d_ph, V_ent, d_ent)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -37,7 +37,8 @@ def decoder_only_off() -> dict:
 
 # switches of the embeddings and head that only single-stack models have (spec.toml refuses
 # them in an encoder-decoder, whose rows are built with them off)
-SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip", "cmask")
+SINGLE_ONLY = ("emb_stage", "d_out", "rot_table", "side", "cat", "skip", "cmask", "contact",
+               "box", "hmlp", "ent", "entp", "enth", "entu")
 
 
 def single_only_off() -> dict:
@@ -142,6 +143,14 @@ def attention_params(decoder: bool = False) -> list[Part]:
         # Inkling: r_proj, d -> n_h d_rel relative states (the profile bank: relative_bias)
         # (Inkling 2: with a learned scale per relative-state channel of every head, sw_hsc)
         Part("rel_proj", sw("rlog") * d * n_h * d_rel + sw("hsc") * n_h * d_rel, "inkling2026"),
+        # DeBERTa-v2: pos_key_proj and pos_query_proj of the relative-position table (biased;
+        # none with share_att_key, which reuses key_proj and query_proj)
+        Part("pos_k", sw("dpk") * d * n_h * d_h + sw("dpkb") * n_h * d_h, "he2021deberta"),
+        # Nystromformer: a (K_conv x 1) kernel per head over its values (groups = heads, no bias)
+        Part("value_conv", sw("vconv") * n_h * K_conv, "xiong2021nystromformer"),
+        # LUKE: entity-aware attention's w2e, e2w and e2e queries (biased; run with entities)
+        Part("entity_q", sw("entq") * 3 * linear(d, n_h * d_h, 1), "yamada2020luke"),
+        Part("pos_q", sw("dpq") * linear(d, n_h * d_h, 1), "he2021deberta"),
         # Inkling 2's global layers (accounting.group_count): weight_proj d -> n_kvg K_conv for
         # the keys and for the values, and two more input norms (q, k and v each have one)
         Part("dyn_convs", sw("dcv") * (2 * d * n_kvg * K_conv + 2 * d), "inkling2026"),
@@ -210,7 +219,8 @@ def ffn_params() -> list[Part]:
     return [
         Part("gate", sw("gated") * linear(d, d_ff, bias), "shazeer2020"),
         Part("up", linear(d, d_ff, bias), "vaswani2017"),
-        Part("down", linear(d_ff, d, bias), "vaswani2017"),
+        # (GTE: the down projection alone biased, sw_down_bias)
+        Part("down", linear(d_ff, d, bias) + sw("down_bias") * d, "vaswani2017"),
         # Dory: per-channel scales of the gate and up projections (suv_gate, suv_up)
         # (Inkling: the dense MLP's global output scale, sw_rsh)
         Part("act", sw("xielu") * 2 + sw("nscale") * 2 * d_ff + sw("rsh"), "huang2025"),
@@ -314,6 +324,12 @@ def embedding_params() -> list[Part]:
         Part("position", sw("pos_emb") * P * stage_width() + sw("rot_table") * P * d_h,
              "devlin2019"),
         Part("token_type", sw("type_emb") * T * stage_width(), "devlin2019"),
+        # LayoutLM: the x, y, height and width tables of each token's box, P_2d rows each
+        Part("box", sw("box") * 4 * P_2d * stage_width(), "xu2020layoutlm"),
+        # LUKE: the entity table (V_ent x d_ent, projected to d when narrower, no bias) with
+        # position and token-type tables of its own and a LayerNorm
+        Part("entity", sw("ent") * (V_ent * d_ent + P * d + T * d + 2 * d) + sw("entp") * d_ent * d,
+             "yamada2020luke"),
         Part("per_layer", sw("ple") * V_ple * L * d_ple, "gemma3n2025"),
         # RoCBERT: pronunciation and shape tables, and the map of the concatenated inputs
         Part("side", sw("side") * (V_pr * d_pr + V_sp * d_sp), "su2022rocbert"),
@@ -366,12 +382,34 @@ def pooler_params() -> sympy.Expr:
     return sw("pooler") * linear(d, d, 1)
 
 
+def relative_embedding_params() -> sympy.Expr:
+    """DeBERTa-v2's relative-position table (``sw_dis``): 2 K_rel embeddings of width d held
+    once by the encoder, and its LayerNorm (``sw_disn``, norm_rel_ebd layer_norm)."""
+    return sw("dis") * 2 * K_rel * d + sw("disn") * 2 * d
+
+
+def entity_head_params() -> sympy.Expr:
+    """LUKE's entity prediction head (``sw_enth``): a transform d -> d_ent (biased) and a
+    LayerNorm, then a decoder tied to the entity table with a bias of V_ent; run only on
+    entity inputs."""
+    return sw("enth") * (linear(d, d_ent, 1) + 2 * d_ent + V_ent) + sw("entu") * V_ent * d_ent
+
+
+def contact_head_params() -> sympy.Expr:
+    """ESM's contact-prediction head (``sw_contact``): a logistic regression, biased, over the
+    L n_h attention maps of every layer and head; held by every EsmModel, run only by
+    predict_contacts (no forward FLOPs)."""
+    return sw("contact") * linear(L * n_h, 1, 1)
+
+
 def mlm_transform_params() -> sympy.Expr:
     """BERT masked-LM head transform: dense d x d with bias (``sw_mlm_bias``; ModernBERT's
     classifier_bias leaves it out), then LayerNorm (2d). Its decoder weight is tied to the token
     table; its V-bias is the head bias. ELECTRA's generator and RoFormer's transform end at the
     token table's width d_emb, RemBERT's at d_out (:func:`head_width`)."""
-    return sw("mlm") * (linear(d, head_width(), sw("mlm_bias")) + norm_params(head_width()))
+    return (sw("mlm") * (linear(d, head_width(), sw("mlm_bias")) + norm_params(head_width()))
+            # UltraBERT: linear1 d -> d_ph and linear2 d_ph -> d, bias-free (sw_hmlp)
+            + sw("hmlp") * 2 * d * d_ph)
 
 
 # -- mixers of hybrid stacks ---------------------------------------------------------------

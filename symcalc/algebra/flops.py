@@ -28,7 +28,7 @@ from .symbols import (SIZES, K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, 
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
-                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_hc, n_kvg, X_res)
+                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_hc, n_kvg, X_res, K_rel, d_ph)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -43,7 +43,7 @@ def pairs(n) -> sympy.Expr:
     return n**2 - sw("causal") * (n**2 - sw("causal_exact") * n) / 2
 
 
-def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[Leaf]:
+def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False, seq=s) -> list[Leaf]:
     """Q from the query tokens; K, V from the key/value tokens (encoder output for
     cross-attention); scores Q.K^T and the weighted sum of V over ``batch_pairs``. Under MLA
     (DeepSeek-V2) the projections are the low-rank ones of
@@ -52,6 +52,8 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
     mla, lora, std = sw("mla"), sw("q_lora"), 1 - sw("mla")
     q_out = n_h * (d_nope + d_rope)
     d_in_ = d_ai if decoder else d  # Zamba's shared blocks: q, k, v read 2d inputs
+    # DeBERTa's relative-position span: K_rel each side (v2), min(seq, K_rel) in v1 (sw_dv1)
+    span = K_rel + sw("dv1") * (sympy.Min(seq, K_rel) - K_rel)
     return [
         Leaf("router", sw("moa") * 2 * tokens_q * d * E, "shen2024jetmoe"),
         Leaf("q", 2 * tokens_q * (std * d_in_ * n_h * d_h + mla * (1 - lora) * d * q_out),
@@ -74,6 +76,16 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False) -> list[
         Leaf("short_convs", sw("sconv") * 2 * (tokens_q + b * (K_conv - 1))
              * (2 * n_kv * d_h + 2 * d) * K_conv, "inkling2026"),
         Leaf("rel_proj", sw("rlog") * 2 * tokens_q * d * n_h * d_rel, "inkling2026"),
+        # DeBERTa-v2: the 2 K_rel relative-position embeddings projected to keys and queries
+        # (once per layer, whatever the batch; share_att_key projects both with key_proj and
+        # query_proj), then the queries against the position keys (c2p) and the keys against
+        # the position queries (p2c), 2 K_rel distances each
+        Leaf("pos_k", (sw("dpk") + sw("dsh")) * 2 * 2 * span * d * n_h * d_h, "he2021deberta"),
+        Leaf("pos_q", (sw("dpq") + sw("dsh")) * 2 * 2 * span * d * n_h * d_h, "he2021deberta"),
+        # Nystromformer: the value convolution, K_conv taps per value channel of every head
+        Leaf("value_conv", sw("vconv") * 2 * tokens_kv * n_h * d_h * K_conv, "xiong2021nystromformer"),
+        Leaf("c2p", sw("c2p") * 2 * tokens_q * n_h * d_h * 2 * span, "he2021deberta"),
+        Leaf("p2c", sw("p2c") * 2 * tokens_kv * n_h * d_h * 2 * span, "he2021deberta"),
         # Inkling 2: sink_proj d -> n_h, and in the global layers (accounting.group_count) the
         # key and value convolutions' weight_proj, d -> n_kvg K_conv each
         Leaf("sinks", sw("skp") * 2 * tokens_q * d * n_h, "inkling2026"),
@@ -289,7 +301,7 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True, local: bool = False) 
     encoder-decoder model is never causal; a single stack is causal when its family is
     decoder (the switch is 0 for encoder-only models)."""
     leaves = _prefix("attention", _attention(b * seq, b * seq, b * self_pairs(seq, causal, local),
-                                             decoder=causal and cross_seq is None))
+                                             decoder=causal and cross_seq is None, seq=seq))
     if cross_seq is not None:
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
     elif causal:  # a decoder stack, which may be hybrid
@@ -366,7 +378,8 @@ def shape_matmul(shape: str) -> Breakdown:
              * (V + sw("cmask") * (V_sel - V)), "press2017"),
         Leaf("centroids", sw("cmask") * 2 * out_tokens * d * V_c, "gemma4_assistant_2026"),
         Leaf("pooler", sw("pooler") * 2 * b * d * d, "devlin2019"),
-        Leaf("mlm_head", sw("mlm") * 2 * out_tokens * d * head_width(), "devlin2019"),
+        Leaf("mlm_head", sw("mlm") * 2 * out_tokens * d * head_width()
+             + sw("hmlp") * 2 * out_tokens * 2 * d * d_ph, "devlin2019"),
     ]
     return Breakdown(_single_only(shape, leaves))
 

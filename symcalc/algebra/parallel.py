@@ -252,8 +252,8 @@ def _source_of(bd: Breakdown, path: str) -> str:
 
 
 FIRST_STAGE = ("embedding/", "embedding_norm", "per_layer_input/", "altup/projections",
-               "relative_bias", "relative_logits")
-LAST_STAGE = ("final_norm", "head/", "pooler", "mlm_head", "altup/unembed_projections",
+               "relative_bias", "relative_logits", "relative_embeddings")
+LAST_STAGE = ("final_norm", "head/", "pooler", "mlm_head", "contact_head", "entity_head", "altup/unembed_projections",
               "backbone/post_projection")
 
 

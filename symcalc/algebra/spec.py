@@ -35,7 +35,8 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "Q_c", "n_alt", "r_laurel", "d_ple", "V_ple", "d_ff_sum", "d_hg", "n_kvg", "Z_e",
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
                "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r", "n_hc", "n_hw",
-               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw", "B_l")
+               "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw", "B_l", "K_rel", "P_2d", "d_ph", "V_ent",
+               "d_ent")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel",
@@ -54,7 +55,9 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "residual_scales", "lin_full_gates", "ngpt_scales", "embedding_project",
                "rotary_table", "adapter_norm", "short_convs", "router_shared",
                "residual_affine", "head_scales", "sink_proj", "dyn_convs", "initial_state",
-               "k_rope_norm")
+               "k_rope_norm", "ffn_down_bias", "contact_head", "dis_c2p", "dis_p2c",
+               "dis_share", "dis_norm", "final_norm_nobias", "ent_queries", "ent_head",
+               "ent_untied", "dis_v1", "value_conv")
 
 
 class Spec(Record):
@@ -196,6 +199,39 @@ class Spec(Record):
     # Inkling: the router scores the E_s shared experts too (E + E_s rows) and learns a global
     # scale; each dense MLP learns a global output scale
     router_shared: bool = False
+    # GTE: the gated FFN's down projection alone has a bias (ffn_bias false)
+    ffn_down_bias: bool = False
+    # ESM: the contact-prediction regression every EsmModel holds (L n_h + 1; parameters only)
+    contact_head: bool = False
+    # ESM C: the final LayerNorm has no bias where the layers' LayerNorms have one
+    final_norm_nobias: bool = False
+    # DeBERTa-v2's disentangled attention: a table of 2 K_rel relative-position embeddings
+    # (K_rel: the span each side; None: none), normed with dis_norm, whose keys score the
+    # queries (c2p) and whose queries score the keys (p2c), projected by each layer's own
+    # pos_key_proj / pos_query_proj or, with dis_share, by its key_proj and query_proj
+    K_rel: Optional[int] = None
+    # LayoutLM: four 2D position tables (x, y, height, width of each token's box) of P_2d rows
+    P_2d: Optional[int] = None
+    # UltraBERT: a prediction head of two bias-free linears, d -> d_ph -> d, before the decoder
+    d_ph: Optional[int] = None
+    # LUKE: an entity table of V_ent rows of d_ent (projected to d when narrower) with its own
+    # position and token-type tables and norm; entity-aware attention's three more queries per
+    # layer (ent_queries); the entity prediction head (ent_head). Without entity inputs the
+    # forward runs none of them: parameters only
+    V_ent: Optional[int] = None
+    d_ent: Optional[int] = None
+    ent_queries: bool = False
+    ent_head: bool = False
+    ent_untied: bool = False  # the entity decoder holds its own V_ent x d_ent weight
+    dis_c2p: bool = False
+    dis_p2c: bool = False
+    dis_share: bool = False
+    dis_norm: bool = False
+    # DeBERTa v1: the span is min(s, K_rel) distances each side, pos_proj bias-free
+    dis_v1: bool = False
+    # Nystromformer: a depthwise convolution of width K_conv over each head's values (one
+    # kernel per head, no bias), added to the attention's context
+    value_conv: bool = False
     # ZAYA: compressed convolutional attention (a depthwise convolution of width K_conv and a
     # grouped one of width K_g over the queries and keys, with biases; None: none), an MLP
     # router on a d_r-wide state (None: a linear router), and learned scales and biases on the

@@ -51,6 +51,12 @@ SIZES: dict[str, SymbolInfo] = {
         _size("V", "vocabulary size", "V"),
         _size("P", "learned position table size", "P"),
         _size("T", "token-type vocabulary", "T"),
+        _size("V_ent", "entities in LUKE's entity vocabulary", "V_{\\mathrm{ent}}"),
+        _size("d_ent", "width of LUKE's entity embeddings", "d_{\\mathrm{ent}}"),
+        _size("d_ph", "width of the two-layer MLP before the decoder of UltraBERT's prediction "
+              "head", "d_{\\mathrm{ph}}"),
+        _size("P_2d", "rows of each of LayoutLM's four 2D position tables (box x, y, height, "
+              "width)", "P_{\\mathrm{2D}}"),
         _size("E", "MoE experts per layer", "E"),
         _size("k", "experts active per token", "k"),
         _size("R", "relative-attention buckets", "R"),
@@ -139,6 +145,9 @@ SIZES: dict[str, SymbolInfo] = {
                "share blocks: Zamba's B_sh)", "L_{\\mathrm{ffn,w}}"),
         _size("d_bk", "width of each block of the RG-LRU's block-diagonal gates (RecurrentGemma: "
               "lru_width // num_attention_heads)", "d_{\\mathrm{bk}}"),
+        # DeBERTa-v2: the disentangled attention's span, 2 K_rel relative-position embeddings
+        _size("K_rel", "relative distances on each side of DeBERTa's disentangled attention "
+              "(its table holds 2 K_rel embeddings)", "K_{\\mathrm{rel}}"),
         # Inkling: relative-position logits, a bank of d_rel profiles per attention layer
         _size("d_rel", "width of each head's relative-position state (Inkling's d_rel)",
               "d_{\\mathrm{rel}}"),
@@ -219,6 +228,8 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_attn_out", "attention has an output projection", "\\omega"),
         _switch("sw_gated", "FFN is gated (three matrices)", "\\gamma"),
         _switch("sw_ffn_bias", "FFN linear layers have biases", "\\beta_f"),
+        _switch("sw_down_bias", "only the FFN's down projection has a bias (GTE)",
+                "\\beta_{f,\\mathrm{down}}"),
         _switch("sw_norm_w", "norms have a weight (scale) vector", "\\nu_w"),
         _switch("sw_norm_b", "norms have a bias vector", "\\nu_b"),
         _switch("sw_final_norm", "a norm after the last layer", "\\phi"),
@@ -236,6 +247,44 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_head_bias", "output head has a bias", "\\eta_b"),
         _switch("sw_pooler", "BERT pooler (dense d x d with bias on the first token)", "\\kappa"),
         _switch("sw_mlm", "BERT masked-LM head transform", "\\mu"),
+        _switch("sw_ent", "LUKE's entity embeddings: a V_ent x d_ent table with its own position "
+                "and token-type tables and norm", "\\epsilon_{\\mathrm{ent}}"),
+        _switch("sw_entp", "LUKE's entity embeddings projected d_ent -> d (narrower than d)",
+                "\\epsilon_{\\mathrm{proj}}"),
+        _switch("sw_entq", "three more query projections per layer for entity-aware attention "
+                "(LUKE)", "\\epsilon_{q}"),
+        _switch("sw_enth", "LUKE's entity prediction head: a transform d -> d_ent with a norm and "
+                "an entity bias, its decoder tied to the entity table", "\\epsilon_{h}"),
+        _switch("sw_entu", "LUKE's entity decoder holds its own V_ent x d_ent weight (untied)",
+                "\\epsilon_{u}"),
+        _switch("sw_hmlp", "a two-layer MLP, d -> d_ph -> d without biases, before the decoder "
+                "(UltraBERT's prediction head)", "\\mu_{\\mathrm{ph}}"),
+        _switch("sw_fnob", "the final LayerNorm has no bias, unlike the layers' (ESM C)",
+                "\\phi_{\\mathrm{nb}}"),
+        _switch("sw_box", "LayoutLM's four 2D position tables of the token boxes",
+                "\\beta_{\\mathrm{box}}"),
+        _switch("sw_dis", "DeBERTa's disentangled attention: a table of 2 K_rel "
+                "relative-position embeddings shared by the layers", "\\delta_{\\mathrm{rel}}"),
+        _switch("sw_disn", "a LayerNorm for DeBERTa's relative-position table",
+                "\\delta_{\\mathrm{norm}}"),
+        _switch("sw_c2p", "content-to-position scores: the queries against the projected "
+                "relative-position keys (DeBERTa's c2p)", "\\delta_{\\mathrm{c2p}}"),
+        _switch("sw_p2c", "position-to-content scores: the keys against the projected "
+                "relative-position queries (DeBERTa's p2c)", "\\delta_{\\mathrm{p2c}}"),
+        _switch("sw_dsh", "the relative-position table is projected by the layer's own key and "
+                "query projections (DeBERTa's share_att_key)", "\\delta_{\\mathrm{sh}}"),
+        _switch("sw_dpk", "a projection of its own for the relative-position keys in every "
+                "layer (DeBERTa's pos_key_proj)", "\\delta_{\\mathrm{pk}}"),
+        _switch("sw_dpkb", "a bias on the relative-position key projection (DeBERTa-v2's "
+                "pos_key_proj; v1's pos_proj has none)", "\\delta_{\\mathrm{pkb}}"),
+        _switch("sw_dv1", "DeBERTa v1's span: min(s, K_rel) relative distances each side",
+                "\\delta_{\\mathrm{v1}}"),
+        _switch("sw_dpq", "a projection of its own for the relative-position queries in every "
+                "layer (DeBERTa's pos_query_proj)", "\\delta_{\\mathrm{pq}}"),
+        _switch("sw_vconv", "a depthwise convolution of width K_conv over each head's values, "
+                "added to the context (Nystromformer)", "\\kappa_v"),
+        _switch("sw_contact", "ESM's contact-prediction regression over every layer's attention "
+                "maps (L n_h + 1 parameters)", "\\gamma_{\\mathrm{ct}}"),
         _switch("sw_router", "MoE layers (router d x E, experts)", "\\varrho"),
         _switch("sw_router_bias", "MoE router has a bias", "\\varrho_b"),
         _switch("sw_expert_bias", "MoE experts' matrices have biases", "\\beta_e"),
@@ -476,8 +525,9 @@ def latex_names() -> dict[sympy.Symbol, str]:
 )
 (d_ai, L_attn_w, L_ffn_w, r_ad, d_bk) = (SIZES[n].symbol
                                         for n in ("d_ai", "L_attn_w", "L_ffn_w", "r_ad", "d_bk"))
-(d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc) = (
-    SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r", "Q_in", "X_res", "n_hc"))
+(d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc, K_rel, P_2d, d_ph, V_ent, d_ent) = (
+    SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r", "Q_in", "X_res", "n_hc", "K_rel",
+                              "P_2d", "d_ph", "V_ent", "d_ent"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (n_hw, r_qw, r_kvw, d_nw, d_rw, d_vw) = (SIZES[n].symbol for n in ("n_hw", "r_qw", "r_kvw", "d_nw",

@@ -313,6 +313,27 @@ def mistral3_projector() -> Part:
     })
 
 
+def modernvbert_projector() -> Part:
+    """ModernVBERT's connector (ModernVBertConnector): a pixel shuffle folding each v_m x v_m
+    block of patches into one token of v_m^2 v_d channels (no parameters), then one bias-free
+    (v_m^2 v_d) x v_dt matrix."""
+    return Part("modernvbert", "projector", "ModernVBERT connector (pixel shuffle and one linear)",
+                "modernvbert2025", {
+                    "projector/modality_projection": v_m**2 * v_d * v_dt,
+                })
+
+
+def ultravbert_projector() -> Part:
+    """UltraVBERT's connector (UltraVBertConnector): ModernVBERT's pixel shuffle and bias-free
+    (v_m^2 v_d) x v_dt matrix, then an RMSNorm of the text width (UltraBERT has no embedding
+    norm to set the image tokens' scale)."""
+    return Part("ultravbert", "projector",
+                "UltraVBERT connector (pixel shuffle, one linear and an RMSNorm)", "modernvbert2025", {
+                    "projector/modality_projection": v_m**2 * v_d * v_dt,
+                    "projector/norm": v_dt,
+                })
+
+
 def llama4_projector() -> Part:
     """Llama 4's projector (Llama4MultiModalProjector): one bias-free v_out x v_dt matrix."""
     return Part("llama4", "projector", "Llama 4 multimodal projector", "meta2025llama4", {
@@ -355,7 +376,8 @@ TOWERS: dict[str, Callable[[], Part]] = {
 PROJECTORS: dict[str, Callable[[], Part]] = {
     "gemma3": gemma3_projector, "mistral3": mistral3_projector, "llama4": llama4_projector,
     "fuyu": fuyu_projector, "got_ocr2": got_ocr2_projector, "moss_audio": moss_audio_projector,
-    "git": git_projector, "gemma4_unified": gemma4_unified_projector, "phi4_mm": phi4_projector}
+    "git": git_projector, "gemma4_unified": gemma4_unified_projector, "phi4_mm": phi4_projector,
+    "modernvbert": modernvbert_projector, "ultravbert": ultravbert_projector}
 AUDIO_TOWERS: dict[str, Callable[[], Part]] = {"whisper": whisper_encoder,
                                                "phi4_conformer": phi4_conformer}
 TABLES: dict[str, dict[str, Callable[[], Part]]] = {

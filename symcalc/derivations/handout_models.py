@@ -24,6 +24,7 @@ GROUP_CATEGORIES = {
     "ssm": "Mamba mixers", "short_conv": "short convolutions", "ffn": "FFN",
     "altup": "AltUp", "laurel": "LAuReL", "per_layer_input": "per-layer inputs",
     "head": "output head", "pooler": "BERT pooler", "mlm_head": "masked-LM head transform",
+    "contact_head": "output head", "entity_head": "output head",
 }
 # the parts of an MoE FFN -> its kind
 MOE_CATEGORIES = {"router": "router", "router_bias": "router", "experts": "experts",

@@ -151,6 +151,30 @@ SOURCES: dict[str, Source] = {
                "attention sinks per head, biased experts and router (transformers modeling_gpt_oss.py)"),
         Source("zhang2022", "Zhang et al. 2022, OPT: Open Pre-trained Transformer Language Models",
                "project_in/project_out when word_embed_proj_dim differs (transformers modeling_opt.py)"),
+        Source("xiong2021nystromformer", "Xiong et al. 2021, Nystromformer: A Nystrom-Based "
+               "Algorithm for Approximating Self-Attention (AAAI 2021; arXiv:2102.03902)",
+               "the depthwise convolution over each head's values added to the attention's "
+               "context (transformers modeling_nystromformer.py NystromformerSelfAttention.conv)"),
+        Source("yamada2020luke", "Yamada et al. 2020, LUKE: Deep Contextualized Entity "
+               "Representations with Entity-aware Self-attention (EMNLP 2020; arXiv:2010.01057)",
+               "entity embeddings, entity-aware query projections and the entity prediction head "
+               "(transformers modeling_luke.py LukeEntityEmbeddings, LukeSelfAttention, "
+               "EntityPredictionHead)"),
+        Source("xu2020layoutlm", "Xu et al. 2020, LayoutLM: Pre-training of Text and Layout for "
+               "Document Image Understanding (KDD 2020; arXiv:1912.13318)",
+               "2D position embeddings: tables of the x, y, height and width of each token's box "
+               "added to the token embedding (transformers modeling_layoutlm.py "
+               "LayoutLMEmbeddings)"),
+        Source("he2021deberta", "He et al. 2021, DeBERTa: Decoding-enhanced BERT with "
+               "Disentangled Attention (ICLR 2021; arXiv:2006.03654)",
+               "disentangled attention: a shared table of relative-position embeddings projected "
+               "to keys and queries that score the content queries (c2p) and keys (p2c) "
+               "(transformers modeling_deberta_v2.py DisentangledSelfAttention)"),
+        Source("rives2021esm", "Rives et al. 2021, Biological structure and function emerge from "
+               "scaling unsupervised learning to 250 million protein sequences (PNAS 118(15); "
+               "ESM-1b)",
+               "the contact-prediction head: a biased logistic regression over every layer's and "
+               "head's attention map (transformers modeling_esm.py EsmContactPredictionHead)"),
         Source("su2022rocbert", "Su et al. 2022, RoCBert: Robust Chinese Bert with Multimodal "
                "Contrastive Pretraining (ACL 2022)",
                "pronunciation and shape embeddings concatenated to the word embedding and mapped "
@@ -266,6 +290,10 @@ SOURCES: dict[str, Source] = {
         Source("gemma2025", "Gemma Team 2025, Gemma 3 Technical Report (arXiv:2503.19786)",
                "the multimodal projector: an RMSNorm of the pooled SigLIP tokens and one "
                "d_vision x d_text matrix (Gemma3MultiModalProjector)"),
+        Source("modernvbert2025", "ModernVBERT 2025, ModernVBERT model card (ModernVBERT/modernvbert)",
+               "the connector: a pixel shuffle of pixel_shuffle_factor^2 patches and one bias-free "
+               "linear to the text width (transformers modeling_modernvbert.py "
+               "ModernVBertConnector)"),
         Source("agrawal2024", "Agrawal et al. 2024, Pixtral 12B (arXiv:2410.07073)",
                "the Pixtral vision encoder (bias-free patch convolution, RMSNorm, SwiGLU layers, "
                "2D rotary positions) and Mistral 3's projector (RMSNorm, m x m patch merger, two "

@@ -18,6 +18,10 @@ QKV = ("attention/q", "attention/k", "attention/v")
 
 LAYER_RULES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (pattern, targets if isinstance(targets, tuple) else (targets,)) for pattern, targets in (
+        (r"\bpos_key_proj\.", "attention/pos_k"),  # DeBERTa-v2
+        (r"\b(w2e|e2w|e2e)_query\.", "attention/entity_q"),  # LUKE
+        (r"\battention\.self\.conv\.", "attention/value_conv"),  # Nystromformer
+        (r"\bpos_query_proj\.", "attention/pos_q"),
         (r"\bSelfAttention\.(q)\.", "attention/q"),
         (r"\bSelfAttention\.(k)\.", "attention/k"),
         (r"\bSelfAttention\.(v)\.", "attention/v"),
@@ -64,11 +68,16 @@ TOP_RULES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
          "embedding/token"),
         (r"\b(wpe|position_embeddings|embed_positions|pos_emb)\.weight$", "embedding/position"),
         (r"\btoken_type_embeddings\.weight$", "embedding/token_type"),
+        (r"\b[xyhw]_position_embeddings\.weight$", "embedding/box"),  # LayoutLM
         (r"\bproject_in\.", "embedding/project_in"),
         (r"\bproject_out\.", "embedding/project_out"),
         (r"\bembeddings\.(LayerNorm|norm)\.|\bemb(edding)?_(ln|norm)\.|\bword_embeddings_layernorm\.",
          "embedding_norm"),
         (r"\bpooler\.", "pooler"),
+        (r"\bcontact_head\.", "contact_head"),
+        (r"\bentity_embeddings\.", "embedding/entity"),  # LUKE
+        (r"\bentity_predictions\.", "entity_head"),
+        (r"\bencoder\.rel_embeddings\.", "relative_embeddings"),
         (r"\bcls\.predictions\.transform\.", "mlm_head"),
         (r"\bcls\.predictions\.bias$|\b(lm_head|embed_out)\.bias$", "head/bias"),
         (r"\b(lm_head|embed_out|output|head)\.weight$|cls\.predictions\.decoder\.weight$",
