@@ -92,8 +92,14 @@ def plain_params(sp: Spec) -> int:
     rel = sp.R * sp.n_h if sp.position == "relative" else 0
     stack = lambda layers, n_attn: layers * (n_attn * attn + (n_attn + 1) * norm + ffn) + rel \
         + sp.final_norm * norm
-    out = sp.token_embedding * sp.V * sp.d + (sp.P * sp.d if sp.position == "learned" else 0) + (sp.T or 0) * sp.d
-    out += sp.embedding_norm * norm
+    # an encoder-decoder's encoder and decoder each hold a position table and an embedding
+    # norm (BART's layout; T5 has neither), and untied BART-shaped models a token table each
+    # beside (or instead of) the shared one
+    stacks = 2 if sp.family == "encoder-decoder" else 1
+    tables = sp.shared_token_table + 2 * sp.stack_token_tables if stacks == 2 else 1
+    out = sp.token_embedding * tables * sp.V * sp.d \
+        + stacks * (sp.P * sp.d if sp.position == "learned" else 0) + (sp.T or 0) * sp.d
+    out += stacks * sp.embedding_norm * norm
     if sp.family == "encoder-decoder":
         out += stack(sp.L, 1) + stack(sp.L_dec, 2)
     else:
