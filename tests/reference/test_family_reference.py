@@ -5,7 +5,7 @@ combination, and ``hub-<preset>.json``, the real config.json of the family's fla
 ``symcalc.inputs.hf.spec_from_config`` -> params total == ``num_parameters()`` (meta device) and
 flops.forward_matmul == FlopCounterMode (eager attention, experts through exactly their top-k)
 at (batch, seq) = (2, 7) or (1, 5) in turn (hub configs: (1, 5)), by the quick path and, for
-the first tiny config of each family, by the sympy report.  How transformers is run:
+the first tiny config of each family, by substitution into the two sympy expressions.  How transformers is run:
 tests/hf_reference.py.
 
 Coverage rules (a family cannot be added without tests): every ``symcalc/inputs/families/*.toml`` has
@@ -117,10 +117,15 @@ def _recorded(cfg: dict) -> bool:
 
 @pytest.mark.parametrize("cfg,batch,seq_len,through_sympy", FORWARD_CASES)
 def test_forward_matmul_equals_flop_counter(cfg, batch, seq_len, through_sympy):
-    rep = _report(cfg, batch, seq_len, exact_path=report if through_sympy else quick_report)
-    assert rep["params"]["total"] + _outside_params(cfg) == \
+    spec, opts = spec_from_config(cfg), Options(batch=batch, seq_len=seq_len)
+    if through_sympy:  # the two figures by substitution into their sympy expressions
+        params = sympy_number("params.total", spec, opts)
+        got = sympy_number("flops.forward_matmul", spec, opts)
+    else:
+        rep = quick_report(spec, opts)
+        params, got = rep["params"]["total"], rep["flops"]["forward_matmul"]
+    assert params + _outside_params(cfg) == \
         H.reference_params(cfg) + H.deliberate_param_difference(cfg)
-    got = rep["flops"]["forward_matmul"]
     try:
         want = H.reference_forward_matmul_flops(cfg, batch, seq_len)
     except RuntimeError as err:
