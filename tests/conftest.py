@@ -1,5 +1,5 @@
-"""Shared helpers: run the command line in a subprocess, write config files, read JSON; and
-the test lanes.
+"""Shared helpers: run the command line (symcalc.cli.main), write config files, read JSON;
+and the test lanes.
 
 Lanes: the tests that compare with transformers live are marked ``reference`` (every test in
 tests/reference/, and a few elsewhere that import torch or transformers inside). The torch-free
@@ -10,8 +10,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,10 +70,32 @@ class Run:
 
 
 def run_cli(*args, cwd: Path | None = None) -> Run:
-    """``python -m symcalc.cli ARGS`` in a fresh interpreter (exit status, stdout, stderr)."""
-    done = subprocess.run([sys.executable, "-m", "symcalc.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=120)
-    return Run(done.returncode, done.stdout, done.stderr)
+    """``symcalc ARGS`` (exit status, stdout, stderr) by :func:`symcalc.cli.main`, the function
+    the console script calls, in this interpreter: a fresh interpreter per call cost each one
+    sympy's import and cold caches (about half a second), and main(argv) is the same command
+    line with the garbage collector and the language put back after it. An exception main
+    does not turn into its one-line error propagates and fails the test, as a traceback on
+    stderr would. (The tests about the process itself, what it imports and how fast it
+    starts, run their own interpreters.)"""
+    import contextlib
+    import io
+    import os
+
+    from symcalc.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main([str(a) for a in args])
+            except SystemExit as done:  # argparse's --help and --version
+                code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    finally:
+        os.chdir(here)
+    return Run(code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture
