@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
+
 from .. import compiled, records
 from fractions import Fraction
 TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
@@ -259,18 +261,29 @@ def load(files: Iterable[str] = ()) -> dict[str, Accelerator]:
     for path in (BUILT_IN, *files):
         if not str(path).strip():
             raise SymcalcError("--gpus", f"must name a TOML file of accelerators (got {path!r})")
-        if path == BUILT_IN:  # parsed once, ahead of time (python -m symcalc.inputs.compile_data)
-            label = LABEL
-            data = compiled.load(compiled.INPUTS_STORE, "gpus", BUILT_IN,
-                                 lambda raw: compiled.read_toml_bytes(raw, LABEL))
-        else:
-            label = f"--gpus {label_of(path)}"
-            data = read_toml(path, label)
-        for name, table in data.items():
+        if path == BUILT_IN:
+            out.update(_built_in())
+            continue
+        label = f"--gpus {label_of(path)}"
+        for name, table in read_toml(path, label).items():
             acc, aliases = _entry(label, name, table)
             for key in (name, *aliases):
                 out[key.lower()] = acc
     return out
+
+
+@lru_cache(maxsize=None)
+def _built_in() -> tuple[tuple[str, Accelerator], ...]:
+    """The built-in accelerators by lower-cased name and alias, checked once per process
+    (a report with --gpu looks its accelerator up more than once; accelerators are frozen
+    records). The file is parsed ahead of time (python -m symcalc.inputs.compile_data)."""
+    data = compiled.load(compiled.INPUTS_STORE, "gpus", BUILT_IN,
+                         lambda raw: compiled.read_toml_bytes(raw, LABEL))
+    out = []
+    for name, table in data.items():
+        acc, aliases = _entry(LABEL, name, table)
+        out += [(key.lower(), acc) for key in (name, *aliases)]
+    return tuple(out)
 
 
 def accelerator(name: str, files: Iterable[str] = ()) -> Accelerator:
