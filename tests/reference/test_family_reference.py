@@ -40,7 +40,6 @@ from symcalc.errors import SymcalcError
 from symcalc.inputs.hf import read_model, spec_from_config
 from symcalc.algebra.options import Options
 from symcalc.fast.quick import quick_report
-from symcalc.report import report
 from conftest import sympy_number
 
 WORKLOADS = [(2, 7), (1, 5)]
@@ -49,12 +48,6 @@ IDS = [cid for cid, _ in CONFIGS]
 FAMILY_FILES = H.family_files()
 HUB = [(cid, cfg) for cid, cfg in CONFIGS if Path(cid).name.startswith("hub-")]
 TINY = [(cid, cfg) for cid, cfg in CONFIGS if not Path(cid).name.startswith("hub-")]
-
-
-def _report(cfg: dict, batch: int, seq_len: int, exact_path=quick_report) -> dict:
-    """The quick path's report (the command line's), or with ``exact_path=report`` the sympy
-    report (its expressions substituted)."""
-    return exact_path(spec_from_config(cfg), Options(batch=batch, seq_len=seq_len))
 
 
 def _outside_params(cfg: dict) -> int:
@@ -71,8 +64,8 @@ def _outside_params(cfg: dict) -> int:
 # config at (2, 7) to the recorded numbers). Hub configs (a meta forward of a hub-sized model
 # costs seconds of dispatch overhead) at (1, 5), and only where the hub config's class is not the
 # preset's: test_hub_preset_forward_matmul_is_transformers counts the others. The first tiny
-# config of each family is compared through the sympy report (its expressions substituted, the
-# parameters too), the others through the quick path, which tests/test_quick.py and
+# config of each family is compared through its two sympy expressions (params.total and
+# flops.forward_matmul, substituted), the others through the quick path, which tests/test_quick.py and
 # tests/test_terms.py hold to the sympy report on every preset and on drawn models.
 def _first_of_each_family() -> set[str]:
     first: dict[str, str] = {}
@@ -104,7 +97,8 @@ FORWARD_CASES = [pytest.param(cfg, *WORKLOADS[i % 2], cid in SYMPY_CASES,
 @pytest.mark.parametrize("cfg", [c for cid, c in HUB if not _hub_class_is_not_the_presets(cid, c)],
                          ids=[cid for cid, c in HUB if not _hub_class_is_not_the_presets(cid, c)])
 def test_params_equal_transformers(cfg):
-    got = _report(cfg, 2, 7)["params"]["total"] + _outside_params(cfg)
+    got = quick_report(spec_from_config(cfg), Options(batch=2, seq_len=7))["params"]["total"] \
+        + _outside_params(cfg)
     assert got == H.reference_params(cfg) + H.deliberate_param_difference(cfg)
 
 
@@ -227,7 +221,7 @@ def test_hub_config_reads_as_the_preset(cid, cfg):
                          ids=[c for c, _ in HUB] if H.REFERENCE_ALL else [])
 def test_hub_preset_forward_matmul_is_transformers(cid, cfg):
     preset = presets.load(_hub_preset(cid))
-    got = report(preset.spec, Options(batch=1, seq_len=5))["flops"]["forward_matmul"]
+    got = sympy_number("flops.forward_matmul", preset.spec, Options(batch=1, seq_len=5))
     full = _as_preset_class(cid, cfg)
     assert got == H.reference_forward_matmul_flops(full, 1, 5) - H.deliberate_flops_difference(full, 1, 5)
 
