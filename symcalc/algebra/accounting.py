@@ -471,17 +471,14 @@ def put(expr, fixed: dict) -> sympy.Expr:
         return sympy.expand(sympy.sympify(expr).xreplace(fixed))
     if not all(v.is_Symbol or v.is_Integer for v in fixed.values()):
         return sympy.expand(expr.xreplace(fixed))
-    known = _TERMS.get(expr, _MISSING)
-    if known is _MISSING and not _SEEN.pop(expr, False):
+    if expr not in _TERMS and expr not in _SEEN:
         # the first time an expression not known to be expanded is asked for: expanding a
         # shape's whole expression costs more than one substitution into it (a command
         # line asks once), so only the second request splits it
         if len(_SEEN) > 50_000:
             _SEEN.clear()
-        _SEEN[expr] = True
-        out = sympy.expand(expr.xreplace(fixed))
-        _TERMS.setdefault(out, None)
-        return out
+        _SEEN.add(expr)
+        return _expanded(sympy.expand(expr.xreplace(fixed)))
     kept = []
     for term, factors, symbols, polynomial in _terms(expr):
         if symbols.isdisjoint(fixed):
@@ -491,14 +488,20 @@ def put(expr, fixed: dict) -> sympy.Expr:
             continue
         term = term.xreplace(fixed)
         kept.append(term if polynomial else sympy.expand(term))
-    out = sympy.Add(*kept)
-    _TERMS.setdefault(out, None)
-    return out
+    return _expanded(sympy.Add(*kept))
 
 
 _TERMS: dict = {}  # expression -> its terms (:func:`_terms`), or None: expanded, not yet split
-_SEEN: dict = {}  # expressions put once the whole-expression way
+_SEEN: set = set()  # expressions put once the whole-expression way
 _MISSING = object()
+
+
+def _expanded(expr: sympy.Expr) -> sympy.Expr:
+    """``expr``, marked as expanded (its terms split without expanding it again)."""
+    if len(_TERMS) > 50_000:
+        _TERMS.clear()
+    _TERMS.setdefault(expr, None)
+    return expr
 
 
 def _terms(expr: sympy.Expr) -> tuple:
@@ -508,8 +511,6 @@ def _terms(expr: sympy.Expr) -> tuple:
     already."""
     got = _TERMS.get(expr, _MISSING)
     if got is None or got is _MISSING:
-        if len(_TERMS) > 50_000:
-            _TERMS.clear()
         out = []
         for term in sympy.Add.make_args(expr if got is None else sympy.expand(expr)):
             factors, polynomial = set(), True
