@@ -43,11 +43,11 @@ The symbols are local to this module (prefixed ``v_``) so they never meet the la
 | ``v_cm``, ``v_ck`` | the conformer's depth-wise multiplier and kernel size |
 | ``v_cC``, ``v_cn``, ``v_cF`` | the conformer's subsampling: channels, stride-2 stages after the first (int(log2 time_reduction) - 1, may be 0), frequency rows left (nemo_final_size) |
 | ``v_cB`` | the conformer's relative attention bias buckets |
+| ``v_vis``, ``v_aud`` | 1 when Gemma 4 unified builds its vision or its audio embedder |
+| ``v_au`` | Gemma 4 unified audio frame width (audio_embed_dim) |
 
 An audio tower (Whisper's encoder) is read the same way, from the config under the wrapper's
 ``audio_config`` key; its sizes share these names.
-| ``v_vis``, ``v_aud`` | 1 when Gemma 4 unified builds its vision or its audio embedder |
-| ``v_au`` | Gemma 4 unified audio frame width (audio_embed_dim) |
 """
 from __future__ import annotations
 
