@@ -38,8 +38,46 @@ OPTION_SETS = [
 
 
 def test_table_is_fresh():
+    # terms.inputs records the hashes of what the table was built from; when one differs
+    # (or the record is missing), the table is rebuilt and compared byte for byte
+    if build_terms.inputs_unchanged():
+        return
     assert build_terms.TARGET.read_bytes() == build_terms.generate(), \
         "symcalc/fast/terms.store is stale: run `python -m symcalc.fast.build_terms`"
+
+
+def test_the_inputs_record_notices_a_changed_input_or_table(tmp_path, monkeypatch):
+    pkg = tmp_path / "symcalc"
+    (pkg / "fast").mkdir(parents=True)
+    (pkg / "rule.py").write_text("X = 1\n")
+    monkeypatch.setattr(build_terms, "PACKAGE", pkg)
+    monkeypatch.setattr(build_terms, "TARGET", pkg / "fast" / "terms.store")
+    monkeypatch.setattr(build_terms, "INPUTS", pkg / "fast" / "terms.inputs")
+    build_terms.TARGET.write_bytes(b"table")
+    (pkg / "sizes.toml").write_text("d = 1\n")
+    build_terms.INPUTS.write_bytes(build_terms.inputs_record(b"table", ["rule.py"]))
+    assert build_terms.inputs_unchanged()
+    (pkg / "rule.py").write_text("X = 2\n")
+    assert not build_terms.inputs_unchanged()
+    (pkg / "rule.py").write_text("X = 1\n")
+    (pkg / "sizes.toml").write_text("d = 2\n")
+    assert not build_terms.inputs_unchanged()
+    (pkg / "sizes.toml").write_text("d = 1\n")
+    assert build_terms.inputs_unchanged()
+    (pkg / "rule.py").write_text("X = 1\n")
+    build_terms.TARGET.write_bytes(b"edited")
+    assert not build_terms.inputs_unchanged()
+    build_terms.TARGET.write_bytes(b"table")
+    (pkg / "rule.py").unlink()
+    assert not build_terms.inputs_unchanged()
+
+
+def test_the_committed_record_lists_the_modules_a_build_imports():
+    import json
+
+    modules = json.loads(build_terms.INPUTS.read_text(encoding="utf-8"))["modules"]
+    assert {"fast/build_terms.py", "algebra/symbols.py", "algebra/components.py"} <= set(modules)
+    assert not any(m.startswith(("render/", "page/", "commands/")) for m in modules)
 
 
 def to_sympy(t):

@@ -1,5 +1,11 @@
 """Writes the term table, ``symcalc/fast/terms.store``: ``python -m symcalc.fast.build_terms``
-(``--check``: exit 1 when the committed table is stale; a test runs it).
+(``--check``: exit 1 when the committed table is stale).
+
+Beside it, ``terms.inputs`` records what the table was built from: the symcalc modules the
+build imported, one SHA-256 over them and every data file of the package, the Python and
+sympy versions, and the table's own SHA-256. :func:`inputs_unchanged` compares that
+record with the files as they are, which takes milliseconds; the suite's staleness test
+rebuilds the table (about 10 s) only when the record does not match.
 
 The component functions of :mod:`symcalc.algebra` stay the single source of truth. Each of
 their terms -- a parameter :class:`~symcalc.algebra.breakdown.Leaf`, a FLOP leaf, a saved
@@ -14,6 +20,8 @@ table; see docs/evaluators.md.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from math import gcd
 from pathlib import Path
@@ -36,6 +44,8 @@ SHAPES = ("single", "encoder-decoder")
 SHAPE_FIXED = {"encoder-decoder": ("sw_mla", "sw_q_lora")}
 _fixed: dict = {}  # the shape being built's SHAPE_FIXED, as a substitution (see row_tree)
 TARGET = Path(__file__).with_name("terms.store")
+INPUTS = TARGET.with_name("terms.inputs")
+PACKAGE = TARGET.parent.parent  # symcalc/
 
 OPTION_MEANINGS = {
     "w_num": "weight bytes per element, numerator (int4: 1)",
@@ -500,9 +510,73 @@ def write_or_check(target: Path, data: bytes, command: str, argv: list[str]) -> 
     return 0
 
 
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _versions() -> dict:
+    return {"python": "%d.%d" % sys.version_info[:2], "sympy": sympy.__version__}
+
+
+def _data_files() -> set[Path]:
+    return {p.resolve() for ext in ("toml", "json", "store", "txt") for p in PACKAGE.rglob(f"*.{ext}")}
+
+
+def input_modules() -> list[str]:
+    """The symcalc modules imported in this process so far, as paths relative to symcalc/
+    (after a build: every module whose code may have shaped the table)."""
+    root = PACKAGE.resolve()
+    files = {Path(m.__file__).resolve() for name, m in list(sys.modules.items())
+             if (name == "symcalc" or name.startswith("symcalc.")) and getattr(m, "__file__", None)}
+    files.add(Path(__file__).resolve())  # run as __main__ by ``python -m``
+    return sorted(p.relative_to(root).as_posix() for p in files if root in p.parents)
+
+
+def _digest(modules: list[str]) -> str:
+    """One SHA-256 over the listed modules and every data file of the package (a superset of
+    what a build reads: a file outside symcalc/ cannot change the table; the versions are
+    recorded apart), each file's path and bytes."""
+    root = PACKAGE.resolve()
+    files = {root / m for m in modules} | _data_files()
+    files -= {TARGET.resolve(), INPUTS.resolve()}
+    h = hashlib.sha256()
+    for path in sorted(files):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(_sha(path.read_bytes()).encode())
+    return h.hexdigest()
+
+
+def inputs_record(table: bytes, modules: list[str]) -> bytes:
+    """``terms.inputs``: the versions, the table's hash, the modules the build imported and
+    the digest of those modules and the data files."""
+    record = {**_versions(), "table": _sha(table), "modules": modules,
+              "digest": _digest(modules)}
+    return (json.dumps(record, indent=0, sort_keys=True) + "\n").encode()
+
+
+def inputs_unchanged() -> bool:
+    """True when ``terms.inputs`` matches the versions, the committed table and the digest of
+    its modules and the data files as they are now: the table was built from exactly these
+    inputs, so it is fresh. False means only that the table must be rebuilt to tell
+    (:func:`generate`)."""
+    try:
+        record = json.loads(INPUTS.read_text(encoding="utf-8"))
+        if any(record.get(k) != v for k, v in _versions().items()):
+            return False
+        if record["table"] != _sha(TARGET.read_bytes()):
+            return False
+        return record["digest"] == _digest(record["modules"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
-    return write_or_check(TARGET, generate(), "symcalc.fast.build_terms",
-                          sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    data = generate()
+    status = write_or_check(TARGET, data, "symcalc.fast.build_terms", argv)
+    if "--check" not in argv:
+        INPUTS.write_bytes(inputs_record(data, input_modules()))
+    return status
 
 
 if __name__ == "__main__":
