@@ -173,6 +173,19 @@ def test_core_equals_quick_report_on_drawn_overrides_and_options(meta_file):
 CONFIGS = sorted(glob.glob(str(ROOT / "tests" / "families" / "*" / "*.json")))
 
 
+def _one_per_type() -> list[str]:
+    """One config of each model type, the i-th type taking its i-th config (cyclically), for
+    the costlier comparisons: each family's rows are met, and across the types every kind of
+    config (class defaults, tied, small variants, hub) is met too."""
+    by_type: dict = {}
+    for path in CONFIGS:
+        by_type.setdefault(Path(path).parent.name, []).append(path)
+    return [paths[i % len(paths)] for i, paths in enumerate(by_type.values())]
+
+
+ONE_PER_TYPE = _one_per_type()
+
+
 def _cli_report(text, part="text"):
     """`symcalc report cfg --part PART --json` of a config.json's text (without --gpu)."""
     spec, outside = read_model(json.loads(text), name="cfg")
@@ -199,8 +212,10 @@ def test_core_reads_every_family_config_as_the_cli_does(meta_file):
 @needs_node
 def test_core_activation_facts_are_pythons(meta_file):
     """activationFacts (core.js) equals implementation.facts for every preset and every
-    family config, in 16 and 32 bits, at batch 1 and 2 (the report's tests draw options over
-    presets only; these facts also decide what a pasted config keeps)."""
+    family config, in 16 and 32 bits at batch 1 and 2 for the presets and in one of those
+    four, taken in turn, for the configs (the report's tests draw options over presets only;
+    these facts also decide what a pasted config keeps)."""
+    from conftest import in_turn
     from symcalc.algebra.implementation import facts
 
     jobs, want = [], []
@@ -208,14 +223,15 @@ def test_core_activation_facts_are_pythons(meta_file):
     models += [("config", Path(p).read_text(encoding="utf-8"),
                 read_model(json.loads(Path(p).read_text(encoding="utf-8")), name="cfg")[0])
                for p in CONFIGS]
-    for kind, key, spec in models:
-        for dtype in ("bf16", "fp32"):
-            for batch in (1, 2):
-                job = {"kind": "facts", "dtype": dtype, "batch": batch, kind: key}
-                if kind == "config":
-                    job["name"] = "cfg"
-                jobs.append(job)
-                want.append({"ok": facts(spec, dtype, batch)})
+    settings = [(dtype, batch) for dtype in ("bf16", "fp32") for batch in (1, 2)]
+    turns = [settings] * len(presets.names()) + [c for _, c in in_turn(CONFIGS, settings)]
+    for (kind, key, spec), chosen in zip(models, turns):
+        for dtype, batch in chosen:
+            job = {"kind": "facts", "dtype": dtype, "batch": batch, kind: key}
+            if kind == "config":
+                job["name"] = "cfg"
+            jobs.append(job)
+            want.append({"ok": facts(spec, dtype, batch)})
     got = node(meta_file, jobs)
     for job, w, g in zip(jobs, want, got):
         assert g == w, (job.get("preset") or job["config"][:200], job["dtype"], job["batch"])
@@ -306,7 +322,9 @@ def test_every_figure_has_a_derivation_whose_result_is_the_figure(meta_file):
             if o.get("tp", 1) > 1 and (spec.n_h % o["tp"] or spec.n_kv % o["tp"] and o["tp"] % spec.n_kv):
                 o = {**o, "tp": 1, "sequence_parallel": False}
             jobs.append({"kind": "derive", "preset": name, "options": o})
-    for path in CONFIGS:
+    # every family config is compared figure by figure above; its derivations on one config
+    # of each model type, and on every multimodal wrapper config
+    for path in sorted(set(ONE_PER_TYPE) | set(MULTIMODAL)):
         jobs.append({"kind": "derive", "config": Path(path).read_text(encoding="utf-8"),
                      "name": "cfg", "path": path, "part": "all" if path in MULTIMODAL else "text"})
     got = node(meta_file, jobs)
