@@ -24,13 +24,15 @@ OPTION_SETS = {
     "default": Options(),
     "workload": Options(batch=8, seq_len=4096, context=1000),
     "int4-exact-macs": Options(batch=3, seq_len=100, dtype="int4", kv_dtype="fp32",
-                               causal="exact", macs=True, nonmatmul=True),
+                               causal="exact", macs=True, nonmatmul=True, recompute="full",
+                               optimizer="sgd-momentum", zero=2, dp=7, context=333),
     "half-recompute-zero": Options(causal="half", recompute="full", optimizer="sgd-momentum",
                                    zero=2, dp=7),
-    "tp-sp-selective": Options(seq_len=513, tp=2, sequence_parallel=True, recompute="selective",
-                               zero=3, dp=64, dtype="bits3"),
+    "tp-sp-selective": Options(batch=2, seq_len=513, causal="half", tp=2, sequence_parallel=True,
+                               recompute="selective", zero=3, dp=64, dtype="bits3", macs=True,
+                               activations="eager"),
     "tp-zero1": Options(tp=4, zero=1, dp=3, kv_dtype="bits5", seq_len=77, dec_seq_len=13,
-                        optimizer="adam-fp32", nonmatmul=True),
+                        optimizer="adam-fp32", nonmatmul=True, activations="sdpa"),
 }
 
 
@@ -40,9 +42,9 @@ def _fits(spec, opts):
 
 def _cases() -> list:
     """Every preset with the default options and one of the other option sets, taken in turn,
-    so that each option set meets a fifth of the presets (each sympy report costs about 0.4 s
-    of CPU; tests/test_terms.py compares every quantity on presets under three more option
-    sets, and the drawn models below vary the workload further)."""
+    so that each option set meets a fifth of the presets (each sympy report costs about 0.15 s
+    of CPU; tests/test_terms.py compares every quantity with its sympy expression on drawn
+    models and workloads, and the drawn models below vary the workload further)."""
     from conftest import in_turn
 
     others = [k for k in OPTION_SETS if k != "default"]

@@ -32,8 +32,6 @@ OPTION_SETS = [
             nonmatmul=True, recompute="full", optimizer="sgd-momentum", zero=2, dp=7, context=333),
     Options(batch=2, seq_len=513, causal="half", recompute="selective", zero=3, dp=64, tp=2,
             sequence_parallel=True, dtype="bits3", macs=True, activations="eager"),
-    Options(nonmatmul=True, tp=4, zero=1, dp=3, kv_dtype="bits5", seq_len=77, dec_seq_len=13,
-            optimizer="adam-fp32", activations="sdpa"),
 ]
 
 
@@ -133,9 +131,9 @@ SAMPLE = ["mistral-7b", "mixtral-8x7b", "deepseek-v2-lite", "qwen3-next-80b-a3b"
           "t5-small", "gemma-3n-e4b", "falcon-7b", "jamba-1.5-mini", "deepseek-v3.2"]
 
 
-@pytest.mark.parametrize("name,opts", [  # the defaults, and the options or the parallel set in turn
+@pytest.mark.parametrize("name,opts", [  # the defaults, the options or the parallel set in turn
     pytest.param(name, OPTION_SETS[k], id=f"{('default', 'options', 'parallel')[k]}-{name}")
-    for name, (other,) in in_turn(SAMPLE, [1, 2]) for k in (0, other)])
+    for name, (k,) in in_turn(SAMPLE, [0, 1, 2])])
 def test_rows_add_up_to_the_quantities(name, opts):
     spec = presets.load(name).spec
     if opts.tp > 1 and (spec.n_h % opts.tp or spec.n_kv % opts.tp and opts.tp % spec.n_kv):
@@ -177,24 +175,6 @@ def test_rows_add_up_to_the_quantities(name, opts):
 def _check_all(spec, opts):
     for quantity in q.QUANTITIES:
         assert quick.evaluate(quantity, spec, opts) == sympy_number(quantity, spec, opts), quantity
-
-
-def _preset_cases() -> list:
-    """Every preset with one of the three option sets other than the defaults, in turn
-    (tests/test_quick.py compares every preset's whole report, all of these quantities, with
-    the default options and with five other option sets; the drawn models below vary the
-    rest)."""
-    ids = ["default", "a", "b", "c"]
-    return [pytest.param(name, OPTION_SETS[k], id=f"{ids[k]}-{name}")
-            for name, (k,) in in_turn(PRESETS, [1, 2, 3])]
-
-
-@pytest.mark.parametrize("name,opts", _preset_cases())
-def test_evaluator_equals_sympy_on_presets(name, opts):
-    spec = presets.load(name).spec
-    if opts.tp > 1 and (spec.n_h % opts.tp or spec.n_kv % opts.tp and opts.tp % spec.n_kv):
-        opts = opts.with_(tp=1)
-    _check_all(spec, opts)
 
 
 @settings(max_examples=60, deadline=None)
