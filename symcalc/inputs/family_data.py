@@ -432,10 +432,21 @@ def load_families(folder: str | None = None) -> dict[str, Family]:
 
 
 def family_names(folder: str | None = None) -> tuple[str, ...]:
-    """The model_types of ``folder``'s family files, without parsing them."""
-    base = os.fspath(folder if folder is not None else FAMILIES_DIR)
+    """The model_types of ``folder``'s family files, without parsing them (the packaged
+    folder is listed once per process: every config read and plan lookup asks)."""
+    if folder is None:
+        return _packaged_names(os.fspath(FAMILIES_DIR))
+    return _listed(os.fspath(folder))
+
+
+def _listed(base: str) -> tuple[str, ...]:
     return tuple(sorted(f[:-5] for f in os.listdir(base)
                         if f.endswith(".toml") and not f.startswith(".")))
+
+
+@functools.lru_cache(maxsize=None)
+def _packaged_names(base: str) -> tuple[str, ...]:
+    return _listed(base)
 
 
 @functools.lru_cache(maxsize=None)
