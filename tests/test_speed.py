@@ -554,18 +554,30 @@ def test_handout_roofline_figure_compiles(tmp_path):
 
 # -- the page --------------------------------------------------------------------------------------
 
-@pytest.mark.skipif(__import__("shutil").which("node") is None, reason="needs Node.js")
-@pytest.mark.parametrize("name,options", [
+PAGE_CASES = [
     ("llama-2-7b", {}), ("mixtral-8x7b", {"batch": 8, "seq_len": 1024}),
     ("gpt2", {"batch": 3, "context": 700}), ("jamba-1.5-mini", {"seq_len": 4096}),
     ("deepseek-v2-lite", {"dtype": "fp32", "batch": 2}), ("mistral-7b", {"seq_len": 8192, "context": 9000}),
-])
-def test_the_page_shows_the_same_figures(tmp_path, name, options):
+]
+PAGE_GPUS = ("H100", "TPU-v5e")
+
+
+@pytest.fixture(scope="module")
+def page_speed():
+    """The page's speed figures of every case on both chips, from one Node run."""
+    jobs = [{"kind": "speed", "preset": name, "options": options, "gpu": gpu}
+            for name, options in PAGE_CASES for gpu in PAGE_GPUS]
+    got = _node_jobs(jobs)
+    return {(j["preset"], json.dumps(j["options"]), j["gpu"]): g for j, g in zip(jobs, got)}
+
+
+@pytest.mark.skipif(__import__("shutil").which("node") is None, reason="needs Node.js")
+@pytest.mark.parametrize("name,options", PAGE_CASES)
+def test_the_page_shows_the_same_figures(page_speed, name, options):
     """The page walks the trees symcalc.fast.speed.page_rules records from the same rules;
     on its own report it gives the report's exact figures."""
-    for gpu in ("H100", "TPU-v5e"):
-        [got] = _node_jobs([{"kind": "speed", "preset": name, "options": options, "gpu": gpu}])
-        page = got["ok"]
+    for gpu in PAGE_GPUS:
+        page = page_speed[(name, json.dumps(options), gpu)]["ok"]
         if page is None:  # the chip has no peak for the dtype: the command line refuses it
             with pytest.raises(Exception, match="no fp32 peak"):
                 _figures(name, Options(**options), gpu=accelerator(gpu))
