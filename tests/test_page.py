@@ -75,10 +75,14 @@ def _opts(o):
 
 @needs_node
 def test_core_equals_quick_report_on_every_preset(meta_file):
+    """Every preset under the defaults and one other option set, taken in turn (drawn
+    presets, overrides and options below vary the rest)."""
+    from conftest import in_turn
+
     jobs, want = [], []
-    for name in presets.names():
+    for name, (other,) in in_turn(presets.names(), OPTION_SETS[1:]):
         spec = presets.load(name).spec
-        for o in OPTION_SETS:
+        for o in (OPTION_SETS[0], other):
             if o.get("tp", 1) > 1 and (spec.n_h % o["tp"] or spec.n_kv % o["tp"] and o["tp"] % spec.n_kv):
                 o = {**o, "tp": 1, "sequence_parallel": False}
             jobs.append({"kind": "report", "preset": name, "options": o})
@@ -101,10 +105,13 @@ LAYOUT_SETS = [
 
 @needs_node
 def test_core_equals_quick_report_under_layouts(meta_file):
+    """Every preset under two of the five layouts, taken in turn."""
+    from conftest import in_turn
+
     jobs, want = [], []
-    for name in presets.names():
+    for name, layouts in in_turn(presets.names(), LAYOUT_SETS, per=2):
         spec = presets.load(name).spec
-        for o in LAYOUT_SETS:
+        for o in layouts:
             jobs.append({"kind": "report", "preset": name, "options": o})
             want.append(python(lambda: quick_report(spec, _opts(o))))
     got = node(meta_file, jobs)
