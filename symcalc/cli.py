@@ -30,9 +30,13 @@ def main(argv: list[str] | None = None) -> int:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        from .commands.parser import build_parser, module_of
+        from .commands.plain_report import plain_report
 
-        args = build_parser(module_of(argv)).parse_args(argv)
+        args = plain_report(argv)  # `report MODEL [--json]` without argparse
+        if args is None:
+            from .commands.parser import build_parser, module_of
+
+            args = build_parser(module_of(argv)).parse_args(argv)
         if collecting and getattr(args, "collect", True):
             gc.enable()
         if not getattr(args, "func", None):

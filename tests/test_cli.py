@@ -212,3 +212,22 @@ def test_python_dash_m_symcalc():
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert '"total": 124439808' in done.stdout
+
+
+@pytest.mark.parametrize("argv", [["report", "mistral-7b", "--json"], ["report", "--json", "gpt2"],
+                                  ["report", "config.json"]])
+def test_a_plain_report_line_gets_argparses_arguments(argv):
+    from symcalc.commands.parser import build_parser
+    from symcalc.commands.plain_report import plain_report
+
+    assert vars(plain_report(argv)) == vars(build_parser("report").parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", [
+    ["report"], ["report", "--json"], ["report", "m", "--json", "--json"], ["report", "m", "n"],
+    ["report", "m", "--js"], ["report", "-h"], ["report", "m", "--tp", "2"], ["report", ""],
+    ["presets", "--json"], ["derive", "m", "--json"], ["report", "m", "--json=1"], []])
+def test_any_other_command_line_goes_to_argparse(argv):
+    from symcalc.commands.plain_report import plain_report
+
+    assert plain_report(argv) is None

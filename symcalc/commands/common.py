@@ -1,9 +1,11 @@
 """Arguments shared by several commands: the model, --set, the workload and conventions."""
 from __future__ import annotations
 
-import argparse
-
 from ..algebra.options import CAUSAL, OPTIMIZER_NAMES, RECOMPUTE, Options
+
+TYPE_CHECKING = False  # argparse only for the annotations: a plain report never imports it
+if TYPE_CHECKING:
+    import argparse
 
 
 PARTS = ("text", "all")
