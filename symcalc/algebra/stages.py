@@ -6,6 +6,7 @@ the middle ones.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Union
 
 import sympy
@@ -47,6 +48,7 @@ def stage_indices(layout: Layout) -> list[Stage]:
     return ["first", *range(1, layout.pp - 1), "last"]
 
 
+@lru_cache(maxsize=None)  # pure; Min and Max of symbols cost sympy milliseconds
 def layers_on_stage(layout: Layout, stage: Stage) -> tuple[sympy.Expr, sympy.Expr]:
     """(layers the stage holds, index of its first layer). ``hf``: transformers' split, the
     first L mod p stages one layer more (floor((L + p - 1 - i) / p)); ``megatron``: L/p each.
@@ -61,6 +63,7 @@ def layers_on_stage(layout: Layout, stage: Stage) -> tuple[sympy.Expr, sympy.Exp
     return n, i * sympy.floor(L / p) + sympy.Min(i, sympy.Mod(L, p))
 
 
+@lru_cache(maxsize=None)  # pure; Min and Max of symbols cost sympy milliseconds
 def dense_on_stage(layout: Layout, stage: Stage) -> sympy.Expr:
     """Dense-FFN layers of an MoE stack on the stage, the dense layers leading the stack
     (DeepSeek's first_k_dense_replace): those of its layers before L_dense."""
@@ -87,6 +90,7 @@ def stage_counts(spec: Spec, layout: Layout, stage: Stage) -> dict[sympy.Symbol,
     return out
 
 
+@lru_cache(maxsize=None)  # pure; Min and Max of symbols cost sympy milliseconds
 def inflight(layout: Layout, stage: Stage) -> sympy.Expr:
     """Microbatches (1F1B) or model chunks (interleaved) whose activations stage i holds at
     once: min(p - i, m) under 1F1B (PipeDream-Flush: p - i - 1 warm-up forwards and the one in
