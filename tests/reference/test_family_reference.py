@@ -223,7 +223,16 @@ def test_hub_preset_forward_matmul_is_transformers(cid, cfg):
     preset = presets.load(_hub_preset(cid))
     got = sympy_number("flops.forward_matmul", preset.spec, Options(batch=1, seq_len=5))
     full = _as_preset_class(cid, cfg)
-    assert got == H.reference_forward_matmul_flops(full, 1, 5) - H.deliberate_flops_difference(full, 1, 5)
+    try:
+        want = H.reference_forward_matmul_flops(full, 1, 5)
+    except RuntimeError as err:
+        # a class that runs neither on meta (no stand-in) nor, at hub size, on CPU (LongCat-Flash's
+        # expert loop): tests/record_reference.py records its parameters only, and the family's
+        # tiny configs hold the forward
+        if "too large for the CPU fallback" not in str(err):
+            raise
+        pytest.skip(str(err))
+    assert got == want - H.deliberate_flops_difference(full, 1, 5)
 
 
 # ---------------------------------------------------------------------------------------------
