@@ -118,6 +118,17 @@ def floor(x: Any) -> Any:
     return x.numerator // x.denominator
 
 
+def at_least(a: Any, b: Any) -> Any:
+    """1 when ``a`` >= ``b``, else 0 (recorded: the tree's ``ge``)."""
+    if recorded(a, b):
+        return _tree("ge", a, b)
+    if symbolic(a, b):
+        import sympy
+
+        return sympy.Piecewise((1, sympy.Ge(a, b)), (0, True))
+    return int(q(a) >= q(b))
+
+
 def power(base: Any, n: Any) -> Any:
     if recorded(base, n):
         return _tree("^", base, n)

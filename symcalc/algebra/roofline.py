@@ -120,6 +120,13 @@ def experts_read(tokens: Any, E: Any, k: Any) -> Any:
     at random (uniform routing): E (1 - (1 - k/E)^tokens) on average, rounded up to whole
     experts; all E once E (1 - k/E)^tokens < 1. Exact on numbers without computing huge
     powers (the count settles at E after about (E/k) ln E tokens)."""
+    if X.recorded(tokens, E, k):
+        # the page evaluates the tree with exact rationals: the power is taken at no more
+        # than n_max = ceil(E/k (10 + E [E >= 22,026])) tokens, past which the count is E
+        # anyway (E q^n <= E exp(-n k/E) < 1 once n > (E/k) ln E, and ln E < 10 below
+        # 22,026 experts, ln E < E above), so a prefill of millions of tokens stays small
+        n_max = X.ceil(X.q(E) / k * (10 + X.at_least(E, 22026) * E))
+        return X.ceil(E * (1 - X.power(1 - X.q(k) / E, X.minimum(tokens, n_max))))
     if X.symbolic(tokens, E, k):
         return X.ceil(E * (1 - X.power(1 - X.q(k) / E, tokens)))
     tokens, E, k = int(tokens), int(E), int(k)
