@@ -215,7 +215,8 @@ def test_python_dash_m_symcalc():
 
 
 @pytest.mark.parametrize("argv", [["report", "mistral-7b", "--json"], ["report", "--json", "gpt2"],
-                                  ["report", "config.json"]])
+                                  ["report", "config.json"], ["report", "m", "--gpu", "H100", "--json"],
+                                  ["report", "--gpu", "H100", "--gpu", "TPU-v4", "m"]])
 def test_a_plain_report_line_gets_argparses_arguments(argv):
     from symcalc.commands.parser import build_parser
     from symcalc.commands.plain_report import plain_report
@@ -226,7 +227,9 @@ def test_a_plain_report_line_gets_argparses_arguments(argv):
 @pytest.mark.parametrize("argv", [
     ["report"], ["report", "--json"], ["report", "m", "--json", "--json"], ["report", "m", "n"],
     ["report", "m", "--js"], ["report", "-h"], ["report", "m", "--tp", "2"], ["report", ""],
-    ["presets", "--json"], ["derive", "m", "--json"], ["report", "m", "--json=1"], []])
+    ["presets", "--json"], ["derive", "m", "--json"], ["report", "m", "--json=1"], [],
+    ["report", "m", "--gpu"], ["report", "m", "--gpu", "--json"], ["report", "m", "--gpu=H100"],
+    ["report", "--gpu", "H100"], ["report", "m", "--gpus", "f.toml"]])
 def test_any_other_command_line_goes_to_argparse(argv):
     from symcalc.commands.plain_report import plain_report
 

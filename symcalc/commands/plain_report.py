@@ -1,6 +1,6 @@
-"""The arguments of the most common command line, ``symcalc report MODEL [--json]``, without
-argparse: importing argparse (and gettext with it) and building the report's parser is about
-7 % of such a run. Any other command line, or one with any other argument, goes to argparse
+"""The arguments of the most common command lines, ``symcalc report MODEL [--json] [--gpu
+NAME ...]``, without argparse: importing argparse (and gettext with it) and building the
+report's parser is about 10 % of such a run. Any other command line, or one with any other argument, goes to argparse
 (:mod:`symcalc.commands.parser`). ``tests/test_cli.py`` checks that these are exactly the
 arguments argparse gives for the same command lines.
 """
@@ -31,16 +31,27 @@ class Arguments:
 
 
 def plain_report(argv: list[str]):
-    """The arguments of ``report MODEL``, ``report MODEL --json`` or ``report --json MODEL``;
+    """The arguments of ``report MODEL`` with ``--json`` and any ``--gpu NAME``, in any order;
     None for any other command line."""
-    if not argv or argv[0] != "report" or len(argv) > 3:
+    if not argv or argv[0] != "report":
         return None
-    rest = argv[1:]
-    as_json = "--json" in rest
-    models = [a for a in rest if a != "--json"]
-    if len(models) != 1 or len(rest) != len(models) + as_json or models[0][:1] in ("-", ""):
+    models, gpus, as_json = [], [], False
+    rest = iter(argv[1:])
+    for arg in rest:
+        if arg == "--json" and not as_json:
+            as_json = True
+        elif arg == "--gpu":
+            name = next(rest, "")
+            if name[:1] in ("-", ""):
+                return None
+            gpus.append(name)
+        elif arg[:1] in ("-", "") or models:
+            return None
+        else:
+            models.append(arg)
+    if not models:
         return None
     from .report import run
 
     values = {k: (list(x) if isinstance(x, list) else x) for k, x in DEFAULTS.items()}
-    return Arguments(**{**values, "model": models[0], "json": as_json, "func": run})
+    return Arguments(**{**values, "model": models[0], "json": as_json, "gpu": gpus, "func": run})
