@@ -1,8 +1,8 @@
 """The arguments of the most common command lines, ``symcalc report MODEL [--json] [--gpu
 NAME ...]``, without argparse: importing argparse (and gettext with it) and building the
-report's parser is about 10 % of such a run. Any other command line, or one with any other argument, goes to argparse
-(:mod:`symcalc.commands.parser`). ``tests/test_cli.py`` checks that these are exactly the
-arguments argparse gives for the same command lines.
+report's parser is about 10 % of such a run. Any other command line, or one with any other
+argument, goes to argparse (:mod:`symcalc.commands.parser`). ``tests/test_cli.py`` checks
+that these are exactly the arguments argparse gives for the same command lines.
 """
 from __future__ import annotations
 
