@@ -368,3 +368,37 @@ def test_per_layer_lists_only_the_layers_the_stack_has(path, shown, hidden):
         assert not any(k in per_layer for k in hidden), per_layer
     dense = quick_report(presets.load("mistral-7b").spec)["params"]["per_layer"]
     assert "attention" in dense and not any(k.endswith("mixer/total") for k in dense), dense
+
+
+def test_global_attention_view_times_layers_is_the_stack():
+    """Every test config whose global layers have an attention shape of their own (Gemma 4
+    and its assistants, MiMo-V2-Flash, Inkling 2 ...): each attention part of the stack is a
+    sliding layer's (the layer view) times the sliding layers holding it plus a global
+    layer's (the global_attention view) times the global ones; the key/value parts leave out
+    the layers that share an earlier layer's keys and values."""
+    from pathlib import Path
+
+    from symcalc.errors import SymcalcError
+    from symcalc.fast.quick import quick_report
+    from symcalc.inputs.hf import load_config, spec_from_config
+
+    checked = 0
+    for path in sorted((Path(__file__).parent / "families").glob("*/*.json")):
+        try:
+            spec = spec_from_config(load_config(path), path.name)
+        except SymcalcError:
+            continue
+        if spec.d_hg is None and spec.n_kvg is None:
+            continue
+        p = quick_report(spec, Options(batch=1, seq_len=4))["params"]
+        per, shared_local = p["per_layer"], spec.L_kv_shared_local or 0
+        for part, value in per.items():
+            if part.startswith("attention/"):
+                kv = part in accounting.KV_PATHS
+                local = spec.local_layers - (shared_local if kv else 0)
+                glob = spec.attention_layers - spec.local_layers - (
+                    spec.kv_shared_layers - shared_local if kv else 0)
+                assert p["breakdown"].get(f"layer/{part}", 0) == (  # (0: no layer holds it)
+                    local * value + glob * per.get(f"global_attention/{part}", 0)), (path, part)
+        checked += 1
+    assert checked >= 30

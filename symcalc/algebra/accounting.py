@@ -283,7 +283,10 @@ def window_extra(path: str, value):
 def sliding_value(path: str, value):
     """One layer's part at ``path`` as a sliding layer holds it: in a stack whose global
     layers have a shape of their own (``sw_gshape``), the value projection and the output's
-    input at the sliding layers' value width (:func:`at_layer_shape`: MiMo-V2-Flash's d_v)."""
+    input at the sliding layers' value width (:func:`at_layer_shape`: MiMo-V2-Flash's d_v),
+    and no dynamic convolutions (Inkling 2's, in the global layers only: :func:`group_count`)."""
+    if path == "attention/dyn_convs":
+        return (1 - c.sw("gshape")) * value
     if path not in VALUE_PATHS:
         return value
     return value + c.sw("gshape") * (at_layer_shape(path, value, False) - value)
