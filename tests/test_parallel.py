@@ -51,7 +51,8 @@ def num(expr, spec, opts=Options(), layout=Layout()):
 # -- one rank is the whole model ----------------------------------------------------------------
 
 # the attention widths summed over the layers where the global layers have a shape of their own
-SUMMED_WIDTHS = frozenset(SIZES[k].symbol for k in ("S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g"))
+SUMMED_WIDTHS = frozenset(SIZES[k].symbol
+                          for k in ("S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g"))
 
 
 @pytest.mark.parametrize("name", names())

@@ -314,7 +314,8 @@ def _by_layer_shape(prefix: str, leaves: list, spec: Spec, structure: dict) -> l
         if part.split("/", 1)[0] != "attention":
             out.append((path, leaf, count))
             continue
-        for n, value in zip(accounting.shape_counts(part), (sliding.get(part, 0), glob.get(part, 0))):
+        kinds = zip(accounting.shape_counts(part), (sliding.get(part, 0), glob.get(part, 0)))
+        for n, value in kinds:
             n = sympy.expand(sympy.sympify(n).xreplace(structure))
             if n != 0 and value != 0:
                 out.append((path, Leaf(leaf.path, n * value, leaf.source), n))
