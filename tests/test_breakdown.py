@@ -60,10 +60,25 @@ def test_per_layer_times_layers_is_the_stack(name):
     (L - L_dense) MoE layers plus L_dense dense ones, attention and norms in every layer. A
     hybrid stack has attention in L_attn layers, each other mixer (its own per-layer view) in
     its count, and the FFN and its norms in L_ffn layers. Gemma 3n's last L_kv_shared
-    attention layers lack the key/value parts (accounting.KV_PATHS)."""
+    attention layers lack the key/value parts (accounting.KV_PATHS). Where the global layers
+    have an attention shape of their own (d_hg, n_kvg: MiMo-V2-Flash, Gemma 4) the layer view
+    holds a sliding layer's attention and the global_attention view a global layer's, each
+    part times the layers of its kind holding it."""
     spec = presets.load(name).spec
     p = preset_report(name)["params"]
     per = p["per_layer"]
+    own_shape = spec.d_hg is not None or spec.n_kvg is not None
+    assert ("global_attention/total" in per) == own_shape
+    if own_shape:
+        shared_local = spec.L_kv_shared_local or 0
+        for part, value in per.items():
+            if part.startswith("attention/"):
+                kv = part in accounting.KV_PATHS
+                local = spec.local_layers - (shared_local if kv else 0)
+                glob = spec.attention_layers - spec.local_layers - (
+                    spec.kv_shared_layers - shared_local if kv else 0)
+                assert p["breakdown"][f"layer/{part}"] == (
+                    local * value + glob * per.get(f"global_attention/{part}", 0)), part
     if spec.shape == "single":
         dense = spec.dense_layers if spec.moe else 0
         assert ("dense_layer/total" in per) == bool(dense)
@@ -76,9 +91,12 @@ def test_per_layer_times_layers_is_the_stack(name):
         kv_paths = [p for p in accounting.KV_PATHS if p in per]
         expected = 0
         for part, value in per.items():
-            if part.endswith("total") or part.startswith("dense_layer/"):
+            if part.endswith("total") or part.startswith(("dense_layer/", "global_attention/")):
                 continue
             view = part.split("/")[0]
+            if own_shape and view == "attention":  # its parts checked per kind of layer above
+                expected += p["breakdown"]["layer/attention"] if part == "attention" else 0
+                continue
             if view in mixers:
                 path, count = part[len(view) + 1:], mixers[view]
             else:
@@ -350,3 +368,37 @@ def test_per_layer_lists_only_the_layers_the_stack_has(path, shown, hidden):
         assert not any(k in per_layer for k in hidden), per_layer
     dense = quick_report(presets.load("mistral-7b").spec)["params"]["per_layer"]
     assert "attention" in dense and not any(k.endswith("mixer/total") for k in dense), dense
+
+
+def test_global_attention_view_times_layers_is_the_stack():
+    """Every test config whose global layers have an attention shape of their own (Gemma 4
+    and its assistants, MiMo-V2-Flash, Inkling 2 ...): each attention part of the stack is a
+    sliding layer's (the layer view) times the sliding layers holding it plus a global
+    layer's (the global_attention view) times the global ones; the key/value parts leave out
+    the layers that share an earlier layer's keys and values."""
+    from pathlib import Path
+
+    from symcalc.errors import SymcalcError
+    from symcalc.fast.quick import quick_report
+    from symcalc.inputs.hf import load_config, spec_from_config
+
+    checked = 0
+    for path in sorted((Path(__file__).parent / "families").glob("*/*.json")):
+        try:
+            spec = spec_from_config(load_config(path), path.name)
+        except SymcalcError:
+            continue
+        if spec.d_hg is None and spec.n_kvg is None:
+            continue
+        p = quick_report(spec, Options(batch=1, seq_len=4))["params"]
+        per, shared_local = p["per_layer"], spec.L_kv_shared_local or 0
+        for part, value in per.items():
+            if part.startswith("attention/"):
+                kv = part in accounting.KV_PATHS
+                local = spec.local_layers - (shared_local if kv else 0)
+                glob = spec.attention_layers - spec.local_layers - (
+                    spec.kv_shared_layers - shared_local if kv else 0)
+                assert p["breakdown"].get(f"layer/{part}", 0) == (  # (0: no layer holds it)
+                    local * value + glob * per.get(f"global_attention/{part}", 0)), (path, part)
+        checked += 1
+    assert checked >= 30

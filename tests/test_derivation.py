@@ -62,6 +62,11 @@ def test_params_derivation_equals_report(name):
                          ("conv_mixer", "conv_layer")):
         if prefix in values:
             assert values[prefix] == per_layer[f"{view}/total"], view
+    if "global_layer" in values and not sp.kv_shared_layers:  # global layers of their own
+        # attention shape: each kind's attention as its per-layer view lists it (layers that
+        # share keys and values put their key/value parts in a group of their own)
+        assert values["sliding_layer"] == per_layer["attention"]
+        assert values["global_layer"] == per_layer["global_attention/total"]
 
 
 @pytest.mark.parametrize("name", ["mistral-7b", "bert-base", "t5-small", "mixtral-8x7b", "gpt2"])

@@ -43,6 +43,9 @@ MIXERS = {"linear_attention": (L_lin, c.linear_attention_params),
           "short_conv": (L_conv, c.short_conv_params)}
 # per-layer view of one mixer of each kind (see :func:`shape_layers`)
 MIXER_VIEWS = {"linear_mixer": "linear_attention", "ssm_mixer": "ssm", "conv_mixer": "short_conv"}
+# per-layer view of a global layer's attention where the global layers have a shape of their
+# own (sw_gshape: Gemma 4, MiMo-V2-Flash); the layer view then holds a sliding layer's
+GLOBAL_VIEW = "global_attention"
 # Gemma 3n's additions to every layer of a decoder stack: group -> parts
 LAYER_EXTRAS = {"altup": c.altup_params, "laurel": c.laurel_params,
                 "per_layer_input": c.per_layer_input_params, "adapter": c.adapter_params}
@@ -277,11 +280,50 @@ def window_extra(path: str, value):
     return c.sw("mlaw") * L_local * (value.xreplace(window_shape()) - value)
 
 
+def sliding_value(path: str, value):
+    """One layer's part at ``path`` as a sliding layer holds it: in a stack whose global
+    layers have a shape of their own (``sw_gshape``), the value projection and the output's
+    input at the sliding layers' value width (:func:`at_layer_shape`: MiMo-V2-Flash's d_v),
+    and no dynamic convolutions (Inkling 2's, in the global layers only: :func:`group_count`)."""
+    if path == "attention/dyn_convs":
+        return (1 - c.sw("gshape")) * value
+    if path not in VALUE_PATHS:
+        return value
+    return value + c.sw("gshape") * (at_layer_shape(path, value, False) - value)
+
+
+def global_value(path: str, value):
+    """One layer's attention part at ``path`` as a global layer of a stack with ``sw_gshape``
+    holds it: the parts of :data:`GLOBAL_SHAPE` at the global shape (:func:`at_layer_shape`),
+    no attention sinks where only the sliding layers keep them (``sw_sinks_local``:
+    MiMo-V2-Flash) and no v projection with ``sw_gkv`` (Gemma 4's attention_k_eq_v); every
+    other part as a sliding layer holds it (as :func:`stack_value` counts them)."""
+    if path == "attention/sinks":
+        return (1 - c.sw("sinks_local")) * value
+    if path not in GLOBAL_SHAPE:
+        return value
+    held = 1 - c.sw("gkv") if path == "attention/v" else 1
+    return held * at_layer_shape(path, value, True)
+
+
+def shape_counts(path: str):
+    """(sliding layers, global layers) of a stack with ``sw_gshape`` that hold the attention
+    part at ``path``: L_local and L_attn - L_local, less the layers that reuse an earlier
+    layer's keys and values for the key/value parts (L_kv_shared_local of the sliding ones,
+    the rest of L_kv_shared of the global ones). Each at its value of :func:`sliding_value`
+    and :func:`global_value`, they sum to :func:`stack_value`'s total."""
+    local, glob = L_local, L_attn - L_local
+    if path in KV_PATHS:
+        local, glob = local - L_kv_shared_local, glob - (L_kv_shared - L_kv_shared_local)
+    return local, glob
+
+
 def typical_layer(layer: Breakdown, dense: bool = False) -> Breakdown:
     """One layer as a report lists it: an MoE layer in an MoE stack (the dense FFN zeroed),
     or with ``dense`` the dense layer of such a stack (the MoE FFN zeroed). It is an
-    attention layer: the other mixers of a hybrid stack have views of their own
-    (:data:`MIXER_VIEWS`)."""
+    attention layer, a sliding one where the global layers have a shape of their own
+    (:func:`sliding_value`; :data:`GLOBAL_VIEW` lists a global layer's attention): the other
+    mixers of a hybrid stack have views of their own (:data:`MIXER_VIEWS`)."""
     moe = c.sw("router")
 
     def weight(leaf: Leaf):
@@ -292,7 +334,7 @@ def typical_layer(layer: Breakdown, dense: bool = False) -> Breakdown:
             return leaf.value if dense else (1 - moe) * leaf.value
         if group == "moe":
             return 0 * leaf.value if dense else leaf.value
-        return leaf.value
+        return sliding_value(leaf.path, leaf.value)
 
     return Breakdown(Leaf(l.path, weight(l), l.source) for l in layer)
 
@@ -333,6 +375,9 @@ def shape_layers(shape: str) -> dict[str, tuple[sympy.Symbol, Breakdown]]:
             views[view] = (MIXERS[group][0], Breakdown(
                 Leaf(l.path, l.value, l.source) for l in layer
                 if l.path.split("/", 1)[0] == group))
+        views[GLOBAL_VIEW] = (L_attn - L_local, Breakdown(
+            Leaf(l.path, global_value(l.path, l.value), l.source) for l in layer
+            if l.path.split("/", 1)[0] == "attention"))
         return views
     return {"encoder/layer": (L, typical_layer(layer_params())),
             "decoder/layer": (L_dec, typical_layer(layer_params(cross_attention=True)))}
@@ -346,6 +391,7 @@ def layer_counts(shape: str) -> dict[str, sympy.Expr]:
     if shape == "single":
         out = {"layer": L_attn + L_ffn, "dense_layer": L_dense}
         out.update({view: MIXERS[group][0] for view, group in MIXER_VIEWS.items()})
+        out[GLOBAL_VIEW] = c.sw("gshape") * (L_attn - L_local)
         return out
     return {"encoder/layer": L, "decoder/layer": L_dec}
 
@@ -355,7 +401,9 @@ def layer_prefixes(spec: Spec) -> list[str]:
     from .spec import size_values
 
     values = {SIZES[k].symbol: x for k, x in size_values(spec).items() if k in SIZES}
-    return [p for p, n in layer_counts(spec.shape).items() if n.xreplace(values) > 0]
+    fixed = structure(spec)
+    return [p for p, n in layer_counts(spec.shape).items()
+            if sympy.sympify(n).xreplace(fixed).xreplace(values) > 0]
 
 
 @lru_cache(maxsize=None)

@@ -15,6 +15,7 @@ import sympy
 from ..algebra import accounting, activations, memory, quantized, quantities as q
 from ..algebra.breakdown import Breakdown, Leaf
 from ..algebra.closed_form import simplify
+from ..algebra.components import sw
 from .citations import TIED_HEAD_SOURCE, component_source
 from .derivation import (Compose, Define, Derivation, Evaluate, Formula, Result, Section,
                          Substitute, part_symbol)
@@ -135,7 +136,11 @@ HYBRID_CLASSES = {"L_attn": ("attention_layer", "one attention layer's attention
                   "L_ssm": ("ssm_layer", "one Mamba mixer"),
                   "L_conv": ("conv_layer", "one short-convolution mixer"),
                   "L_ffn": ("ffn_layer", "the parts of every layer with an FFN"),
-                  "L_dense": ("dense_layer", "one dense FFN")}
+                  "L_dense": ("dense_layer", "one dense FFN"),
+                  # global layers of their own attention shape (accounting.shape_counts)
+                  "L_local": ("sliding_layer", "one sliding-window layer's attention"),
+                  "L - L_local": ("global_layer", "one global layer's attention"),
+                  "L_attn - L_local": ("global_layer", "one global layer's attention")}
 TITLES = {"N": "Parameters", "C": "FLOPs", "M": "Memory"}
 
 # Each quantity in words a reader of a handout understands (no option names, no internal
@@ -294,6 +299,29 @@ def _layer_steps(prefix: str, leaves: list[tuple[str, Leaf, object]], letter: st
     return steps + more, parts
 
 
+def _by_layer_shape(prefix: str, leaves: list, spec: Spec, structure: dict) -> list:
+    """The parameter leaves of a stack whose global layers have an attention shape of their
+    own (``sw_gshape``): each attention part once at a sliding layer's value times the
+    sliding layers holding it, once at a global layer's value times the global ones
+    (accounting.shape_counts, sliding_value, global_value: the per-layer views' figures);
+    a kind of layer that lacks the part drops it."""
+    views = accounting.per_layer(spec)
+    sliding = views["layer"].as_dict()
+    glob = views.get(accounting.GLOBAL_VIEW, Breakdown([])).as_dict()
+    out = []
+    for path, leaf, count in leaves:
+        part = path[len(prefix) + 1:]
+        if part.split("/", 1)[0] != "attention":
+            out.append((path, leaf, count))
+            continue
+        kinds = zip(accounting.shape_counts(part), (sliding.get(part, 0), glob.get(part, 0)))
+        for n, value in kinds:
+            n = sympy.expand(sympy.sympify(n).xreplace(structure))
+            if n != 0 and value != 0:
+                out.append((path, Leaf(leaf.path, n * value, leaf.source), n))
+    return out
+
+
 def _hybrid_stack(prefix: str, leaves, letter: str, subs: dict, values: dict, formulas: list,
                   cited) -> list:
     """A hybrid stack: its parts grouped by the layers that hold them (attention in L_attn
@@ -350,8 +378,11 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict, total_path: s
             for l in bd if l.path.startswith(prefix + "/")]
         if not leaves:
             continue
+        split = hybrid and letter == "N" and structure.get(sw("gshape")) == 1
+        if split:  # global layers of their own shape: each attention part per kind of layer
+            leaves = _by_layer_shape(prefix, leaves, spec, structure)
         counts = {x[2] for x in leaves}
-        if hybrid and (spec.hybrid or (len(counts) > 1 and not spec.moe)):
+        if hybrid and (split or spec.hybrid or (len(counts) > 1 and not spec.moe)):
             steps = _hybrid_stack(prefix, leaves, letter, subs, values, formulas, cited)
             sections.append(Section("Layers by kind", tuple(steps)))
             continue

@@ -54,7 +54,8 @@ def report_table(rep: dict[str, Any]) -> str:
         pre = f"{stack}/" if stack else ""
         label = {"": _("per layer"), "dense_layer": _("dense layer"),
                  "linear_mixer": _("linear-attention mixer"), "ssm_mixer": _("Mamba mixer"),
-                 "conv_mixer": _("short-conv mixer")}.get(stack, f"{stack} layer")
+                 "conv_mixer": _("short-conv mixer"),
+                 "global_attention": _("global-attention layer")}.get(stack, f"{stack} layer")
         rows.append((label, grouped(per[f"{pre}total"])))
         parts = [k[len(pre):] for k in per if k.startswith(pre) and k != f"{pre}total"
                  and "/" not in k[len(pre):]]  # every group of the layer (AltUp, LAuReL ...)
