@@ -12,6 +12,7 @@ from symcalc.inputs import presets
 from symcalc.algebra import quantities as q
 from symcalc.algebra.breakdown import Breakdown, Leaf
 from symcalc.algebra.options import Options
+from symcalc.fast.quick import quick_report
 from symcalc.report import report
 from symcalc.algebra.spec import size_values
 
@@ -21,9 +22,10 @@ OPTS = Options(batch=2, seq_len=16)
 
 @functools.lru_cache(maxsize=None)
 def preset_report(name: str) -> dict:
-    """The sympy report of a preset at OPTS, made once per process for the three per-preset
-    tests below (about 0.15 s of CPU each; read it, do not modify it)."""
-    return report(presets.load(name).spec, OPTS)
+    """The report of a preset at OPTS as `symcalc report` gives it (the quick path), made once
+    per process for the per-preset tests below (read it, do not modify it).
+    tests/test_quick.py holds it equal to the sympy report on every preset."""
+    return quick_report(presets.load(name).spec, OPTS)
 
 
 def children(flat: dict, path: str) -> list:
