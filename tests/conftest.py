@@ -16,6 +16,11 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
+# sympy keeps the results of its cached operations in an LRU of 1,000 entries unless told;
+# the suite builds the same expressions over and over across presets and option sets, and
+# with a larger cache its sympy comparisons take about a third less CPU (read by sympy when it
+# is first imported, which is after this file)
+os.environ.setdefault("SYMPY_CACHE_SIZE", "100000")
 # without torch (the torch-free lane's machines) the live comparisons cannot even be imported
 collect_ignore_glob = [] if importlib.util.find_spec("torch") else ["reference/*"]
 
