@@ -197,16 +197,19 @@ def sweep_rows(runs: int) -> list[Row]:
 # -- command-line rows --------------------------------------------------------------------
 def cli_rows(runs: int, cache: str) -> list[Row]:
     env = _env(cache)
-    # the ratios of issue 20: each report beside its plain-Python peer, run round-robin
+    # the ratios of issues 20 and 23: each report beside its peer (a plain-Python script, or
+    # the report without --gpu), run round-robin
     got = paired({"plain": [PY, str(BENCH / "plain_params.py"), str(CONFIG)],
                   "report": [*SYMCALC, "report", "mistral-7b", "--json"],
                   "report_cfg": [*SYMCALC, "report", str(CONFIG), "--json"],
                   "plain_mla": [PY, str(BENCH / "plain_params_mla.py"), str(CONFIG_MLA)],
-                  "report_mla": [*SYMCALC, "report", str(CONFIG_MLA), "--json"]}, runs, env)
+                  "report_mla": [*SYMCALC, "report", str(CONFIG_MLA), "--json"],
+                  "report_gpu": [*SYMCALC, "report", "mistral-7b", "--json", "--gpu", "H100"]},
+                 runs, env)
     plain, report, report_cfg = got["plain"], got["report"], got["report_cfg"]
     plain_mla, report_mla = got["plain_mla"], got["report_mla"]
     report_nocache = wall([*SYMCALC, "report", "mistral-7b", "--json"], runs, _env(None), 0)
-    report_gpu = wall([*SYMCALC, "report", "mistral-7b", "--json", "--gpu", "H100"], runs, env)
+    report_gpu = got["report_gpu"]  # paired with the report it is compared with
     sympy_path = wall([PY, "-c", "import json; from symcalc.inputs import resolve; "
                        "from symcalc.report import report; "
                        "print(json.dumps(report(resolve('mistral-7b'))))"], max(3, runs // 2), env)
