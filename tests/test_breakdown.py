@@ -40,6 +40,21 @@ def assert_parents_are_sums(flat: dict) -> None:
             assert sympy.expand(value - sum(kids)) == 0, path
 
 
+def assert_sliding_and_global_views_make_the_stack(spec, p: dict, where) -> None:
+    """Each attention part of the stack is the layer view's (a sliding layer's) times the
+    sliding layers holding it plus the global_attention view's times the global ones (the
+    key/value parts less the layers that reuse an earlier layer's); 0 where no layer holds it."""
+    per, shared_local = p["per_layer"], spec.L_kv_shared_local or 0
+    for part, value in per.items():
+        if part.startswith("attention/"):
+            kv = part in accounting.KV_PATHS
+            local = spec.local_layers - (shared_local if kv else 0)
+            glob = spec.attention_layers - spec.local_layers - (
+                spec.kv_shared_layers - shared_local if kv else 0)
+            assert p["breakdown"].get(f"layer/{part}", 0) == (
+                local * value + glob * per.get(f"global_attention/{part}", 0)), (where, part)
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_report_breakdowns(name):
     rep = preset_report(name)
@@ -72,15 +87,7 @@ def test_per_layer_times_layers_is_the_stack(name):
     own_shape = spec.d_hg is not None or spec.n_kvg is not None
     assert ("global_attention/total" in per) == own_shape
     if own_shape:
-        shared_local = spec.L_kv_shared_local or 0
-        for part, value in per.items():
-            if part.startswith("attention/"):
-                kv = part in accounting.KV_PATHS
-                local = spec.local_layers - (shared_local if kv else 0)
-                glob = spec.attention_layers - spec.local_layers - (
-                    spec.kv_shared_layers - shared_local if kv else 0)
-                assert p["breakdown"][f"layer/{part}"] == (
-                    local * value + glob * per.get(f"global_attention/{part}", 0)), part
+        assert_sliding_and_global_views_make_the_stack(spec, p, name)
     if spec.shape == "single":
         dense = spec.dense_layers if spec.moe else 0
         assert ("dense_layer/total" in per) == bool(dense)
@@ -393,14 +400,6 @@ def test_global_attention_view_times_layers_is_the_stack():
         if spec.d_hg is None and spec.n_kvg is None:
             continue
         p = quick_report(spec, Options(batch=1, seq_len=4))["params"]
-        per, shared_local = p["per_layer"], spec.L_kv_shared_local or 0
-        for part, value in per.items():
-            if part.startswith("attention/"):
-                kv = part in accounting.KV_PATHS
-                local = spec.local_layers - (shared_local if kv else 0)
-                glob = spec.attention_layers - spec.local_layers - (
-                    spec.kv_shared_layers - shared_local if kv else 0)
-                assert p["breakdown"].get(f"layer/{part}", 0) == (  # (0: no layer holds it)
-                    local * value + glob * per.get(f"global_attention/{part}", 0)), (path, part)
+        assert_sliding_and_global_views_make_the_stack(spec, p, path)
         checked += 1
     assert checked >= 30
