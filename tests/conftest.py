@@ -155,3 +155,19 @@ def write_page_data(folder: Path) -> Path:
     path.write_text(_json(meta()), encoding="utf-8")
     path.with_name("terms.json").write_text(_json(terms.table()), encoding="utf-8")
     return path
+
+
+def page_core(meta_file: Path, jobs: list) -> list:
+    """The page's core in Node (tests/page_harness.js) on ``jobs``, reading the data
+    :func:`write_page_data` wrote at ``meta_file``: one result per job; a crash fails."""
+    import shutil
+    import subprocess
+
+    r = subprocess.run([shutil.which("node"), str(HERE / "page_harness.js")], capture_output=True,
+                       text=True, input=json.dumps({"meta": str(meta_file), "jobs": jobs}),
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    crashes = [o["crash"] for o in out if "crash" in o]
+    assert not crashes, crashes[0]
+    return out

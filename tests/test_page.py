@@ -51,14 +51,9 @@ def meta_file(tmp_path_factory):
 
 
 def node(meta_file, jobs):
-    r = subprocess.run([NODE, str(ROOT / "tests" / "page_harness.js")], capture_output=True,
-                       text=True, input=json.dumps({"meta": str(meta_file), "jobs": jobs}),
-                       timeout=300)
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
-    crashes = [o["crash"] for o in out if "crash" in o]
-    assert not crashes, crashes[0]
-    return out
+    from conftest import page_core
+
+    return page_core(meta_file, jobs)
 
 
 def python(fn):

@@ -566,11 +566,13 @@ PAGE_GPUS = ("H100", "TPU-v5e")
 
 
 @pytest.fixture(scope="module")
-def page_speed():
+def page_speed(tmp_path_factory):
     """The page's speed figures of every case on both chips, from one Node run."""
+    from conftest import page_core, write_page_data
+
     jobs = [{"kind": "speed", "preset": name, "options": options, "gpu": gpu}
             for name, options in PAGE_CASES for gpu in PAGE_GPUS]
-    got = _node_jobs(jobs)
+    got = page_core(write_page_data(tmp_path_factory.mktemp("page")), jobs)
     return {(j["preset"], json.dumps(j["options"]), j["gpu"]): g for j, g in zip(jobs, got)}
 
 
@@ -595,21 +597,6 @@ def test_the_page_shows_the_same_figures(page_speed, name, options):
             bound = "compute" if page[f"{phase}_compute_bound"] == "1/1" else "memory"
             assert bound == sp["bound"][phase]
         assert Q(page["ridge_point"]) == sp["ridge_point"]
-
-
-def _node_jobs(jobs):
-    import json as _json
-    import subprocess as _sp
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    from conftest import write_page_data
-
-    path = write_page_data(Path(__import__("tempfile").mkdtemp()))
-    r = _sp.run(["node", str(root / "tests" / "page_harness.js")], capture_output=True, text=True,
-                input=_json.dumps({"meta": str(path), "jobs": jobs}), timeout=300)
-    assert r.returncode == 0, r.stderr
-    return _json.loads(r.stdout)
 
 
 @pytest.mark.parametrize("layout,stage", [(dict(tp=2), 0),
