@@ -224,7 +224,7 @@ class Numbers:
 
     def __init__(self, spec: Spec, opts: Options):
         self.spec, self.shape = spec, spec.shape
-        self._first: Any = None  # the first values' (size, constants, size names, rows)
+        self._first: Any = None  # the first values' (constants, size names, rows)
         self._variants: dict[tuple, Any] = {}
 
     def _rows(self, v: dict[str, Any]):
@@ -233,8 +233,8 @@ class Numbers:
         decode context, one sequence, causal off); such a copy is recognised by comparing
         the first constants, without splitting and sorting all of ``v`` again."""
         first = self._first
-        if first is not None and len(v) == first[0]:
-            size, base, names, rows = first
+        if first is not None and len(v) == len(first[0]) + len(first[1]):
+            base, names, rows = first
             try:
                 sizes = {k: v[k] for k in names}
                 changed = tuple((k, v[k]) for k, x in base.items() if v[k] != x)
@@ -251,7 +251,7 @@ class Numbers:
         constants, sizes = split_values(v)
         rows = terms.specialize(self.shape, constants)
         if first is None:
-            self._first = (len(v), constants, tuple(sizes), rows)
+            self._first = (constants, tuple(sizes), rows)
         return rows, sizes
 
     def number(self, name: str, v: dict[str, int]) -> int:
