@@ -6,13 +6,6 @@ import sys
 
 from .errors import SymcalcError
 
-def build_parser(only: str | None = None):
-    """Every command's argparse parser, or only the parser of the command module ``only``
-    (:func:`symcalc.commands.parser.build_parser`)."""
-    from .commands.parser import build_parser as build
-
-    return build(only)
-
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command line (``argv``, else the process's own arguments); the exit status.
@@ -32,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from .commands.plain_report import plain_report
 
-        args = plain_report(argv)  # `report MODEL [--json]` without argparse
+        args = plain_report(argv)  # `report MODEL [--json] [--gpu NAME]` without argparse
         if args is None:
             from .commands.parser import build_parser, module_of
 

@@ -130,7 +130,7 @@ def test_quick_report_equals_sympy_report_on_drawn_models(data):
 
 
 def test_registering_every_command_imports_no_sympy():
-    code = ("import sys\nfrom symcalc.cli import build_parser\nbuild_parser()\n"
+    code = ("import sys\nfrom symcalc.commands.parser import build_parser\nbuild_parser()\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sympy', 'jinja2')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -409,7 +409,7 @@ def test_each_figure_is_derived_step_by_step(capsys, quantity, key, extra):
     """derive --quantity ends on the report's exact figure, cites its sources, renders to
     Markdown and LaTeX."""
     from symcalc.commands.derive import build  # noqa: F401
-    from symcalc.cli import build_parser
+    from symcalc.commands.parser import build_parser
     from symcalc.render.latex import derivation_latex
     from symcalc.render.markdown import derivation_markdown
 
