@@ -199,8 +199,22 @@ def test_nearest_stops_at_the_limit_and_steps_by_the_followers():
 
 
 def test_sympy_time_is_limited(monkeypatch):
-    from symcalc.algebra import sensitivity, solve as solving
+    import time
 
+    from symcalc.algebra import quantities, sensitivity, solve as solving
+
+    # The work inside the limit must outlast it whatever sympy's cache already holds (a warm
+    # cache once finished the differentiation in under 0.1 ms, and the timer never fired):
+    # every expression built inside it first burns 50 ms of CPU time.
+    build = quantities.expression
+
+    def slow(*args, **kwargs):
+        start = time.process_time()
+        while time.process_time() - start < 0.05:
+            pass
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(quantities, "expression", slow)
     monkeypatch.setattr(solving, "SOLVE_LIMIT", 1e-4)
     with pytest.raises(SymcalcError, match=r"^--fit: solving took more than 0.0001 s of CPU time"):
         symcalc.solve("mistral-7b", "s", fit="memory.kv_cache_bytes * 3 + memory.weights_bytes "
