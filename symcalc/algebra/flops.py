@@ -436,6 +436,8 @@ def layer_nonmatmul(seq, cross_seq=None, causal: bool = True, local: bool = Fals
     norms += 1 if cross_seq is not None else 0
     if cross_seq is None and causal:  # Gemma 3n: AltUp's router norm (predict and correct),
         norms += 2 * sw("altup") + sw("laurel") + sw("ple")  # LAuReL's, the per-layer input's
+        # Qwen4-Exp: the gated residuals' norms of the n_hc streams, before each block
+        norms += 2 * sw("ghc") * n_hc
     residuals = 3 if cross_seq is not None else 2
     score_elems = n_h * b * self_pairs(seq, causal, local) + (n_h * b * seq * cross_seq if cross_seq is not None else 0)
     act = c["activation"] + sw("gated") * c["gate_product"]
@@ -455,7 +457,9 @@ def layer_nonmatmul(seq, cross_seq=None, causal: bool = True, local: bool = Fals
 @lru_cache(maxsize=None)
 def shape_nonmatmul(shape: str) -> Breakdown:
     leaves, tokens = _stacks(shape, layer_nonmatmul)
-    leaves.append(Leaf("final_norm", sw("final_norm") * _norm_cost() * tokens * d, "ba2016"))
+    # (Qwen4-Exp: the final mixer's norm of the n_hc streams in place of a final norm)
+    leaves.append(Leaf("final_norm", (sw("final_norm") + sw("ghc") * n_hc) * _norm_cost()
+                       * tokens * d, "ba2016"))
     if shape == "single":
         # BERT: the norm after the embeddings, the pooler's tanh on the first token, the
         # masked-LM transform's activation and norm on every position.
