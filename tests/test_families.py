@@ -67,6 +67,8 @@ def ev(text: str, config: dict | None = None, defaults: dict | None = None):
     ("count(t, 'sliding_attention')", {"t": ["sliding_attention", "full_attention"] * 3}, 3),
     ("count(t, 1)", {"t": []}, 0),
     ("len(t)", {"t": [1, 2, 3]}, 3),
+    ("distinct(t)", {"t": [2, 1, 2, 1.0]}, [2, 1]),
+    ("len(distinct(t))", {"t": []}, 0),
     ("min(a, b)", {"a": 3, "b": 2}, 2),
     ("max(a, 0)", {"a": -3}, 0),
     ("max(t)", {"t": [4, 9, 1]}, 9),

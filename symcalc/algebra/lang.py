@@ -110,6 +110,17 @@ def _len(items: Any) -> int:
     return len(items)
 
 
+def _distinct(items: Any) -> list:
+    """The items of a list without repeats, each at its first place (by ``==``, as ``count``
+    compares): Qwen4-Exp's ple_layer_ids, which its config turns into a sorted set."""
+    _need_list(items)
+    out: list = []
+    for x in items:
+        if not any(x == y for y in out):
+            out.append(x)
+    return out
+
+
 def _min(*args: Any) -> Any:
     return min(_numbers(args))
 
@@ -286,6 +297,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "count_true": (_count_true, 2, 2),
     "layer_sum": (_layer_sum, 2, 2),
     "len": (_len, 1, 1),
+    "distinct": (_distinct, 1, 1),
     "min": (_min, 1, None),
     "max": (_max, 1, None),
     "floor": (_floor, 1, 1),

@@ -820,6 +820,10 @@ const FUNCTIONS = {
     }
     return arith("*", numbers([value])[0], layers);
   },
+  distinct: (items) => {  // symcalc.algebra.lang._distinct
+    if (!Array.isArray(items)) throw new ValueProblem("must be a list", items);
+    const out = []; for (const x of items) if (!out.some(y => pyEq(x, y))) out.push(x); return out;
+  },
   len: (items) => { if (!(Array.isArray(items) || typeof items === "string")) throw new ValueProblem("must be a list", items); return [...items].length; },
   min: (...args) => numbers(args).reduce((a, x) => (pyLess(x, a) ? x : a)),
   max: (...args) => numbers(args).reduce((a, x) => (pyLess(a, x) ? x : a)),
