@@ -276,7 +276,8 @@ GROUPS = {"attention": "self-attention in one layer", "cross_attention": "cross-
           "altup": "AltUp in one layer",
           "laurel": "LAuReL in one layer",
           "per_layer_input": "per-layer inputs in one layer",
-          "adapter": "language adapters in one layer"}
+          "adapter": "language adapters in one layer",
+          "hyper_connections": "hyper-connections in one layer"}
 
 
 def _layer_steps(prefix: str, leaves: list[tuple[str, Leaf, object]], letter: str, subs: dict,
