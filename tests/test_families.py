@@ -67,6 +67,8 @@ def ev(text: str, config: dict | None = None, defaults: dict | None = None):
     ("count(t, 'sliding_attention')", {"t": ["sliding_attention", "full_attention"] * 3}, 3),
     ("count(t, 1)", {"t": []}, 0),
     ("len(t)", {"t": [1, 2, 3]}, 3),
+    ("distinct(t)", {"t": [2, 1, 2, 1.0]}, [2, 1]),
+    ("len(distinct(t))", {"t": []}, 0),
     ("min(a, b)", {"a": 3, "b": 2}, 2),
     ("max(a, 0)", {"a": -3}, 0),
     ("max(t)", {"t": [4, 9, 1]}, 9),
@@ -82,6 +84,12 @@ def ev(text: str, config: dict | None = None, defaults: dict | None = None):
     ("deepseek_moe_layers(L, 1, 1)", {"L": 4}, 3),
     ("deepseek_moe_layers(L, k, 2)", {"L": 6, "k": 1}, 2),  # layers 2 and 4
     ("deepseek_moe_layers(L, k)", {"L": 6, "k": None}, 6),
+    # Qwen4-Exp's n-gram tables: primes from the base on, each table rounded up to the divisor
+    ("ngram_rows(b, h, n, m)", {"b": 50, "h": 4, "n": 2, "m": 16}, 560),  # 240, 306 -> 320
+    ("ngram_rows(b, 1, 1, 1)", {"b": 53}, 53),  # a prime base is the first head's size
+    ("ngram_rows(b, 2, 0, 8)", {"b": 40}, 0),   # no PLE layer
+    # Qwen3.8-Flash-Next's one PLE layer: 16 primes from 20,000,000 on sum to 320,001,446
+    ("ngram_rows(b, 16, 1, 128)", {"b": 20000000}, 320001536),
     ("any(f, g)", {"f": False, "g": True}, True),
     ("any(f, g)", {"f": False}, False),
     ("f or g", {"f": False, "g": True}, False),  # or is not boolean: f is not null

@@ -227,3 +227,23 @@ def test_hybrid_handout_counts_every_layer_kind():
     want = report(qwen.spec, Options(seq_len=s))["flops"]["forward_matmul"]
     assert qwen.curve.quadratic * s * s + qwen.curve.linear * s + qwen.curve.constant == want
     assert any("whole number of Q_c-token chunks" in c for c in qwen.flops.conventions)
+
+
+def test_qsa_handout_takes_whole_key_blocks():
+    """Qwen4-Exp's QSA indexer scores floor((i + 1) / C_ix) key blocks per query: a handout of
+    it builds (floor taken as at s a whole number of blocks, as the scans' ceiling), and its
+    compute curve is the FLOP count where s is a whole number of blocks and of scan chunks."""
+    import json
+    from pathlib import Path
+
+    from symcalc.algebra.options import Options
+    from symcalc.inputs.hf import spec_from_config
+    from symcalc.report import report
+
+    path = Path(__file__).parent / "families" / "qwen4_exp_text" / "causal-lm-ple-indexer.json"
+    spec = spec_from_config(json.loads(path.read_text(encoding="utf-8")))
+    sheet = handout([spec]).sheets[0]
+    for s in (2 * 64, 6 * 64):  # whole chunks of 64, whole blocks of C_ix = 2
+        want = report(spec, Options(seq_len=s))["flops"]["forward_matmul"]
+        assert sheet.curve.quadratic * s * s + sheet.curve.linear * s + sheet.curve.constant == want
+    assert any("whole number of 2-token blocks" in c for c in sheet.flops.conventions)

@@ -26,7 +26,8 @@ from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_id
                       d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g, L_attn_w, L_ffn_w, d, d_ai)
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "embedding/side",
-                   "embedding/per_layer", "embedding/box", "embedding/entity", "head/weight")
+                   "embedding/per_layer", "embedding/box", "embedding/entity", "head/weight",
+                   "ngram_ple/tables")
 
 
 def _parts(prefix: str, parts: list[c.Part]) -> list[Leaf]:
@@ -420,6 +421,8 @@ def shape_params(shape: str) -> Breakdown:
         leaves += _parts("altup", c.altup_model_params())
         leaves.append(Leaf("skipped_layers", c.skipped_layer_params(), "meta2024mllama"))
         leaves.append(Leaf("hyper_head", c.hyper_head_params(), "tencent2026hyv4"))
+        leaves.append(Leaf("hyper_mixer", c.gated_mixer_params(), "qwen2026qwen4exp"))
+        leaves += _parts("ngram_ple", c.ngram_ple_params())
         leaves += _parts("backbone", c.backbone_params())
         leaves.append(Leaf("initial_state", c.sw("zinit") * SIZES["d"].symbol, "wang2025hrm"))
     else:

@@ -15,7 +15,8 @@ from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in, n_hc,
-                      d_bb, V_c, K_rel, P_2d, d_ph, V_ent, d_ent)
+                      d_bb, V_c, K_rel, P_2d, d_ph, V_ent, d_ent, r_hc, L_ple, V_ng,
+                      d_ng, d_pe, K_pe)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -192,6 +193,18 @@ def indexer_params() -> list[Part]:
         Part("k", on * d * d_ih, "deepseek2025v32"),
         Part("k_norm", on * 2 * d_ih, "deepseek2025v32"),
         Part("weights", on * d * n_ih, "deepseek2025v32"),
+    ] + qsa_indexer_params()
+
+
+def qsa_indexer_params() -> list[Part]:
+    """Qwen4-Exp's QSA indexer (``sw_qsa``; transformers 5.24 Qwen4ExpTextQSAIndexer), beside
+    softmax attention in each of the L_idx layers that run it: one projection of the hidden
+    state to n_ih queries and one key of width d_ih (index_qk_proj: d -> (n_ih + 1) d_ih, no
+    bias) and an RMSNorm of width d_ih on the queries and one on the pooled keys."""
+    on = sw("qsa")
+    return [
+        Part("qk", on * d * (n_ih + 1) * d_ih, "qwen2026qwen4exp"),
+        Part("qk_norms", on * 2 * d_ih, "qwen2026qwen4exp"),
     ]
 
 
@@ -201,7 +214,14 @@ def hyper_connection_params() -> list[Part]:
     every layer a mixer reads the n_hc residual streams flattened (n_hc d) and gives per
     stream a weight to fold them into the block's input and a weight to spread its output back
     (fn: n_hc d -> 2 n_hc), with a bias per weight (base, 2 n_hc) and two scales (scale)."""
-    return [Part("mixers", sw("hc") * 2 * (2 * n_hc * n_hc * d + 2 * n_hc + 2), "tencent2026hyv4")]
+    return [Part("mixers", sw("hc") * 2 * (2 * n_hc * n_hc * d + 2 * n_hc + 2), "tencent2026hyv4"),
+            # Qwen4-Exp's gated residuals (sw_ghc; Qwen4ExpTextGatedResidual), before the
+            # attention and before the MoE block of every layer: an RMSNorm of each stream
+            # (n_hc d weights), the input mixer n_hc d -> r_hc -> n_hc d and the injection
+            # weights n_hc d -> n_hc, no biases
+            Part("input_mix_down", sw("ghc") * 2 * n_hc * d * r_hc, "qwen2026qwen4exp"),
+            Part("gates", sw("ghc") * 2 * (n_hc * d + r_hc * n_hc * d + n_hc * n_hc * d),
+                 "qwen2026qwen4exp")]
 
 
 def hyper_head_params():
@@ -209,6 +229,28 @@ def hyper_head_params():
     fold into one by weights from the flattened streams (hc_fn: n_hc d -> n_hc), a bias per
     stream (hc_base) and one scale (hc_scale)."""
     return sw("hc") * (n_hc * n_hc * d + n_hc + 1)
+
+
+def gated_mixer_params():
+    """Qwen4-Exp's final mixer (``sw_ghc``; transformers 5.24 Qwen4ExpTextModel
+    .hyper_connection_mixer, a gated residual without injection weights): the streams' norm
+    (n_hc d) and the input mixer n_hc d -> r_hc -> n_hc d that folds them into one."""
+    return sw("ghc") * (n_hc * d + 2 * n_hc * d * r_hc)
+
+
+def ngram_ple_params() -> list[Part]:
+    """Qwen4-Exp's hashed n-gram per-layer embeddings (``sw_ngp``; transformers 5.24
+    Qwen4ExpTextPLELayer, Qwen4ExpTextNGramEmbedding), in L_ple layers: the n-gram tables, V_ng
+    rows of d_ng summed over those layers (each layer's heads sized by primes, padded: the
+    family file computes V_ng), and per layer a key projection d_pe -> n_hc d, a value
+    projection d_pe -> d (no biases), three grouped RMSNorms of n_hc d and a depthwise
+    convolution of K_pe taps over the n_hc d stream channels (no bias)."""
+    on = sw("ngp")
+    return [
+        Part("tables", on * V_ng * d_ng, "qwen2026qwen4exp"),
+        Part("layers", on * L_ple * (d_pe * (n_hc + 1) * d + (3 + K_pe) * n_hc * d),
+             "qwen2026qwen4exp"),
+    ]
 
 
 def ffn_params() -> list[Part]:

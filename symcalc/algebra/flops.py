@@ -28,7 +28,8 @@ from .symbols import (SIZES, K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, 
                       V, b, d,
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
-                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_hc, n_kvg, X_res, K_rel, d_ph)
+                      s_dec, d_rel, X_rel, S_k, K_g, d_r, n_hc, n_kvg, X_res, K_rel, d_ph, r_hc,
+                      C_ix, L_ple, d_pe, K_pe)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -99,7 +100,16 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False, seq=s) -
         if decoder else [])
 
 
-def _indexer(tokens, batch_pairs) -> list[Leaf]:
+def qsa_blocks(seq) -> sympy.Expr:
+    """(query, key block) pairs the QSA indexer scores over ``seq`` tokens of one sequence
+    (transformers 5.24 Qwen4ExpTextQSAIndexer, without a cache): query i sees i + 1 tokens and
+    scores their floor((i + 1) / C_ix) complete blocks, so the sum over the sequence is
+    q (seq + 1) - C_ix q (q + 1) / 2 with q = floor(seq / C_ix)."""
+    q = sympy.floor(seq / C_ix)
+    return q * (seq + 1) - C_ix * q * (q + 1) / 2
+
+
+def _indexer(tokens, batch_pairs, seq) -> list[Leaf]:
     """DeepSeek Sparse Attention's lightning indexer (:func:`symcalc.algebra.components
     .indexer_params`) as transformers' eager DeepseekV32Indexer runs it: its three projections
     on every token, then per query-key pair the n_ih indexer scores q.k over d_ih and their
@@ -112,6 +122,12 @@ def _indexer(tokens, batch_pairs) -> list[Leaf]:
         Leaf("attention/indexer/weights", on * 2 * tokens * d * n_ih, "deepseek2025v32"),
         Leaf("attention/indexer/logits", on * 2 * n_ih * (d_ih + 1) * batch_pairs,
              "deepseek2025v32"),
+        # Qwen4-Exp's QSA indexer (sw_qsa): its projection d -> (n_ih + 1) d_ih on every
+        # token, then per query one (n_ih x d_ih) by (d_ih x blocks) product over the complete
+        # key blocks it sees (the pooling, norm and rotation of the blocks are elementwise)
+        Leaf("attention/indexer/qk", sw("qsa") * 2 * tokens * d * (n_ih + 1) * d_ih,
+             "qwen2026qwen4exp"),
+        Leaf("attention/indexer/blocks", sw("qsa") * 2 * n_ih * d_ih * b * qsa_blocks(seq), "qwen2026qwen4exp"),
     ]
 
 
@@ -274,6 +290,13 @@ def _layer_extras(tokens) -> list[Leaf]:
         # HY-V4: the mixers before attention and before the FFN, each n_hc d -> 2 n_hc on every
         # token (folding and spreading the streams is elementwise)
         Leaf("hyper_connections/mixers", sw("hc") * 2 * 2 * tokens * n_hc * d * 2 * n_hc, "tencent2026hyv4"),
+        # Qwen4-Exp: the gated residuals before attention and before the MoE block, each
+        # n_hc d -> r_hc -> n_hc d and n_hc d -> n_hc on every token
+        Leaf("hyper_connections/input_mix_down", sw("ghc") * 2 * 2 * tokens * n_hc * d * r_hc,
+             "qwen2026qwen4exp"),
+        Leaf("hyper_connections/gates", sw("ghc") * 2 * 2 * tokens * (r_hc * n_hc * d
+                                                                     + n_hc * n_hc * d),
+             "qwen2026qwen4exp"),
     ]
 
 
@@ -305,7 +328,7 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True, local: bool = False) 
     if cross_seq is not None:
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
     elif causal:  # a decoder stack, which may be hybrid
-        leaves += _indexer(b * seq, b * self_pairs(seq, causal))
+        leaves += _indexer(b * seq, b * self_pairs(seq, causal), seq)
         leaves += _mixers(seq) + _layer_extras(b * seq)
         # Zamba: each use of a shared block projects its output by a d x d matrix of its own
         leaves.append(Leaf("shared_block/linear", sw("shblk") * 2 * b * seq * d * d,
@@ -371,6 +394,14 @@ def shape_matmul(shape: str) -> Breakdown:
     if shape == "single":  # HY-V4: the hyper head's n_hc d -> n_hc on every token
         leaves.append(Leaf("hyper_head", sw("hc") * 2 * b * s * n_hc * d * n_hc,
                            "tencent2026hyv4"))
+        # Qwen4-Exp: the final mixer's n_hc d -> r_hc -> n_hc d on every token; in each of
+        # the L_ple layers the n-gram embedding's key (d_pe -> n_hc d) and value (d_pe -> d)
+        # projections and the depthwise convolution of K_pe taps over the n_hc d channels
+        # (padded by its dilated window: one output per token)
+        leaves.append(Leaf("hyper_mixer", sw("ghc") * 2 * b * s * 2 * n_hc * d * r_hc,
+                           "qwen2026qwen4exp"))
+        leaves.append(Leaf("ngram_ple/layers", sw("ngp") * L_ple * 2 * b * s
+                           * (d_pe * (n_hc + 1) * d + n_hc * d * K_pe), "qwen2026qwen4exp"))
     leaves += [
         # (Gemma 4's assistants with centroids: only the V_sel rows they pick, after the centroid
         # layer d -> V_c)
@@ -405,6 +436,8 @@ def layer_nonmatmul(seq, cross_seq=None, causal: bool = True, local: bool = Fals
     norms += 1 if cross_seq is not None else 0
     if cross_seq is None and causal:  # Gemma 3n: AltUp's router norm (predict and correct),
         norms += 2 * sw("altup") + sw("laurel") + sw("ple")  # LAuReL's, the per-layer input's
+        # Qwen4-Exp: the gated residuals' norms of the n_hc streams, before each block
+        norms += 2 * sw("ghc") * n_hc
     residuals = 3 if cross_seq is not None else 2
     score_elems = n_h * b * self_pairs(seq, causal, local) + (n_h * b * seq * cross_seq if cross_seq is not None else 0)
     act = c["activation"] + sw("gated") * c["gate_product"]
@@ -424,7 +457,9 @@ def layer_nonmatmul(seq, cross_seq=None, causal: bool = True, local: bool = Fals
 @lru_cache(maxsize=None)
 def shape_nonmatmul(shape: str) -> Breakdown:
     leaves, tokens = _stacks(shape, layer_nonmatmul)
-    leaves.append(Leaf("final_norm", sw("final_norm") * _norm_cost() * tokens * d, "ba2016"))
+    # (Qwen4-Exp: the final mixer's norm of the n_hc streams in place of a final norm)
+    leaves.append(Leaf("final_norm", (sw("final_norm") + sw("ghc") * n_hc) * _norm_cost()
+                       * tokens * d, "ba2016"))
     if shape == "single":
         # BERT: the norm after the embeddings, the pooler's tanh on the first token, the
         # masked-LM transform's activation and norm on every position.
@@ -472,6 +507,10 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             # the indexer scores the new token's query against every cached indexer key
             ("layer/attention/indexer/logits_step",
              sw("dsa") * L_idx * 2 * b * n_ih * (d_ih + 1) * (context + 1), "deepseek2025v32"),
+            # the QSA indexer scores the complete key blocks of the context + 1 tokens
+            ("layer/attention/indexer/blocks_step",
+             sw("qsa") * L_idx * 2 * b * n_ih * d_ih * sympy.floor((context + 1) / C_ix),
+             "qwen2026qwen4exp"),
             ("layer/attention/kv_b_over_cache",
              sw("mla") * (1 - sw("mla_expanded")) * 2 * b * context
              * (L_attn * over_cache
@@ -495,6 +534,7 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
         ]
         drop = ("layer/attention/scores", "layer/attention/context", "layer/attention/diff/scores",
                 "layer/attention/diff/context", "pooler", "layer/attention/indexer/logits",
+                "layer/attention/indexer/blocks",
                 "layer/linear_attention/conv", "layer/ssm/conv", "layer/short_conv/conv",
                 "layer/linear_attention/core", "layer/ssm/core")
     else:

@@ -110,6 +110,17 @@ def _len(items: Any) -> int:
     return len(items)
 
 
+def _distinct(items: Any) -> list:
+    """The items of a list without repeats, each at its first place (by ``==``, as ``count``
+    compares): Qwen4-Exp's ple_layer_ids, which its config turns into a sorted set."""
+    _need_list(items)
+    out: list = []
+    for x in items:
+        if not any(x == y for y in out):
+            out.append(x)
+    return out
+
+
 def _min(*args: Any) -> Any:
     return min(_numbers(args))
 
@@ -169,6 +180,56 @@ def _interval_layers(L: Any, interval: Any, first: Any, last: Any) -> int:
         if isinstance(bound, bool) or not isinstance(bound, int):
             raise ValueProblem("must be an integer", bound)
     return sum(1 for i in range(L) if first <= i <= last and (i + 1) % interval == 0)
+
+
+# Miller-Rabin witnesses that decide primality exactly below 3.3 * 10^24
+_PRIME_WITNESSES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+NGRAM_LIMITS = (10**15, 100_000)  # the largest base, the most primes one call may find
+
+
+def _is_prime(n: int) -> bool:
+    if n < 2:
+        return False
+    for p in _PRIME_WITNESSES:
+        if n % p == 0:
+            return n == p
+    r, m = 0, n - 1
+    while m % 2 == 0:
+        r, m = r + 1, m // 2
+    for a in _PRIME_WITNESSES:
+        x = pow(a, m, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _ngram_rows(base: Any, heads: Any, tables: Any, divisor: Any) -> int:
+    """Qwen4-Exp's hashed n-gram tables (transformers 5.24 Qwen4ExpTextNGramEmbedding): rows
+    summed over ``tables`` tables of ``heads`` heads each, head j of all (counted over the
+    tables) holding as many rows as the (j + 1)-th prime from ``base`` on, each table's rows
+    rounded up to a multiple of ``divisor``."""
+    base, heads = _int_arg(base), _int_arg(heads)
+    tables, divisor = _int_arg(tables, allow_zero=True), _int_arg(divisor)
+    if base > NGRAM_LIMITS[0]:
+        raise ValueProblem(f"must be at most {NGRAM_LIMITS[0]}", base)
+    if heads * tables > NGRAM_LIMITS[1]:
+        raise ValueProblem(f"asks for more than {NGRAM_LIMITS[1]} primes", tables)
+    total, prime = 0, base - 1
+    for _ in range(tables):
+        rows = 0
+        for _ in range(heads):
+            prime += 1
+            while not _is_prime(prime):
+                prime += 1
+            rows += prime
+        total += -(-rows // divisor) * divisor
+    return total
 
 
 def _last_part(text: Any, sep: Any) -> str:
@@ -236,6 +297,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "count_true": (_count_true, 2, 2),
     "layer_sum": (_layer_sum, 2, 2),
     "len": (_len, 1, 1),
+    "distinct": (_distinct, 1, 1),
     "min": (_min, 1, None),
     "max": (_max, 1, None),
     "floor": (_floor, 1, 1),
@@ -243,6 +305,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "sparse_layers": (_sparse_layers, 3, 3),
     "deepseek_moe_layers": (_deepseek_moe_layers, 2, 3),
     "interval_layers": (_interval_layers, 4, 4),
+    "ngram_rows": (_ngram_rows, 4, 4),
     "matches": (_matches, 2, 2),
     "last_part": (_last_part, 2, 2),
     "is_list": (_is_list, 1, 1),

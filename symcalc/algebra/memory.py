@@ -16,7 +16,7 @@ from .components import linear_qkv_width, ssm_conv_width, sw
 from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_idx, L_kv_shared, L_kv_shared_local,
                       L_lin, L_local, L_ssm, N_d, N_s, W, b, d,
                       d_h, A_g, A_l, n_kvg, d_ih, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv,
-                      n_lv, r_kv, s, s_dec, t, S_k, K_g)
+                      n_lv, r_kv, s, s_dec, t, S_k, K_g, L_ple, n_hc, K_pe, N_g)
 
 GB = 10**9
 GiB = 2**30
@@ -107,7 +107,7 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     # n_kvg A_g values each, the sliding ones n_kv A_l (attention_k_eq_v caches the values all
     # the same: the v-normed keys); DeepSeek Sparse Attention's indexer keeps its own key
     # cache, one key of width d_ih per token in each layer that runs it (transformers 5.24
-    # DynamicIndexedLayer.indexer_keys)
+    # DynamicIndexedLayer.indexer_keys; Qwen4-Exp's QSA indexer the same, its raw keys)
     glob = (L_attn - L_kv_shared) - (L_local - L_kv_shared_local)
     local = L_local - L_kv_shared_local
     wider = sw("gshape") * b * bytes_per * (glob * s * (n_kvg * A_g - 2 * n_kv * d_h)
@@ -117,7 +117,7 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     window = sw("mlaw") * b * bytes_per * L_local * sympy.Min(s, W) \
         * (kv_width().xreplace(window_shape()) - kv_width())
     return (per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local) + wider
-            + window + sw("dsa") * L_idx * d_ih * b * bytes_per * s)
+            + window + (sw("dsa") + sw("qsa")) * L_idx * d_ih * b * bytes_per * s)
 
 
 def kv_cache_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:
@@ -144,7 +144,26 @@ def recurrent_state_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:
         out.append((f"{mixer}/conv", b * counts[mixer] * conv, sources[mixer]))
     out.append(("attention/short_convs/state", b * short_conv_windows(), "inkling2026"))
     out.append(("attention/cca/conv", b * cca_windows(), "zyphra2025cca"))
+    out.append(("ngram_ple/conv", b * ngram_ple_windows(), "qwen2026qwen4exp"))
+    out.append(("ngram_ple/ids", b * ngram_ple_ids(), "qwen2026qwen4exp"))
     return out
+
+
+# bytes of one cached token id (int64, whatever the model's dtype)
+ID_BYTES = 8
+
+
+def ngram_ple_windows() -> sympy.Expr:
+    """Qwen4-Exp's n-gram per-layer embeddings (``sw_ngp``), one sequence: in each of the L_ple
+    layers the last (K_pe - 1) N_g inputs of the dilated convolution over the n_hc d stream
+    channels, in the model's dtype (transformers 5.24: conv_states[1] of the layer's cache)."""
+    return sw("ngp") * L_ple * n_hc * d * (K_pe - 1) * N_g
+
+
+def ngram_ple_ids() -> sympy.Expr:
+    """The last N_g - 1 token ids each of the L_ple layers keeps to hash the next n-grams
+    (conv_states[2]; int64, :data:`ID_BYTES` each)."""
+    return sw("ngp") * L_ple * (N_g - 1)
 
 
 def cca_windows() -> sympy.Expr:
@@ -204,7 +223,8 @@ def recurrent_state_bytes(family: str, conv_bytes, state_bytes) -> sympy.Expr:
     counts = {"linear_attention": L_lin, "ssm": L_ssm, "short_conv": L_conv}
     return b * (sympy.Add(*[counts[k] * (state * state_bytes + conv * conv_bytes)
                             for k, (state, conv) in per.items()])
-                + short_conv_windows() * state_bytes + cca_windows() * conv_bytes)
+                + short_conv_windows() * state_bytes + cca_windows() * conv_bytes
+                + ngram_ple_windows() * conv_bytes + ngram_ple_ids() * ID_BYTES)
 
 
 RECOMPUTE = ("none", "selective", "full")

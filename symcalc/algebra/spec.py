@@ -36,11 +36,11 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
                "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r", "n_hc", "n_hw",
                "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw", "B_l", "K_rel", "P_2d", "d_ph", "V_ent",
-               "d_ent")
+               "d_ent", "r_hc", "C_ix", "V_ng", "d_ng", "d_pe", "K_pe", "N_g")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel",
-                "Q_in", "X_res", "d_bb", "V_c", "V_sel")
+                "Q_in", "X_res", "d_bb", "V_c", "V_sel", "L_ple")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -250,6 +250,19 @@ class Spec(Record):
     residual_affine: bool = False
     # HY-V4: hyper-connections over n_hc residual streams (None: one plain residual stream)
     n_hc: Optional[int] = None
+    # Qwen4-Exp: gated residuals over the n_hc streams, each with an input mixer of rank r_hc
+    # (None: HY-V4's hyper-connections where n_hc is given); the QSA indexer (with n_ih, d_ih:
+    # one key, averaged over blocks of C_ix tokens; None: DeepSeek's indexer); hashed n-gram
+    # per-layer embeddings in L_ple layers (V_ng table rows of d_ng in all, a d_pe-wide
+    # embedding per token, a depthwise convolution of K_pe taps dilated by N_g; None: none)
+    r_hc: Optional[int] = None
+    C_ix: Optional[int] = None
+    L_ple: Optional[int] = None
+    V_ng: Optional[int] = None
+    d_ng: Optional[int] = None
+    d_pe: Optional[int] = None
+    K_pe: Optional[int] = None
+    N_g: Optional[int] = None
     # HRM-Text: a learned initial state of width d for its low-level stack (z_L_init)
     initial_state: bool = False
     # dots.llm3's MLA: the sliding layers' own shape (heads, query and key/value latent ranks,

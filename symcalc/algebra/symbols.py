@@ -163,6 +163,24 @@ SIZES: dict[str, SymbolInfo] = {
         # HY-V4: hyper-connections
         _size("n_hc", "residual streams of the hyper-connections (HY-V4's hc_mult)",
               "n_{\\mathrm{hc}}"),
+        # Qwen4-Exp: gated residuals (a low-rank input mixer over the streams), the QSA
+        # indexer's key blocks, the hashed n-gram per-layer embeddings (PLE)
+        _size("r_hc", "rank of each gated residual's input mixer over the n_hc streams "
+              "(Qwen4-Exp's hc_lowrank)", "r_{\\mathrm{hc}}"),
+        _size("C_ix", "tokens averaged into one key block of the QSA indexer (Qwen4-Exp's "
+              "indexer_compress_ratio)", "C_{\\mathrm{ix}}"),
+        _count("L_ple", "layers with an n-gram per-layer embedding (Qwen4-Exp's ple_layer_ids)",
+               "L_{\\mathrm{ple}}"),
+        _size("V_ng", "rows of the hashed n-gram tables summed over the PLE layers (each padded "
+              "to make_ngram_vocab_size_divisible_by)", "V_{\\mathrm{ng}}"),
+        _size("d_ng", "width of each n-gram table row (ple_embed_dim over the n-gram heads)",
+              "d_{\\mathrm{ng}}"),
+        _size("d_pe", "width of a PLE layer's concatenated n-gram embedding (ple_embed_dim)",
+              "d_{\\mathrm{pe}}"),
+        _size("K_pe", "kernel width of a PLE layer's dilated depthwise convolution "
+              "(ple_conv_kernel_size)", "K_{\\mathrm{pe}}"),
+        _size("N_g", "largest n-gram order of the PLE tables (ngram_size; the convolution's "
+              "dilation)", "N_{\\mathrm{g}}"),
         # ZAYA: compressed convolutional attention and an MLP router
         _size("K_g", "kernel width of the grouped convolution mixing queries and keys (ZAYA's "
               "cca_time1; the depthwise one's is K_conv)", "K_{\\mathrm{g}}"),
@@ -418,6 +436,14 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_hc", "hyper-connections: n_hc residual streams, mixed before and after "
                 "every attention and FFN block and folded into one before the final norm (HY-V4)",
                 "\\xi_h"),
+        _switch("sw_ghc", "gated residuals over n_hc streams: a grouped norm, a rank-r_hc input "
+                "mixer and n_hc injection weights around every attention and MoE block, and a "
+                "final mixer (Qwen4-Exp)", "\\xi_g"),
+        _switch("sw_qsa", "the QSA indexer: one projection to n_ih queries and a key, the keys "
+                "averaged in blocks of C_ix tokens that each query scores (Qwen4-Exp)",
+                "\\chi_q"),
+        _switch("sw_ngp", "hashed n-gram per-layer embeddings gating every stream of L_ple "
+                "layers (Qwen4-Exp's PLE)", "\\eta_g"),
         _switch("sw_cca", "compressed convolutional attention: queries and keys mixed by a "
                 "depthwise and a grouped causal convolution with biases, half of each value head "
                 "from the previous token, a learned key scale per key/value head (ZAYA)",
@@ -528,6 +554,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
 (d_rel, X_rel, K_g, d_r, Q_in, X_res, n_hc, K_rel, P_2d, d_ph, V_ent, d_ent) = (
     SIZES[n].symbol for n in ("d_rel", "X_rel", "K_g", "d_r", "Q_in", "X_res", "n_hc", "K_rel",
                               "P_2d", "d_ph", "V_ent", "d_ent"))
+(r_hc, C_ix, L_ple, V_ng, d_ng, d_pe, K_pe, N_g) = (
+    SIZES[n].symbol for n in ("r_hc", "C_ix", "L_ple", "V_ng", "d_ng", "d_pe", "K_pe", "N_g"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (n_hw, r_qw, r_kvw, d_nw, d_rw, d_vw) = (SIZES[n].symbol for n in ("n_hw", "r_qw", "r_kvw", "d_nw",

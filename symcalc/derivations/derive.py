@@ -66,6 +66,17 @@ MEANINGS = {
     "input_scales": "scale and bias of the embeddings entering the stack (ZAYA)",
     "hyper_connections/mixers": "hyper-connection mixers before attention and the FFN (HY-V4)",
     "hyper_head": "hyper head folding the residual streams into one (HY-V4)",
+    "hyper_connections/input_mix_down": "gated residuals' input mixers, streams to rank r_hc (Qwen4-Exp)",
+    "hyper_connections/gates": "gated residuals' stream norms, input mixers back to the streams and injection weights (Qwen4-Exp)",
+    "hyper_mixer": "final mixer folding the residual streams into one (Qwen4-Exp)",
+    "attention/indexer/qk": "QSA indexer queries and key (index_qk_proj)",
+    "attention/indexer/qk_norms": "QSA indexer query and key norms",
+    "attention/indexer/blocks": "QSA indexer scores over complete key blocks",
+    "attention/indexer/blocks_step": "QSA indexer scores over the cache's complete key blocks",
+    "ngram_ple/tables": "hashed n-gram embedding tables (Qwen4-Exp's PLE)",
+    "ngram_ple/layers": "n-gram PLE key and value projections, norms and dilated convolution",
+    "ngram_ple/conv": "n-gram PLE convolution window",
+    "ngram_ple/ids": "n-gram PLE context token ids (int64)",
     "attention/dyn_convs": "per-token weights of the global layers' key and value convolutions and their input norms (Inkling 2)",
     "block_residuals": "block attention residuals' learned queries over stacked block outputs (Inkling 2)",
     "head/weight": "output head weight (untied)", "head/bias": "output head bias",
@@ -265,7 +276,8 @@ GROUPS = {"attention": "self-attention in one layer", "cross_attention": "cross-
           "altup": "AltUp in one layer",
           "laurel": "LAuReL in one layer",
           "per_layer_input": "per-layer inputs in one layer",
-          "adapter": "language adapters in one layer"}
+          "adapter": "language adapters in one layer",
+          "hyper_connections": "hyper-connections in one layer"}
 
 
 def _layer_steps(prefix: str, leaves: list[tuple[str, Leaf, object]], letter: str, subs: dict,

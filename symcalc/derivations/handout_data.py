@@ -117,12 +117,18 @@ def context_length(spec: Spec) -> int | None:
     return CONTEXT_LENGTHS.get(spec.name, spec.P)
 
 
+def _whole_chunks(expr):
+    """``expr`` at s a whole number of chunks: ceiling(s / Q_c) and floor(s / Q_c) (the
+    chunked scans of a hybrid stack, xLSTM's chunks, the QSA indexer's key blocks of C_ix
+    tokens) taken as s / Q_c."""
+    return expr.replace(sympy.ceiling, lambda x: x).replace(sympy.floor, lambda x: x)
+
+
 def _poly(spec: Spec, opts: Options) -> sympy.Poly:
     """Forward matmul FLOPs of one sequence as a polynomial in s; the chunked scans of a
     hybrid stack (ceiling(s / Q_c) chunks) taken at s a whole number of chunks."""
     expr = q.expression("flops.forward_matmul", spec, opts).xreplace({b: 1, s_dec: s})
-    expr = expr.replace(sympy.ceiling, lambda x: x)
-    return sympy.Poly(sympy.expand(expr), s)
+    return sympy.Poly(sympy.expand(_whole_chunks(expr)), s)
 
 
 def _whole(x):
@@ -135,7 +141,7 @@ def _constant_parts(spec: Spec, opts: Options) -> list[str]:
     """The matrix products whose FLOPs have a part that does not grow with s (one sequence)."""
     out = []
     for leaf in q.matmul_breakdown(spec, opts.with_(causal="full")):
-        expr = sympy.expand(leaf.value.xreplace({b: 1, s_dec: s}).replace(sympy.ceiling, lambda x: x))
+        expr = sympy.expand(_whole_chunks(leaf.value.xreplace({b: 1, s_dec: s})))
         if expr != 0 and sympy.Poly(expr, s).coeff_monomial(1) != 0:
             out.append(meaning(leaf.path))
     return list(dict.fromkeys(out))
@@ -179,7 +185,9 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
                                 "products still cover all s x s pairs, as eager attention computes them",)
                                if spec.W else ())
                             + (("chunked scans (linear attention, Mamba-2) counted at s a whole "
-                                "number of Q_c-token chunks",) if spec.L_lin or spec.L_ssm else ()),
+                                "number of Q_c-token chunks",) if spec.L_lin or spec.L_ssm else ())
+                            + ((f"the QSA indexer's key blocks counted at s a whole number of "
+                                f"{spec.C_ix}-token blocks",) if spec.C_ix else ()),
                             {"a": _whole(a), "c": _whole(c), "e": _whole(e), "crossover": star})
     return derivation, Curve(_whole(a), _whole(c), _whole(e), star, ())
 

@@ -75,11 +75,12 @@ def gap_parts(spec: Spec, opts: Options) -> tuple[sympy.Expr, sympy.Expr, dict[s
 
 
 def _sign_change(act, edge, idle, values: dict) -> int | None:
-    """The sequence length above which the gap turns positive (chunked scans taken at whole
-    chunks), or None when it never does."""
+    """The sequence length above which the gap turns positive (chunked scans and key blocks
+    taken at whole chunks: ceiling and floor of s / Q_c as s / Q_c), or None when it never does."""
     s = SIZES["s"].symbol
     fixed = {SIZES[n].symbol: sympy.Integer(v) for n, v in values.items() if n in SIZES and n != "s"}
-    gap = (3 * act + 3 * edge).replace(sympy.ceiling, lambda x: x) - 6 * SIZES["b"].symbol * s * idle
+    gap = (3 * act + 3 * edge).replace(sympy.ceiling, lambda x: x).replace(sympy.floor, lambda x: x) \
+        - 6 * SIZES["b"].symbol * s * idle
     roots = [r for r in sympy.Poly(sympy.expand(gap.xreplace(fixed)), s).nroots() if r.is_real and r > 0]
     return int(sympy.ceiling(max(roots))) if roots else None
 

@@ -268,6 +268,14 @@ SOURCES: dict[str, Source] = {
                "back by weights computed from the flattened streams, and a final fold before the "
                "last norm (HYV4HyperConnection, HYV4HyperHead); an output gate per value channel "
                "beside MLA (HYV4Attention.gate_proj)"),
+        Source("qwen2026qwen4exp", "Qwen Team 2026, Qwen4-Exp (Qwen/Qwen4-Exp model card); "
+               "Hugging Face transformers 5.24 modeling_qwen4_exp.py",
+               "gated residuals over n residual streams: a grouped RMSNorm, a low-rank sigmoid "
+               "input mixer and per-stream injection weights around every attention and MoE "
+               "block, and a final mixer (Qwen4ExpTextGatedResidual); the QSA indexer, whose "
+               "queries score keys averaged over blocks of tokens (Qwen4ExpTextQSAIndexer); "
+               "hashed n-gram per-layer embeddings gating every stream, with a dilated "
+               "depthwise convolution (Qwen4ExpTextPLELayer, Qwen4ExpTextNGramEmbedding)"),
         Source("zyphra2025cca", "Zyphra 2025, Compressed Convolutional Attention "
                "(arXiv:2510.04476) and the ZAYA1 model card (Zyphra/ZAYA1-8B); Hugging Face "
                "transformers 5.24 modeling_zaya.py",

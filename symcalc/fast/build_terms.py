@@ -257,6 +257,7 @@ def sets_for(strings: Strings, shape: str) -> dict:
     state = memory.recurrent_state_terms(shape)
     sets["state"] = _rows(strings, [x for x in state if x[0].endswith("/state")])
     sets["conv"] = _rows(strings, [x for x in state if x[0].endswith("/conv")])
+    sets["ids"] = _rows(strings, [x for x in state if x[0].endswith("/ids")])
     sets.update(act_sets(strings, shape))
     leaves = list(params)
     sets.update(build_parallel.rank_rows(shape, strings, sets["params"], leaves, row_tree,
@@ -304,7 +305,8 @@ def formulas(shape: str) -> dict[str, sympy.Expr]:
         "flops.decode_per_token": _sum("decode"),
         "memory.weights_bytes": memory.weights_bytes(params, _o("w_num") / _o("w_den")),
         "memory.kv_cache_bytes": kv * _sum("kv"),
-        "memory.recurrent_state_bytes": state * _sum("state") + kv * _sum("conv"),
+        "memory.recurrent_state_bytes": state * _sum("state") + kv * _sum("conv")
+        + memory.ID_BYTES * _sum("ids"),
         "memory.activations_bytes": activation_formula(shape),
         "memory.training_bytes": sum((on * memory.training_bytes(params, opt, z)
                                       for z, on in zero.items()), sympy.Integer(0)),

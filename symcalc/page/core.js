@@ -820,6 +820,10 @@ const FUNCTIONS = {
     }
     return arith("*", numbers([value])[0], layers);
   },
+  distinct: (items) => {  // symcalc.algebra.lang._distinct
+    if (!Array.isArray(items)) throw new ValueProblem("must be a list", items);
+    const out = []; for (const x of items) if (!out.some(y => pyEq(x, y))) out.push(x); return out;
+  },
   len: (items) => { if (!(Array.isArray(items) || typeof items === "string")) throw new ValueProblem("must be a list", items); return [...items].length; },
   min: (...args) => numbers(args).reduce((a, x) => (pyLess(x, a) ? x : a)),
   max: (...args) => numbers(args).reduce((a, x) => (pyLess(a, x) ? x : a)),
@@ -837,6 +841,31 @@ const FUNCTIONS = {
     L = intArg(L); interval = intArg(interval);
     for (const bnd of [first, last]) if (typeof bnd === "boolean" || !isInt(bnd)) throw new ValueProblem("must be an integer", bnd);
     let n = 0; for (let i = 0; i < L; i++) if (first <= i && i <= last && (i + 1) % interval === 0) n++; return n;
+  },
+  ngram_rows: (base, heads, tables, divisor) => {  // symcalc.algebra.lang._ngram_rows
+    base = intArg(base); heads = intArg(heads); tables = intArg(tables, true); divisor = intArg(divisor);
+    if (base > 1e15) throw new ValueProblem("must be at most 1000000000000000", base);
+    if (heads * tables > 100000) throw new ValueProblem("asks for more than 100000 primes", tables);
+    const W = [2n, 3n, 5n, 7n, 11n, 13n, 17n, 19n, 23n, 29n, 31n, 37n, 41n];
+    const pw = (a, e, m) => { let r = 1n; a %= m; for (; e > 0n; e >>= 1n, a = a * a % m) if (e & 1n) r = r * a % m; return r; };
+    const isPrime = (n) => {
+      if (n < 2n) return false;
+      for (const p of W) if (n % p === 0n) return n === p;
+      let r = 0, m = n - 1n; while (m % 2n === 0n) { r++; m /= 2n; }
+      outer: for (const a of W) {
+        let x = pw(a, m, n); if (x === 1n || x === n - 1n) continue;
+        for (let i = 0; i < r - 1; i++) { x = x * x % n; if (x === n - 1n) continue outer; }
+        return false;
+      }
+      return true;
+    };
+    let total = 0n, prime = BigInt(base) - 1n; const dv = BigInt(divisor);
+    for (let t = 0; t < tables; t++) {
+      let rows = 0n;
+      for (let h = 0; h < heads; h++) { prime++; while (!isPrime(prime)) prime++; rows += prime; }
+      total += (rows + dv - 1n) / dv * dv;
+    }
+    return total <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(total) : total;
   },
   matches: (text, pattern) => { if (typeof pattern !== "string") throw new ValueProblem("pattern must be text", pattern); return typeof text === "string" && new RegExp(`^(?:${pattern})$`).test(text); },
   is_list: (v) => Array.isArray(v),

@@ -38,7 +38,7 @@ WRAPPERS = {"gemma3": "gemma3_text", "mistral3": "ministral3", "qwen3_5": "qwen3
             "mllama": "mllama_text_model",
             "musicgen": "musicgen_decoder", "musicgen_melody": "musicgen_melody_decoder",
             "moss_transcribe_diarize": "qwen3", "dots3_note": "dots3_note_text",
-            "modernvbert": "modernbert", "ultravbert": "ultrabert"}
+            "modernvbert": "modernbert", "ultravbert": "ultrabert", "qwen4_exp": "qwen4_exp_text"}
 
 # model_type -> (why it is not exact, lowest and highest measured/modelled ratio seen)
 NOT_EXACT: dict[str, tuple[str, float, float]] = {}
@@ -117,6 +117,8 @@ AWAITING_SAVED_TENSORS = frozenset({
     "zaya",
     # HY-V4's hyper-connections (float32 mixers over n_hc streams), MLA output gate and sinks
     "hy_v4",
+    # Qwen4-Exp's gated residuals over n_hc streams, QSA indexer and n-gram per-layer embeddings
+    "qwen4_exp_text",
     # issue 21, i21-kin's branch: RoFormer's rotation rebuilds cos and sin per layer and, with
     # its frozen sinusoidal table made trainable by saved_tensors.build's requires_grad_(True),
     # keeps q, k and their rotated copies

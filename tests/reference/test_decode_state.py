@@ -7,7 +7,8 @@ bf16, runs one forward pass with ``use_cache=True`` over ``batch x seq_len`` tok
 
 * linear-attention, Mamba and short-convolution layers (``LinearAttentionLayer``):
   ``conv_states`` and ``recurrent_states`` (LFM2's short convolution keeps no recurrent state);
-* softmax / MLA attention layers (``DynamicLayer``): ``keys`` and ``values``;
+* softmax / MLA attention layers (``DynamicLayer``): ``keys`` and ``values`` (and Qwen4-Exp's
+  ``DynamicIndexedLayer`` its QSA indexer's ``indexer_keys``);
 * Falcon-H1 layers (``LinearAttentionAndFullAttentionLayer``) hold both;
 * Nemotron-H's MLP and MoE blocks (``DummyLayer``) hold nothing.
 
@@ -66,6 +67,12 @@ LINEAR_CONFIGS = [
     ("olmo_hybrid/causal-lm-layer-types-bias-tied-kernel-3.json", 1, 70),
     ("lara_mini/bare-model-default-pattern.json", 2, 3),  # within the window (W - 1 = 3)
     ("lara_mini/causal-lm-layer-types-bias-untied.json", 1, 70),
+    # Qwen4-Exp: beside the Gated DeltaNet states, the QSA indexer's raw keys (b, s, d_ih) in
+    # each attention layer and, in each PLE layer, its dilated convolution's window (b, n_hc d,
+    # (K_pe - 1) N_g) and the last N_g - 1 token ids (int64)
+    ("qwen4_exp_text/causal-lm-ple-indexer.json", 2, 5),
+    ("qwen4_exp_text/causal-lm-full-attention-names-tied.json", 1, 9),
+    ("qwen4_exp_text/model-default-interval-bias.json", 2, 7),
 ]
 # state-space and short-convolution hybrids: a prompt shorter than the conv window, and one
 # spanning several chunks of the Mamba-2 scan
@@ -185,7 +192,8 @@ def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
         inputs["use_cache"] = True  # also for a forward that takes it only as a keyword argument
         with torch.no_grad():
             out = model(**inputs)
-        held = {"state": 0, "kv": 0, "conv": [], "recurrent": [], "keys": [], "values": []}
+        held = {"state": 0, "kv": 0, "conv": [], "recurrent": [], "keys": [], "values": [],
+                "indexer_keys": []}
         # the Mamba models return their DynamicCache as ``cache``, not ``past_key_values``
         cache = getattr(out, "past_key_values", None) or getattr(out, "cache", None)
         if cache is None and not isinstance(getattr(out, "state", None), list):
@@ -227,7 +235,7 @@ def transformers_cache(name: str, batch: int, seq_len: int, dtype: str) -> dict:
                     if t is not None:
                         held["state"] += t.numel() * t.element_size()
                         held[kind].append((tuple(t.shape), t.dtype))
-            for kind in ("keys", "values"):
+            for kind in ("keys", "values", "indexer_keys"):  # (Qwen4-Exp's QSA indexer)
                 t = getattr(layer, kind, None)
                 if isinstance(t, torch.Tensor):
                     held["kv"] += t.numel() * t.element_size()
