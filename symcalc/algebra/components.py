@@ -15,7 +15,7 @@ from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d
                       Z_e, d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple,
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in, n_hc,
-                      d_bb, V_c, K_rel, P_2d, d_ph, V_ent, d_ent)
+                      d_bb, V_c, K_rel, P_2d, d_ph, V_ent, d_ent, m_csa, m_hca, g_o, r_o)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -28,7 +28,7 @@ def sw(name: str) -> sympy.Symbol:
 DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale", "rsh",
                 "rmlp", "krope", "mlaw", "router", "router_bias", "expert_bias", "shared",
                 "shared_gate", "moe_width", "sh_width", "moe_norm", "qk_head", "qk_all",
-                "qk_bias")
+                "qk_bias", "kvs")
 
 
 def decoder_only_off() -> dict:
@@ -118,7 +118,9 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("kv_norm", mla * r_kv, "deepseek2024"),
         # dots.llm3: the shared rotary key RMS-normed (k_rope_only_layernorm)
         Part("k_rope_norm", sw("krope") * d_rope, "dots2026llm3"),
-        Part("kv_b", mla * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
+        # (DeepSeek-V4, sw_kvs: the latent and rotary key are the key and value, no kv_b)
+        Part("kv_b", mla * (1 - sw("kvs") if decoder else 1) * r_kv * n_h * (d_nope + d_v),
+             "deepseek2024"),
         # (Inkling 2: a learned scale per query channel of every head, sw_hsc)
         Part("q_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_h * d_h)
              + (sw("hsc") * n_h * d_h if decoder else 0), "henry2020"),
@@ -134,7 +136,12 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("sub_norm", sw("attn_sub") * norm_params(), "wang2023bitnet"),
         Part("o", sw("attn_out") * (linear(n_h * value_width(), d, sw("bias_o"))
                                     + moa * (E * n_kv - n_h) * d_h * d), "vaswani2017"),
-    ] + ([  # Doge's dynamic mask: dt_proj over the values (biased as v) and A, per k/v head
+    ] + ([  # DeepSeek-V4's grouped output projection (sw_ogrp, o replaced: attention_output
+        # false; needs MLA): g_o groups of n_h d_v / g_o outputs each to r_o (o_a_proj), then g_o r_o -> d
+        # (o_b_proj), no biases
+        Part("o_a", sw("ogrp") * n_h * d_v * r_o, "deepseek2026v4"),
+        Part("o_b", sw("ogrp") * g_o * r_o * d, "deepseek2026v4"),
+        # Doge's dynamic mask: dt_proj over the values (biased as v) and A, per k/v head
         Part("dyn_mask", sw("dmask") * (linear(n_kv * d_h, n_kv, sw("bias_v")) + n_kv),
              "shi2024doge"),
         # Inkling: depthwise convolutions of width K_conv (no bias) on the keys and the values
@@ -195,13 +202,47 @@ def indexer_params() -> list[Part]:
     ]
 
 
+def compressor_params() -> list[Part]:
+    """DeepSeek-V4's KV compressors (``sw_kvc``; DeepSeek-AI 2026, DeepSeek-V4 report Sec. 2.3;
+    transformers 5.24 DeepseekV4CSACompressor, DeepseekV4Indexer, DeepseekV4HCACompressor),
+    at the head width d_v (the one key/value head's): in each of the L_csa compressed sparse
+    attention layers kv_proj and gate_proj d -> 2 d_v (two overlapping series), a float32
+    position_bias (m_csa x 2 d_v) and an RMSNorm of d_v, and its lightning indexer with a
+    compressor of its own at d_ih (kv_proj and gate_proj d -> 2 d_ih, position_bias
+    m_csa x 2 d_ih, an RMSNorm of d_ih), its queries from the low-rank query (q_b_proj:
+    r_q -> n_ih d_ih) and a weight per head (weights_proj: d -> n_ih); in each of the L_hca
+    heavily compressed attention layers kv_proj and gate_proj d -> d_v, position_bias
+    m_hca x d_v and an RMSNorm of d_v. No biases."""
+    on = sw("kvc")
+    return [
+        Part("csa/kv", on * 2 * d * d_v, "deepseek2026v4"),
+        Part("csa/gate", on * 2 * d * d_v, "deepseek2026v4"),
+        Part("csa/position_bias", on * 2 * m_csa * d_v, "deepseek2026v4"),
+        Part("csa/norm", on * d_v, "deepseek2026v4"),
+        Part("csa/indexer/kv", on * 2 * d * d_ih, "deepseek2026v4"),
+        Part("csa/indexer/gate", on * 2 * d * d_ih, "deepseek2026v4"),
+        Part("csa/indexer/position_bias", on * 2 * m_csa * d_ih, "deepseek2026v4"),
+        Part("csa/indexer/norm", on * d_ih, "deepseek2026v4"),
+        Part("csa/indexer/q", on * r_q * n_ih * d_ih, "deepseek2026v4"),
+        Part("csa/indexer/weights", on * d * n_ih, "deepseek2026v4"),
+        Part("hca/kv", on * d * d_v, "deepseek2026v4"),
+        Part("hca/gate", on * d * d_v, "deepseek2026v4"),
+        Part("hca/position_bias", on * m_hca * d_v, "deepseek2026v4"),
+        Part("hca/norm", on * d_v, "deepseek2026v4"),
+    ]
+
+
 def hyper_connection_params() -> list[Part]:
     """HY-V4's hyper-connections (``sw_hc``; Zhu et al. 2024, Hyper-Connections, in the form of
     transformers 5.24's HYV4HyperConnection): before the attention and before the FFN block of
     every layer a mixer reads the n_hc residual streams flattened (n_hc d) and gives per
     stream a weight to fold them into the block's input and a weight to spread its output back
     (fn: n_hc d -> 2 n_hc), with a bias per weight (base, 2 n_hc) and two scales (scale)."""
-    return [Part("mixers", sw("hc") * 2 * (2 * n_hc * n_hc * d + 2 * n_hc + 2), "tencent2026hyv4")]
+    return [Part("mixers", sw("hc") * 2 * (2 * n_hc * n_hc * d + 2 * n_hc + 2), "tencent2026hyv4"),
+            # DeepSeek-V4's manifold-constrained hyper-connections (sw_hcm; DeepseekV4HyperConnection):
+            # each mixer also gives the n_hc x n_hc residual mix, made doubly stochastic by
+            # Sinkhorn-Knopp iterations (n_hc^2 more outputs of fn, n_hc^2 biases, a third scale)
+            Part("residual_mix", sw("hcm") * 2 * (n_hc**3 * d + n_hc**2 + 1), "deepseek2026v4")]
 
 
 def hyper_head_params():
