@@ -127,11 +127,15 @@ def compressor_cache() -> sympy.Expr:
     and its indexer's (d_ih), the floor(s / m_csa) compressed entries, the s mod m_csa tokens of
     an unfinished window (their kv and gate projections, 2 x 2 channels each) and, once a window
     has closed, the last window's first series again (kv and gate, m_csa tokens each); in each
-    HCA layer its floor(s / m_hca) entries and the s mod m_hca unfinished tokens (kv and gate)."""
+    HCA layer its floor(s / m_hca) entries and the s mod m_hca unfinished tokens (kv and gate).
+    The cache layers of both hold the one key/value head once (values is keys); a sliding layer
+    without a compressor is transformers' DynamicSlidingWindowLayer, which keeps the values as a
+    second copy of the keys: d_v more per token in its window."""
     c_csa, c_hca = sympy.floor(s / m_csa), sympy.floor(s / m_hca)
     return (L_csa * (d_v + d_ih) * (c_csa + 4 * (s - m_csa * c_csa)
                                     + 2 * m_csa * sympy.Min(1, c_csa))
-            + L_hca * d_v * (c_hca + 2 * (s - m_hca * c_hca)))
+            + L_hca * d_v * (c_hca + 2 * (s - m_hca * c_hca))
+            + (L - L_csa - L_hca) * d_v * sympy.Min(s, W))
 
 
 def kv_cache_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:
