@@ -406,7 +406,12 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict, total_path: s
         if split:  # global layers of their own shape: each attention part per kind of layer
             leaves = _by_layer_shape(prefix, leaves, spec, structure)
         counts = {x[2] for x in leaves}
-        if hybrid and (split or spec.hybrid or (len(counts) > 1 and not spec.moe)):
+        # (an MoE stack whose attention parts sit in layers of more than one count, DeepSeek-V4's
+        # CSA and HCA layers: by kind too; its dense and MoE FFN layers alone take the path below)
+        mixer_counts = {x[2] for x in leaves
+                        if not x[0][len(prefix) + 1:].startswith(("ffn/", "moe/", "norm/ffn"))}
+        if hybrid and (split or spec.hybrid or (len(counts) > 1 and not spec.moe)
+                       or len(mixer_counts) > 1):
             steps = _hybrid_stack(prefix, leaves, letter, subs, values, formulas, cited)
             sections.append(Section("Layers by kind", tuple(steps)))
             continue
@@ -729,6 +734,8 @@ def _norm_words(choice: str, source: str, spec: Spec) -> tuple[str, str]:
 def _single_source(spec: Spec, quantity: str) -> str:
     """The source of a one-formula quantity: the paper of the component that shapes it."""
     if quantity in ("memory.kv_cache_bytes", "flops.decode_per_token"):
+        if spec.m_csa is not None:  # DeepSeek-V4's compressed caches beside the window
+            return "deepseek2026v4"
         if spec.mla:
             return "deepseek2024"
         if spec.L_local is not None:

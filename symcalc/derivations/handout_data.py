@@ -119,9 +119,10 @@ def context_length(spec: Spec) -> int | None:
 
 def _poly(spec: Spec, opts: Options) -> sympy.Poly:
     """Forward matmul FLOPs of one sequence as a polynomial in s; the chunked scans of a
-    hybrid stack (ceiling(s / Q_c) chunks) taken at s a whole number of chunks."""
+    hybrid stack (ceiling(s / Q_c) chunks) taken at s a whole number of chunks, DeepSeek-V4's
+    compressed entries (floor(s / m)) at s a whole number of windows."""
     expr = q.expression("flops.forward_matmul", spec, opts).xreplace({b: 1, s_dec: s})
-    expr = expr.replace(sympy.ceiling, lambda x: x)
+    expr = expr.replace(sympy.ceiling, lambda x: x).replace(sympy.floor, lambda x: x)
     return sympy.Poly(sympy.expand(expr), s)
 
 
@@ -135,7 +136,8 @@ def _constant_parts(spec: Spec, opts: Options) -> list[str]:
     """The matrix products whose FLOPs have a part that does not grow with s (one sequence)."""
     out = []
     for leaf in q.matmul_breakdown(spec, opts.with_(causal="full")):
-        expr = sympy.expand(leaf.value.xreplace({b: 1, s_dec: s}).replace(sympy.ceiling, lambda x: x))
+        expr = sympy.expand(leaf.value.xreplace({b: 1, s_dec: s}).replace(sympy.ceiling, lambda x: x)
+                            .replace(sympy.floor, lambda x: x))
         if expr != 0 and sympy.Poly(expr, s).coeff_monomial(1) != 0:
             out.append(meaning(leaf.path))
     return list(dict.fromkeys(out))
@@ -179,7 +181,9 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
                                 "products still cover all s x s pairs, as eager attention computes them",)
                                if spec.W else ())
                             + (("chunked scans (linear attention, Mamba-2) counted at s a whole "
-                                "number of Q_c-token chunks",) if spec.L_lin or spec.L_ssm else ()),
+                                "number of Q_c-token chunks",) if spec.L_lin or spec.L_ssm else ())
+                            + (("compressed entries (DeepSeek-V4's CSA and HCA) counted at s a whole "
+                                "number of m_csa- and m_hca-token windows",) if spec.m_csa else ()),
                             {"a": _whole(a), "c": _whole(c), "e": _whole(e), "crossover": star})
     return derivation, Curve(_whole(a), _whole(c), _whole(e), star, ())
 
