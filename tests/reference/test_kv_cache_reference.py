@@ -535,3 +535,24 @@ def test_falcon_new_architecture_caches_keys_repeated_to_every_head():
     rep = report(spec, Options(batch=2, seq_len=7, kv_dtype="fp32"))
     assert spec.n_kv == 2 and spec.n_h == 4
     assert held == rep["memory"]["kv_cache_bytes"] * spec.n_h // spec.n_kv
+
+
+@pytest.mark.parametrize("context", [3, 4, 5, 9])
+def test_deepseek_v4_decode_step_flops_equal_flop_counter(context):
+    """One decoded token after a prefill of ``context`` tokens (W = 6, CSA and HCA rates 2 and 3):
+    FlopCounterMode over the cached step equals symcalc's flops.decode_per_token -- the window
+    (W - 1 cached keys and the new one), every compressed entry floor((context + 1) / m) and the
+    CSA indexer's scores against its compressed keys, besides the projections of one token."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    cfg = _cfg("deepseek_v4", "DeepseekV4ForCausalLM", 4, **dict(_V4, sliding_window=6))
+    torch.manual_seed(0)
+    model = H.build_model(cfg, device="cpu", experts_implementation="eager")
+    ids = torch.randint(0, cfg["vocab_size"], (2, context + 1))
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad():
+        cache = model(input_ids=ids[:, :context], use_cache=True).cache
+        with counter:
+            model(input_ids=ids[:, context:], cache=cache, use_cache=True)
+    assert sympy_number("flops.decode_per_token", spec_from_config(cfg),
+                        Options(batch=2, seq_len=1, context=context)) == counter.get_total_flops()
