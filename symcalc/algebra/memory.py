@@ -13,10 +13,10 @@ import sympy
 from ..errors import SymcalcError
 from .options import check_dtype, dtype_fraction
 from .components import linear_qkv_width, ssm_conv_width, sw
-from .symbols import (m_csa, m_hca, L_csa, L_hca, K_conv, L, L_attn, L_conv, L_dec, L_idx, L_kv_shared, L_kv_shared_local,
+from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_idx, L_kv_shared, L_kv_shared_local,
                       L_lin, L_local, L_ssm, N_d, N_s, W, b, d,
                       d_h, A_g, A_l, n_kvg, d_ih, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv,
-                      n_lv, r_kv, s, s_dec, t, S_k, K_g)
+                      n_lv, r_kv, s, s_dec, t, S_k, K_g, m_csa, m_hca, L_csa, L_hca)
 
 GB = 10**9
 GiB = 2**30
