@@ -28,7 +28,7 @@ def sw(name: str) -> sympy.Symbol:
 DECODER_ONLY = ("zx", "pmoe", "xielu", "attn_sub", "ffn_sub", "diff", "moa", "nscale", "rsh",
                 "rmlp", "krope", "mlaw", "router", "router_bias", "expert_bias", "shared",
                 "shared_gate", "moe_width", "sh_width", "moe_norm", "qk_head", "qk_all",
-                "qk_bias", "kvs")
+                "qk_bias")
 
 
 def decoder_only_off() -> dict:
@@ -118,8 +118,8 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("kv_norm", mla * r_kv, "deepseek2024"),
         # dots.llm3: the shared rotary key RMS-normed (k_rope_only_layernorm)
         Part("k_rope_norm", sw("krope") * d_rope, "dots2026llm3"),
-        # (DeepSeek-V4, sw_kvs: the latent and rotary key are the key and value, no kv_b)
-        Part("kv_b", mla * (1 - sw("kvs") if decoder else 1) * r_kv * n_h * (d_nope + d_v),
+        # (sw_kvb: MLA's but DeepSeek-V4's, whose latent and rotary key are the key and value)
+        Part("kv_b", (sw("kvb") if decoder else mla) * r_kv * n_h * (d_nope + d_v),
              "deepseek2024"),
         # (Inkling 2: a learned scale per query channel of every head, sw_hsc)
         Part("q_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_h * d_h)
@@ -215,20 +215,12 @@ def compressor_params() -> list[Part]:
     m_hca x d_v and an RMSNorm of d_v. No biases."""
     on = sw("kvc")
     return [
-        Part("csa/kv", on * 2 * d * d_v, "deepseek2026v4"),
-        Part("csa/gate", on * 2 * d * d_v, "deepseek2026v4"),
-        Part("csa/position_bias", on * 2 * m_csa * d_v, "deepseek2026v4"),
-        Part("csa/norm", on * d_v, "deepseek2026v4"),
-        Part("csa/indexer/kv", on * 2 * d * d_ih, "deepseek2026v4"),
-        Part("csa/indexer/gate", on * 2 * d * d_ih, "deepseek2026v4"),
-        Part("csa/indexer/position_bias", on * 2 * m_csa * d_ih, "deepseek2026v4"),
-        Part("csa/indexer/norm", on * d_ih, "deepseek2026v4"),
+        Part("csa/compressor", on * (4 * d * d_v + 2 * m_csa * d_v + d_v), "deepseek2026v4"),
+        Part("csa/indexer/compressor", on * (4 * d * d_ih + 2 * m_csa * d_ih + d_ih),
+             "deepseek2026v4"),
         Part("csa/indexer/q", on * r_q * n_ih * d_ih, "deepseek2026v4"),
         Part("csa/indexer/weights", on * d * n_ih, "deepseek2026v4"),
-        Part("hca/kv", on * d * d_v, "deepseek2026v4"),
-        Part("hca/gate", on * d * d_v, "deepseek2026v4"),
-        Part("hca/position_bias", on * m_hca * d_v, "deepseek2026v4"),
-        Part("hca/norm", on * d_v, "deepseek2026v4"),
+        Part("hca/compressor", on * (2 * d * d_v + m_hca * d_v + d_v), "deepseek2026v4"),
     ]
 
 

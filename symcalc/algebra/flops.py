@@ -66,7 +66,7 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False, seq=s) -
         Leaf("k", std * 2 * tokens_kv * d_in_ * n_kv * d_h, "ainslie2023"),
         Leaf("v", std * 2 * tokens_kv * d_in_ * n_kv * d_h, "ainslie2023"),
         Leaf("kv_a", mla * 2 * tokens_kv * d * (r_kv + d_rope), "deepseek2024"),
-        Leaf("kv_b", mla * (1 - sw("kvs") if decoder else 1) * 2 * tokens_kv * r_kv * n_h
+        Leaf("kv_b", (sw("kvb") if decoder else mla) * 2 * tokens_kv * r_kv * n_h
              * (d_nope + d_v), "deepseek2024"),
         Leaf("scores", 2 * n_h * qk_width() * batch_pairs, "vaswani2017"),
         Leaf("context", 2 * n_h * value_width() * batch_pairs, "vaswani2017"),
@@ -132,17 +132,14 @@ def _compressors(seq) -> list[Leaf]:
     on, tokens = sw("kvc"), b * seq
     c_csa, c_hca = sympy.floor(seq / m_csa), sympy.floor(seq / m_hca)
     return [
-        Leaf("attention/csa/kv", on * 2 * tokens * d * 2 * d_v, "deepseek2026v4"),
-        Leaf("attention/csa/gate", on * 2 * tokens * d * 2 * d_v, "deepseek2026v4"),
-        Leaf("attention/csa/indexer/kv", on * 2 * tokens * d * 2 * d_ih, "deepseek2026v4"),
-        Leaf("attention/csa/indexer/gate", on * 2 * tokens * d * 2 * d_ih, "deepseek2026v4"),
+        Leaf("attention/csa/compressor", on * 2 * tokens * d * 4 * d_v, "deepseek2026v4"),
+        Leaf("attention/csa/indexer/compressor", on * 2 * tokens * d * 4 * d_ih, "deepseek2026v4"),
         Leaf("attention/csa/indexer/q", on * 2 * tokens * r_q * n_ih * d_ih, "deepseek2026v4"),
         Leaf("attention/csa/indexer/weights", on * 2 * tokens * d * n_ih, "deepseek2026v4"),
         Leaf("attention/csa/indexer/logits", on * 2 * tokens * n_ih * d_ih * c_csa, "deepseek2026v4"),
         Leaf("attention/csa/scores", on * 2 * n_h * d_v * tokens * c_csa, "deepseek2026v4"),
         Leaf("attention/csa/context", on * 2 * n_h * d_v * tokens * c_csa, "deepseek2026v4"),
-        Leaf("attention/hca/kv", on * 2 * tokens * d * d_v, "deepseek2026v4"),
-        Leaf("attention/hca/gate", on * 2 * tokens * d * d_v, "deepseek2026v4"),
+        Leaf("attention/hca/compressor", on * 2 * tokens * d * 2 * d_v, "deepseek2026v4"),
         Leaf("attention/hca/scores", on * 2 * n_h * d_v * tokens * c_hca, "deepseek2026v4"),
         Leaf("attention/hca/context", on * 2 * n_h * d_v * tokens * c_hca, "deepseek2026v4"),
     ]
@@ -522,7 +519,7 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
              sw("kvc") * L_csa * 2 * b * n_ih * d_ih * sympy.floor((context + 1) / m_csa),
              "deepseek2026v4"),
             ("layer/attention/kv_b_over_cache",
-             sw("mla") * (1 - sw("mla_expanded")) * (1 - sw("kvs")) * 2 * b * context
+             sw("kvb") * (1 - sw("mla_expanded")) * 2 * b * context
              * (L_attn * over_cache
                 + sw("mlaw") * L_local * (over_cache.xreplace(accounting.window_shape())
                                           - over_cache)), "deepseek2024"),

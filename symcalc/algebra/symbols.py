@@ -404,8 +404,9 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_mlaw", "the sliding MLA layers have a shape of their own (dots.llm3)",
                 "\\mu_w"),
         _switch("sw_krope", "an RMSNorm of MLA's shared rotary key (dots.llm3)", "\\kappa_r"),
-        _switch("sw_kvs", "MLA's latent and rotary key are the one key and value head, with no "
-                "up-projection (DeepSeek-V4's shared-KV multi-query attention)", "\\mu_{\\mathrm{kv}}"),
+        _switch("sw_kvb", "MLA's key/value up-projection kv_b (none where the latent and rotary "
+                "key are the one key and value head: DeepSeek-V4's shared-KV multi-query "
+                "attention)", "\\mu_{\\mathrm{kv}}"),
         _switch("sw_ogrp", "the grouped low-rank output projection: g_o head groups each to r_o, "
                 "then g_o r_o -> d (DeepSeek-V4)", "\\omega_g"),
         _switch("sw_kvc", "KV compressors: the CSA layers' (with their indexer's) and the HCA "
