@@ -23,7 +23,8 @@ from .breakdown import Breakdown, Leaf
 from .spec import Spec, switch_values
 from .symbols import (ALL, SIZES, L, L_attn, L_conv, L_dec, L_dense, L_ffn, L_idx, L_kv_shared,
                       L_kv_shared_local, L_lin, L_local, L_ssm, S_k, S_kn, S_q, S_v, d_ff,
-                      d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g, L_attn_w, L_ffn_w, d, d_ai)
+                      d_ff_sum, d_h, d_hg, n_kv, n_kvg, S_o, A_l, A_g, L_attn_w, L_ffn_w, d, d_ai,
+                      L_csa, L_hca)
 
 EMBEDDING_PATHS = ("embedding/token", "embedding/position", "embedding/token_type", "embedding/side",
                    "embedding/per_layer", "embedding/box", "embedding/entity", "head/weight",
@@ -69,6 +70,7 @@ def layer_params(cross_attention: bool = False, hybrid: bool = False) -> Breakdo
         leaves.append(Leaf("attention/gate_bias", (1 - c.sw("mla")) * c.sw("attn_gate")
                            * c.sw("gate_hbias") * SIZES["n_h"].symbol, "beam2026"))
         leaves += _parts("attention/indexer", c.indexer_params())
+        leaves += _parts("attention", c.compressor_params())  # DeepSeek-V4's KV compressors
         for group, (_, parts) in MIXERS.items():
             leaves += _parts(group, parts())
         for group, parts in LAYER_EXTRAS.items():
@@ -137,6 +139,10 @@ def group_count(path: str, layers, hybrid: bool = False, params: bool = False):
     if hybrid:
         if path.startswith("attention/indexer/"):  # GLM-5's shared layers run none
             return L_idx
+        if path.startswith("attention/csa/"):  # DeepSeek-V4: the CSA layers' compressor
+            return L_csa
+        if path.startswith("attention/hca/"):  # and the HCA layers'
+            return L_hca
         if path == "attention/dyn_convs":  # Inkling 2: the global layers only
             return attn - L_local
         if group in ("attention", "softmax"):  # softmax: the attention core's non-matmul work

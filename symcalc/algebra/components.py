@@ -16,7 +16,8 @@ from .symbols import (SWITCHES, K_cb, L_x, V_pr, V_sp, V_x, d_ad, d_cat, d_pr, d
                       d_out, d_rope, d_sh, d_v, n_alt, n_h, n_ih, n_kv, n_lk, n_lv, r_g, r_kv, r_laurel,
                       r_q, d_ai, r_ad, d_bk, d_rel, X_rel, K_g, d_r, n_kvg, Q_in, n_hc,
                       d_bb, V_c, K_rel, P_2d, d_ph, V_ent, d_ent, r_hc, L_ple, V_ng,
-                      d_ng, d_pe, K_pe)
+                      d_ng, d_pe, K_pe,
+                      m_csa, m_hca, g_o, r_o)
 
 
 def sw(name: str) -> sympy.Symbol:
@@ -119,7 +120,9 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("kv_norm", mla * r_kv, "deepseek2024"),
         # dots.llm3: the shared rotary key RMS-normed (k_rope_only_layernorm)
         Part("k_rope_norm", sw("krope") * d_rope, "dots2026llm3"),
-        Part("kv_b", mla * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
+        # (sw_kvb: MLA's but DeepSeek-V4's, whose latent and rotary key are the key and value)
+        Part("kv_b", (sw("kvb") if decoder else mla) * r_kv * n_h * (d_nope + d_v),
+             "deepseek2024"),
         # (Inkling 2: a learned scale per query channel of every head, sw_hsc)
         Part("q_head_norm", (1 + sw("qk_bias")) * (sw("qk_head") * d_h + sw("qk_all") * n_h * d_h)
              + (sw("hsc") * n_h * d_h if decoder else 0), "henry2020"),
@@ -135,7 +138,12 @@ def attention_params(decoder: bool = False) -> list[Part]:
         Part("sub_norm", sw("attn_sub") * norm_params(), "wang2023bitnet"),
         Part("o", sw("attn_out") * (linear(n_h * value_width(), d, sw("bias_o"))
                                     + moa * (E * n_kv - n_h) * d_h * d), "vaswani2017"),
-    ] + ([  # Doge's dynamic mask: dt_proj over the values (biased as v) and A, per k/v head
+    ] + ([  # DeepSeek-V4's grouped output projection (sw_ogrp, o replaced: attention_output
+        # false; needs MLA): g_o groups of n_h d_v / g_o outputs each to r_o (o_a_proj), then g_o r_o -> d
+        # (o_b_proj), no biases
+        Part("o_a", sw("ogrp") * n_h * d_v * r_o, "deepseek2026v4"),
+        Part("o_b", sw("ogrp") * g_o * r_o * d, "deepseek2026v4"),
+        # Doge's dynamic mask: dt_proj over the values (biased as v) and A, per k/v head
         Part("dyn_mask", sw("dmask") * (linear(n_kv * d_h, n_kv, sw("bias_v")) + n_kv),
              "shi2024doge"),
         # Inkling: depthwise convolutions of width K_conv (no bias) on the keys and the values
@@ -208,6 +216,28 @@ def qsa_indexer_params() -> list[Part]:
     ]
 
 
+def compressor_params() -> list[Part]:
+    """DeepSeek-V4's KV compressors (``sw_kvc``; DeepSeek-AI 2026, DeepSeek-V4 report Sec. 2.3;
+    transformers 5.24 DeepseekV4CSACompressor, DeepseekV4Indexer, DeepseekV4HCACompressor),
+    at the head width d_v (the one key/value head's): in each of the L_csa compressed sparse
+    attention layers kv_proj and gate_proj d -> 2 d_v (two overlapping series), a float32
+    position_bias (m_csa x 2 d_v) and an RMSNorm of d_v, and its lightning indexer with a
+    compressor of its own at d_ih (kv_proj and gate_proj d -> 2 d_ih, position_bias
+    m_csa x 2 d_ih, an RMSNorm of d_ih), its queries from the low-rank query (q_b_proj:
+    r_q -> n_ih d_ih) and a weight per head (weights_proj: d -> n_ih); in each of the L_hca
+    heavily compressed attention layers kv_proj and gate_proj d -> d_v, position_bias
+    m_hca x d_v and an RMSNorm of d_v. No biases."""
+    on = sw("kvc")
+    return [
+        Part("csa/compressor", on * (4 * d * d_v + 2 * m_csa * d_v + d_v), "deepseek2026v4"),
+        Part("csa/indexer/compressor", on * (4 * d * d_ih + 2 * m_csa * d_ih + d_ih),
+             "deepseek2026v4"),
+        Part("csa/indexer/q", on * r_q * n_ih * d_ih, "deepseek2026v4"),
+        Part("csa/indexer/weights", on * d * n_ih, "deepseek2026v4"),
+        Part("hca/compressor", on * (2 * d * d_v + m_hca * d_v + d_v), "deepseek2026v4"),
+    ]
+
+
 def hyper_connection_params() -> list[Part]:
     """HY-V4's hyper-connections (``sw_hc``; Zhu et al. 2024, Hyper-Connections, in the form of
     transformers 5.24's HYV4HyperConnection): before the attention and before the FFN block of
@@ -221,7 +251,11 @@ def hyper_connection_params() -> list[Part]:
             # weights n_hc d -> n_hc, no biases
             Part("input_mix_down", sw("ghc") * 2 * n_hc * d * r_hc, "qwen2026qwen4exp"),
             Part("gates", sw("ghc") * 2 * (n_hc * d + r_hc * n_hc * d + n_hc * n_hc * d),
-                 "qwen2026qwen4exp")]
+                 "qwen2026qwen4exp"),
+            # DeepSeek-V4's manifold-constrained hyper-connections (sw_hcm; DeepseekV4HyperConnection):
+            # each mixer also gives the n_hc x n_hc residual mix, made doubly stochastic by
+            # Sinkhorn-Knopp iterations (n_hc^2 more outputs of fn, n_hc^2 biases, a third scale)
+            Part("residual_mix", sw("hcm") * 2 * (n_hc**3 * d + n_hc**2 + 1), "deepseek2026v4")]
 
 
 def hyper_head_params():

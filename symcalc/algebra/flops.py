@@ -29,7 +29,8 @@ from .symbols import (SIZES, K_cb, d_ad, d_cat, E, E_s, H_s, K_conv, L, L_attn, 
                       d_emb, d_ff, d_g, d_h, d_ih, d_in, d_lk, d_lv, d_moe, d_nope, d_ple, d_rope,
                       d_sh, d_v, k, n_alt, n_h, n_ih, n_kv, n_lv, r_g, r_kv, r_laurel, r_q, s,
                       s_dec, d_rel, X_rel, S_k, K_g, d_r, n_hc, n_kvg, X_res, K_rel, d_ph, r_hc,
-                      C_ix, L_ple, d_pe, K_pe)
+                      C_ix, L_ple, d_pe, K_pe,
+                      m_csa, m_hca, L_csa, L_hca, g_o, r_o)
 
 # FLOPs per element for work that is not a matrix product (a convention, shown in
 # derivations): softmax = max, subtract, exp, sum, divide; the score scaling 1/sqrt(d_h);
@@ -66,11 +67,16 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False, seq=s) -
         Leaf("k", std * 2 * tokens_kv * d_in_ * n_kv * d_h, "ainslie2023"),
         Leaf("v", std * 2 * tokens_kv * d_in_ * n_kv * d_h, "ainslie2023"),
         Leaf("kv_a", mla * 2 * tokens_kv * d * (r_kv + d_rope), "deepseek2024"),
-        Leaf("kv_b", mla * 2 * tokens_kv * r_kv * n_h * (d_nope + d_v), "deepseek2024"),
+        Leaf("kv_b", (sw("kvb") if decoder else mla) * 2 * tokens_kv * r_kv * n_h
+             * (d_nope + d_v), "deepseek2024"),
         Leaf("scores", 2 * n_h * qk_width() * batch_pairs, "vaswani2017"),
         Leaf("context", 2 * n_h * value_width() * batch_pairs, "vaswani2017"),
         Leaf("o", sw("attn_out") * 2 * tokens_q * n_h * value_width() * d, "vaswani2017"),
-    ] + ([  # Doge's dynamic mask: dt_proj over every value
+    ] + ([  # DeepSeek-V4's grouped output projection: o_a_proj as a batched product per group,
+        # then o_b_proj
+        Leaf("o_a", sw("ogrp") * 2 * tokens_q * n_h * d_v * r_o, "deepseek2026v4"),
+        Leaf("o_b", sw("ogrp") * 2 * tokens_q * g_o * r_o * d, "deepseek2026v4"),
+        # Doge's dynamic mask: dt_proj over every value
         Leaf("dyn_mask", sw("dmask") * 2 * tokens_kv * n_kv * d_h * n_kv, "shi2024doge"),
         # Inkling: the four depthwise convolutions (keys, values, attention and MLP outputs)
         # as conv_flops runs them, tokens_q = b seq
@@ -128,6 +134,30 @@ def _indexer(tokens, batch_pairs, seq) -> list[Leaf]:
         Leaf("attention/indexer/qk", sw("qsa") * 2 * tokens * d * (n_ih + 1) * d_ih,
              "qwen2026qwen4exp"),
         Leaf("attention/indexer/blocks", sw("qsa") * 2 * n_ih * d_ih * b * qsa_blocks(seq), "qwen2026qwen4exp"),
+    ]
+
+
+def _compressors(seq) -> list[Leaf]:
+    """DeepSeek-V4's KV compressors (:func:`symcalc.algebra.components.compressor_params`) as
+    transformers' eager DeepseekV4Attention runs them on b sequences of ``seq`` tokens without a
+    cache: kv_proj and gate_proj on every token (the gated sum over each window is elementwise),
+    C = floor(seq / m) compressed entries of width d_v appended to the sliding keys and values of
+    every query (the block bias only masks them: scores and context over seq x C more pairs per
+    head), and in a CSA layer its indexer's projections and its scores of the n_ih queries against
+    the C indexer keys (the head weights are summed elementwise)."""
+    on, tokens = sw("kvc"), b * seq
+    c_csa, c_hca = sympy.floor(seq / m_csa), sympy.floor(seq / m_hca)
+    return [
+        Leaf("attention/csa/compressor", on * 2 * tokens * d * 4 * d_v, "deepseek2026v4"),
+        Leaf("attention/csa/indexer/compressor", on * 2 * tokens * d * 4 * d_ih, "deepseek2026v4"),
+        Leaf("attention/csa/indexer/q", on * 2 * tokens * r_q * n_ih * d_ih, "deepseek2026v4"),
+        Leaf("attention/csa/indexer/weights", on * 2 * tokens * d * n_ih, "deepseek2026v4"),
+        Leaf("attention/csa/indexer/logits", on * 2 * tokens * n_ih * d_ih * c_csa, "deepseek2026v4"),
+        Leaf("attention/csa/scores", on * 2 * n_h * d_v * tokens * c_csa, "deepseek2026v4"),
+        Leaf("attention/csa/context", on * 2 * n_h * d_v * tokens * c_csa, "deepseek2026v4"),
+        Leaf("attention/hca/compressor", on * 2 * tokens * d * 2 * d_v, "deepseek2026v4"),
+        Leaf("attention/hca/scores", on * 2 * n_h * d_v * tokens * c_hca, "deepseek2026v4"),
+        Leaf("attention/hca/context", on * 2 * n_h * d_v * tokens * c_hca, "deepseek2026v4"),
     ]
 
 
@@ -297,6 +327,11 @@ def _layer_extras(tokens) -> list[Leaf]:
         Leaf("hyper_connections/gates", sw("ghc") * 2 * 2 * tokens * (r_hc * n_hc * d
                                                                      + n_hc * n_hc * d),
              "qwen2026qwen4exp"),
+        # DeepSeek-V4: each mixer's n_hc^2 more outputs, and the residual streams mixed by the
+        # n_hc x n_hc matrix (a batched product per token: comb^T times the n_hc x d streams)
+        Leaf("hyper_connections/residual_mix", sw("hcm") * 2 * (2 * tokens * n_hc * d * n_hc**2
+                                                                + 2 * tokens * n_hc**2 * d),
+             "deepseek2026v4"),
     ]
 
 
@@ -329,6 +364,7 @@ def layer_matmul(seq, cross_seq=None, causal: bool = True, local: bool = False) 
         leaves += _prefix("cross_attention", _attention(b * seq, b * cross_seq, b * seq * cross_seq))
     elif causal:  # a decoder stack, which may be hybrid
         leaves += _indexer(b * seq, b * self_pairs(seq, causal), seq)
+        leaves += _compressors(seq)
         leaves += _mixers(seq) + _layer_extras(b * seq)
         # Zamba: each use of a shared block projects its output by a d x d matrix of its own
         leaves.append(Leaf("shared_block/linear", sw("shblk") * 2 * b * seq * d * d,
@@ -511,8 +547,18 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             ("layer/attention/indexer/blocks_step",
              sw("qsa") * L_idx * 2 * b * n_ih * d_ih * sympy.floor((context + 1) / C_ix),
              "qwen2026qwen4exp"),
+            # DeepSeek-V4: the new token's query against the compressed entries of the context
+            # and the new token (floor((context + 1) / m) in each CSA and HCA layer), and the
+            # CSA indexer's scores against its compressed keys
+            ("layer/attention/compressed/scores_and_context_step",
+             sw("kvc") * 2 * b * n_h * 2 * d_v * (L_csa * sympy.floor((context + 1) / m_csa)
+                                                  + L_hca * sympy.floor((context + 1) / m_hca)),
+             "deepseek2026v4"),
+            ("layer/attention/csa/indexer/logits_step",
+             sw("kvc") * L_csa * 2 * b * n_ih * d_ih * sympy.floor((context + 1) / m_csa),
+             "deepseek2026v4"),
             ("layer/attention/kv_b_over_cache",
-             sw("mla") * (1 - sw("mla_expanded")) * 2 * b * context
+             sw("kvb") * (1 - sw("mla_expanded")) * 2 * b * context
              * (L_attn * over_cache
                 + sw("mlaw") * L_local * (over_cache.xreplace(accounting.window_shape())
                                           - over_cache)), "deepseek2024"),
@@ -535,6 +581,9 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
         drop = ("layer/attention/scores", "layer/attention/context", "layer/attention/diff/scores",
                 "layer/attention/diff/context", "pooler", "layer/attention/indexer/logits",
                 "layer/attention/indexer/blocks",
+                "layer/attention/csa/scores", "layer/attention/csa/context",
+                "layer/attention/hca/scores", "layer/attention/hca/context",
+                "layer/attention/csa/indexer/logits",
                 "layer/linear_attention/conv", "layer/ssm/conv", "layer/short_conv/conv",
                 "layer/linear_attention/core", "layer/ssm/core")
     else:

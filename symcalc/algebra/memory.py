@@ -16,7 +16,8 @@ from .components import linear_qkv_width, ssm_conv_width, sw
 from .symbols import (K_conv, L, L_attn, L_conv, L_dec, L_idx, L_kv_shared, L_kv_shared_local,
                       L_lin, L_local, L_ssm, N_d, N_s, W, b, d,
                       d_h, A_g, A_l, n_kvg, d_ih, d_in, d_lk, d_lv, d_nope, d_rope, d_v, n_h, n_kv,
-                      n_lv, r_kv, s, s_dec, t, S_k, K_g, L_ple, n_hc, K_pe, N_g)
+                      n_lv, r_kv, s, s_dec, t, S_k, K_g, L_ple, n_hc, K_pe, N_g,
+                      m_csa, m_hca, L_csa, L_hca)
 
 GB = 10**9
 GiB = 2**30
@@ -117,7 +118,25 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     window = sw("mlaw") * b * bytes_per * L_local * sympy.Min(s, W) \
         * (kv_width().xreplace(window_shape()) - kv_width())
     return (per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local) + wider
-            + window + (sw("dsa") + sw("qsa")) * L_idx * d_ih * b * bytes_per * s)
+            + window + (sw("dsa") + sw("qsa")) * L_idx * d_ih * b * bytes_per * s
+            + sw("kvc") * b * bytes_per * compressor_cache())
+
+
+def compressor_cache() -> sympy.Expr:
+    """What DeepSeek-V4's compressors keep per sequence after s tokens (transformers 5.24
+    DeepseekV4CSACache, DeepseekV4HCACache): in each CSA layer, for its compressor (width d_v)
+    and its indexer's (d_ih), the floor(s / m_csa) compressed entries, the s mod m_csa tokens of
+    an unfinished window (their kv and gate projections, 2 x 2 channels each) and, once a window
+    has closed, the last window's first series again (kv and gate, m_csa tokens each); in each
+    HCA layer its floor(s / m_hca) entries and the s mod m_hca unfinished tokens (kv and gate).
+    The cache layers of both hold the one key/value head once (values is keys); a sliding layer
+    without a compressor is transformers' DynamicSlidingWindowLayer, which keeps the values as a
+    second copy of the keys: d_v more per token in its window."""
+    c_csa, c_hca = sympy.floor(s / m_csa), sympy.floor(s / m_hca)
+    return (L_csa * (d_v + d_ih) * (c_csa + 4 * (s - m_csa * c_csa)
+                                    + 2 * m_csa * sympy.Min(1, c_csa))
+            + L_hca * d_v * (c_hca + 2 * (s - m_hca * c_hca))
+            + (L - L_csa - L_hca) * d_v * sympy.Min(s, W))
 
 
 def kv_cache_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:

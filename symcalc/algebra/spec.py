@@ -36,11 +36,12 @@ SIZE_FIELDS = ("L", "d", "n_h", "n_kv", "d_h", "d_ff", "V", "P", "T", "E", "k", 
                "n_ih", "d_ih", "r_g", "d_ai", "B_sh", "r_ad", "d_bk", "d_out", "V_pr", "d_pr",
                "V_sp", "d_sp", "n_ad", "d_ad", "K_cb", "d_rel", "K_g", "d_r", "n_hc", "n_hw",
                "r_qw", "r_kvw", "d_nw", "d_rw", "d_vw", "B_l", "K_rel", "P_2d", "d_ph", "V_ent",
-               "d_ent", "r_hc", "C_ix", "V_ng", "d_ng", "d_pe", "K_pe", "N_g")
+               "d_ent", "r_hc", "C_ix", "V_ng", "d_ng", "d_pe", "K_pe", "N_g", "m_csa", "m_hca",
+               "g_o", "r_o")
 # layer counts that may be zero
 COUNT_FIELDS = ("L_dense", "L_local", "L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn",
                 "L_kv_shared", "L_kv_shared_local", "L_idx", "d_cat", "L_x", "V_x", "X_rel",
-                "Q_in", "X_res", "d_bb", "V_c", "V_sel", "L_ple")
+                "Q_in", "X_res", "d_bb", "V_c", "V_sel", "L_ple", "L_csa", "L_hca")
 HYBRID_COUNTS = ("L_attn", "L_lin", "L_ssm", "L_conv", "L_ffn")
 FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "token_embedding",
                "head_bias", "pooler", "mlm_head", "mla", "norm_attn_in", "norm_ffn_in",
@@ -57,7 +58,8 @@ FLAG_FIELDS = ("attention_output", "ffn_bias", "final_norm", "embedding_norm", "
                "residual_affine", "head_scales", "sink_proj", "dyn_convs", "initial_state",
                "k_rope_norm", "ffn_down_bias", "contact_head", "dis_c2p", "dis_p2c",
                "dis_share", "dis_norm", "final_norm_nobias", "ent_queries", "ent_head",
-               "ent_untied", "dis_v1", "value_conv")
+               "ent_untied", "dis_v1", "value_conv",
+               "mla_kv_shared", "hc_mix")
 
 
 class Spec(Record):
@@ -263,6 +265,19 @@ class Spec(Record):
     d_pe: Optional[int] = None
     K_pe: Optional[int] = None
     N_g: Optional[int] = None
+    # DeepSeek-V4 (transformers' DeepseekV4Attention, DeepseekV4HyperConnection): the
+    # hyper-connections' n_hc x n_hc residual mix; MLA's latent and rotary key used as the one
+    # key/value head (no kv_b); the grouped output projection (g_o groups of rank r_o); the KV
+    # compressors of L_csa CSA layers (rate m_csa, with their indexer of n_ih x d_ih) and L_hca
+    # HCA layers (rate m_hca)
+    hc_mix: bool = False
+    mla_kv_shared: bool = False
+    g_o: Optional[int] = None
+    r_o: Optional[int] = None
+    m_csa: Optional[int] = None
+    m_hca: Optional[int] = None
+    L_csa: Optional[int] = None
+    L_hca: Optional[int] = None
     # HRM-Text: a learned initial state of width d for its low-level stack (z_L_init)
     initial_state: bool = False
     # dots.llm3's MLA: the sliding layers' own shape (heads, query and key/value latent ranks,

@@ -181,6 +181,19 @@ SIZES: dict[str, SymbolInfo] = {
               "(ple_conv_kernel_size)", "K_{\\mathrm{pe}}"),
         _size("N_g", "largest n-gram order of the PLE tables (ngram_size; the convolution's "
               "dilation)", "N_{\\mathrm{g}}"),
+        # DeepSeek-V4: KV compressors (CSA, HCA) and the grouped output projection
+        _size("m_csa", "source tokens per compressed entry of the compressed sparse attention "
+              "layers (DeepSeek-V4's CSA compress rate m)", "m_{\\mathrm{csa}}"),
+        _size("m_hca", "source tokens per compressed entry of the heavily compressed attention "
+              "layers (DeepSeek-V4's HCA compress rate m')", "m_{\\mathrm{hca}}"),
+        _count("L_csa", "attention layers with a compressed sparse attention (CSA) compressor "
+               "and its indexer (DeepSeek-V4)", "L_{\\mathrm{csa}}"),
+        _count("L_hca", "attention layers with a heavily compressed attention (HCA) compressor "
+               "(DeepSeek-V4)", "L_{\\mathrm{hca}}"),
+        _size("g_o", "head groups of the grouped output projection (DeepSeek-V4's o_groups)",
+              "g_{\\mathrm{o}}"),
+        _size("r_o", "rank of each group of the grouped output projection (DeepSeek-V4's "
+              "o_lora_rank)", "r_{\\mathrm{o}}"),
         # ZAYA: compressed convolutional attention and an MLP router
         _size("K_g", "kernel width of the grouped convolution mixing queries and keys (ZAYA's "
               "cca_time1; the depthwise one's is K_conv)", "K_{\\mathrm{g}}"),
@@ -409,6 +422,15 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_mlaw", "the sliding MLA layers have a shape of their own (dots.llm3)",
                 "\\mu_w"),
         _switch("sw_krope", "an RMSNorm of MLA's shared rotary key (dots.llm3)", "\\kappa_r"),
+        _switch("sw_kvb", "MLA's key/value up-projection kv_b (none where the latent and rotary "
+                "key are the one key and value head: DeepSeek-V4's shared-KV multi-query "
+                "attention)", "\\mu_{\\mathrm{kv}}"),
+        _switch("sw_ogrp", "the grouped low-rank output projection: g_o head groups each to r_o, "
+                "then g_o r_o -> d (DeepSeek-V4)", "\\omega_g"),
+        _switch("sw_kvc", "KV compressors: the CSA layers' (with their indexer's) and the HCA "
+                "layers' compressed entries beside the sliding window (DeepSeek-V4)", "\\gamma_c"),
+        _switch("sw_hcm", "the hyper-connections' n_hc x n_hc residual mix (DeepSeek-V4's mHC)",
+                "\\xi_m"),
         _switch("sw_cmask", "the head scores only the rows its centroids pick (Gemma 4 "
                 "assistant's use_ordered_embeddings)", "\\chi_c"),
         _switch("sw_zinit", "a learned d-wide initial state of a recurrent stack (HRM-Text's "
@@ -556,6 +578,8 @@ def latex_names() -> dict[sympy.Symbol, str]:
                               "P_2d", "d_ph", "V_ent", "d_ent"))
 (r_hc, C_ix, L_ple, V_ng, d_ng, d_pe, K_pe, N_g) = (
     SIZES[n].symbol for n in ("r_hc", "C_ix", "L_ple", "V_ng", "d_ng", "d_pe", "K_pe", "N_g"))
+(m_csa, m_hca, L_csa, L_hca, g_o, r_o) = (SIZES[n].symbol for n in ("m_csa", "m_hca", "L_csa",
+                                                                    "L_hca", "g_o", "r_o"))
 (n_ih, d_ih, L_idx, d_g, r_g, d_out) = (SIZES[n].symbol for n in ("n_ih", "d_ih", "L_idx", "d_g",
                                                                    "r_g", "d_out"))
 (n_hw, r_qw, r_kvw, d_nw, d_rw, d_vw) = (SIZES[n].symbol for n in ("n_hw", "r_qw", "r_kvw", "d_nw",

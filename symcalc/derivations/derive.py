@@ -77,6 +77,21 @@ MEANINGS = {
     "ngram_ple/layers": "n-gram PLE key and value projections, norms and dilated convolution",
     "ngram_ple/conv": "n-gram PLE convolution window",
     "ngram_ple/ids": "n-gram PLE context token ids (int64)",
+    "hyper_connections/residual_mix": "doubly-stochastic mix of the residual streams (DeepSeek-V4's mHC)",
+    "attention/o_a": "grouped output projection, each head group to its rank (o_a_proj)",
+    "attention/o_b": "grouped output projection, the groups to the model width (o_b_proj)",
+    "attention/csa/compressor": "CSA compressor: key/value and gate projections (two series), position bias, norm",
+    "attention/csa/indexer/compressor": "CSA indexer's compressor: key and gate projections (two series), position bias, norm",
+    "attention/hca/compressor": "HCA compressor: key/value and gate projections, position bias, norm",
+    "attention/csa/scores": "scores against the CSA compressed entries",
+    "attention/csa/context": "weighted sum of the CSA compressed entries",
+    "attention/csa/indexer/q": "CSA indexer queries (q_b_proj)",
+    "attention/csa/indexer/weights": "CSA indexer head weights",
+    "attention/csa/indexer/logits": "CSA indexer scores against its compressed keys",
+    "attention/csa/indexer/logits_step": "CSA indexer scores over the compressed cache",
+    "attention/hca/scores": "scores against the HCA compressed entries",
+    "attention/hca/context": "weighted sum of the HCA compressed entries",
+    "attention/compressed/scores_and_context_step": "scores and weighted sum over the compressed cache",
     "attention/dyn_convs": "per-token weights of the global layers' key and value convolutions and their input norms (Inkling 2)",
     "block_residuals": "block attention residuals' learned queries over stacked block outputs (Inkling 2)",
     "head/weight": "output head weight (untied)", "head/bias": "output head bias",
@@ -394,7 +409,12 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict, total_path: s
         if split:  # global layers of their own shape: each attention part per kind of layer
             leaves = _by_layer_shape(prefix, leaves, spec, structure)
         counts = {x[2] for x in leaves}
-        if hybrid and (split or spec.hybrid or (len(counts) > 1 and not spec.moe)):
+        # (an MoE stack whose attention parts sit in layers of more than one count, DeepSeek-V4's
+        # CSA and HCA layers: by kind too; its dense and MoE FFN layers alone take the path below)
+        mixer_counts = {x[2] for x in leaves
+                        if not x[0][len(prefix) + 1:].startswith(("ffn/", "moe/", "norm/ffn"))}
+        if hybrid and (split or spec.hybrid or (len(counts) > 1 and not spec.moe)
+                       or len(mixer_counts) > 1):
             steps = _hybrid_stack(prefix, leaves, letter, subs, values, formulas, cited)
             sections.append(Section("Layers by kind", tuple(steps)))
             continue
@@ -717,6 +737,8 @@ def _norm_words(choice: str, source: str, spec: Spec) -> tuple[str, str]:
 def _single_source(spec: Spec, quantity: str) -> str:
     """The source of a one-formula quantity: the paper of the component that shapes it."""
     if quantity in ("memory.kv_cache_bytes", "flops.decode_per_token"):
+        if spec.m_csa is not None:  # DeepSeek-V4's compressed caches beside the window
+            return "deepseek2026v4"
         if spec.mla:
             return "deepseek2024"
         if spec.L_local is not None:

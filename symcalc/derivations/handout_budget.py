@@ -161,7 +161,7 @@ def budget(spec: Spec, opts: Options) -> Budget:
         kv = _value("memory.kv_cache_bytes", spec, opts, values)
         derivs.append(derive(spec, "memory.kv_cache_bytes", opts))
         n_kv = spec.n_kv if spec.n_kv is not None else spec.n_h
-        if spec.mla:
+        if spec.mla and spec.W is None:  # (a window caps the cache: not one width per token and layer)
             mla = mla_cache_derivation(spec, opts)
             derivs.append(mla)
             kv_mha = _value("memory.kv_cache_bytes", spec, opts.with_(mla_cache="expanded"), values)

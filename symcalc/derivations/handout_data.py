@@ -126,7 +126,8 @@ def _whole_chunks(expr):
 
 def _poly(spec: Spec, opts: Options) -> sympy.Poly:
     """Forward matmul FLOPs of one sequence as a polynomial in s; the chunked scans of a
-    hybrid stack (ceiling(s / Q_c) chunks) taken at s a whole number of chunks."""
+    hybrid stack (ceiling(s / Q_c) chunks) taken at s a whole number of chunks, DeepSeek-V4's
+    compressed entries (floor(s / m)) at s a whole number of windows."""
     expr = q.expression("flops.forward_matmul", spec, opts).xreplace({b: 1, s_dec: s})
     return sympy.Poly(sympy.expand(_whole_chunks(expr)), s)
 
@@ -187,7 +188,9 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
                             + (("chunked scans (linear attention, Mamba-2) counted at s a whole "
                                 "number of Q_c-token chunks",) if spec.L_lin or spec.L_ssm else ())
                             + ((f"the QSA indexer's key blocks counted at s a whole number of "
-                                f"{spec.C_ix}-token blocks",) if spec.C_ix else ()),
+                                f"{spec.C_ix}-token blocks",) if spec.C_ix else ())
+                            + (("compressed entries (DeepSeek-V4's CSA and HCA) counted at s a whole "
+                                "number of m_csa- and m_hca-token windows",) if spec.m_csa else ()),
                             {"a": _whole(a), "c": _whole(c), "e": _whole(e), "crossover": star})
     return derivation, Curve(_whole(a), _whole(c), _whole(e), star, ())
 

@@ -105,6 +105,16 @@ SOURCES: dict[str, Source] = {
                "the lightning indexer: indexer queries from the low-rank query, one shared key, a "
                "weight per head, ReLU scores summed over the heads pick the top-k keys "
                "(transformers modeling_deepseek_v32.py DeepseekV32Indexer)"),
+        Source("deepseek2026v4", "DeepSeek-AI 2026, DeepSeek-V4 technical report (compressed sparse "
+               "attention, heavily compressed attention, manifold-constrained hyper-connections); "
+               "Hugging Face transformers 5.24 modeling_deepseek_v4.py",
+               "KV compressors that pool every m tokens into one entry by a softmax gate with a "
+               "position bias (CSA: two overlapping series and a lightning indexer of its own; "
+               "HCA: one series), attention over the sliding window and the compressed entries, "
+               "the grouped low-rank output projection and the hyper-connections' doubly-"
+               "stochastic residual mix (DeepseekV4CSACompressor, DeepseekV4Indexer, "
+               "DeepseekV4HCACompressor, DeepseekV4Attention, DeepseekV4GroupedLinear, "
+               "DeepseekV4HyperConnection)"),
         Source("glorioso2024zamba", "Glorioso et al. 2024, Zamba: A Compact 7B SSM Hybrid Model "
                "(arXiv:2405.16712)",
                "one attention+MLP block shared by the hybrid layers, reading the hidden state and "

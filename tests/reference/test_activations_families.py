@@ -109,6 +109,8 @@ AWAITING_SAVED_TENSORS = frozenset({
     "jetmoe",
     # Inkling's short convolutions (float32) and relative-position logits
     "inkling_text",
+    # DeepSeek-V4's KV compressors, grouped output, mHC residual mix and float32 hyper-connections
+    "deepseek_v4",
     # Inkling 2's block attention residuals, dynamic convolutions, sink projections
     "inkling2_text",
     # xLSTM's mLSTM blocks

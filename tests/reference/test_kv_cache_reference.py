@@ -20,7 +20,14 @@ model).  What transformers 5.24 stores there (cache_utils.py, checked by
   num_kv_shared_layers) hold a ``DummyLayer`` with no keys or values;
 * DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): a ``DynamicIndexedLayer`` holds MLA's latent
   and, in each layer that runs its indexer, the indexer's keys ``(b, s, index_head_dim)``
-  (``indexer_keys``); a GLM-5 layer that reuses the previous selection keeps none.
+  (``indexer_keys``); a GLM-5 layer that reuses the previous selection keeps none;
+* DeepSeek-V4: every layer slides over one key/value head of head_dim (a sliding-only layer's
+  ``DynamicSlidingWindowLayer`` keeps keys and values apart; the compressor layers'
+  ``DeepseekV4CSACache`` / ``DeepseekV4HCACache`` one tensor for both), and each compressor (a
+  CSA layer's and its indexer's, an HCA layer's) keeps its floor(s / m) compressed entries, the
+  kv and gate projections of the s mod m tokens of its unfinished window (two series, 2 x the
+  width, in CSA) and, in CSA once a window has closed, the last window's first series (kv and
+  gate, m tokens each). Every tensor is counted once.
 """
 from __future__ import annotations
 
@@ -40,6 +47,13 @@ _MLA = {"num_key_value_heads": 4, "n_routed_experts": 4, "num_experts_per_tok": 
         "moe_intermediate_size": 16, "n_shared_experts": 1, "first_k_dense_replace": 1,
         "kv_lora_rank": 12, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 6,
         "n_group": 1, "topk_group": 1}
+
+_V4 = {"intermediate_size": 8, "head_dim": 16, "q_lora_rank": 12, "n_routed_experts": 4,
+       "num_experts_per_tok": 2, "o_groups": 2, "o_lora_rank": 6, "index_n_heads": 2,
+       "index_head_dim": 8, "hc_mult": 2, "sliding_window": 8,
+       "layer_types": ["sliding_attention", "compressed_sparse_attention",
+                       "heavily_compressed_attention", "compressed_sparse_attention"],
+       "compress_rates": {"compressed_sparse_attention": 2, "heavily_compressed_attention": 3}}
 
 # two sharing layers (one sliding, one full) at the end of six alternating ones
 _GEMMA3N = {"head_dim": 8, "vocab_size_per_layer_input": 50, "hidden_size_per_layer_input": 4,
@@ -238,6 +252,10 @@ CASES = {
                                             index_head_dim=6, indexer_types=["full", "shared", "full"],
                                             **_MLA), 2, 9),
     # HY-V4: the same caches; its hyper-connections keep nothing between steps
+    # DeepSeek-V4: sliding, CSA and HCA layers (rates 2 and 3), prompts within the window
+    # (W = 8): s = 1 (no window closed), 5 (an unfinished window each), 6 (none unfinished)
+    **{f"deepseek_v4-compressors-s{s}": (_cfg("deepseek_v4", "DeepseekV4ForCausalLM", 4, **_V4), 2, s)
+       for s in (1, 5, 6)},
     "hy_v4-mla-indexer-hyper": (_cfg("hy_v4", "HYV4ForCausalLM", 3, q_lora_rank=10, index_n_heads=3,
                                      index_head_dim=6, hc_mult=2, indexer_types=["full", "shared", "full"],
                                      **{k: v for k, v in _MLA.items() if k != "first_k_dense_replace"}), 2, 9),
@@ -293,13 +311,29 @@ def transformers_cache(case: str) -> tuple[int, list]:
         layers = list(getattr(cache, "self_attention_cache", cache).layers)
         if case in ENCODER_DECODER:
             layers += cache.cross_attention_cache.layers
-        held = sum(t.numel() * t.element_size() for layer in layers
-                   for t in (layer.keys, layer.values, getattr(layer, "indexer_keys", None))
-                   if t is not None)  # a KV-sharing layer's DummyLayer holds None
+        held = sum(t.numel() * t.element_size() for t in _held_tensors(layers))
         shapes = [(type(layer).__name__, *(None if t is None else tuple(t.shape)
                                            for t in (layer.keys, layer.values))) for layer in layers]
         _HELD[case] = (held, shapes)
     return _HELD[case]
+
+
+def _held_tensors(layers) -> list:
+    """Every tensor the cache layers hold, each once: keys, values (DeepSeek-V4's compressor
+    layers hold one tensor as both), the indexer's keys, and DeepSeek-V4's compressor states
+    (DeepseekV4HCACache / DeepseekV4CSACache: compressed entries, the unfinished window's kv and
+    gate, CSA's overlap series; per compressor and indexer). A KV-sharing layer's DummyLayer
+    holds None."""
+    out, seen = [], set()
+    for layer in layers:
+        tensors = [layer.keys, layer.values, getattr(layer, "indexer_keys", None)]
+        for name in ("compressed_kv", "buffer_kv", "buffer_gate", "overlap_kv", "overlap_gate"):
+            tensors += list(getattr(layer, name, {}).values())
+        for t in tensors:
+            if t is not None and id(t) not in seen:
+                seen.add(id(t))
+                out.append(t)
+    return out
 
 
 def _sliding(config, i: int) -> bool:
@@ -329,6 +363,10 @@ def test_what_transformers_stores(case):
         if i in (getattr(config, "cross_attention_layers", None) or ()):
             want_shapes.append(("DynamicLayer", None, None))  # Mllama: skipped without images
             continue
+        if config.model_type == "deepseek_v4":  # one key/value head, the compressors' states
+            want_shapes.append(_deepseek_v4_layer(config, i, batch, seq_len))
+            want += _deepseek_v4_held(config, i, batch, seq_len)
+            continue
         per_layer = getattr(config, "per_layer_config", None)
         layer = per_layer[i] if per_layer is not None else config
         if getattr(layer, "kv_lora_rank", None):  # MLA: the latent and the shared rotary key
@@ -354,6 +392,35 @@ def test_what_transformers_stores(case):
         want += 4 * (torch.Size(k).numel() + torch.Size(v).numel())  # fp32
     assert shapes == want_shapes
     assert held == want
+
+
+def _deepseek_v4_layer(config, i: int, batch: int, seq_len: int) -> tuple:
+    """DeepSeek-V4's layer i: its sliding window of the one key/value head (W - 1 tokens at
+    most), in a DynamicSlidingWindowLayer or its compressor's cache layer."""
+    kind = {"sliding_attention": "DynamicSlidingWindowLayer",
+            "compressed_sparse_attention": "DeepseekV4CSACache",
+            "heavily_compressed_attention": "DeepseekV4HCACache"}[config.layer_types[i]]
+    k = (batch, 1, min(seq_len, config.sliding_window - 1), config.head_dim)
+    return kind, k, k
+
+
+def _deepseek_v4_held(config, i: int, batch: int, seq_len: int) -> int:
+    """fp32 bytes of DeepSeek-V4's layer i after one forward of seq_len tokens: a sliding layer
+    keeps keys and values apart, a compressor's layer one tensor for both, plus per compressor
+    (and, in a CSA layer, its indexer's) the floor(s / m) entries, kv and gate of the s mod m
+    unfinished tokens (two series in CSA) and, once a CSA window closed, its overlap series."""
+    kind = config.layer_types[i]
+    window = min(seq_len, config.sliding_window - 1) * config.head_dim
+    if kind == "sliding_attention":
+        return 4 * batch * 2 * window
+    m = config.compress_rates[kind]
+    series = 2 if kind == "compressed_sparse_attention" else 1
+    widths = [config.head_dim] + ([config.index_head_dim] if series == 2 else [])
+    held = window
+    for w in widths:
+        held += (seq_len // m) * w + 2 * (seq_len % m) * series * w
+        held += 2 * m * w if series == 2 and seq_len >= m else 0
+    return 4 * batch * held
 
 
 def _encoder_decoder_cache(cfg: dict, batch: int, seq_len: int) -> tuple[int, list]:
@@ -468,3 +535,24 @@ def test_falcon_new_architecture_caches_keys_repeated_to_every_head():
     rep = report(spec, Options(batch=2, seq_len=7, kv_dtype="fp32"))
     assert spec.n_kv == 2 and spec.n_h == 4
     assert held == rep["memory"]["kv_cache_bytes"] * spec.n_h // spec.n_kv
+
+
+@pytest.mark.parametrize("context", [3, 4, 5, 9])
+def test_deepseek_v4_decode_step_flops_equal_flop_counter(context):
+    """One decoded token after a prefill of ``context`` tokens (W = 6, CSA and HCA rates 2 and 3):
+    FlopCounterMode over the cached step equals symcalc's flops.decode_per_token -- the window
+    (W - 1 cached keys and the new one), every compressed entry floor((context + 1) / m) and the
+    CSA indexer's scores against its compressed keys, besides the projections of one token."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    cfg = _cfg("deepseek_v4", "DeepseekV4ForCausalLM", 4, **dict(_V4, sliding_window=6))
+    torch.manual_seed(0)
+    model = H.build_model(cfg, device="cpu", experts_implementation="eager")
+    ids = torch.randint(0, cfg["vocab_size"], (2, context + 1))
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad():
+        cache = model(input_ids=ids[:, :context], use_cache=True).cache
+        with counter:
+            model(input_ids=ids[:, context:], cache=cache, use_cache=True)
+    assert sympy_number("flops.decode_per_token", spec_from_config(cfg),
+                        Options(batch=2, seq_len=1, context=context)) == counter.get_total_flops()
