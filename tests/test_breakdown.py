@@ -80,7 +80,9 @@ def test_per_layer_times_layers_is_the_stack(name):
     attention layers lack the key/value parts (accounting.KV_PATHS). Where the global layers
     have an attention shape of their own (d_hg, n_kvg: MiMo-V2-Flash, Gemma 4) the layer view
     holds a sliding layer's attention and the global_attention view a global layer's, each
-    part times the layers of its kind holding it."""
+    part times the layers of its kind holding it. Attention parts that only some layers hold
+    (an indexer of its own in L_idx layers, DeepSeek-V4's compressors in L_csa and L_hca) are
+    in the layer view and count their layers in the stack."""
     spec = presets.load(name).spec
     p = preset_report(name)["params"]
     per = p["per_layer"]
@@ -98,6 +100,11 @@ def test_per_layer_times_layers_is_the_stack(name):
         counts = {"attention": spec.attention_layers, "moe": ffn - dense,
                   "ffn": ffn if not spec.moe else dense, "norm/ffn": ffn, "norm/ffn_out": ffn}
         kv_paths = [p for p in accounting.KV_PATHS if p in per]
+        # attention parts held by some layers only: (path, layers holding it)
+        some = [(path, n) for path, n in (("attention/indexer", spec.L_idx),
+                                          ("attention/csa", spec.L_csa),
+                                          ("attention/hca", spec.L_hca))
+                if n is not None and path in per]
         expected = 0
         for part, value in per.items():
             if part.endswith("total") or part.startswith(("dense_layer/", "global_attention/")):
@@ -111,10 +118,13 @@ def test_per_layer_times_layers_is_the_stack(name):
             else:
                 path = part
                 count = counts.get(path, counts.get(path.split("/")[0], spec.L))
+                count = next((n for prefix, n in some
+                              if path == prefix or path.startswith(prefix + "/")), count)
             if path in accounting.KV_PATHS:
                 count -= spec.kv_shared_layers
             elif path == "attention":  # the sharing layers lack their key/value parts
-                value, count = count * value - spec.kv_shared_layers * sum(per[p] for p in kv_paths), 1
+                value, count = (count * value - spec.kv_shared_layers * sum(per[p] for p in kv_paths)
+                                - sum((count - n) * per[prefix] for prefix, n in some)), 1
             if path.count("/") == (1 if view in mixers else 0):  # a top-level group
                 expected += count * value
             dense_value = per.get(f"dense_layer/{part}", 0) if view == "ffn" and spec.moe else 0
