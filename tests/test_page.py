@@ -656,6 +656,23 @@ def test_every_kind_of_preset_shows_the_reports_figures(page):
 
 
 @needs_browser
+def test_typing_the_presets_value_back_keeps_it_where_another_edit_derives_it(page):
+    """gpt2-large's d_h is 64 = d / n_h; after d = 640 the page shows d / n_h = 32, and typing
+    64 into d_h keeps 64 (an edit of its own), as `--set d=640 --set d_h=64` does. Alone, the
+    preset's value typed back undoes the edit."""
+    select_preset(page, "gpt2-large")
+    set_field(page, "d", "640")
+    assert report_of(page)["params"]["head_dim"] == 32
+    set_field(page, "d_h", "64")
+    assert report_of(page)["params"]["head_dim"] == 64
+    assert page.execute_script("return SYMCALC_UI.state.panes[0].sets") == {"d": "640", "d_h": "64"}
+    select_preset(page, "gpt2-large")
+    set_field(page, "d_h", "48")
+    set_field(page, "d_h", "64")
+    assert page.execute_script("return SYMCALC_UI.state.panes[0].sets") == {}
+
+
+@needs_browser
 def test_drawn_overrides_and_options_in_the_page(page):
     rng = random.Random(9)
     for _ in range(8):  # node holds 150 more drawn cases to the quick report (above)

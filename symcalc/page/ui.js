@@ -145,8 +145,11 @@ function wirePane(pane, i) {
     const key = el.dataset.key;
     const onEdit = () => guard(() => {
       const text = el.type === "checkbox" ? String(el.checked) : el.value;
+      // the preset's value typed back undoes the edit, unless other edits derive this field
+      // anew (d_h follows d: typing gpt2's 64 after d = 640 keeps d_h = 64, not d / n_h)
       const baseText = specText(pane.base, key);
-      if (text === baseText) delete pane.sets[key]; else pane.sets[key] = text;
+      const alone = Object.keys(pane.sets).every(k => k === key);
+      if (text === baseText && alone) delete pane.sets[key]; else pane.sets[key] = text;
       update(pane, i, false);
     });
     el.addEventListener(el.tagName === "SELECT" || el.type === "checkbox" ? "change" : "input", onEdit);
