@@ -188,6 +188,9 @@ def check_spec(spec, layout: Layout, seq_len: Optional[int] = None,
             why = "a stack with KV-sharing layers"
         elif spec.L_idx is not None:
             why = "a stack whose layers share an indexer's selection (their order is not in the spec)"
+        elif spec.L_csa is not None:
+            why = ("a stack of compressed and sliding attention layers (their order is not in the "
+                   "spec)")
         if why:
             raise SymcalcError("pp", f"pipeline stages of {why} are not modelled")
     if layout.vpp > 1:

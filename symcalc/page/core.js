@@ -342,6 +342,8 @@ function checkSpec(spec, o, seqLen, decSeqLen) {  // layout.check_spec
     else if (hybrid(spec) || spec.L_ffn !== null) why = "a hybrid stack (its mixers' order is not in the spec)";
     else if (spec.L_local !== null) why = "a stack of sliding and global layers (their order is not in the spec)";
     else if (spec.L_kv_shared) why = "a stack with KV-sharing layers";
+    else if (spec.L_idx !== null) why = "a stack whose layers share an indexer's selection (their order is not in the spec)";
+    else if (spec.L_csa !== null) why = "a stack of compressed and sliding attention layers (their order is not in the spec)";
     if (why) err("pp", `pipeline stages of ${why} are not modelled`);
   }
   if (o.vpp > 1) {
