@@ -99,6 +99,11 @@ def test_per_layer_times_layers_is_the_stack(name):
             assert (f"{view}/total" in per) == bool(n), view
         counts = {"attention": spec.attention_layers, "moe": ffn - dense,
                   "ffn": ffn if not spec.moe else dense, "norm/ffn": ffn, "norm/ffn_out": ffn}
+        if spec.B_sh is not None and spec.d_ai is None:
+            # looped layers (HRM-Text, Dory): B_sh distinct layers run L times hold the
+            # weights once, their attention norms included (accounting.group_count)
+            counts = {part: spec.B_sh for part in (*counts, "norm/attention",
+                                                   "norm/residual_scales")}
         kv_paths = [p for p in accounting.KV_PATHS if p in per]
         # attention parts held by some layers only: (path, layers holding it)
         some = [(path, n) for path, n in (("attention/indexer", spec.L_idx),
