@@ -14,7 +14,7 @@ from symcalc.algebra.breakdown import Breakdown, Leaf
 from symcalc.algebra.options import Options
 from symcalc.fast.quick import quick_report
 from symcalc.report import report
-from symcalc.algebra.spec import size_values
+from symcalc.algebra.spec import size_values, switch_values
 
 ALL = [p.name for p in presets.all_presets()]
 OPTS = Options(batch=2, seq_len=16)
@@ -82,7 +82,8 @@ def test_per_layer_times_layers_is_the_stack(name):
     holds a sliding layer's attention and the global_attention view a global layer's, each
     part times the layers of its kind holding it. Attention parts that only some layers hold
     (an indexer of its own in L_idx layers, DeepSeek-V4's compressors in L_csa and L_hca) are
-    in the layer view and count their layers in the stack."""
+    in the layer view and count their layers in the stack. ZAYA's first MoE layer has no router
+    state carried in, so its router lacks the d_r state scale the other layers' hold."""
     spec = presets.load(name).spec
     p = preset_report(name)["params"]
     per = p["per_layer"]
@@ -105,6 +106,8 @@ def test_per_layer_times_layers_is_the_stack(name):
                                           ("attention/csa", spec.L_csa),
                                           ("attention/hca", spec.L_hca))
                 if n is not None and path in per]
+        # ZAYA's MLP router (sw_rmlp): the first layer's has no state scale (d_r) to carry in
+        first_router = spec.d_r if switch_values(spec).get("sw_rmlp") and spec.moe else 0
         expected = 0
         for part, value in per.items():
             if part.endswith("total") or part.startswith(("dense_layer/", "global_attention/")):
@@ -125,6 +128,8 @@ def test_per_layer_times_layers_is_the_stack(name):
             elif path == "attention":  # the sharing layers lack their key/value parts
                 value, count = (count * value - spec.kv_shared_layers * sum(per[p] for p in kv_paths)
                                 - sum((count - n) * per[prefix] for prefix, n in some)), 1
+            elif path in ("moe", "moe/router_scales") and first_router:
+                value, count = count * value - first_router, 1
             if path.count("/") == (1 if view in mixers else 0):  # a top-level group
                 expected += count * value
             dense_value = per.get(f"dense_layer/{part}", 0) if view == "ffn" and spec.moe else 0
