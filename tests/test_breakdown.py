@@ -14,7 +14,7 @@ from symcalc.algebra.breakdown import Breakdown, Leaf
 from symcalc.algebra.options import Options
 from symcalc.fast.quick import quick_report
 from symcalc.report import report
-from symcalc.algebra.spec import size_values
+from symcalc.algebra.spec import size_values, switch_values, with_overrides
 
 ALL = [p.name for p in presets.all_presets()]
 OPTS = Options(batch=2, seq_len=16)
@@ -38,6 +38,18 @@ def assert_parents_are_sums(flat: dict) -> None:
         kids = children(flat, path)
         if kids:
             assert sympy.expand(value - sum(kids)) == 0, path
+
+
+def sliding_mla_view(spec) -> dict:
+    """The per-layer view of a sliding layer that has an MLA shape of its own (dots3 note's
+    per_layer_config): the spec at the window's heads, ranks and head widths, without the
+    window shape and without the indexer (the sliding layers run none)."""
+    window = with_overrides(spec, {
+        "n_h": spec.n_hw, "n_kv": spec.n_hw, "r_q": spec.r_qw, "r_kv": spec.r_kvw,
+        "d_nope": spec.d_nw, "d_rope": spec.d_rw, "d_v": spec.d_vw, "d_h": spec.d_nw + spec.d_rw,
+        "n_hw": None, "r_qw": None, "r_kvw": None, "d_nw": None, "d_rw": None, "d_vw": None,
+        "n_ih": None, "d_ih": None, "L_idx": None})
+    return quick_report(window, OPTS)["params"]["per_layer"]
 
 
 def assert_sliding_and_global_views_make_the_stack(spec, p: dict, where) -> None:
@@ -82,7 +94,13 @@ def test_per_layer_times_layers_is_the_stack(name):
     holds a sliding layer's attention and the global_attention view a global layer's, each
     part times the layers of its kind holding it. Attention parts that only some layers hold
     (an indexer of its own in L_idx layers, DeepSeek-V4's compressors in L_csa and L_hca) are
-    in the layer view and count their layers in the stack."""
+    in the layer view and count their layers in the stack. ZAYA's first MoE layer has no router
+    state carried in, so its router lacks the d_r state scale the other layers' hold. Where the
+    sliding layers have an MLA shape of their own (n_hw, r_qw, r_kvw, d_nw, d_rw, d_vw: dots3
+    note) the layer view is a global layer's attention; the L_local sliding layers hold each
+    part as the same spec at the window's sizes without an indexer gives it. Looped layers
+    (B_sh without Zamba's d_ai: HRM-Text) hold each part B_sh times; ModernBERT's first layer
+    has no norm before attention."""
     spec = presets.load(name).spec
     p = preset_report(name)["params"]
     per = p["per_layer"]
@@ -110,6 +128,11 @@ def test_per_layer_times_layers_is_the_stack(name):
                                           ("attention/csa", spec.L_csa),
                                           ("attention/hca", spec.L_hca))
                 if n is not None and path in per]
+        # the sliding layers' own MLA shape: a sliding layer's attention parts (no indexer)
+        win = sliding_mla_view(spec) if spec.n_hw is not None else {}
+        local = spec.L_local if win else 0
+        # ZAYA's MLP router (sw_rmlp): the first layer's has no state scale (d_r) to carry in
+        first_router = spec.d_r if switch_values(spec).get("sw_rmlp") and spec.moe else 0
         expected = 0
         for part, value in per.items():
             if part.endswith("total") or part.startswith(("dense_layer/", "global_attention/")):
@@ -127,9 +150,16 @@ def test_per_layer_times_layers_is_the_stack(name):
                               if path == prefix or path.startswith(prefix + "/")), count)
             if path in accounting.KV_PATHS:
                 count -= spec.kv_shared_layers
+                if win:  # no sharing beside the window's shape (the spec refuses it)
+                    value, count = (count - local) * value + local * win.get(part, 0), 1
             elif path == "attention":  # the sharing layers lack their key/value parts
-                value, count = (count * value - spec.kv_shared_layers * sum(per[p] for p in kv_paths)
-                                - sum((count - n) * per[prefix] for prefix, n in some)), 1
+                value, count = ((count - local) * value + local * win.get(part, 0)
+                                - spec.kv_shared_layers * sum(per[p] for p in kv_paths)
+                                - sum((count - local - n) * per[prefix] for prefix, n in some)), 1
+            elif win and view == "attention" and count == spec.attention_layers:
+                value, count = (count - local) * value + local * win.get(part, 0), 1
+            elif path in ("moe", "moe/router_scales") and first_router:
+                value, count = count * value - first_router, 1
             if not spec.first_attn_norm and path in ("norm", "norm/attention"):
                 # ModernBERT's first layer has no norm before attention (the per-layer view
                 # lists a later layer's)
