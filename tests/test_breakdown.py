@@ -98,7 +98,9 @@ def test_per_layer_times_layers_is_the_stack(name):
     state carried in, so its router lacks the d_r state scale the other layers' hold. Where the
     sliding layers have an MLA shape of their own (n_hw, r_qw, r_kvw, d_nw, d_rw, d_vw: dots3
     note) the layer view is a global layer's attention; the L_local sliding layers hold each
-    part as the same spec at the window's sizes without an indexer gives it."""
+    part as the same spec at the window's sizes without an indexer gives it. Looped layers
+    (B_sh without Zamba's d_ai: HRM-Text) hold each part B_sh times; ModernBERT's first layer
+    has no norm before attention."""
     spec = presets.load(name).spec
     p = preset_report(name)["params"]
     per = p["per_layer"]
@@ -115,6 +117,11 @@ def test_per_layer_times_layers_is_the_stack(name):
             assert (f"{view}/total" in per) == bool(n), view
         counts = {"attention": spec.attention_layers, "moe": ffn - dense,
                   "ffn": ffn if not spec.moe else dense, "norm/ffn": ffn, "norm/ffn_out": ffn}
+        if spec.B_sh is not None and spec.d_ai is None:
+            # looped layers (HRM-Text, Dory): B_sh distinct layers run L times hold the
+            # weights once, their attention norms included (accounting.group_count)
+            counts = {part: spec.B_sh for part in (*counts, "norm/attention",
+                                                   "norm/residual_scales")}
         kv_paths = [p for p in accounting.KV_PATHS if p in per]
         # attention parts held by some layers only: (path, layers holding it)
         some = [(path, n) for path, n in (("attention/indexer", spec.L_idx),
@@ -153,6 +160,10 @@ def test_per_layer_times_layers_is_the_stack(name):
                 value, count = (count - local) * value + local * win.get(part, 0), 1
             elif path in ("moe", "moe/router_scales") and first_router:
                 value, count = count * value - first_router, 1
+            if not spec.first_attn_norm and path in ("norm", "norm/attention"):
+                # ModernBERT's first layer has no norm before attention (the per-layer view
+                # lists a later layer's)
+                value, count = count * value - per["norm/attention"], 1
             if path.count("/") == (1 if view in mixers else 0):  # a top-level group
                 expected += count * value
             dense_value = per.get(f"dense_layer/{part}", 0) if view == "ffn" and spec.moe else 0

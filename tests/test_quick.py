@@ -63,6 +63,20 @@ def test_quick_report_equals_sympy_report(name, opts):
     assert json.dumps(got) == json.dumps(expected)  # same keys in the same order
 
 
+def test_looped_layers_collect_every_run():
+    """HRM-Text's 32 layers of weights run 128 times: with tensor parallelism every run
+    all-reduces its attention and FFN outputs (2 per run, and the embedding's once), in the
+    quick report as in the sympy one (the table once counted the 32 copies)."""
+    spec = presets.load("hrm-text-1b").spec
+    assert (spec.B_sh, spec.L) == (32, 128)
+    for sp in (False, True):
+        opts = Options(batch=2, seq_len=9, tp=2, sequence_parallel=sp)
+        got, expected = quick.quick_report(spec, opts), report(spec, opts)
+        assert got["communication"] == expected["communication"]
+    tp = quick.quick_report(spec, Options(batch=2, seq_len=9, tp=2))["communication"]["tp"]
+    assert tp["forward_allreduce_count"] == 2 * spec.L + 1
+
+
 @pytest.mark.parametrize("name", sorted(PRESET_CONFIGS))
 def test_quick_report_of_configs(name):
     spec = spec_from_config(PRESET_CONFIGS[name], name=name)

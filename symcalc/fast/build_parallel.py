@@ -143,6 +143,15 @@ def part_count(path: str):
     return sympy.Integer(1)
 
 
+def run_count(path: str):
+    """Layers running the part's module (1 for a table or the head): each run collects, so a
+    looped or shared layer (B_sh copies run L times) counts its runs, not its copies, as
+    communication.tp_comm does."""
+    if path.startswith("layer/"):
+        return accounting.group_count(path[len("layer/"):], L, hybrid=True)
+    return sympy.Integer(1)
+
+
 def _per_module(f, direction: str, x) -> sympy.Expr:
     """One module of ``f`` with its split width at ``x``."""
     if direction == "out":
@@ -300,7 +309,7 @@ def comm_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, const
         else:
             # a module led by x (its first part): in the model when any of its parts is
             f = shapes[x]
-            count = part_count(x)
+            count = run_count(x)
             group = [y for y in fusable_group(x) if y != x and y not in BIAS_ONLY
                      and y in present]
             if x == "head/weight":
@@ -339,7 +348,7 @@ def comm_rows(shape: str, strings, params_rows: list, leaves, row_tree_fn, const
             add("tc:bw:L", [["params", index[path], [f"tbw:{short(path)}"]]])
     if "layer/attention/kv_a" in present:
         add("tc:bx:L", make("layer/attention/kv_a", fact("tbr:attention/kv_a")
-                            * part_count("layer/attention/kv_a") * tokens * S["d_rope"],
+                            * run_count("layer/attention/kv_a") * tokens * S["d_rope"],
                             "torch_tp"))
     if shape == "single":
         add("tc:bx:L", make(EXPERTS_MODULE, fact(f"tbk:{short(EXPERTS_MODULE)}")
