@@ -216,15 +216,23 @@ def global_extra(path: str, value, count):
     return c.sw("gshape") * (total - count * width) * per_width
 
 
+def layer_count(path: str, layers, hybrid: bool = False, params: bool = False):
+    """:func:`group_count`, less the first layer where it lacks the part: ModernBERT's first
+    layer has no norm before attention (``sw_first_attn_norm_off``; transformers'
+    ModernBertEncoderLayer and ModernBertDecoderLayer build nn.Identity there)."""
+    count = group_count(path, layers, hybrid, params)
+    if path == "norm/attention":
+        count -= c.sw("first_attn_norm_off")
+    return count
+
+
 def stack_value(path: str, value, layers, hybrid: bool = False, params: bool = False):
     """One layer part's ``value`` summed over the layers of a stack that hold it
     (:func:`group_count`; ``params``: the copies holding its weights). A dense FFN whose width differs by layer (``sw_ff_sum``, Gemma 3n's
     MatFormer slices) sums its widths instead: every FFN part is linear in d_ff, so the stack
     total swaps the L_ffn d_ff of the uniform stack for d_ff_sum."""
-    count = group_count(path, layers, hybrid, params)
+    count = layer_count(path, layers, hybrid, params)
     total = count * value
-    if path == "norm/attention":  # ModernBERT's first layer has none
-        total -= c.sw("first_attn_norm_off") * value
     if hybrid and not params and path == "attention/short_convs":
         # Inkling 2's global layers convolve their keys and values elementwise with per-token
         # weights (sw_dcv): no conv1d over n_kvg d_hg channels there (its weight_proj FLOPs are

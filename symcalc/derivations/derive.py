@@ -400,7 +400,7 @@ def components(bd: Breakdown, spec: Spec, letter: str, subs: dict, total_path: s
     values: dict[str, object] = {}
     for prefix, count in stacks.items():
         hybrid = spec.shape == "single" and prefix == "layer"
-        leaves = [(l.path, l, sympy.expand(accounting.group_count(
+        leaves = [(l.path, l, sympy.expand(accounting.layer_count(
             l.path[len(prefix) + 1:], count, hybrid, params=letter == "N").xreplace(structure)))
             for l in bd if l.path.startswith(prefix + "/")]
         if not leaves:
