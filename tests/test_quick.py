@@ -149,3 +149,14 @@ def test_registering_every_command_imports_no_sympy():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_fused_gate_up_split_colwise_beside_the_experts_module():
+    """Inkling's plan splits the experts' fused gate_up with colwise (torch.chunk over the
+    fused rows) beside the experts module's own entry, which names gate, up and down for its
+    hooks only: rank 0 holds 250,353,971,778 parameters at t = 4 (the quick table once counted
+    down's width among the fused rows, 409,804,632,642)."""
+    spec = presets.load("inkling").spec
+    for tp, want in ((2, 492_016_071_234), (4, 250_353_971_778)):
+        assert quick.quick_report(spec, Options(tp=tp))["per_rank"]["params"] == want
+    assert report(spec, Options(tp=4))["per_rank"]["params"] == 250_353_971_778

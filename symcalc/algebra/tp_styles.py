@@ -301,6 +301,11 @@ def plan_facts(rows: Iterable[PlanRow], convention: str) -> dict[str, int]:
         else:
             out[f"tp{'o' if direction == 'out' else 'i'}:{name}"] = 1
     for row in rows:  # the parts each module fuses with each of its parts
+        if row[1] == "moe_tp_experts":
+            # the experts module's entry names its three weights for its hooks; it fuses none
+            # (a gate_up entry of its own says what gate and up share: Inkling's colwise one
+            # counted down's width in the gate and up rows torch.chunk gives each rank)
+            continue
         module, parts = row[0], [x for x in row[2] if x not in BIAS_ONLY]
         for part in parts:
             for other in parts:
