@@ -180,6 +180,9 @@ CASES = {
     "jetmoe-moa": (_cfg("jetmoe", "JetMoeForCausalLM", 2, kv_channels=8, num_local_experts=4,
                         num_experts_per_tok=2), 2, 9),
     "nanochat-gqa": (_cfg("nanochat", "NanoChatForCausalLM", 2), 2, 9),
+    # Apertus 1.5 with its head pruned to the first output_vocab_size tokens: the cache is GQA's
+    "apertus1p5_text-pruned-head": (_cfg("apertus1p5_text", "Apertus1p5TextForCausalLM", 2,
+                                         output_vocab_size=61), 2, 9),
     "minimax_m3_vl_text-gqa": (_cfg("minimax_m3_vl_text", "MiniMaxM3VLForCausalLM", 2, head_dim=8, rotary_dim=4,
                                     num_local_experts=4, num_experts_per_tok=2, dense_intermediate_size=40,
                                     shared_intermediate_size=8, mlp_layer_types=["dense", "sparse"]), 2, 9),
