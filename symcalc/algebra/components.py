@@ -201,7 +201,7 @@ def indexer_params() -> list[Part]:
         Part("k", on * d * d_ih, "deepseek2025v32"),
         Part("k_norm", on * 2 * d_ih, "deepseek2025v32"),
         Part("weights", on * d * n_ih, "deepseek2025v32"),
-    ] + qsa_indexer_params()
+    ] + qsa_indexer_params() + msa_indexer_params()
 
 
 def qsa_indexer_params() -> list[Part]:
@@ -213,6 +213,19 @@ def qsa_indexer_params() -> list[Part]:
     return [
         Part("qk", on * d * (n_ih + 1) * d_ih, "qwen2026qwen4exp"),
         Part("qk_norms", on * 2 * d_ih, "qwen2026qwen4exp"),
+    ]
+
+
+def msa_indexer_params() -> list[Part]:
+    """MiniMax-M3's lightning indexer (``sw_msa``; transformers 5.24 MiniMaxM3VLIndexer), beside
+    softmax attention in each of the L_idx sparse-attention layers: queries of n_ih heads and
+    one key of width d_ih projected from the layer input (q_proj: d -> n_ih d_ih, k_proj:
+    d -> d_ih, no biases) and an RMSNorm of width d_ih on each (q_norm, k_norm). No value
+    branch, no head weights."""
+    on = sw("msa")
+    return [
+        Part("q_k_proj", on * d * (n_ih + 1) * d_ih, "minimax2026m3"),
+        Part("q_k_norm", on * 2 * d_ih, "minimax2026m3"),
     ]
 
 

@@ -134,6 +134,14 @@ def _indexer(tokens, batch_pairs, seq) -> list[Leaf]:
         Leaf("attention/indexer/qk", sw("qsa") * 2 * tokens * d * (n_ih + 1) * d_ih,
              "qwen2026qwen4exp"),
         Leaf("attention/indexer/blocks", sw("qsa") * 2 * n_ih * d_ih * b * qsa_blocks(seq), "qwen2026qwen4exp"),
+        # MiniMax-M3's indexer (sw_msa): q_proj and k_proj on every token, then every query of
+        # the n_ih heads against every key, one (seq x d_ih) by (d_ih x seq) product per head
+        # over the pairs the attention covers (masking, max-pooling into key blocks and the
+        # top-k are no matmuls)
+        Leaf("attention/indexer/q_k_proj", sw("msa") * 2 * tokens * d * (n_ih + 1) * d_ih,
+             "minimax2026m3"),
+        Leaf("attention/indexer/token_scores", sw("msa") * 2 * n_ih * d_ih * batch_pairs,
+             "minimax2026m3"),
     ]
 
 
@@ -547,6 +555,9 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
             ("layer/attention/indexer/blocks_step",
              sw("qsa") * L_idx * 2 * b * n_ih * d_ih * sympy.floor((context + 1) / C_ix),
              "qwen2026qwen4exp"),
+            # MiniMax-M3's indexer scores the new token's queries against every cached key
+            ("layer/attention/indexer/token_scores_step",
+             sw("msa") * L_idx * 2 * b * n_ih * d_ih * (context + 1), "minimax2026m3"),
             # DeepSeek-V4: the new token's query against the compressed entries of the context
             # and the new token (floor((context + 1) / m) in each CSA and HCA layer), and the
             # CSA indexer's scores against its compressed keys
@@ -580,7 +591,7 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
         ]
         drop = ("layer/attention/scores", "layer/attention/context", "layer/attention/diff/scores",
                 "layer/attention/diff/context", "pooler", "layer/attention/indexer/logits",
-                "layer/attention/indexer/blocks",
+                "layer/attention/indexer/blocks", "layer/attention/indexer/token_scores",
                 "layer/attention/csa/scores", "layer/attention/csa/context",
                 "layer/attention/hca/scores", "layer/attention/hca/context",
                 "layer/attention/csa/indexer/logits",

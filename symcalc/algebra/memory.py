@@ -108,7 +108,8 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     # n_kvg A_g values each, the sliding ones n_kv A_l (attention_k_eq_v caches the values all
     # the same: the v-normed keys); DeepSeek Sparse Attention's indexer keeps its own key
     # cache, one key of width d_ih per token in each layer that runs it (transformers 5.24
-    # DynamicIndexedLayer.indexer_keys; Qwen4-Exp's QSA indexer the same, its raw keys)
+    # DynamicIndexedLayer.indexer_keys; Qwen4-Exp's QSA indexer the same, its raw keys;
+    # MiniMax-M3's its normed, rotated keys, MiniMaxM3VLSparseCacheLayer.idx_keys)
     glob = (L_attn - L_kv_shared) - (L_local - L_kv_shared_local)
     local = L_local - L_kv_shared_local
     wider = sw("gshape") * b * bytes_per * (glob * s * (n_kvg * A_g - 2 * n_kv * d_h)
@@ -118,7 +119,7 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     window = sw("mlaw") * b * bytes_per * L_local * sympy.Min(s, W) \
         * (kv_width().xreplace(window_shape()) - kv_width())
     return (per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local) + wider
-            + window + (sw("dsa") + sw("qsa")) * L_idx * d_ih * b * bytes_per * s
+            + window + (sw("dsa") + sw("qsa") + sw("msa")) * L_idx * d_ih * b * bytes_per * s
             + sw("kvc") * b * bytes_per * compressor_cache())
 
 

@@ -464,6 +464,9 @@ SWITCHES: dict[str, SymbolInfo] = {
         _switch("sw_qsa", "the QSA indexer: one projection to n_ih queries and a key, the keys "
                 "averaged in blocks of C_ix tokens that each query scores (Qwen4-Exp)",
                 "\\chi_q"),
+        _switch("sw_msa", "MiniMax-M3's lightning indexer beside softmax attention: n_ih queries "
+                "and one key projected from the layer input, RMSNorms on both, every query "
+                "scored against every key", "\\chi_m"),
         _switch("sw_ngp", "hashed n-gram per-layer embeddings gating every stream of L_ple "
                 "layers (Qwen4-Exp's PLE)", "\\eta_g"),
         _switch("sw_cca", "compressed convolutional attention: queries and keys mixed by a "

@@ -105,6 +105,12 @@ SOURCES: dict[str, Source] = {
                "the lightning indexer: indexer queries from the low-rank query, one shared key, a "
                "weight per head, ReLU scores summed over the heads pick the top-k keys "
                "(transformers modeling_deepseek_v32.py DeepseekV32Indexer)"),
+        Source("minimax2026m3", "MiniMax 2026, MiniMax-M3 (MiniMaxAI/MiniMax-M3 model card); "
+               "Hugging Face transformers 5.24 modeling_minimax_m3_vl.py",
+               "the lightning indexer of the sparse-attention layers: a few query heads and one "
+               "key projected from the layer input and RMS-normed, every query scored against "
+               "every key, the scores max-pooled into key blocks of which each query keeps the "
+               "top-k and its local ones (MiniMaxM3VLIndexer, MiniMaxM3VLSparseCacheLayer)"),
         Source("deepseek2026v4", "DeepSeek-AI 2026, DeepSeek-V4 technical report (compressed sparse "
                "attention, heavily compressed attention, manifold-constrained hyper-connections); "
                "Hugging Face transformers 5.24 modeling_deepseek_v4.py",
