@@ -20,7 +20,9 @@ model).  What transformers 5.24 stores there (cache_utils.py, checked by
   num_kv_shared_layers) hold a ``DummyLayer`` with no keys or values;
 * DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): a ``DynamicIndexedLayer`` holds MLA's latent
   and, in each layer that runs its indexer, the indexer's keys ``(b, s, index_head_dim)``
-  (``indexer_keys``); a GLM-5 layer that reuses the previous selection keeps none;
+  (``indexer_keys``); a GLM-5 layer that reuses the previous selection keeps none; MiniMax-M3's
+  sparse-attention layers (``MiniMaxM3VLSparseCacheLayer``) keep theirs, ``(b, 1, s,
+  index_head_dim)``, as ``idx_keys``;
 * DeepSeek-V4: every layer slides over one key/value head of head_dim (a sliding-only layer's
   ``DynamicSlidingWindowLayer`` keeps keys and values apart; the compressor layers'
   ``DeepseekV4CSACache`` / ``DeepseekV4HCACache`` one tensor for both), and each compressor (a
@@ -186,6 +188,13 @@ CASES = {
     "minimax_m3_vl_text-gqa": (_cfg("minimax_m3_vl_text", "MiniMaxM3VLForCausalLM", 2, head_dim=8, rotary_dim=4,
                                     num_local_experts=4, num_experts_per_tok=2, dense_intermediate_size=40,
                                     shared_intermediate_size=8, mlp_layer_types=["dense", "sparse"]), 2, 9),
+    # MiniMax-M3's sparse-attention layer: its cache layer also keeps the indexer's keys (idx_keys)
+    "minimax_m3_vl_text-sparse-layer": (_cfg("minimax_m3_vl_text", "MiniMaxM3VLForCausalLM", 2, head_dim=8,
+                                             rotary_dim=4, num_local_experts=4, num_experts_per_tok=2,
+                                             dense_intermediate_size=40, shared_intermediate_size=8,
+                                             mlp_layer_types=["dense", "sparse"],
+                                             layer_types=["full_attention", "minimax_m3_sparse"],
+                                             index_n_heads=2, index_head_dim=6, index_block_size=4), 2, 9),
     "modernbert-decoder-default-pattern-short": (_mha(_cfg("modernbert-decoder", "ModernBertDecoderForCausalLM", 4,
                                                            local_attention=12)), 2, 5),
     # GPT-Neo's local layers mask the scores; the cache keeps every token (no sliding_window)
@@ -329,7 +338,8 @@ def _held_tensors(layers) -> list:
     holds None."""
     out, seen = [], set()
     for layer in layers:
-        tensors = [layer.keys, layer.values, getattr(layer, "indexer_keys", None)]
+        tensors = [layer.keys, layer.values, getattr(layer, "indexer_keys", None),
+                   getattr(layer, "idx_keys", None)]
         for name in ("compressed_kv", "buffer_kv", "buffer_gate", "overlap_kv", "overlap_gate"):
             tensors += list(getattr(layer, name, {}).values())
         for t in tensors:
@@ -391,6 +401,9 @@ def test_what_transformers_stores(case):
             kv_heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
             k = v = (batch, kv_heads, tokens, head_dim)
             kind = "DynamicSlidingWindowLayer" if slides else "DynamicLayer"
+            if (getattr(config, "layer_types", None) or [None] * (i + 1))[i] == "minimax_m3_sparse":
+                kind = "MiniMaxM3VLSparseCacheLayer"  # MiniMax-M3: the indexer's keys too
+                want += 4 * batch * seq_len * config.index_head_dim
         want_shapes.append((kind, k, v))
         want += 4 * (torch.Size(k).numel() + torch.Size(v).numel())  # fp32
     assert shapes == want_shapes
@@ -549,6 +562,27 @@ def test_deepseek_v4_decode_step_flops_equal_flop_counter(context):
     from torch.utils.flop_counter import FlopCounterMode
 
     cfg = _cfg("deepseek_v4", "DeepseekV4ForCausalLM", 4, **dict(_V4, sliding_window=6))
+    torch.manual_seed(0)
+    model = H.build_model(cfg, device="cpu", experts_implementation="eager")
+    ids = torch.randint(0, cfg["vocab_size"], (2, context + 1))
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad():
+        cache = model(input_ids=ids[:, :context], use_cache=True).cache
+        with counter:
+            model(input_ids=ids[:, context:], cache=cache, use_cache=True)
+    assert sympy_number("flops.decode_per_token", spec_from_config(cfg),
+                        Options(batch=2, seq_len=1, context=context)) == counter.get_total_flops()
+
+
+@pytest.mark.parametrize("context", [3, 8])
+def test_minimax_m3_decode_step_flops_equal_flop_counter(context):
+    """One decoded token after a prefill of ``context`` tokens through MiniMax-M3's
+    sparse-attention layer: FlopCounterMode over the cached step equals symcalc's
+    flops.decode_per_token -- the indexer's projections of the one token and its queries
+    against every cached indexer key (context + 1), besides the attention and MLPs."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    cfg = CASES["minimax_m3_vl_text-sparse-layer"][0]
     torch.manual_seed(0)
     model = H.build_model(cfg, device="cpu", experts_implementation="eager")
     ids = torch.randint(0, cfg["vocab_size"], (2, context + 1))
