@@ -124,17 +124,19 @@ SIZES: dict[str, SymbolInfo] = {
         _size("S_o", "value head widths summed over the attention layers", "S_o"),
         _size("A_l", "a sliding layer's query/key plus value head width", "A_l"),
         _size("A_g", "a global layer's query/key plus value head width", "A_g"),
-        # DeepSeek Sparse Attention: the lightning indexer beside MLA
-        _size("n_ih", "indexer heads of DeepSeek Sparse Attention (index_n_heads)",
-              "n_{\\mathrm{ih}}"),
-        _size("d_ih", "indexer head dim of DeepSeek Sparse Attention (index_head_dim)",
+        # a sparse-attention indexer: DeepSeek's beside MLA, MiniMax-M3's beside GQA
+        _size("n_ih", "indexer heads of a sparse-attention indexer (DeepSeek's, MiniMax-M3's: "
+              "index_n_heads)", "n_{\\mathrm{ih}}"),
+        _size("d_ih", "indexer head dim of a sparse-attention indexer (DeepSeek's, MiniMax-M3's: "
+              "index_head_dim)",
               "d_{\\mathrm{ih}}"),
         _size("r_g", "rank of the low-rank MLP gating a norm's output (A.X-K2's gated_norm_rank)",
               "r_g"),
         _size("d_g", "width of each head's attention output gate: d_h, or 1 for one scalar per "
               "head (LFM3, Laguna)", "d_g"),
         _count("L_idx", "attention layers that run their own indexer (GLM-5's shared layers "
-               "reuse an earlier layer's selection)", "L_{\\mathrm{idx}}"),
+               "reuse an earlier layer's selection; MiniMax-M3's full-attention layers run none)",
+               "L_{\\mathrm{idx}}"),
         # Zamba's shared attention+MLP blocks: the hybrid layers run them, B_sh copies hold
         # the weights; their attention reads the hidden state and the embeddings concatenated
         _size("d_ai", "input width of the attention projections (Zamba: the hidden state and "
