@@ -187,7 +187,7 @@ def check_spec(spec, layout: Layout, seq_len: Optional[int] = None,
         elif spec.kv_shared_layers:
             why = "a stack with KV-sharing layers"
         elif spec.L_idx is not None:
-            why = "a stack in which only some layers run an indexer (their order is not in the spec)"
+            why = "a stack whose layers share an indexer's selection (their order is not in the spec)"
         elif spec.L_csa is not None:
             why = ("a stack of compressed and sliding attention layers (their order is not in the "
                    "spec)")
