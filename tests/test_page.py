@@ -533,6 +533,69 @@ def test_core_runs_spec_rules_as_python(meta_file):
     assert len(outcomes) >= 15, outcomes  # many rules fired, and many specs passed
 
 
+# each refusal of symcalc/algebra/layout.toml in turn: (preset, --set, options)
+LAYOUT_REFUSALS = [
+    ("apertus-8b-2509", {}, dict(ep=2)),
+    ("dbrx-base", {}, dict(ep=1000)),
+    ("apertus-8b-2509", {}, dict(pp=1000)),
+    ("t5-base", {}, dict(pp=2)),
+    ("falcon-h1-7b", {}, dict(pp=2)),
+    ("command-r7b-12-2024", {}, dict(pp=2)),
+    ("llama-2-7b", {"L_kv_shared": "4"}, dict(pp=2)),
+    ("hy4-preview", {}, dict(pp=2)),
+    ("deepseek-v4-flash", {}, dict(pp=2)),
+    ("apertus-8b-2509", {}, dict(pp=2, vpp=3)),
+    ("glm-4.5-air", {}, dict(pp=2, vpp=23)),
+    ("apertus-8b-2509", {}, dict(cp=3, seq_len=100)),
+    ("t5-small", {}, dict(cp=3, seq_len=99, dec_seq_len=100)),
+    ("falcon-h1-7b", {}, dict(tp_plan="megatron")),
+    ("llama-2-7b", {"n_kv": "4", "n_h": "20", "d": "4000"}, dict(tp=8, tp_plan="megatron")),
+    ("llama-3-8b", {}, dict(tp=16, tp_plan="megatron")),
+    ("llama-2-7b", {"d_ff": "11000"}, dict(tp=16, tp_plan="megatron")),
+    ("mixtral-8x7b", {}, dict(ep=3, tp_plan="megatron")),
+    ("mixtral-8x7b", {}, dict(tp=2, etp=5, tp_plan="megatron")),
+    ("qwen1.5-moe-a2.7b", {"d_sh": "5000"}, dict(tp=16, tp_plan="megatron")),
+    ("llama-2-7b", {}, dict(pp=5, tp_plan="megatron")),
+]
+
+
+@needs_node
+def test_core_refuses_layouts_by_pythons_rules(meta_file):
+    """layout.toml's refusals, run by the page's rules interpreter and Python's: each rule
+    meets a case that it refuses (layout.check_spec), and the page's report refuses each case
+    with the CLI's line (the query-head rule's case is refused before it, by the rule every
+    plan keeps: t must divide the heads). Experts in an encoder-decoder model cannot be split
+    yet: spec.toml refuses experts there."""
+    import re
+
+    from symcalc.algebra.layout import check_spec, layout_rules
+
+    jobs, want, checked = [], [], []
+    for name, sets, o in LAYOUT_REFUSALS:
+        spec = with_overrides(presets.load(name).spec, {k: coerce_text(k, t) for k, t in sets.items()})
+        jobs.append({"kind": "report", "preset": name, "sets": sets, "options": o})
+        want.append(python(lambda: quick_report(spec, _opts(o))))
+        checked.append(python(lambda: check_spec(spec, _opts(o).layout(), o.get("seq_len"),
+                                                 o.get("dec_seq_len"))))
+    got = node(meta_file, jobs)
+    assert got == want and all("error" in w for w in want)
+    assert sum(w != c for w, c in zip(want, checked)) == 1
+    want = checked
+    refusals = [step for step in layout_rules() if "refuse" in step]
+
+    def pattern(step):
+        parts = [re.escape(p) if isinstance(p, str) else ".+" for p in step["field"] + [": "] + step["rule"]]
+        return re.compile("".join(parts))
+
+    fired = [next(i for i, step in enumerate(refusals) if pattern(step).fullmatch(w["error"]))
+             for w in want]
+    unreachable = [i for i, step in enumerate(refusals) if "encoder-decoder model is not" in
+                   step["rule"][0] and step["field"] == ["ep"]]
+    assert fired == sorted(set(range(len(refusals))) - set(unreachable)), fired
+    with pytest.raises(SymcalcError, match="^E: applies only to encoder-only or decoder-only"):
+        with_overrides(presets.load("t5-small").spec, {"E": 4, "k": 2})
+
+
 INT_TEXTS = ["3200", "3_200", "3,200", "3,2", "32_00", "0", "-1", "1e3", "", "１２", "10**16",
              "1000000000000000", "1000000000000001", "9" * 5000]
 
