@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from page_browser import browser, missing, requests  # noqa: E402
 from symcalc.fast.quick import quick_report  # noqa: E402
 from symcalc.inputs.hf import read_model  # noqa: E402
-from symcalc.page import build  # noqa: E402
+from symcalc.page import build, meta  # noqa: E402
 from symcalc.render.numbers import grouped  # noqa: E402
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
@@ -33,6 +33,13 @@ PAYLOADS = ["{{SCRIPTS}}", "{{FAMILIES}}", "{{META}}{{TERMS}}", "<!--<script>", 
 BASE = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64,
         "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
         "num_hidden_layers": 2, "vocab_size": 100}
+
+
+@pytest.fixture(scope="module")
+def page_meta():
+    """The page's data besides the models (what `symcalc page` computes once per page; the
+    hostile text is in the models' part, built into each page below)."""
+    return meta()
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +57,9 @@ def _census(d) -> dict:
         " title: document.title}")
 
 
-def _open(d, tmp_path, config: dict, name: str) -> dict:
+def _open(d, tmp_path, config: dict, name: str, data: dict) -> dict:
     page = tmp_path / "calc.html"
-    page.write_text(build([{"config": json.dumps(config), "name": name}]), encoding="utf-8")
+    page.write_text(build([{"config": json.dumps(config), "name": name}], data), encoding="utf-8")
     d.get(page.as_uri())
     d.execute_script("return 1")  # the load event has run
     sent = requests(d)
@@ -66,15 +73,16 @@ def _open(d, tmp_path, config: dict, name: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def plain(driver, tmp_path_factory):
-    return _open(driver, tmp_path_factory.mktemp("plain"), BASE, "plain")
+def plain(driver, tmp_path_factory, page_meta):
+    return _open(driver, tmp_path_factory.mktemp("plain"), BASE, "plain", page_meta)
 
 
 @pytest.mark.parametrize("payload", PAYLOADS)
-def test_hostile_config_strings_and_folder_names_stay_data(driver, plain, tmp_path, payload):
+def test_hostile_config_strings_and_folder_names_stay_data(driver, plain, tmp_path, payload,
+                                                          page_meta):
     config = dict(BASE, torch_dtype=payload, _name_or_path=payload,
                   rope_scaling={"type": "default", "note": payload})
-    got = _open(driver, tmp_path, config, f"evil{payload}")
+    got = _open(driver, tmp_path, config, f"evil{payload}", page_meta)
     assert [u for u in got["sent"] if not u.startswith("file://")] == [], got["sent"]
     assert len([u for u in got["sent"] if u.startswith("file://")]) == 1, got["sent"]
     assert got["census"] == plain["census"]
@@ -97,9 +105,9 @@ def _state(m) -> str:
     ("bm90LWpzb24", "could not be read"),
     (_state({"__proto__": {"polluted": 1}}), "could not be read"),
 ])
-def test_a_bad_permalink_gives_a_message(driver, tmp_path, hash_, words):
+def test_a_bad_permalink_gives_a_message(driver, tmp_path, hash_, words, page_meta):
     page = tmp_path / "calc.html"
-    page.write_text(build([{"preset": "mistral-7b"}]), encoding="utf-8")
+    page.write_text(build([{"preset": "mistral-7b"}], page_meta), encoding="utf-8")
     driver.get(page.as_uri() + "#s=" + hash_)
     text = driver.execute_script("return document.body.innerText")
     assert words in text, text[:2000]

@@ -29,6 +29,9 @@ Conventions (named, each in docs/conventions.md with its source):
 """
 from __future__ import annotations
 
+import os
+from functools import lru_cache
+
 from .. import records
 TYPE_CHECKING = False  # typing is not imported at run time: it costs a report ~3 ms
 if TYPE_CHECKING:
@@ -158,74 +161,42 @@ class Layout(records.Record):
         return records.replace(self, **changes)
 
 
+LAYOUT_RULES_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "layout.toml")
+LAYOUT_RULES_LABEL = "symcalc/algebra/layout.toml"
+
+
+@lru_cache(maxsize=None)
+def layout_rules() -> list:
+    """layout.toml's rules compiled (:func:`symcalc.algebra.rules.compile_rules`), read once
+    per process; the calculator page runs the same steps (page/core.js, checkSpec)."""
+    from .. import compiled
+
+    def build(raw: bytes) -> list:
+        from .rules import compile_rules
+
+        return compile_rules(compiled.read_toml_bytes(raw, LAYOUT_RULES_LABEL),
+                             LAYOUT_RULES_LABEL, ())["steps"]
+
+    return compiled.load(compiled.ALGEBRA_STORE, "layout", LAYOUT_RULES_PATH, build)
+
+
 def check_spec(spec, layout: Layout, seq_len: Optional[int] = None,
                dec_seq_len: Optional[int] = None) -> None:
     """Refuse what a layout cannot do with the spec (``symcalc.algebra.spec.Spec``), naming
-    the field: expert parallelism needs experts (e at most E), p at most L; stacks whose layer
-    order is not in the spec cannot be cut into stages; the interleaved schedule needs p v to
-    divide L and a stack whose layers are alike; context parallelism splits the sequence into
-    c equal parts; Megatron-LM needs t to divide the heads and the widths it splits (and p v
-    the layers) and models attention/FFN/MoE decoder stacks only. No sympy here."""
-    if layout.ep > 1 and not spec.moe:
-        raise SymcalcError("ep", f"expert parallelism needs an MoE model ({spec.name} has no "
-                                 "experts)")
-    if layout.ep > 1 and layout.ep > spec.E:
-        raise SymcalcError("ep", f"must be at most the experts per layer (E={spec.E}, "
-                                 f"ep={layout.ep})")
-    if layout.ep > 1 and spec.shape != "single":
-        raise SymcalcError("ep", "expert parallelism of an encoder-decoder model is not modelled")
-    if layout.pp > spec.L:
-        raise SymcalcError("pp", f"must be at most the layers (L={spec.L}, pp={layout.pp})")
-    if layout.pp > 1:
-        why = None
-        if spec.shape != "single":
-            why = "an encoder-decoder model"
-        elif spec.hybrid or spec.L_ffn is not None:
-            why = "a hybrid stack (its mixers' order is not in the spec)"
-        elif spec.L_local is not None:
-            why = "a stack of sliding and global layers (their order is not in the spec)"
-        elif spec.kv_shared_layers:
-            why = "a stack with KV-sharing layers"
-        elif spec.L_idx is not None:
-            why = "a stack whose layers share an indexer's selection (their order is not in the spec)"
-        elif spec.L_csa is not None:
-            why = ("a stack of compressed and sliding attention layers (their order is not in the "
-                   "spec)")
-        if why:
-            raise SymcalcError("pp", f"pipeline stages of {why} are not modelled")
-    if layout.vpp > 1:
-        if spec.L % (layout.pp * layout.vpp):
-            raise SymcalcError("vpp", f"the interleaved schedule needs p v to divide the layers "
-                                      f"(L={spec.L}, p={layout.pp}, v={layout.vpp})")
-        if spec.dense_layers:
-            raise SymcalcError("vpp", "the interleaved schedule of a stack whose layers differ "
-                                      "(dense and MoE) is not modelled")
-    if layout.cp > 1:
-        for field, n in (("seq-len", seq_len), ("dec-seq-len", dec_seq_len)):
-            if n is not None and n % layout.cp:
-                raise SymcalcError("cp", f"context parallelism splits the sequence into "
-                                         f"{layout.cp} equal parts: cp must divide --{field} "
-                                         f"({n})")
-    if layout.tp_plan != "megatron":
-        return
-    if spec.hybrid or spec.shape != "single" or spec.L_ffn is not None:
-        raise SymcalcError("tp-plan", "the megatron convention models decoder stacks of "
-                                      "attention, FFN and MoE layers")
-    n_kv = spec.n_kv or spec.n_h
-    rules = [("tp", spec.n_h, layout.tp, "the query heads"),
-             ("tp", n_kv, layout.tp, "the key/value heads"),
-             ("tp", spec.d_ff, layout.tp, "the FFN width")]
-    if spec.moe:
-        rules.append(("ep", spec.E, layout.ep, "the experts"))
-        rules.append(("etp", spec.d_moe or spec.d_ff, layout.expert_tp, "the expert width"))
-        if spec.E_s:
-            rules.append(("tp", spec.E_s * (spec.d_sh or spec.d_moe or spec.d_ff), layout.tp,
-                          "the shared experts' width"))
-    if layout.pp > 1:
-        rules.append(("pp", spec.L, layout.pp * layout.vpp, "the layers (p v)"))
-    for field, n, deg, what in rules:
-        if n % deg:
-            raise SymcalcError(field, f"Megatron-LM needs {deg} to divide {what} ({n})")
+    the field: the rules of symcalc/algebra/layout.toml (expert parallelism needs experts, e
+    at most E; p at most L; stacks whose layer order is not in the spec cannot be cut into
+    stages; the interleaved schedule needs p v to divide L and a stack whose layers are
+    alike; context parallelism splits the sequence into c equal parts; Megatron-LM needs t to
+    divide the heads and the widths it splits, and p v the layers, and models attention/FFN/MoE
+    decoder stacks only). No sympy here."""
+    from .rules import run
+    from .spec import FIELD_NAMES
+
+    values = {f: getattr(spec, f) for f in FIELD_NAMES}
+    values.update(tp=layout.tp, pp=layout.pp, vpp=layout.vpp, ep=layout.ep, etp=layout.etp,
+                  cp=layout.cp, tp_plan=layout.tp_plan, seq_len=seq_len,
+                  dec_seq_len=dec_seq_len, hybrid=spec.hybrid)
+    run(layout_rules(), values, {}, LAYOUT_RULES_LABEL)
 
 
 def forward_problems(spec, layout: Layout, attention_split: bool) -> list[str]:

@@ -1,5 +1,5 @@
-"""Rewrite (or check) the compiled stores of :mod:`symcalc.compiled`: spec.toml's rules and
-implementation.toml (``symcalc/algebra/compiled.store``), every packaged family file and
+"""Rewrite (or check) the compiled stores of :mod:`symcalc.compiled`: spec.toml's and
+layout.toml's rules and implementation.toml (``symcalc/algebra/compiled.store``), every packaged family file and
 preset (``symcalc/inputs/compiled.store``).
 
     python -m symcalc.inputs.compile_data           # rewrite both stores
@@ -26,7 +26,7 @@ def _source(path: str) -> tuple[int, bytes]:
 
 
 def algebra_entries() -> dict[str, tuple[int, Any]]:
-    from ..algebra import implementation, spec
+    from ..algebra import implementation, layout, spec
     from ..algebra.rules import compile_rules
 
     c, raw = _source(spec.RULES_PATH)
@@ -35,6 +35,9 @@ def algebra_entries() -> dict[str, tuple[int, Any]]:
     c, raw = _source(implementation.PATH)
     out["implementation"] = (c, implementation.compile_definitions(
         compiled.read_toml_bytes(raw, implementation.LABEL)))
+    c, raw = _source(layout.LAYOUT_RULES_PATH)
+    out["layout"] = (c, compile_rules(compiled.read_toml_bytes(raw, layout.LAYOUT_RULES_LABEL),
+                                      layout.LAYOUT_RULES_LABEL, ())["steps"])
     return out
 
 

@@ -100,7 +100,7 @@ def meta() -> dict[str, Any]:
     """Everything the page's scripts read besides the term table."""
     from ..algebra import options as op
     from ..algebra import spec as sp
-    from ..algebra.layout import CP_ALGORITHMS, DEGREES, TP_PLANS
+    from ..algebra.layout import CP_ALGORITHMS, DEGREES, TP_PLANS, layout_rules
     from ..inputs import presets
     from ..inputs.family_data import load_families
     from ..inputs.gpus import load as load_gpus
@@ -158,6 +158,7 @@ def meta() -> dict[str, Any]:
     return {"spec": spec, "options": options, "activations": activations,
             "plan_facts": plan_facts_payload(),
             "implementation": implementation_payload(),
+            "layout_rules": layout_rules(),
             "families": families, "presets": preset_data, "gpus": gpus, "speed": speed,
             "parts_note": PARTS_NOTE}
 

@@ -330,39 +330,11 @@ function checkedLayout(o) {  // Layout.checked (the options' layout)
 const isParallel = o => META.options.layout_fields.some(f => o[f] !== META.options.defaults[f]);  // Options.parallel
 const zeroStage = o => (o.distributed_optimizer ? 1 : o.zero);  // Options.zero_stage
 const expertTp = o => (o.etp === null || o.etp === undefined ? o.tp : o.etp);
-function checkSpec(spec, o, seqLen, decSeqLen) {  // layout.check_spec
-  const err = (f, r) => { throw new SymcalcError(f, r); };
-  if (o.ep > 1 && !moe(spec)) err("ep", `expert parallelism needs an MoE model (${spec.name} has no experts)`);
-  if (o.ep > 1 && o.ep > spec.E) err("ep", `must be at most the experts per layer (E=${spec.E}, ep=${o.ep})`);
-  if (o.ep > 1 && shape(spec) !== "single") err("ep", "expert parallelism of an encoder-decoder model is not modelled");
-  if (o.pp > spec.L) err("pp", `must be at most the layers (L=${spec.L}, pp=${o.pp})`);
-  if (o.pp > 1) {
-    let why = null;
-    if (shape(spec) !== "single") why = "an encoder-decoder model";
-    else if (hybrid(spec) || spec.L_ffn !== null) why = "a hybrid stack (its mixers' order is not in the spec)";
-    else if (spec.L_local !== null) why = "a stack of sliding and global layers (their order is not in the spec)";
-    else if (spec.L_kv_shared) why = "a stack with KV-sharing layers";
-    else if (spec.L_idx !== null) why = "a stack whose layers share an indexer's selection (their order is not in the spec)";
-    else if (spec.L_csa !== null) why = "a stack of compressed and sliding attention layers (their order is not in the spec)";
-    if (why) err("pp", `pipeline stages of ${why} are not modelled`);
-  }
-  if (o.vpp > 1) {
-    if (spec.L % (o.pp * o.vpp)) err("vpp", `the interleaved schedule needs p v to divide the layers (L=${spec.L}, p=${o.pp}, v=${o.vpp})`);
-    if (spec.L_dense) err("vpp", "the interleaved schedule of a stack whose layers differ (dense and MoE) is not modelled");
-  }
-  if (o.cp > 1)
-    for (const [field, n] of [["seq-len", seqLen], ["dec-seq-len", decSeqLen]])
-      if (n !== null && n !== undefined && n % o.cp) err("cp", `context parallelism splits the sequence into ${o.cp} equal parts: cp must divide --${field} (${n})`);
-  if (o.tp_plan !== "megatron") return;
-  if (hybrid(spec) || shape(spec) !== "single" || spec.L_ffn !== null) err("tp-plan", "the megatron convention models decoder stacks of attention, FFN and MoE layers");
-  const nkv = spec.n_kv || spec.n_h;
-  const rules = [["tp", spec.n_h, o.tp, "the query heads"], ["tp", nkv, o.tp, "the key/value heads"], ["tp", spec.d_ff, o.tp, "the FFN width"]];
-  if (moe(spec)) {
-    rules.push(["ep", spec.E, o.ep, "the experts"], ["etp", spec.d_moe || spec.d_ff, expertTp(o), "the expert width"]);
-    if (spec.E_s) rules.push(["tp", spec.E_s * (spec.d_sh || spec.d_moe || spec.d_ff), o.tp, "the shared experts' width"]);
-  }
-  if (o.pp > 1) rules.push(["pp", spec.L, o.pp * o.vpp, "the layers (p v)"]);
-  for (const [field, n, deg, what] of rules) if (n % deg) err(field, `Megatron-LM needs ${deg} to divide ${what} (${n})`);
+function checkSpec(spec, o, seqLen, decSeqLen) {  // layout.check_spec: layout.toml's rules
+  const v = {...spec, tp: o.tp, pp: o.pp, vpp: o.vpp, ep: o.ep, etp: o.etp === undefined ? null : o.etp,
+             cp: o.cp, tp_plan: o.tp_plan, seq_len: seqLen === undefined ? null : seqLen,
+             dec_seq_len: decSeqLen === undefined ? null : decSeqLen, hybrid: hybrid(spec)};
+  runRules(META.layout_rules, v, {}, "symcalc/algebra/layout.toml");
 }
 function seqLenOf(spec, o) {
   if (o.seq_len !== null && o.seq_len !== undefined) return o.seq_len;
