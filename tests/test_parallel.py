@@ -468,7 +468,7 @@ def test_refusals():
         P.rank_params(resolve("qwen3-next-80b-a3b"), Layout(pp=2))
     # layers that differ in an order the spec does not hold: an indexer of their own in 21 of
     # HY4's 78 layers, DeepSeek-V4's CSA, HCA and sliding-only layers
-    with pytest.raises(SymcalcError, match="^pp: pipeline stages of a stack whose layers share"):
+    with pytest.raises(SymcalcError, match="^pp: pipeline stages of a stack whose layers differ in their indexers"):
         P.rank_params(resolve("hy4-preview"), Layout(pp=2))
     with pytest.raises(SymcalcError, match="^pp: pipeline stages of a stack of compressed"):
         P.rank_params(resolve("deepseek-v4-flash"), Layout(pp=2))
