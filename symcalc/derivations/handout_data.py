@@ -29,7 +29,7 @@ class Curve:
     quadratic: int
     linear: int
     constant: int
-    crossover: sympy.Rational  # s* = linear / quadratic
+    crossover: Optional[sympy.Rational]  # s* = linear / quadratic; None: no s^2 term
     points: tuple[tuple[int, int, int], ...]  # (s, linear * s, quadratic * s^2)
 
 
@@ -150,7 +150,9 @@ def _constant_parts(spec: Spec, opts: Options) -> list[str]:
 
 def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
     """C(s) = a s^2 + c s (+ e): a from the attention scores and scores x V, c from every
-    projection, the FFN and the head; s* = c / a where the two are equal."""
+    projection, the FFN and the head; s* = c / a where the two are equal. A stack with no
+    term in s^2 (Mamba, RWKV, xLSTM, FNet's Fourier mixing: no attention scores) has
+    a = 0 and no crossover: the section is left out and a convention says why."""
     poly = _poly(spec, opts)
     a_sym, c_sym, e_sym = (poly.coeff_monomial(s**2), poly.coeff_monomial(s),
                            poly.coeff_monomial(1))
@@ -166,18 +168,20 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
                                  "what does not grow with s, left out of s*: "
                                  + ", ".join(_constant_parts(spec, opts))), subs)
     e = q.value(e_sym, values) if e_sym != 0 else sympy.Integer(0)
-    star = sympy.Rational(c, a)
-    # s* = c / a with the two coefficients just derived (their formulas are above)
-    C_lin, C_quad = part_symbol("C", "linear"), part_symbol("C", "quadratic")
-    star_expr = sympy.Mul(C_lin, sympy.Pow(C_quad, -1, evaluate=False), evaluate=False)
-    cross = [Formula("crossover", "s", star_expr, "", "where quadratic = linear"),
-             Substitute("crossover", "s", star_expr, ((C_lin, c), (C_quad, a))),
-             Evaluate("crossover", "s", star)]
+    star = sympy.Rational(c, a) if a != 0 else None
+    cross = ()
+    if star is not None:
+        # s* = c / a with the two coefficients just derived (their formulas are above)
+        C_lin, C_quad = part_symbol("C", "linear"), part_symbol("C", "quadratic")
+        star_expr = sympy.Mul(C_lin, sympy.Pow(C_quad, -1, evaluate=False), evaluate=False)
+        cross = (Section("Crossover", (
+            Formula("crossover", "s", star_expr, "", "where quadratic = linear"),
+            Substitute("crossover", "s", star_expr, ((C_lin, c), (C_quad, a))),
+            Evaluate("crossover", "s", star))),)
     body = (Section("Sizes", tuple(defines([a_sym, c_sym, e_sym], values))),
             Section("The coefficients a, c and e of C(s) = a s^2 + c s + e, one sequence"
                     if const else "The coefficients a and c of C(s), one sequence",
-                    tuple(quad + lin + const)),
-            Section("Crossover", tuple(cross)))
+                    tuple(quad + lin + const))) + cross
     derivation = Derivation(spec.name, "flops.forward_matmul",
                             f"Forward FLOPs of {spec.name} against the sequence length", "C", body,
                             ("matmul FLOPs of one sequence (b = 1)" + (
@@ -190,13 +194,21 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
                             + ((f"the QSA indexer's key blocks counted at s a whole number of "
                                 f"{spec.C_ix}-token blocks",) if spec.C_ix else ())
                             + (("compressed entries (DeepSeek-V4's CSA and HCA) counted at s a whole "
-                                "number of m_csa- and m_hca-token windows",) if spec.m_csa else ()),
+                                "number of m_csa- and m_hca-token windows",) if spec.m_csa else ())
+                            + (("no term grows with s^2 (no attention scores): C(s) is linear "
+                                "in s and has no crossover s*",) if star is None else ()),
                             {"a": _whole(a), "c": _whole(c), "e": _whole(e), "crossover": star})
     return derivation, Curve(_whole(a), _whole(c), _whole(e), star, ())
 
 
-def _points(stars: list[sympy.Rational], context: int = 0) -> tuple[int, ...]:
-    top = max(int(sympy.ceiling(x)) for x in stars)
+# where the FLOPs table and figure end when no model has a crossover (all linear in s)
+LINEAR_TOP = 4096
+
+
+def _points(stars: list[Optional[sympy.Rational]], context: int = 0) -> tuple[int, ...]:
+    """Sequence lengths, powers of 2, past every crossover (a model without one, None,
+    sets no bound) and the longest context."""
+    top = max((int(sympy.ceiling(x)) for x in stars if x is not None), default=LINEAR_TOP)
     hi = 8
     while 2**hi < 4 * top or 2**hi <= context:  # the context line inside the plot
         hi += 1
