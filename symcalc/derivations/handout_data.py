@@ -13,6 +13,7 @@ import sympy
 
 from ..algebra import accounting, quantities as q
 from ..algebra.closed_form import simplify
+from .capped import capped, caps
 from .derivation import Define, Derivation, Evaluate, Formula, Section, Substitute, part_symbol
 from .derive import chain, defines, derive, meaning, model_values, numbers
 from .derive_forms import derive_closed_form
@@ -127,9 +128,10 @@ def _whole_chunks(expr):
 def _poly(spec: Spec, opts: Options) -> sympy.Poly:
     """Forward matmul FLOPs of one sequence as a polynomial in s; the chunked scans of a
     hybrid stack (ceiling(s / Q_c) chunks) taken at s a whole number of chunks, DeepSeek-V4's
-    compressed entries (floor(s / m)) at s a whole number of windows."""
+    compressed entries (floor(s / m)) at s a whole number of windows, a capped length
+    min(K, s) at s >= K (:func:`_cap`)."""
     expr = q.expression("flops.forward_matmul", spec, opts).xreplace({b: 1, s_dec: s})
-    return sympy.Poly(sympy.expand(_whole_chunks(expr)), s)
+    return sympy.Poly(sympy.expand(capped(_whole_chunks(expr), long=True)), s)
 
 
 def _whole(x):
@@ -138,11 +140,21 @@ def _whole(x):
     return int(x) if x.q == 1 else x
 
 
+def _cap(spec: Spec, opts: Options, values: dict) -> Optional[int]:
+    """The cap K on s of a capped length min(K, s) in the forward FLOPs (DeBERTa's relative
+    positions, K_rel), or None. The handout counts C(s) at s >= K, where the relative terms
+    are linear in s and add 2 K to s* (the c2p and p2c products add 8 L n_h d_h K s to c
+    against 4 L n_h d_h s^2 in a), so s* always lies on that side."""
+    found = caps(q.expression("flops.forward_matmul", spec, opts))
+    return int(q.value(sympy.Min(*found), values)) if found else None
+
+
 def _constant_parts(spec: Spec, opts: Options) -> list[str]:
-    """The matrix products whose FLOPs have a part that does not grow with s (one sequence)."""
+    """The matrix products whose FLOPs have a part that does not grow with s (one sequence;
+    a capped length at s >= K, as :func:`_poly`)."""
     out = []
     for leaf in q.matmul_breakdown(spec, opts.with_(causal="full")):
-        expr = sympy.expand(_whole_chunks(leaf.value.xreplace({b: 1, s_dec: s})))
+        expr = sympy.expand(capped(_whole_chunks(leaf.value.xreplace({b: 1, s_dec: s})), long=True))
         if expr != 0 and sympy.Poly(expr, s).coeff_monomial(1) != 0:
             out.append(meaning(leaf.path))
     return list(dict.fromkeys(out))
@@ -153,10 +165,11 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
     projection, the FFN and the head; s* = c / a where the two are equal. A stack with no
     term in s^2 (Mamba, RWKV, xLSTM, FNet's Fourier mixing: no attention scores) has
     a = 0 and no crossover: the section is left out and a convention says why."""
+    values = model_values(spec, opts)
+    cap = _cap(spec, opts, values)
     poly = _poly(spec, opts)
     a_sym, c_sym, e_sym = (poly.coeff_monomial(s**2), poly.coeff_monomial(s),
                            poly.coeff_monomial(1))
-    values = model_values(spec, opts)
     subs = numbers(values)
     quad, a = chain(Formula("quadratic", "C", simplify(a_sym), "vaswani2017",
                             "attention scores and context"), subs)
@@ -195,6 +208,8 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
                                 f"{spec.C_ix}-token blocks",) if spec.C_ix else ())
                             + (("compressed entries (DeepSeek-V4's CSA and HCA) counted at s a whole "
                                 "number of m_csa- and m_hca-token windows",) if spec.m_csa else ())
+                            + ((f"relative positions capped (min(K_rel, s)): C(s) counted at s "
+                                f"of at least K_rel = {cap}",) if cap is not None else ())
                             + (("no term grows with s^2 (no attention scores): C(s) is linear "
                                 "in s and has no crossover s*",) if star is None else ()),
                             {"a": _whole(a), "c": _whole(c), "e": _whole(e), "crossover": star})
