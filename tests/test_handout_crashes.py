@@ -163,3 +163,20 @@ def test_the_new_texts_are_translated(lang, word):
     assert word in mla_note and "token" not in mla_note
     assert "over all its layers" not in md and "no crossover" not in md
     assert "at least K" not in md
+
+
+@pytest.mark.parametrize("family,name", [("kimi_linear", "model-all-dense.json"),
+                                         ("jamba", "tiny-tied-no-attention.json"),
+                                         ("qwen3_next", "model-all-linear.json"),
+                                         ("lfm2", "tiny-all-conv.json")])
+def test_a_stack_that_caches_nothing_has_no_cache_lesson(family, name):
+    """No layer attends: the KV cache is 0 bytes, and no lesson sets it against multi-head
+    attention's (Kimi-Linear's all-linear stack made the MLA ratio 0/0, a NaN the renderer
+    refused; GQA's said a 0-byte cache was 2x smaller)."""
+    spec = spec_of(family, name)
+    h = handout([spec], sections=["budget"])
+    b = h.sheets[0].budget
+    assert b.kv_bytes == 0 == report(spec, Options())["memory"]["kv_cache_bytes"]
+    assert b.kv_mha_bytes is None
+    assert [kind for kind, _ in b.notes if kind in ("gqa", "mla", "mla_token")] == []
+    assert "the lesson of MLA" not in handout_markdown(h)

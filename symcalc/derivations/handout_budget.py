@@ -184,7 +184,10 @@ def budget(spec: Spec, opts: Options) -> Budget:
         kv = _value("memory.kv_cache_bytes", spec, opts, values)
         derivs.append(derive(spec, "memory.kv_cache_bytes", opts))
         n_kv = spec.n_kv if spec.n_kv is not None else spec.n_h
-        if spec.mla and spec.W is None:  # (a window caps the cache: not one width per token and layer)
+        # an all-linear, all-SSM or all-convolution stack caches no keys or values: no lesson
+        # sets its cache against multi-head attention's
+        attends = kv > 0
+        if spec.mla and spec.W is None and attends:  # (a window caps the cache: not one width per token and layer)
             mla = mla_cache_derivation(spec, opts)
             derivs.append(mla)
             kv_mha = _value("memory.kv_cache_bytes", spec, opts.with_(mla_cache="expanded"), values)
@@ -197,7 +200,7 @@ def budget(spec: Spec, opts: Options) -> Budget:
                                   f"{mla.meta['latent']:,} values per token where multi-head "
                                   f"attention would hold {mla.meta['mha']:,}: "
                                   f"{round(mla.meta['ratio'])}x fewer, the lesson of MLA")
-        elif n_kv != spec.n_h:
+        elif n_kv != spec.n_h and attends:
             mha = replace(spec, n_kv=spec.n_h)
             kv_mha = _value("memory.kv_cache_bytes", mha, opts, model_values(mha, opts))
             factor = spec.n_h // n_kv if spec.n_h % n_kv == 0 else spec.n_h / n_kv
