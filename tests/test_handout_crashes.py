@@ -88,7 +88,8 @@ def test_mla_cache_that_differs_by_layer_kind(cli, tmp_path, model):
     assert budget.kv_bytes == r["memory"]["kv_cache_bytes"] == mla.meta["latent"] * seqs * 2
     assert budget.kv_mha_bytes == expanded["memory"]["kv_cache_bytes"] == mla.meta["mha"] * seqs * 2
     md = (tmp_path / "h.md").read_text(encoding="utf-8")
-    assert f"over all its layers the latent cache holds {mla.meta['latent']:,} values per token" in md
+    latent = mla.meta["latent"]
+    assert f"over all its layers the latent cache holds {latent:,} values per token" in md
     assert f"| {r['memory']['kv_cache_bytes']:,} |" in md
 
 
@@ -143,8 +144,8 @@ def test_deberta_capped_relative_span(name, cap):
         want = report(spec, Options(seq_len=s))["flops"]["forward_matmul"]
         assert c.quadratic * s * s + c.linear * s + c.constant == want
     assert c.crossover > cap
-    assert f"relative positions capped (min(K_rel, s)): C(s) counted at s of at least K_rel = {cap}" \
-        in sheet.flops.conventions
+    said = f"relative positions capped (min(K_rel, s)): C(s) counted at s of at least K_rel = "
+    assert said + str(cap) in sheet.flops.conventions
     b = sheet.budget
     assert b.training_flops - b.six_nd == b.gap
     assert b.training_flops == report(spec, Options())["flops"]["training"]

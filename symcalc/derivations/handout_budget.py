@@ -187,7 +187,8 @@ def budget(spec: Spec, opts: Options) -> Budget:
         # an all-linear, all-SSM or all-convolution stack caches no keys or values: no lesson
         # sets its cache against multi-head attention's
         attends = kv > 0
-        if spec.mla and spec.W is None and attends:  # (a window caps the cache: not one width per token and layer)
+        # (a window caps an MLA cache: not one width per token and layer)
+        if spec.mla and spec.W is None and attends:
             mla = mla_cache_derivation(spec, opts)
             derivs.append(mla)
             kv_mha = _value("memory.kv_cache_bytes", spec, opts.with_(mla_cache="expanded"), values)
