@@ -45,7 +45,7 @@ class Budget:
     seq: int
     activation_model: str  # the activation model, in words (as the report states it)
     derivations: tuple[Derivation, ...]
-    notes: tuple[tuple[str, str], ...]  # (kind, lesson): gqa, mla, hybrid, negative
+    notes: tuple[tuple[str, str], ...]  # (kind, lesson): gqa, mla, mla_token, hybrid, negative
 
 
 def _value(quantity: str, spec: Spec, opts: Options, values: dict) -> int:
@@ -74,33 +74,56 @@ def active_derivation(spec: Spec, opts: Options, total: int) -> Derivation:
                        "shared experts count in full",), {"active": int(value)})
 
 
+def _layer_counts(expr) -> set:
+    """The layer counts in ``expr`` (L, L_attn, L_idx, ...): the kinds of layer that cache."""
+    return {x for x in expr.free_symbols if x.name == "L" or x.name.startswith("L_")}
+
+
 def mla_cache_derivation(spec: Spec, opts: Options) -> Derivation:
     """Values MLA caches per token and layer (the latent and the shared rotary key) against
-    the keys and values multi-head attention of the same heads would cache."""
+    the keys and values multi-head attention of the same heads would cache. Where the layers
+    do not all cache the same (a hybrid's MLA layers among recurrent ones, HY-V4's indexer
+    keys on some layers), both are counted per token and summed over the kinds of layer,
+    each kind with its own number of layers, as memory.kv_cache_bytes sums them; the meta
+    says which (``per``: "layer" or "token")."""
     values = model_values(spec, opts)
     subs = numbers(values)
     L, b, s = (SIZES[n].symbol for n in ("L", "b", "s"))
-    per = {}
+    per_token = {}
     for cache in ("latent", "expanded"):
         expr = q.expression("memory.kv_cache_bytes", spec, opts.with_(mla_cache=cache))
-        width = sympy.factor(expr / (L * b * s * memory.dtype_bytes(opts.kv_dtype, "kv-dtype")))
-        if width.free_symbols & {L, b, s}:
-            raise AssertionError("an MLA cache that is not the same in every layer")
-        per[cache] = width
+        per_token[cache] = sympy.factor(expr / (b * s * memory.dtype_bytes(opts.kv_dtype,
+                                                                             "kv-dtype")))
+    uniform = all(_layer_counts(w) == {L} and not _layer_counts(sympy.factor(w / L))
+                  for w in per_token.values())
+    if uniform:  # every one of the L layers caches the same: per token and layer
+        per = {c: sympy.factor(w / L) for c, w in per_token.items()}
+        texts = ("Cached values per token and layer",
+                 "the latent and the rotary key, per token and layer",
+                 "keys and values of every head, per token and layer")
+        conventions = ("values, not bytes: both at the same bytes per value",)
+    else:  # the kinds of layer, each with its own count, summed per token
+        per = {c: sympy.collect(sympy.expand(w), sorted(_layer_counts(w), key=str))
+               for c, w in per_token.items()}
+        texts = ("Cached values per token, summed over the layers",
+                 "what the latent cache holds per token, summed over the layers",
+                 "what multi-head attention would cache per token, summed over the layers")
+        conventions = ("values, not bytes: both at the same bytes per value",
+                       "the layers do not all cache the same: each kind of layer is counted "
+                       "with its own number of layers")
     latent, latent_value = chain(Formula("latent", "n", per["latent"], "deepseek2024",
-                                         "the latent and the rotary key, per token and layer"), subs)
-    mha, mha_value = chain(Formula("MHA", "n", per["expanded"], "vaswani2017",
-                                   "keys and values of every head, per token and layer"), subs)
+                                         texts[1]), subs)
+    mha, mha_value = chain(Formula("MHA", "n", per["expanded"], "vaswani2017", texts[2]), subs)
     n_lat, n_mha = part_symbol("n", "latent"), part_symbol("n", "MHA")
     ratio, ratio_value = chain(Compose("ratio", "n", sympy.Mul(n_mha, sympy.Pow(
         n_lat, -1, evaluate=False), evaluate=False), "how many times fewer values MLA caches"),
         {n_lat: latent_value, n_mha: mha_value})
-    body = with_sizes([Section("Cached values per token and layer", tuple(latent + mha + ratio))],
+    body = with_sizes([Section(texts[0], tuple(latent + mha + ratio))],
                       [per["latent"], per["expanded"]], values)
     return Derivation(spec.name, "memory.kv_cache_bytes", f"The latent cache of {spec.name} "
-                      "against multi-head attention's", "n", body,
-                      ("values, not bytes: both at the same bytes per value",),
-                      {"latent": int(latent_value), "mha": int(mha_value), "ratio": ratio_value})
+                      "against multi-head attention's", "n", body, conventions,
+                      {"latent": int(latent_value), "mha": int(mha_value), "ratio": ratio_value,
+                       "per": "layer" if uniform else "token"})
 
 
 def decode_derivation(spec: Spec, kv: int, state: int) -> Derivation:
@@ -161,14 +184,24 @@ def budget(spec: Spec, opts: Options) -> Budget:
         kv = _value("memory.kv_cache_bytes", spec, opts, values)
         derivs.append(derive(spec, "memory.kv_cache_bytes", opts))
         n_kv = spec.n_kv if spec.n_kv is not None else spec.n_h
-        if spec.mla and spec.W is None:  # (a window caps the cache: not one width per token and layer)
+        # an all-linear, all-SSM or all-convolution stack caches no keys or values: no lesson
+        # sets its cache against multi-head attention's
+        attends = kv > 0
+        # (a window caps an MLA cache: not one width per token and layer)
+        if spec.mla and spec.W is None and attends:
             mla = mla_cache_derivation(spec, opts)
             derivs.append(mla)
             kv_mha = _value("memory.kv_cache_bytes", spec, opts.with_(mla_cache="expanded"), values)
-            note("mla", f"the latent cache holds {mla.meta['latent']:,} values per token and "
-                         f"layer where multi-head attention would hold {mla.meta['mha']:,} keys "
-                         f"and values: {round(mla.meta['ratio'])}x fewer, the lesson of MLA")
-        elif n_kv != spec.n_h:
+            if mla.meta["per"] == "layer":
+                note("mla", f"the latent cache holds {mla.meta['latent']:,} values per token and "
+                             f"layer where multi-head attention would hold {mla.meta['mha']:,} keys "
+                             f"and values: {round(mla.meta['ratio'])}x fewer, the lesson of MLA")
+            else:
+                note("mla_token", f"over all its layers the latent cache holds "
+                                  f"{mla.meta['latent']:,} values per token where multi-head "
+                                  f"attention would hold {mla.meta['mha']:,}: "
+                                  f"{round(mla.meta['ratio'])}x fewer, the lesson of MLA")
+        elif n_kv != spec.n_h and attends:
             mha = replace(spec, n_kv=spec.n_h)
             kv_mha = _value("memory.kv_cache_bytes", mha, opts, model_values(mha, opts))
             factor = spec.n_h // n_kv if spec.n_h % n_kv == 0 else spec.n_h / n_kv

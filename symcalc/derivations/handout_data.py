@@ -13,6 +13,7 @@ import sympy
 
 from ..algebra import accounting, quantities as q
 from ..algebra.closed_form import simplify
+from .capped import capped, caps
 from .derivation import Define, Derivation, Evaluate, Formula, Section, Substitute, part_symbol
 from .derive import chain, defines, derive, meaning, model_values, numbers
 from .derive_forms import derive_closed_form
@@ -29,7 +30,7 @@ class Curve:
     quadratic: int
     linear: int
     constant: int
-    crossover: sympy.Rational  # s* = linear / quadratic
+    crossover: Optional[sympy.Rational]  # s* = linear / quadratic; None: no s^2 term
     points: tuple[tuple[int, int, int], ...]  # (s, linear * s, quadratic * s^2)
 
 
@@ -127,9 +128,10 @@ def _whole_chunks(expr):
 def _poly(spec: Spec, opts: Options) -> sympy.Poly:
     """Forward matmul FLOPs of one sequence as a polynomial in s; the chunked scans of a
     hybrid stack (ceiling(s / Q_c) chunks) taken at s a whole number of chunks, DeepSeek-V4's
-    compressed entries (floor(s / m)) at s a whole number of windows."""
+    compressed entries (floor(s / m)) at s a whole number of windows, a capped length
+    min(K, s) at s >= K (:func:`_cap`)."""
     expr = q.expression("flops.forward_matmul", spec, opts).xreplace({b: 1, s_dec: s})
-    return sympy.Poly(sympy.expand(_whole_chunks(expr)), s)
+    return sympy.Poly(sympy.expand(capped(_whole_chunks(expr), long=True)), s)
 
 
 def _whole(x):
@@ -138,11 +140,21 @@ def _whole(x):
     return int(x) if x.q == 1 else x
 
 
+def _cap(spec: Spec, opts: Options, values: dict) -> Optional[int]:
+    """The cap K on s of a capped length min(K, s) in the forward FLOPs (DeBERTa's relative
+    positions, K_rel), or None. The handout counts C(s) at s >= K, where the relative terms
+    are linear in s and add 2 K to s* (the c2p and p2c products add 8 L n_h d_h K s to c
+    against 4 L n_h d_h s^2 in a), so s* always lies on that side."""
+    found = caps(q.expression("flops.forward_matmul", spec, opts))
+    return int(q.value(sympy.Min(*found), values)) if found else None
+
+
 def _constant_parts(spec: Spec, opts: Options) -> list[str]:
-    """The matrix products whose FLOPs have a part that does not grow with s (one sequence)."""
+    """The matrix products whose FLOPs have a part that does not grow with s (one sequence;
+    a capped length at s >= K, as :func:`_poly`)."""
     out = []
     for leaf in q.matmul_breakdown(spec, opts.with_(causal="full")):
-        expr = sympy.expand(_whole_chunks(leaf.value.xreplace({b: 1, s_dec: s})))
+        expr = sympy.expand(capped(_whole_chunks(leaf.value.xreplace({b: 1, s_dec: s})), long=True))
         if expr != 0 and sympy.Poly(expr, s).coeff_monomial(1) != 0:
             out.append(meaning(leaf.path))
     return list(dict.fromkeys(out))
@@ -150,11 +162,14 @@ def _constant_parts(spec: Spec, opts: Options) -> list[str]:
 
 def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
     """C(s) = a s^2 + c s (+ e): a from the attention scores and scores x V, c from every
-    projection, the FFN and the head; s* = c / a where the two are equal."""
+    projection, the FFN and the head; s* = c / a where the two are equal. A stack with no
+    term in s^2 (Mamba, RWKV, xLSTM, FNet's Fourier mixing: no attention scores) has
+    a = 0 and no crossover: the section is left out and a convention says why."""
+    values = model_values(spec, opts)
+    cap = _cap(spec, opts, values)
     poly = _poly(spec, opts)
     a_sym, c_sym, e_sym = (poly.coeff_monomial(s**2), poly.coeff_monomial(s),
                            poly.coeff_monomial(1))
-    values = model_values(spec, opts)
     subs = numbers(values)
     quad, a = chain(Formula("quadratic", "C", simplify(a_sym), "vaswani2017",
                             "attention scores and context"), subs)
@@ -166,18 +181,20 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
                                  "what does not grow with s, left out of s*: "
                                  + ", ".join(_constant_parts(spec, opts))), subs)
     e = q.value(e_sym, values) if e_sym != 0 else sympy.Integer(0)
-    star = sympy.Rational(c, a)
-    # s* = c / a with the two coefficients just derived (their formulas are above)
-    C_lin, C_quad = part_symbol("C", "linear"), part_symbol("C", "quadratic")
-    star_expr = sympy.Mul(C_lin, sympy.Pow(C_quad, -1, evaluate=False), evaluate=False)
-    cross = [Formula("crossover", "s", star_expr, "", "where quadratic = linear"),
-             Substitute("crossover", "s", star_expr, ((C_lin, c), (C_quad, a))),
-             Evaluate("crossover", "s", star)]
+    star = sympy.Rational(c, a) if a != 0 else None
+    cross = ()
+    if star is not None:
+        # s* = c / a with the two coefficients just derived (their formulas are above)
+        C_lin, C_quad = part_symbol("C", "linear"), part_symbol("C", "quadratic")
+        star_expr = sympy.Mul(C_lin, sympy.Pow(C_quad, -1, evaluate=False), evaluate=False)
+        cross = (Section("Crossover", (
+            Formula("crossover", "s", star_expr, "", "where quadratic = linear"),
+            Substitute("crossover", "s", star_expr, ((C_lin, c), (C_quad, a))),
+            Evaluate("crossover", "s", star))),)
     body = (Section("Sizes", tuple(defines([a_sym, c_sym, e_sym], values))),
             Section("The coefficients a, c and e of C(s) = a s^2 + c s + e, one sequence"
                     if const else "The coefficients a and c of C(s), one sequence",
-                    tuple(quad + lin + const)),
-            Section("Crossover", tuple(cross)))
+                    tuple(quad + lin + const))) + cross
     derivation = Derivation(spec.name, "flops.forward_matmul",
                             f"Forward FLOPs of {spec.name} against the sequence length", "C", body,
                             ("matmul FLOPs of one sequence (b = 1)" + (
@@ -190,13 +207,23 @@ def crossover_derivation(spec: Spec, opts: Options) -> tuple[Derivation, Curve]:
                             + ((f"the QSA indexer's key blocks counted at s a whole number of "
                                 f"{spec.C_ix}-token blocks",) if spec.C_ix else ())
                             + (("compressed entries (DeepSeek-V4's CSA and HCA) counted at s a whole "
-                                "number of m_csa- and m_hca-token windows",) if spec.m_csa else ()),
+                                "number of m_csa- and m_hca-token windows",) if spec.m_csa else ())
+                            + ((f"relative positions capped (min(K_rel, s)): C(s) counted at s "
+                                f"of at least K_rel = {cap}",) if cap is not None else ())
+                            + (("no term grows with s^2 (no attention scores): C(s) is linear "
+                                "in s and has no crossover s*",) if star is None else ()),
                             {"a": _whole(a), "c": _whole(c), "e": _whole(e), "crossover": star})
     return derivation, Curve(_whole(a), _whole(c), _whole(e), star, ())
 
 
-def _points(stars: list[sympy.Rational], context: int = 0) -> tuple[int, ...]:
-    top = max(int(sympy.ceiling(x)) for x in stars)
+# where the FLOPs table and figure end when no model has a crossover (all linear in s)
+LINEAR_TOP = 4096
+
+
+def _points(stars: list[Optional[sympy.Rational]], context: int = 0) -> tuple[int, ...]:
+    """Sequence lengths, powers of 2, past every crossover (a model without one, None,
+    sets no bound) and the longest context."""
+    top = max((int(sympy.ceiling(x)) for x in stars if x is not None), default=LINEAR_TOP)
     hi = 8
     while 2**hi < 4 * top or 2**hi <= context:  # the context line inside the plot
         hi += 1

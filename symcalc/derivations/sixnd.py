@@ -19,6 +19,7 @@ from ..algebra.closed_form import simplify
 from ..algebra.options import Options
 from ..algebra.spec import Spec
 from ..algebra.symbols import SIZES
+from .capped import capped, caps
 from .derivation import Compose, Derivation, Formula, Section, part_symbol
 from .derive import chain, model_values, numbers, with_sizes
 from .handout_models import category
@@ -45,23 +46,27 @@ def _idle_kind(path: str, spec: Spec) -> str:
     return "bias"
 
 
-def gap_parts(spec: Spec, opts: Options) -> tuple[sympy.Expr, sympy.Expr, dict[str, sympy.Expr]]:
+def gap_parts(spec: Spec, opts: Options, long: bool = True
+              ) -> tuple[sympy.Expr, sympy.Expr, dict[str, sympy.Expr]]:
     """(C_act, C_edge, N_idle by kind) as expressions: the forward pass's products of
-    activations with activations, the padded positions of the convolutions (the constant
-    part of their products), and per kind the active parameters that no matrix product
-    multiplies (each leaf's parameters less half its per-token matmul FLOPs)."""
+    activations with activations, the padded positions of the convolutions and the products
+    over capped relative positions (the constant part of their products), and per kind the
+    active parameters that no matrix product multiplies (each leaf's parameters less half
+    its per-token matmul FLOPs). A length capped at K, min(K, s), is taken on the side
+    ``long`` says (s >= K, else s <= K: :mod:`.capped`)."""
     s, b = SIZES["s"].symbol, SIZES["b"].symbol
     E, k = SIZES["E"].symbol, SIZES["k"].symbol
     params = {leaf.path: leaf.value for leaf in accounting.params(spec)}
     used: dict[str, sympy.Expr] = {}
     act, edge = sympy.Integer(0), sympy.Integer(0)
     for leaf in q.matmul_breakdown(spec, opts.with_(causal="full")):
+        value = capped(leaf.value, long)
         target = leaf.path if leaf.path in params else (
             _head_target(params) if leaf.path == "head" else None)
         if target is None:  # scores, context, a scan's chunk products: no weight
-            act += leaf.value
+            act += value
             continue
-        poly = sympy.Poly(sympy.expand(leaf.value), s)
+        poly = sympy.Poly(sympy.expand(value), s)
         if poly.degree() > 1:
             raise AssertionError(f"a weight's product quadratic in s: {leaf.path}")
         used[target] = used.get(target, 0) + sympy.expand(poly.coeff_monomial(s) / (2 * b))
@@ -120,7 +125,10 @@ def six_nd_derivation(spec: Spec, opts: Options, n_value: int, forward: int,
     meta = {"six_nd": int(six_value), "exact": exact, "gap": int(gap), "negative": ""}
     formulas = [b * s]
     if threefold:
-        act, edge, idle = gap_parts(spec, opts)
+        # a length capped at K (DeBERTa's relative positions): the side the workload's s is on
+        long = all(values["s"] >= q.value(K, values) for K in caps(
+            q.expression("flops.forward_matmul", spec, opts)))
+        act, edge, idle = gap_parts(spec, opts, long)
         steps, parts = [], {}
         shown = sympy.Add(*[sympy.factor_terms(term) for term in simplify(act).as_ordered_terms()])
         more, parts["act"] = chain(Formula("act", "C", shown, "vaswani2017", "products of "
@@ -131,9 +139,10 @@ def six_nd_derivation(spec: Spec, opts: Options, n_value: int, forward: int,
         steps += more
         formulas.append(act)
         if edge != 0:
-            more, parts["edge"] = chain(Formula("edge", "C", simplify(edge), "", "the "
-                                                "positions a causal convolution pads, one "
-                                                "forward pass"), subs)
+            more, parts["edge"] = chain(Formula("edge", "C", simplify(edge), "", (
+                "the products over the relative positions, capped at K_rel (they do not grow "
+                "with s), one forward pass" if edge.has(SIZES["K_rel"].symbol) else
+                "the positions a causal convolution pads, one forward pass")), subs)
             steps += more
             formulas.append(edge)
         for kind, expr in idle.items():

@@ -25,6 +25,8 @@ QUESTIONS = {
     "gqa": "How much does grouped-query attention save here, and on what?",
     "mla": "How many times fewer values per token and layer does the latent cache hold than "
            "multi-head attention would?",
+    "mla_token": "How many times fewer values per token, over all its layers, does the latent "
+                 "cache hold than multi-head attention would?",
     "hybrid": "What share of the decode memory is the recurrent state at this length, and how "
               "does each part change with s?",
     "negative": "Why is the exact count below 6 N D here?",

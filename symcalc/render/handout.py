@@ -229,7 +229,7 @@ def handout_view(h: Handout, tex: bool, units: Units = Units(), blanks: Blanks |
     for i, sh in enumerate(h.sheets):
         ctx = sh.context
         top = max(sh.curve.points[-1][1], sh.curve.points[-1][2])
-        bottom = min(sh.curve.points[0][1], sh.curve.points[0][2])
+        bottom = min((v for v in sh.curve.points[0][1:] if v), default=1)  # a = 0: off the log axis
         budget = sh.budget
         sheets.append({
             "model": models[i], "attention": esc(tr(sh.attention)),
@@ -242,12 +242,11 @@ def handout_view(h: Handout, tex: bool, units: Units = Units(), blanks: Blanks |
             "kaplan": grouped(sh.closed.meta["approx"]),
             "closed_line": esc(_closed_line(sh))
             if not blanks and sh.closed.meta.get("exact") is not None else "",
-            "crossover": _approx(sh.curve.crossover),
-            "crossover_tex": number_tex(sh.curve.crossover) if sh.curve.crossover.q == 1
-            else math_decimal(ratio(sh.curve.crossover.p, sh.curve.crossover.q), 1),
-            "crossover_point": f"({_sci(sh.curve.crossover)},{_sci(sh.curve.linear * sh.curve.crossover)})",
+            **_crossover_view(sh.curve),
             "linear_coords": " ".join(f"({p},{_sci(lin)})" for p, lin, _ in sh.curve.points),
-            "quadratic_coords": " ".join(f"({p},{_sci(quad)})" for p, _, quad in sh.curve.points),
+            # no s^2 term: no solid line (zero has no place on the log axis)
+            "quadratic_coords": " ".join(f"({p},{_sci(quad)})" for p, _, quad in sh.curve.points)
+            if sh.curve.quadratic else "",
             "context": grouped(ctx) if ctx else "",
             "context_line": f"({ctx},{_sci(bottom)}) ({ctx},{_sci(top)})" if ctx else "",
             "rows": [{"s": grouped(p), "linear": grouped(lin), "quadratic": grouped(quad),
@@ -289,6 +288,17 @@ def handout_view(h: Handout, tex: bool, units: Units = Units(), blanks: Blanks |
             "sheets": sheets, "points": [grouped(p) for p in h.points],
             "xmin": h.points[0], "xmax": h.points[-1], "wide": len(h.sheets) > 2,
             "speed": _speed_figure(h, esc), "references": refs.entries(esc)}
+
+
+def _crossover_view(curve) -> dict:
+    """s* of one model as the table, the text and the figure show it; all empty for a model
+    without an s^2 term (``curve.crossover`` None: the templates say it has none)."""
+    x = curve.crossover
+    if x is None:
+        return {"crossover": "", "crossover_tex": "", "crossover_point": ""}
+    return {"crossover": _approx(x),
+            "crossover_tex": number_tex(x) if x.q == 1 else math_decimal(ratio(x.p, x.q), 1),
+            "crossover_point": f"({_sci(x)},{_sci(curve.linear * x)})"}
 
 
 def _speed_view(sh, model, esc, blank, blanks, units, refs, view_of):
