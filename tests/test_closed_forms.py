@@ -9,7 +9,7 @@ from symcalc.inputs import presets
 from symcalc.algebra import quantities as q
 from symcalc.algebra.closed_form import closed_form
 from symcalc.algebra.options import Options, workload_values
-from symcalc.report import report
+from conftest import sympy_number
 from symcalc.algebra.spec import size_values
 from symcalc.algebra.symbols import SIZES
 
@@ -139,7 +139,7 @@ def test_forward_matmul_closed_form_mistral(cli):
     assert same(parse(out["expression"]), mistral_forward_matmul())
     opts = Options(batch=1, seq_len=128)
     values = {**size_values(spec), **workload_values(spec, opts)}
-    assert q.value(cf.expression, values) == report(spec, opts)["flops"]["forward_matmul"]
+    assert q.value(cf.expression, values) == sympy_number("flops.forward_matmul", spec, opts)
     assert q.value(cf.expression, values) == 1_828_850_761_728  # ../shared/reference/mistral-7b
 
 

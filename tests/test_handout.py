@@ -214,7 +214,7 @@ def test_hybrid_handout_counts_every_layer_kind():
     parameter derivation ends at the exact total, and the compute curve is the FLOP count at s
     a whole number of scan chunks (Q_c = 64 for Qwen3-Next's delta rule)."""
     from symcalc.algebra.options import Options
-    from symcalc.report import report
+    from conftest import sympy_number
 
     names = ("qwen3-next-80b-a3b", "jamba-1.5-mini", "nemotron-h-8b", "lfm2-1.2b")
     h = handout(specs(*names))
@@ -224,7 +224,7 @@ def test_hybrid_handout_counts_every_layer_kind():
         assert f"{total:,}" in md, name
     qwen = h.sheets[0]
     s = 4 * 64
-    want = report(qwen.spec, Options(seq_len=s))["flops"]["forward_matmul"]
+    want = sympy_number("flops.forward_matmul", qwen.spec, Options(seq_len=s))
     assert qwen.curve.quadratic * s * s + qwen.curve.linear * s + qwen.curve.constant == want
     assert any("whole number of Q_c-token chunks" in c for c in qwen.flops.conventions)
 
@@ -236,14 +236,14 @@ def test_qsa_handout_takes_whole_key_blocks():
     import json
     from pathlib import Path
 
+    from conftest import sympy_number
     from symcalc.algebra.options import Options
     from symcalc.inputs.hf import spec_from_config
-    from symcalc.report import report
 
     path = Path(__file__).parent / "families" / "qwen4_exp_text" / "causal-lm-ple-indexer.json"
     spec = spec_from_config(json.loads(path.read_text(encoding="utf-8")))
     sheet = handout([spec]).sheets[0]
     for s in (2 * 64, 6 * 64):  # whole chunks of 64, whole blocks of C_ix = 2
-        want = report(spec, Options(seq_len=s))["flops"]["forward_matmul"]
+        want = sympy_number("flops.forward_matmul", spec, Options(seq_len=s))
         assert sheet.curve.quadratic * s * s + sheet.curve.linear * s + sheet.curve.constant == want
     assert any("whole number of 2-token blocks" in c for c in sheet.flops.conventions)

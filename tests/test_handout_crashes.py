@@ -13,7 +13,9 @@ from symcalc.algebra.options import Options
 from symcalc.derivations.handout_data import handout
 from symcalc.inputs.resolver import resolve
 from symcalc.render.handout import handout_latex, handout_markdown
-from symcalc.report import report
+# the report as `symcalc report` gives it (tests/test_quick.py holds it equal to the sympy
+# report on every preset, tests/test_terms.py on drawn models)
+from symcalc.fast.quick import quick_report as report
 
 FAMILIES = Path(__file__).resolve().parent / "families"
 
