@@ -15,7 +15,7 @@ from symcalc.algebra import quantities as q
 from symcalc.algebra.closed_form import closed_form
 from symcalc.fast.quick import quick_report
 from symcalc.algebra.options import Options
-from symcalc.report import report
+from conftest import sympy_number
 from symcalc.algebra.spec import Spec, make_spec, size_values
 from symcalc.records import replace
 
@@ -114,20 +114,17 @@ def plain_params(sp: Spec) -> int:
 @given(specs())
 def test_numbers_equal_an_independent_count(spec):
     want = plain_params(spec)
-    assert report(spec, OPTS)["params"]["total"] == want  # the sympy expressions
+    assert sympy_number("params.total", spec, OPTS) == want  # the sympy expressions
     assert total(spec) == want  # the quick path
 
 
 @SETTINGS
 @given(specs())
 def test_closed_form_substitution_equals_report(spec):
-    rep = report(spec, OPTS)
     values = {**size_values(spec), "b": 2, "s": 5, "s_dec": 5}
-    assert q.value(closed_form(spec).expression, values) == rep["params"]["total"]
-    fwd = closed_form(spec, "flops.forward_matmul", opts=OPTS).expression
-    assert q.value(fwd, values) == rep["flops"]["forward_matmul"]
-    kv = closed_form(spec, "memory.kv_cache_bytes", opts=OPTS).expression
-    assert q.value(kv, values) == rep["memory"]["kv_cache_bytes"]
+    for quantity in ("params.total", "flops.forward_matmul", "memory.kv_cache_bytes"):
+        form = closed_form(spec, quantity, opts=OPTS).expression
+        assert q.value(form, values) == sympy_number(quantity, spec, OPTS), quantity
 
 
 @SETTINGS
