@@ -254,8 +254,8 @@ def test_core_reads_every_family_config_as_the_cli_does(meta_file):
 @needs_node
 def test_core_activation_facts_are_pythons(meta_file):
     """activationFacts (core.js) equals implementation.facts for every preset and every
-    family config, in 16 and 32 bits at batch 1 and 2 for the presets and in one of those
-    four, taken in turn, for the configs (the report's tests draw options over presets only;
+    family config, in two of 16 and 32 bits at batch 1 and 2 for the presets and in one of
+    those four for the configs, taken in turn (the report's tests draw options over presets only;
     these facts also decide what a pasted config keeps)."""
     from conftest import in_turn
     from symcalc.algebra.implementation import facts
@@ -266,7 +266,8 @@ def test_core_activation_facts_are_pythons(meta_file):
                 read_model(json.loads(Path(p).read_text(encoding="utf-8")), name="cfg")[0])
                for p in CONFIGS]
     settings = [(dtype, batch) for dtype in ("bf16", "fp32") for batch in (1, 2)]
-    turns = [settings] * len(presets.names()) + [c for _, c in in_turn(CONFIGS, settings)]
+    turns = [c for _, c in in_turn(presets.names(), settings, per=2)] + \
+        [c for _, c in in_turn(CONFIGS, settings)]
     for (kind, key, spec), chosen in zip(models, turns):
         for dtype, batch in chosen:
             job = {"kind": "facts", "dtype": dtype, "batch": batch, kind: key}

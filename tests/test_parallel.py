@@ -55,7 +55,11 @@ SUMMED_WIDTHS = frozenset(SIZES[k].symbol
                           for k in ("S_q", "S_k", "S_v", "S_kn", "S_o", "A_l", "A_g"))
 
 
-@pytest.mark.parametrize("name", names())
+# every other preset (alphabetically): the sympy per-rank expressions at t = p = ... = 1 are
+# the whole model's. Every preset's table is held to the same (test_terms_parallel's
+# test_one_rank_is_the_whole_model) and to the sympy report, per rank on a third of them
+# (test_quick's layout option sets); this sympy identity cost the lane 6 s over all presets.
+@pytest.mark.parametrize("name", names()[::2])
 def test_one_rank_gives_todays_figures(name):
     spec = resolve(name)
     opts = Options(seq_len=128, batch=2)
