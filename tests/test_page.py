@@ -956,7 +956,9 @@ def open_every_derivation(d, pane=0):
 
 
 @needs_browser
-@pytest.mark.parametrize("preset", ["mistral-7b", "qwen3-next-80b-a3b", "gemma-3n-e4b", "t5-small"])
+# a plain decoder, a hybrid and an encoder-decoder in the browser; every preset's and every
+# model type's derivations are checked in the Node core (formula, numbers, result)
+@pytest.mark.parametrize("preset", ["mistral-7b", "qwen3-next-80b-a3b", "t5-small"])
 def test_every_figure_opens_formula_substitution_and_result(page, preset):
     page.get(page.page_path.as_uri())
     select_preset(page, preset)
