@@ -68,7 +68,9 @@ def ready(driver, seconds: float = 30) -> None:
     asynchronously, after the load event)."""
     from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(driver, seconds).until(lambda d: d.execute_script(
+    # polled every 20 ms (WebDriverWait's default, 0.5 s, left each page load idle for up to
+    # half a second: about 20 s of the torch-free lane over its page loads)
+    WebDriverWait(driver, seconds, poll_frequency=0.02).until(lambda d: d.execute_script(
         "return window.SYMCALC_READY_MS !== undefined || window.SYMCALC_BOOT_ERROR !== undefined"))
 
 
