@@ -559,9 +559,17 @@ def test_deepseek_v4_decode_step_flops_equal_flop_counter(context):
     FlopCounterMode over the cached step equals symcalc's flops.decode_per_token -- the window
     (W - 1 cached keys and the new one), every compressed entry floor((context + 1) / m) and the
     CSA indexer's scores against its compressed keys, besides the projections of one token."""
+    cfg = _cfg("deepseek_v4", "DeepseekV4ForCausalLM", 4, **dict(_V4, sliding_window=6))
+    assert sympy_number("flops.decode_per_token", spec_from_config(cfg),
+                        Options(batch=2, seq_len=1, context=context)) == \
+        _decode_step_flops(cfg, context)
+
+
+def _decode_step_flops(cfg: dict, context: int) -> int:
+    """FlopCounterMode's count of one decoded token per sequence (batch 2) after a prefill of
+    ``context`` tokens, through the cache the prefill left."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    cfg = _cfg("deepseek_v4", "DeepseekV4ForCausalLM", 4, **dict(_V4, sliding_window=6))
     torch.manual_seed(0)
     model = H.build_model(cfg, device="cpu", experts_implementation="eager")
     ids = torch.randint(0, cfg["vocab_size"], (2, context + 1))
@@ -570,8 +578,7 @@ def test_deepseek_v4_decode_step_flops_equal_flop_counter(context):
         cache = model(input_ids=ids[:, :context], use_cache=True).cache
         with counter:
             model(input_ids=ids[:, context:], cache=cache, use_cache=True)
-    assert sympy_number("flops.decode_per_token", spec_from_config(cfg),
-                        Options(batch=2, seq_len=1, context=context)) == counter.get_total_flops()
+    return counter.get_total_flops()
 
 
 @pytest.mark.parametrize("context", [3, 8])
@@ -580,16 +587,7 @@ def test_minimax_m3_decode_step_flops_equal_flop_counter(context):
     sparse-attention layer: FlopCounterMode over the cached step equals symcalc's
     flops.decode_per_token -- the indexer's projections of the one token and its queries
     against every cached indexer key (context + 1), besides the attention and MLPs."""
-    from torch.utils.flop_counter import FlopCounterMode
-
     cfg = CASES["minimax_m3_vl_text-sparse-layer"][0]
-    torch.manual_seed(0)
-    model = H.build_model(cfg, device="cpu", experts_implementation="eager")
-    ids = torch.randint(0, cfg["vocab_size"], (2, context + 1))
-    counter = FlopCounterMode(display=False)
-    with torch.no_grad():
-        cache = model(input_ids=ids[:, :context], use_cache=True).cache
-        with counter:
-            model(input_ids=ids[:, context:], cache=cache, use_cache=True)
     assert sympy_number("flops.decode_per_token", spec_from_config(cfg),
-                        Options(batch=2, seq_len=1, context=context)) == counter.get_total_flops()
+                        Options(batch=2, seq_len=1, context=context)) == \
+        _decode_step_flops(cfg, context)
