@@ -232,3 +232,21 @@ def test_every_symbol_has_a_latex_name_of_its_own():
     for name, info in ALL.items():
         names.setdefault(info.latex, []).append(name)
     assert {latex: n for latex, n in names.items() if len(n) > 1} == {}
+
+
+def test_every_part_of_every_preset_has_a_meaning():
+    """Each leaf of every preset's parameter and FLOP breakdowns has a meaning (derive.MEANINGS,
+    which tests/test_i18n.py holds translated): a part without one was printed as its raw path
+    in the handouts, untranslated in Russian and Chinese (Apertus's xIELU scalars, BitNet's
+    sub-norms, Inkling's and ZAYA's router and residual scales)."""
+    from symcalc.derivations.derive import meaning
+
+    missing = {}
+    for name in PRESETS:
+        rep = report(spec(name))
+        for kind in ("params", "flops"):
+            flat = rep[kind]["breakdown"]
+            for path in flat:
+                if meaning(path) == path and not any(p.startswith(path + "/") for p in flat):
+                    missing.setdefault(path, name)
+    assert not missing, missing
