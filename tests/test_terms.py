@@ -42,6 +42,10 @@ def test_table_is_fresh():
         return
     assert build_terms.TARGET.read_bytes() == build_terms.generate(), \
         "symcalc/fast/terms.store is stale: run `python -m symcalc.fast.build_terms`"
+    # the table is fresh but its record is not (a data file or module changed without a
+    # rebuild): every run would rebuild the table to tell, about 10 s of the torch-free lane
+    assert not build_terms.record_is_stale(), \
+        "symcalc/fast/terms.inputs is stale: run `python -m symcalc.fast.build_terms`"
 
 
 def test_the_inputs_record_notices_a_changed_input_or_table(tmp_path, monkeypatch):
@@ -68,6 +72,28 @@ def test_the_inputs_record_notices_a_changed_input_or_table(tmp_path, monkeypatc
     build_terms.TARGET.write_bytes(b"table")
     (pkg / "rule.py").unlink()
     assert not build_terms.inputs_unchanged()
+
+
+def test_a_stale_record_is_told_apart_from_other_versions(tmp_path, monkeypatch):
+    """record_is_stale (which --check and test_table_is_fresh report): the record no longer
+    matches although this Python and sympy wrote it; with other versions it cannot match and
+    is not called stale."""
+    import json
+
+    pkg = tmp_path / "symcalc"
+    (pkg / "fast").mkdir(parents=True)
+    (pkg / "rule.py").write_text("X = 1\n")
+    monkeypatch.setattr(build_terms, "PACKAGE", pkg)
+    monkeypatch.setattr(build_terms, "TARGET", pkg / "fast" / "terms.store")
+    monkeypatch.setattr(build_terms, "INPUTS", pkg / "fast" / "terms.inputs")
+    build_terms.TARGET.write_bytes(b"table")
+    build_terms.INPUTS.write_bytes(build_terms.inputs_record(b"table", ["rule.py"]))
+    assert not build_terms.record_is_stale()
+    (pkg / "rule.py").write_text("X = 2\n")
+    assert build_terms.record_is_stale()
+    record = json.loads(build_terms.INPUTS.read_text())
+    build_terms.INPUTS.write_text(json.dumps({**record, "sympy": "0.0"}))
+    assert not build_terms.record_is_stale()
 
 
 def test_the_committed_record_lists_the_modules_a_build_imports():
