@@ -48,7 +48,10 @@ def test_table_is_fresh():
         "symcalc/fast/terms.inputs is stale: run `python -m symcalc.fast.build_terms`"
 
 
-def test_the_inputs_record_notices_a_changed_input_or_table(tmp_path, monkeypatch):
+@pytest.fixture
+def toy_package(tmp_path, monkeypatch):
+    """A package of one module (rule.py, X = 1) and its table (b"table") for build_terms to
+    record, in place of symcalc/."""
     pkg = tmp_path / "symcalc"
     (pkg / "fast").mkdir(parents=True)
     (pkg / "rule.py").write_text("X = 1\n")
@@ -56,6 +59,11 @@ def test_the_inputs_record_notices_a_changed_input_or_table(tmp_path, monkeypatc
     monkeypatch.setattr(build_terms, "TARGET", pkg / "fast" / "terms.store")
     monkeypatch.setattr(build_terms, "INPUTS", pkg / "fast" / "terms.inputs")
     build_terms.TARGET.write_bytes(b"table")
+    return pkg
+
+
+def test_the_inputs_record_notices_a_changed_input_or_table(toy_package):
+    pkg = toy_package
     (pkg / "sizes.toml").write_text("d = 1\n")
     build_terms.INPUTS.write_bytes(build_terms.inputs_record(b"table", ["rule.py"]))
     assert build_terms.inputs_unchanged()
@@ -74,19 +82,13 @@ def test_the_inputs_record_notices_a_changed_input_or_table(tmp_path, monkeypatc
     assert not build_terms.inputs_unchanged()
 
 
-def test_a_stale_record_is_told_apart_from_other_versions(tmp_path, monkeypatch):
+def test_a_stale_record_is_told_apart_from_other_versions(toy_package):
     """record_is_stale (which --check and test_table_is_fresh report): the record no longer
     matches although this Python and sympy wrote it; with other versions it cannot match and
     is not called stale."""
     import json
 
-    pkg = tmp_path / "symcalc"
-    (pkg / "fast").mkdir(parents=True)
-    (pkg / "rule.py").write_text("X = 1\n")
-    monkeypatch.setattr(build_terms, "PACKAGE", pkg)
-    monkeypatch.setattr(build_terms, "TARGET", pkg / "fast" / "terms.store")
-    monkeypatch.setattr(build_terms, "INPUTS", pkg / "fast" / "terms.inputs")
-    build_terms.TARGET.write_bytes(b"table")
+    pkg = toy_package
     build_terms.INPUTS.write_bytes(build_terms.inputs_record(b"table", ["rule.py"]))
     assert not build_terms.record_is_stale()
     (pkg / "rule.py").write_text("X = 2\n")
