@@ -165,19 +165,25 @@ LAYOUT_RULES_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "la
 LAYOUT_RULES_LABEL = "symcalc/algebra/layout.toml"
 
 
+def compile_layout_rules(raw: bytes) -> list:
+    """The steps of layout.toml's bytes (:func:`symcalc.algebra.rules.compile_rules`): what
+    the compiled store holds (``symcalc.inputs.compile_data``)."""
+    from .. import compiled
+    from .rules import compile_rules
+
+    return compile_rules(compiled.read_toml_bytes(raw, LAYOUT_RULES_LABEL),
+                         LAYOUT_RULES_LABEL, ())["steps"]
+
+
 @lru_cache(maxsize=None)
 def layout_rules() -> list:
-    """layout.toml's rules compiled (:func:`symcalc.algebra.rules.compile_rules`), read once
-    per process; the calculator page runs the same steps (page/core.js, checkSpec)."""
+    """layout.toml's rules compiled, read once per process (from the compiled store while
+    the file is unchanged); the calculator page runs the same steps (page/core.js,
+    checkSpec)."""
     from .. import compiled
 
-    def build(raw: bytes) -> list:
-        from .rules import compile_rules
-
-        return compile_rules(compiled.read_toml_bytes(raw, LAYOUT_RULES_LABEL),
-                             LAYOUT_RULES_LABEL, ())["steps"]
-
-    return compiled.load(compiled.ALGEBRA_STORE, "layout", LAYOUT_RULES_PATH, build)
+    return compiled.load(compiled.ALGEBRA_STORE, "layout", LAYOUT_RULES_PATH,
+                         compile_layout_rules)
 
 
 def check_spec(spec, layout: Layout, seq_len: Optional[int] = None,

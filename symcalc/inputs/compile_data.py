@@ -36,8 +36,7 @@ def algebra_entries() -> dict[str, tuple[int, Any]]:
     out["implementation"] = (c, implementation.compile_definitions(
         compiled.read_toml_bytes(raw, implementation.LABEL)))
     c, raw = _source(layout.LAYOUT_RULES_PATH)
-    out["layout"] = (c, compile_rules(compiled.read_toml_bytes(raw, layout.LAYOUT_RULES_LABEL),
-                                      layout.LAYOUT_RULES_LABEL, ())["steps"])
+    out["layout"] = (c, layout.compile_layout_rules(raw))
     return out
 
 
