@@ -280,7 +280,6 @@ function withOverrides(spec, overrides) {  // with_overrides
 
 // derived views of a spec (Spec properties)
 const shape = s => s.family === "encoder-decoder" ? "encoder-decoder" : "single";
-const moe = s => s.E !== null;
 const attentionLayers = s => s.L_attn === null ? s.L : s.L_attn;
 const ffnLayers = s => s.L_ffn === null ? s.L : s.L_ffn;
 const hybrid = s => S().hybrid_counts.some(f => s[f] !== null) || s.short_convs === true || s.K_g !== null;  // spec.Spec.hybrid
@@ -1139,7 +1138,7 @@ function presetSpec(name) {
 
 return {init, own, ownGet, meta: () => META, SymcalcError, PyFloat, parseJSON, repr, parseInt: parseInt_, makeSpec, withOverrides, coerceText,
         values, report, fits, toJSON, derivation, withParts, readConfigModel, readModel, evaluate, makeScope, specFromConfig, readConfigText,
-        presetSpec, checkedOptions, defaultOptions, shape, hybrid, moe, seqLenOf, big, number, checkDtype,
+        presetSpec, checkedOptions, defaultOptions, shape, hybrid, seqLenOf, big, number, checkDtype,
         activationFacts};
 })();
 if (typeof module !== "undefined") module.exports = SYMCALC_CORE;
