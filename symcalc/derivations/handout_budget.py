@@ -94,10 +94,11 @@ def mla_cache_derivation(spec: Spec, opts: Options) -> Derivation:
         expr = q.expression("memory.kv_cache_bytes", spec, opts.with_(mla_cache=cache))
         per_token[cache] = sympy.factor(expr / (b * s * memory.dtype_bytes(opts.kv_dtype,
                                                                              "kv-dtype")))
-    uniform = all(_layer_counts(w) == {L} and not _layer_counts(sympy.factor(w / L))
-                  for w in per_token.values())
+    per_layer = {c: sympy.factor(w / L) for c, w in per_token.items()}
+    uniform = all(_layer_counts(per_token[c]) == {L} and not _layer_counts(w)
+                  for c, w in per_layer.items())
     if uniform:  # every one of the L layers caches the same: per token and layer
-        per = {c: sympy.factor(w / L) for c, w in per_token.items()}
+        per = per_layer
         texts = ("Cached values per token and layer",
                  "the latent and the rotary key, per token and layer",
                  "keys and values of every head, per token and layer")
