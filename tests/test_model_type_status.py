@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from configs import recorded_rows
 from symcalc.errors import SymcalcError
 from symcalc.inputs import family_data as fd
 from symcalc.inputs.hf import spec_from_config
@@ -28,7 +29,6 @@ from symcalc.inputs.refusals import model_types
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs" / "families.md"
-RECORDED = REPO / "tests" / "data" / "reference"
 SURVEY = json.loads((REPO / "tests" / "data" / "causal_lm_survey.json").read_text(encoding="utf-8"))
 TYPES = model_types()
 
@@ -72,8 +72,7 @@ def test_every_type_is_exact_or_refused_with_a_reason():
 
 def _exact_type_misses(model_type: str) -> list[str]:
     family = fd.load_family(model_type)
-    lines = [json.loads(x) for x in (RECORDED / f"{model_type}.jsonl").read_text(encoding="utf-8").splitlines()
-             if x.strip()] if (RECORDED / f"{model_type}.jsonl").exists() else []
+    lines = recorded_rows(model_type)
     if not any("params" in x and "forward_matmul_flops" in x for x in lines):
         return [f"no recorded transformers numbers: run tests/record_reference.py --types {model_type}"]
     cls = TYPES["causal_lm"][model_type]

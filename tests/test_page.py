@@ -199,12 +199,13 @@ def _first_recorded_lines() -> dict[str, dict]:
     """Each tests/families config's first line of recorded transformers numbers
     (tests/data/reference/<model_type>.jsonl, which tests/test_family_numbers.py holds the
     Python report to), by the config's path."""
+    from configs import recorded_rows
+
     out: dict[str, dict] = {}
-    for jsonl in sorted((ROOT / "tests" / "data" / "reference").glob("*.jsonl")):
-        for text in jsonl.read_text(encoding="utf-8").splitlines():
-            line = json.loads(text) if text.strip() else {}
-            if line and "config_json" not in line:
-                out.setdefault(str(ROOT / "tests" / "families" / jsonl.stem / line["config"]), line)
+    for model_type in sorted({Path(p).parent.name for p in CONFIGS}):
+        for line in recorded_rows(model_type):
+            if "config_json" not in line:
+                out.setdefault(str(ROOT / "tests" / "families" / model_type / line["config"]), line)
     return out
 
 
