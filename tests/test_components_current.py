@@ -3,6 +3,7 @@ sinks, OPT's projections, mixed sliding-window stacks) against an independent pl
 count, on hypothesis-drawn decoders, and their closed forms."""
 from __future__ import annotations
 
+import pytest
 import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -285,3 +286,18 @@ def test_kv_sharing_layers_hold_no_cache_and_no_key_value_projections():
     # sliding layer cache, 2 n_kv d_h = 32 int8 bytes per token each
     rep = quick_report(spec, Options(batch=1, seq_len=20, kv_dtype="int8"))
     assert rep["memory"]["kv_cache_bytes"] == 2 * 2 * 8 * (20 + 16)
+
+
+@pytest.mark.parametrize("family,extra", [
+    ("encoder", {}),  # MiniMax-M3's indexer (no MLA) beside an encoder's attention
+    ("decoder", {"mla": True, "r_kv": 8, "d_nope": 8, "d_rope": 8, "d_v": 8}),  # DSA without r_q
+])
+def test_an_indexer_needs_mla_with_r_q_or_a_decoder_stack(family, extra):
+    """spec.toml refuses an indexer that has nothing to read: DSA's needs MLA's low-rank
+    query, MiniMax-M3's (no MLA) a decoder stack. (The rule's `or` was the language's
+    null-coalescing one, so the encoder case passed.)"""
+    with pytest.raises(SymcalcError, match="^n_ih: the sparse-attention indexer reads"):
+        make_spec(name="x", family=family, L=2, d=64, n_h=4, d_ff=128, V=100, n_ih=2, d_ih=8,
+                  **extra)
+    assert make_spec(name="x", family="decoder", L=2, d=64, n_h=4, d_ff=128, V=100, n_ih=2,
+                     d_ih=8, L_idx=1).n_ih == 2
