@@ -101,14 +101,11 @@ def test_handout_pdf(cli, tmp_path):
     for figure in ("7,241,732,096", "6,738,415,616", "537,137,152", "27,124", "25,204",
                    "References", "GQA", "MHA"):
         assert figure in text, figure
-    info = subprocess.run(["pdfinfo", str(out)], capture_output=True, text=True).stdout
-    pages = int(next(l.split()[-1] for l in info.splitlines() if l.startswith("Pages")))
+    pages = pdf_pages(out)
     # issue 24 added the activations, the training peak and the 6 N D gap derived per model
     assert 4 <= pages <= 16
     assert not outside_text_block(out), outside_text_block(out)[:5]
-    last = subprocess.run(["pdftotext", "-f", str(pages), "-l", str(pages), str(out), "-"],
-                          capture_output=True, text=True).stdout
-    assert len([l for l in last.splitlines() if l.strip()]) > 8, "an almost empty last page"
+    assert lines_on_page(out, pages) > 8, "an almost empty last page"
     assert "In one box" in text and "The whole budget" in text
     # pdftoppm draws page 1 of it (CI keeps that as docs/handout-page1.png)
     if shutil.which("pdftoppm"):
@@ -161,6 +158,19 @@ def layout_problems(log: str) -> list[str]:
     return bad
 
 
+def pdf_pages(pdf: Path) -> int:
+    """The PDF's page count (pdfinfo)."""
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True).stdout
+    return int(next(l.split()[-1] for l in info.splitlines() if l.startswith("Pages")))
+
+
+def lines_on_page(pdf: Path, page: int) -> int:
+    """Non-blank lines of text on one page of the PDF (pdftotext)."""
+    text = subprocess.run(["pdftotext", "-f", str(page), "-l", str(page), str(pdf), "-"],
+                          capture_output=True, text=True).stdout
+    return len([l for l in text.splitlines() if l.strip()])
+
+
 def outside_text_block(pdf: Path, slack: float = 2.0) -> list[str]:
     """Words set beyond the text block's left or right edge (a label pushed off the page, a
     formula running into the margin) as pdftotext's boxes place them; an overfull box the log
@@ -203,12 +213,7 @@ def test_handout_layout(cli, tmp_path, name):
     assert not layout_problems(log), layout_problems(log)[:5]
     pdf = tex.with_suffix(".pdf")
     assert not outside_text_block(pdf), outside_text_block(pdf)[:5]
-    pages = int(next(l.split()[-1] for l in subprocess.run(
-        ["pdfinfo", str(pdf)], capture_output=True, text=True).stdout.splitlines()
-        if l.startswith("Pages")))
-    last = subprocess.run(["pdftotext", "-f", str(pages), "-l", str(pages), str(pdf), "-"],
-                          capture_output=True, text=True).stdout
-    assert len([l for l in last.splitlines() if l.strip()]) > 8, "an almost empty last page"
+    assert lines_on_page(pdf, pdf_pages(pdf)) > 8, "an almost empty last page"
     assert "In one box" in text and "The whole budget" in text
     if name == "eight-models":
         # no figure labels inside the plot (they collided): s* and context are in the legend
