@@ -42,11 +42,11 @@ def open_folder() -> Path:
     return folder
 
 
-def main_as(uid: int | None, argv, env: dict | None = None, check=None):
+def main_as(uid: int | None, argv, env: dict | None = None, check=None, cwd: str | None = None):
     """``main(argv)`` in a forked child running as ``uid`` (None: as this user), with the
-    environment changed by ``env`` (a value None removes the variable). Returns
-    (exit status, stdout, stderr, check()) where ``check`` runs in the child before main
-    (e.g. the proof that the child cannot read the path)."""
+    environment changed by ``env`` (a value None removes the variable), in the folder ``cwd``
+    (None: this one). Returns (exit status, stdout, stderr, check()) where ``check`` runs in
+    the child before main (e.g. the proof that the child cannot read the path)."""
     from symcalc.cli import main
 
     r, w = os.pipe()
@@ -54,6 +54,8 @@ def main_as(uid: int | None, argv, env: dict | None = None, check=None):
     if pid == 0:  # the child: never returns into pytest
         try:
             os.close(r)
+            if cwd is not None:
+                os.chdir(cwd)
             for key, value in (env or {}).items():
                 if value is None:
                     os.environ.pop(key, None)

@@ -580,8 +580,10 @@ def test_hub_cache_for_a_user_without_a_home(capsys, monkeypatch, tmp_path):
         except RuntimeError:
             return "none"
 
+    # run from /: the checkout may sit in a folder only its owner can enter (a clone into
+    # `mktemp -d`), where the other user could not even look for a folder named acme/tiny
     code, out, err, proof = other_user.main_as(
-        other_user.unknown_uid(), ["report", "acme/tiny"], check=home,
+        other_user.unknown_uid(), ["report", "acme/tiny"], check=home, cwd="/",
         env={"HOME": None, "HF_HUB_CACHE": None, "HF_HOME": None, "XDG_CACHE_HOME": None})
     assert proof == "none"  # the child really has no home directory
     assert code == 2 and out == "" and err.count("\n") == 1, (out, err)
