@@ -2,6 +2,7 @@
 and --set overrides, and the seeds' figures."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -212,6 +213,28 @@ def test_python_dash_m_symcalc():
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert '"total": 124439808' in done.stdout
+
+
+def test_a_report_as_the_process_ends_without_teardown_and_loses_nothing():
+    """``python -m symcalc report`` leaves by os._exit (cli._leave): the whole JSON still
+    arrives, a bad MODEL still exits 2 with its one line, and a reader that closes the pipe
+    after one byte gets exit status 0 and no traceback."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "symcalc", "report"]
+    done = subprocess.run(cmd + ["deepseek-v3", "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["params"]["total"] == 671_026_404_352
+    bad = subprocess.run(cmd + ["no-such-model"], capture_output=True, text=True)
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert bad.stderr.startswith("symcalc: error: MODEL:") and bad.stderr.count("\n") == 1
+    with subprocess.Popen(cmd + ["deepseek-v3", "--json"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as proc:
+        proc.stdout.read(1)
+        proc.stdout.close()
+        err = proc.stderr.read()
+    assert proc.returncode == 0 and b"Traceback" not in err, err
 
 
 @pytest.mark.parametrize("argv", [["report", "mistral-7b", "--json"], ["report", "--json", "gpt2"],
