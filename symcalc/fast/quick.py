@@ -233,25 +233,26 @@ class Numbers:
         decode context, one sequence, causal off); such a copy is recognised by comparing
         the first constants, without splitting and sorting all of ``v`` again."""
         first = self._first
-        if first is not None and len(v) == len(first[0]) + len(first[1]):
-            base, names, rows = first
-            try:
-                sizes = {k: v[k] for k in names}
-                changed = tuple((k, v[k]) for k, x in base.items() if v[k] != x)
+        if first is not None and len(v) == len(first[0]) + len(first[2]):
+            names, values, size_names, rows = first
+            try:  # map and tuple comparison run in C: a report asks a dozen times
+                got = tuple(map(v.__getitem__, names))
+                sizes = dict(zip(size_names, map(v.__getitem__, size_names)))
             except KeyError:
-                changed = None
-            if changed == ():
+                got = None
+            if got == values:
                 return rows, sizes
-            if changed is not None:
+            if got is not None:
+                changed = tuple((k, x) for k, x, y in zip(names, got, values) if x != y)
                 rows = self._variants.get(changed)
                 if rows is None:
                     rows = self._variants[changed] = terms.specialize(
-                        self.shape, {**base, **dict(changed)})
+                        self.shape, {**dict(zip(names, values)), **dict(changed)})
                 return rows, sizes
         constants, sizes = split_values(v)
         rows = terms.specialize(self.shape, constants)
         if first is None:
-            self._first = (constants, tuple(sizes), rows)
+            self._first = (tuple(constants), tuple(constants.values()), tuple(sizes), rows)
         return rows, sizes
 
     def number(self, name: str, v: dict[str, int]) -> int:
