@@ -8,10 +8,11 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, Iterable
 
+    from .hf import Outside
+
 from ..algebra.spec import Spec, coerce_text, with_overrides
 from ..errors import SymcalcError
 from . import presets
-from .hf import Outside, load_config, read_model
 from .spec_file import load_spec_file
 
 
@@ -40,6 +41,8 @@ def resolve_model(model: str, sets: Iterable[str] = ()) -> tuple[Spec, tuple[Out
         return _with_sets(presets.load(model).spec, sets), ()
     check_path(model)
     import os
+
+    from .hf import load_config, read_model  # not for a preset (a report's commonest MODEL)
 
     if model.endswith(".json") and os.path.isfile(model):  # without pathlib (3 ms of imports)
         folder = os.path.basename(os.path.dirname(model))
