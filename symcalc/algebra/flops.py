@@ -18,6 +18,7 @@ import sympy
 
 from .breakdown import Breakdown, Leaf
 from . import accounting, memory
+from .caps import max_of, min_of
 from .components import (decoder_only_off, expert_width, head_width,
                          linear_qkv_width, stage_width,
                          q_b_width, qk_width, shared_width, single_only_off, ssm_conv_width,
@@ -55,7 +56,7 @@ def _attention(tokens_q, tokens_kv, batch_pairs, decoder: bool = False, seq=s) -
     q_out = n_h * (d_nope + d_rope)
     d_in_ = d_ai if decoder else d  # Zamba's shared blocks: q, k, v read 2d inputs
     # DeBERTa's relative-position span: K_rel each side (v2), min(seq, K_rel) in v1 (sw_dv1)
-    span = K_rel + sw("dv1") * (sympy.Min(seq, K_rel) - K_rel)
+    span = K_rel + sw("dv1") * (min_of(seq, K_rel) - K_rel)
     return [
         Leaf("router", sw("moa") * 2 * tokens_q * d * E, "shen2024jetmoe"),
         Leaf("q", 2 * tokens_q * (std * d_in_ * n_h * d_h + mla * (1 - lora) * d * q_out),
@@ -539,10 +540,10 @@ def decode_terms(shape: str, context) -> list[tuple[str, sympy.Expr, str]]:
              # the global layers at their own head width (Gemma 4), over every cached token
              # the global and sliding layers at their own widths (Gemma 4, MiMo-V2-Flash)
              + sw("gshape") * 2 * b * n_h * ((L_attn - L_local) * (context + 1) * (A_g - 2 * d_h)
-                                             + L_local * sympy.Min(context + 1, W)
+                                             + L_local * min_of(context + 1, W)
                                              * (A_l - 2 * d_h))
              # the sliding layers at their own MLA shape (dots.llm3)
-             + sw("mlaw") * L_local * sympy.Min(context + 1, W) * 2 * b
+             + sw("mlaw") * L_local * min_of(context + 1, W) * 2 * b
              * (per_head.xreplace(accounting.window_shape()) - per_head),
              "pope2022"),
             # differential attention: the core again over the other half of the values

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from .caps import max_of, min_of
 from ..errors import SymcalcError
 from .options import check_dtype, dtype_fraction
 from .components import linear_qkv_width, ssm_conv_width, sw
@@ -90,7 +91,7 @@ def cached_layer_tokens(layers, seq, shared_local=0):
     ``shared_local`` sliding layers left out of ``layers``)."""
     local = sw("window") * (sw("window_all") * layers
                             + (1 - sw("window_all")) * (L_local - shared_local))
-    return (layers - local) * seq + local * sympy.Min(seq, W)
+    return (layers - local) * seq + local * min_of(seq, W)
 
 
 def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
@@ -113,10 +114,10 @@ def kv_cache_bytes(family: str, bytes_per) -> sympy.Expr:
     glob = (L_attn - L_kv_shared) - (L_local - L_kv_shared_local)
     local = L_local - L_kv_shared_local
     wider = sw("gshape") * b * bytes_per * (glob * s * (n_kvg * A_g - 2 * n_kv * d_h)
-                                            + local * sympy.Min(s, W) * n_kv * (A_l - 2 * d_h))
+                                            + local * min_of(s, W) * n_kv * (A_l - 2 * d_h))
     # the sliding layers' own MLA shape (dots.llm3): their latent and rotary key widths
     from .accounting import window_shape
-    window = sw("mlaw") * b * bytes_per * L_local * sympy.Min(s, W) \
+    window = sw("mlaw") * b * bytes_per * L_local * min_of(s, W) \
         * (kv_width().xreplace(window_shape()) - kv_width())
     return (per_token * cached_layer_tokens(L_attn - L_kv_shared, s, L_kv_shared_local) + wider
             + window + (sw("dsa") + sw("qsa") + sw("msa")) * L_idx * d_ih * b * bytes_per * s
@@ -135,9 +136,9 @@ def compressor_cache() -> sympy.Expr:
     second copy of the keys: d_v more per token in its window."""
     c_csa, c_hca = sympy.floor(s / m_csa), sympy.floor(s / m_hca)
     return (L_csa * (d_v + d_ih) * (c_csa + 4 * (s - m_csa * c_csa)
-                                    + 2 * m_csa * sympy.Min(1, c_csa))
+                                    + 2 * m_csa * min_of(1, c_csa))
             + L_hca * d_v * (c_hca + 2 * (s - m_hca * c_hca))
-            + (L - L_csa - L_hca) * d_v * sympy.Min(s, W))
+            + (L - L_csa - L_hca) * d_v * min_of(s, W))
 
 
 def kv_cache_terms(shape: str) -> list[tuple[str, sympy.Expr, str]]:

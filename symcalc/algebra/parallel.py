@@ -39,6 +39,7 @@ from typing import Iterable, Optional
 
 import sympy
 
+from .caps import max_of, min_of
 from ..errors import SymcalcError
 from . import accounting, activations, memory
 from .breakdown import Breakdown
@@ -99,9 +100,9 @@ def _split(n, degree, layout: Layout, vocab: bool = False, rank=0):
 def _rows(n, chunk, rank, start=0):
     """Rows of [start, start + n) that fall in rank's chunk [rank chunk, (rank + 1) chunk)
     of a torch.chunk split."""
-    lo = sympy.Max(start, rank * chunk)
-    hi = sympy.Min(start + n, (rank + 1) * chunk)
-    return sympy.Max(0, hi - lo)
+    lo = max_of(start, rank * chunk)
+    hi = min_of(start + n, (rank + 1) * chunk)
+    return max_of(0, hi - lo)
 
 
 def _quotient(a, b_) -> sympy.Expr:
@@ -413,7 +414,7 @@ def largest_layer(spec: Spec, plan: Iterable[PlanEntry] = ()) -> sympy.Expr:
     for leaf in bd:
         if not leaf.path.startswith("layer/"):
             groups[leaf.path] = leaf.value
-    return sympy.Max(*groups.values())
+    return max_of(*groups.values())
 
 
 # -- activations, KV cache, recurrent state -------------------------------------------------

@@ -205,14 +205,13 @@ def rope_table_terms(model: str, f, A) -> list[Saved]:
     stack whose sliding layers rotate by their own (``ac_rope_local``: Gemma 3's local and
     global cos/sin, OLMo-3's per layer type, one (1, s, d_h) pair each, kept once both kinds
     of layer are there; float32 where ``ac_rope_bytes`` says so)."""
-    import sympy
-
+    from .caps import min_of
     from .symbols import L_attn, L_local, s
 
     if model == "paper":
         return []
     local = sw("window") * (sw("window_all") * L_attn + (1 - sw("window_all")) * L_local)
-    kinds = sympy.Min(1, local) + sympy.Min(1, L_attn - local)
+    kinds = min_of(1, local) + min_of(1, L_attn - local)
     return [Saved("rotary/second_table", f["ac_rope_local"] * (kinds - 1) * 2 * s * d_h,
                   f["ac_rope_bytes"],
                   "torch_autograd", "cos and sin of the second rotary table (sliding layers "
@@ -256,15 +255,14 @@ def sdpa_mask_terms(model: str, f, A) -> list[Saved]:
     Such a layer does not use the kernel's GQA: K and V are repeated to n_h heads (a copy
     unless one KV head expands as a view: ``ac_sdpa_kv_copy``), and the CPU kernel keeps the
     boolean mask converted to the activation dtype, b s^2."""
-    import sympy
-
+    from .caps import min_of
     from .components import qk_width, value_width
     from .symbols import L_attn, L_local, W, s
 
     if model != "sdpa":
         return []
     local = sw("window") * (sw("window_all") * L_attn + (1 - sw("window_all")) * L_local)
-    slides = sympy.Min(1, s - sympy.Min(s, W - 1))  # 1 when s >= W
+    slides = min_of(1, s - min_of(s, W - 1))  # 1 when s >= W
     bidir = f["ac_bidir"]
     masked = bidir * L_attn + (1 - bidir) * local * slides
     extra = f["ac_sdpa_kv_copy"] * (n_h - n_kv) * b * s

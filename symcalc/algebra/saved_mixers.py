@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sympy
 
+from .caps import max_of, min_of
 from .components import linear_qkv_width, ssm_conv_width, ssm_in_width, sw
 from .saved import Saved, norm_terms
 from .symbols import (G_s, H_s, K_conv, L_conv, L_lin, L_ssm, N_s, Q_c, R_dt, b, d, d_in, d_lk,
@@ -122,7 +123,7 @@ def gated_deltanet_terms(model: str, f, A, tokens, seq) -> list[Saved]:
         Saved(f"{tag}/states", c * H * d_lk * d_lv, 4, src, "the state read by each chunk"),
         Saved(f"{tag}/chunk_values", H * S * (d_lv + d_lk), 4, src,
               "each chunk's corrected values and decayed keys"),
-        Saved(f"{tag}/decayed_q", sympy.Min(c - 1, 1) * H * S * d_lk, 4, src,
+        Saved(f"{tag}/decayed_q", min_of(c - 1, 1) * H * S * d_lk, 4, src,
               "decayed queries (kept once a later chunk reads a state that needs grad)"),
     ] + aligned_fp32_terms(f, tokens, seq, tag) + [
         Saved(f"{tag}/norm_input_fp32", rows * d_lv, 4, src, "gated RMSNorm: float32 input"),
@@ -148,7 +149,7 @@ def aligned_fp32_terms(f, tokens, seq, tag: str) -> list[Saved]:
     aligned = sympy.ceiling((seq + 1) / Q_c) - c  # 1 when Q_c divides s, else 0
     H, S = b * n_lv, c * Q_c
     grouped = f["ac_f32"] - f["ac_lin_qkview"]  # float32 with n_lk < n_lv
-    later = sympy.Min(c - 1, 1)
+    later = min_of(c - 1, 1)
     return [
         Saved(f"{tag}/aligned_copies", aligned * (grouped + f["ac_lin_qkview"] * later)
               * 4 * H * S * d_lk, 4, "torch_autograd",
@@ -225,7 +226,7 @@ def kda_terms(model: str, f, A, tokens, seq) -> list[Saved]:
         Saved(f"{tag}/states", c * H * d_lk * d_lv, 4, src, "the state read by each chunk"),
         Saved(f"{tag}/decayed_q", (c - 1) * H * Q_c * d_lk, 4, src,
               "decayed queries of each later chunk (its state needs grad)"),
-        Saved(f"{tag}/k_cumdecay", sympy.Min(c - 1, 1) * H * S * d_lk, 4, src,
+        Saved(f"{tag}/k_cumdecay", min_of(c - 1, 1) * H * S * d_lk, 4, src,
               "the decayed k beta the later chunks' state reads multiply (kept once a state "
               "needs grad)"),
         Saved(f"{tag}/norm", rows * (4 * d_lv + 1), 4, src,
@@ -326,7 +327,7 @@ def mamba2_terms(f, A, tokens, seq) -> list[Saved]:
     f32 = f["ac_f32"]
     c = sympy.ceiling(seq / Q_c)
     S = b * c * Q_c  # padded positions of all sequences
-    multi = sympy.Min(c - 1, 1)  # 1 once there are two chunks or more
+    multi = min_of(c - 1, 1)  # 1 once there are two chunks or more
     one_view = f["ac_b1"] * (1 - multi)  # one sequence, one chunk: C and B read in place
     conv = ssm_conv_width()
     heads_state = H_s * N_s

@@ -11,6 +11,7 @@ from typing import Union
 
 import sympy
 
+from .caps import max_of, min_of
 from ..errors import SymcalcError
 from .layout import Layout, check_spec
 from .spec import Spec
@@ -60,7 +61,7 @@ def layers_on_stage(layout: Layout, stage: Stage) -> tuple[sympy.Expr, sympy.Exp
     if stage == "first":
         return sympy.ceiling(L / p), sympy.Integer(0)
     n = sympy.floor((L + p - 1 - i) / p)
-    return n, i * sympy.floor(L / p) + sympy.Min(i, sympy.Mod(L, p))
+    return n, i * sympy.floor(L / p) + min_of(i, sympy.Mod(L, p))
 
 
 @lru_cache(maxsize=None)  # pure; Min and Max of symbols cost sympy milliseconds
@@ -70,9 +71,9 @@ def dense_on_stage(layout: Layout, stage: Stage) -> sympy.Expr:
     n, start = layers_on_stage(layout, stage)
     if layout.vpp > 1:  # chunks j p + i, each L/(p v) layers
         i, chunk = stage_index(stage), L / (p * v)
-        return sympy.Add(*[sympy.Min(sympy.Max(L_dense - (j * p + i) * chunk, 0), chunk)
+        return sympy.Add(*[min_of(max_of(L_dense - (j * p + i) * chunk, 0), chunk)
                            for j in range(layout.vpp)])
-    return sympy.Min(sympy.Max(L_dense - start, 0), n)
+    return min_of(max_of(L_dense - start, 0), n)
 
 
 def stage_counts(spec: Spec, layout: Layout, stage: Stage) -> dict[sympy.Symbol, sympy.Expr]:
@@ -100,5 +101,5 @@ def inflight(layout: Layout, stage: Stage) -> sympy.Expr:
     if layout.pp == 1:
         return sympy.Integer(1)
     if layout.vpp > 1:
-        return sympy.Min(2 * (p - i - 1) + (v - 1) * p + 1, m * v)
-    return sympy.Min(p - i, m)
+        return min_of(2 * (p - i - 1) + (v - 1) * p + 1, m * v)
+    return min_of(p - i, m)
