@@ -116,6 +116,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import inspect
 import json
 import os
@@ -166,6 +167,7 @@ _META_ERRORS = ("meta tensors", "meta tensor", "on meta", "device='meta'", "'met
 
 
 
+@functools.lru_cache(maxsize=None)  # the family file's TOML, parsed once per model type
 def _bare_class(model_type: str) -> str:
     path = FAMILY_FILE_DIR / f"{model_type}.toml"
     if path.exists():
