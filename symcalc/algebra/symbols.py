@@ -13,6 +13,8 @@ Two kinds of symbol live here:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping, Optional
 
 import sympy
 
@@ -546,9 +548,17 @@ def info_of(symbol: sympy.Symbol) -> SymbolInfo:
     return _by_symbol[symbol]
 
 
-def latex_names() -> dict[sympy.Symbol, str]:
-    """symbol -> LaTeX name, for printers (``symbol_names=``)."""
-    return {info.symbol: info.latex for info in (*ALL.values(), *RATES.values())}
+def latex_names() -> Mapping[sympy.Symbol, str]:
+    """symbol -> LaTeX name, for printers (``symbol_names=``): one read-only mapping, built
+    the first time (every step of a derivation makes a printer)."""
+    global _LATEX_NAMES
+    if _LATEX_NAMES is None:
+        _LATEX_NAMES = MappingProxyType({info.symbol: info.latex
+                                         for info in (*ALL.values(), *RATES.values())})
+    return _LATEX_NAMES
+
+
+_LATEX_NAMES: Optional[Mapping[sympy.Symbol, str]] = None
 
 
 (L, L_dec, d, d_ff, n_h, n_kv, d_h, V, P, T, E, k, R, s, s_dec, b, W, N_d, t) = (
