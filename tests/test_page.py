@@ -116,6 +116,20 @@ def test_core_equals_quick_report_under_layouts(meta_file):
     assert sum("error" in w for w in want) > 10
 
 
+# options.toml's refusals: the page runs the same rules, so it words them as the CLI does
+REFUSED_OPTIONS = [dict(zero=5), dict(vpp=2), dict(zero=4, tp=2),
+                   dict(pp=2, vpp=2, microbatches=2, zero=1, distributed_optimizer=True)]
+
+
+@needs_node
+def test_core_refuses_options_as_python_does(meta_file):
+    jobs = [{"kind": "report", "preset": "gpt2", "options": o} for o in REFUSED_OPTIONS]
+    want = [python(lambda: quick_report(presets.load("gpt2").spec, _opts(o)))
+            for o in REFUSED_OPTIONS]
+    assert [w.get("error", "").split(":")[0] for w in want] == ["zero", "vpp", "zero", "zero"]
+    assert node(meta_file, jobs) == want
+
+
 @needs_node
 def test_every_per_rank_figure_has_a_derivation_whose_result_is_the_figure(meta_file):
     jobs = [{"kind": "derive", "preset": name, "options": o}

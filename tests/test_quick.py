@@ -162,3 +162,31 @@ def test_fused_gate_up_split_colwise_beside_the_experts_module():
     for tp, want in ((2, 492_016_071_234), (4, 250_353_971_778)):
         assert quick.quick_report(spec, Options(tp=tp))["per_rank"]["params"] == want
     assert report(spec, Options(tp=4))["per_rank"]["params"] == 250_353_971_778
+
+
+@settings(max_examples=60, deadline=None)
+@given(activations=st.sampled_from(["paper", "eager", "sdpa"]),
+       recompute=st.sampled_from(["none", "selective", "full"]),
+       causal=st.sampled_from(["full", "half", "exact"]), tp=st.sampled_from([1, 2]),
+       sp=st.booleans(), zero=st.integers(0, 3), dist=st.booleans(),
+       family=st.sampled_from(["decoder", "encoder"]))
+def test_option_switches_are_one_hot_where_the_choices_are(activations, recompute, causal, tp,
+                                                          sp, zero, dist, family):
+    """options.toml's [switches]: one activation model, one of no/tensor/sequence parallelism,
+    at most one ZeRO stage (the distributed optimizer is stage 1), encoders never causal."""
+    from symcalc.algebra.options import switches
+
+    spec = with_overrides(presets.load("gpt2").spec, {"family": family})
+    opts = Options(activations=activations, recompute=recompute, causal=causal, tp=tp,
+                   sequence_parallel=sp, zero=0 if dist else zero, distributed_optimizer=dist)
+    w = switches(spec, opts)
+    assert [w[f"ac_{m}"] for m in ("paper", "eager", "sdpa")].count(1) == 1
+    assert w[f"ac_{activations}"] == 1
+    assert w["ac_p0"] + w["ac_ptp"] + w["ac_psp"] == 1 and w["ac_psp"] == int(sp)
+    assert w["ac_keep"] == 1 - w["ac_full"] == int(recompute != "full")
+    assert w["ac_keep_core"] == int(recompute == "none")
+    stage = 1 if dist else zero
+    assert [w["sw_zero1"], w["sw_zero2"], w["sw_zero3"]] == [int(stage == k) for k in (1, 2, 3)]
+    assert w["sw_causal"] == int(causal != "full" and family == "decoder")
+    assert w["sw_causal_exact"] == int(causal == "exact" and family == "decoder")
+    assert w["sw_decoder"] == int(family == "decoder")

@@ -139,22 +139,17 @@ class Layout(records.Record):
                 raise SymcalcError(name, f"must be a positive integer (got {value!r:.60})")
             if value > 10**6:
                 raise SymcalcError(name, f"must be at most 1000000 (got {value})")
-        if self.zero not in (0, 1, 2, 3):
-            raise SymcalcError("zero", f"stage must be 0, 1, 2 or 3 (got {self.zero!r:.20})")
         for name, allowed in (("tp_plan", TP_PLANS), ("cp_algorithm", CP_ALGORITHMS),
                               ("state_accounting", STATE_ACCOUNTING)):
             if getattr(self, name) not in allowed:
                 raise SymcalcError(name.replace("_", "-"), f"must be one of {', '.join(allowed)} "
                                                            f"(got {getattr(self, name)!r:.40})")
-        if self.vpp > 1 and self.pp == 1:
-            raise SymcalcError("vpp", "the interleaved schedule needs more than one pipeline "
-                                      f"stage (pp=1, vpp={self.vpp})")
-        if self.distributed_optimizer and self.zero:
-            raise SymcalcError("zero", "Megatron's distributed optimizer already shards the "
-                                       "optimizer state: use one or the other")
-        if self.state_accounting == "deepspeed" and self.zero not in (2, 3):
-            raise SymcalcError("state-accounting", "DeepSpeed's estimates exist for ZeRO "
-                                                   f"stages 2 and 3 (got stage {self.zero})")
+        from .option_rules import LABEL, option_rules
+        from .rules import run
+
+        # options.toml's refusals (the interleaved schedule needs pp > 1, ...)
+        run(option_rules()["steps"], {f: getattr(self, f) for f in self.__match_args__}, {},
+            LABEL)
         return self
 
     def with_(self, **changes) -> "Layout":

@@ -99,8 +99,6 @@ class Options(Record):
         for name in ("kv_dtype", "state_dtype"):
             quantized.check(getattr(self, name), name.replace("_", "-"))
             check_dtype(name.replace("_", "-"), getattr(self, name))
-        if self.zero not in (0, 1, 2, 3):
-            raise SymcalcError("zero", f"stage must be 0, 1, 2 or 3 (got {self.zero})")
         if self.parallel:  # a layout of one rank has nothing to check (and costs no import)
             self.layout().checked()
         return self
@@ -113,6 +111,7 @@ class Options(Record):
         return replace(self, **{f: getattr(layout, f) for f in LAYOUT_FIELDS})
 
 
+_OPTION_NAMES = Options.__match_args__  # every option's name
 # the options that make a parallel layout (Options.layout)
 LAYOUT_FIELDS = ("tp", "pp", "vpp", "microbatches", "ep", "etp", "cp", "dp", "zero",
                  "sequence_parallel", "tp_plan", "cp_algorithm", "distributed_optimizer")
@@ -176,30 +175,39 @@ def workload_values(spec, opts: Options, check_heads: bool = True) -> dict[str, 
     return out
 
 
+def _switches(data: dict, prefix: str = "") -> dict[str, int]:
+    from .option_rules import LABEL, option_rules
+    from .rules import evaluate_all
+
+    rows = option_rules()["switches"]
+    if prefix:
+        rows = [r for r in rows if r[0].startswith(prefix)]
+    return {k: int(v) for k, v in evaluate_all(rows, data, LABEL).items()}
+
+
+def switches(spec, opts: Options) -> dict[str, int]:
+    """Every option switch of the term table (options.toml's ``[switches]``): the causal and
+    MLA-cache conventions, the ZeRO stage, the layout's conventions, the activation model
+    and what recomputation and parallelism keep."""
+    data = {f: getattr(opts, f) for f in _OPTION_NAMES}
+    data.update(family=spec.family, head=spec.head, mla=spec.mla)
+    return _switches(data)
+
+
 def convention_switches(spec, opts: Options) -> dict[str, int]:
     """The causal-attention indicators (encoder-only models are never causal) and the MLA
-    cache convention."""
-    causal = int(opts.causal != "full" and spec.family != "encoder")
-    return {"sw_causal": causal, "sw_causal_exact": int(causal and opts.causal == "exact"),
-            "sw_mla_expanded": int(spec.mla and opts.mla_cache == "expanded")}
+    cache convention (options.toml's ``sw_causal``, ``sw_causal_exact``, ``sw_mla_expanded``)."""
+    every = switches(spec, opts)
+    return {k: every[k] for k in ("sw_causal", "sw_causal_exact", "sw_mla_expanded")}
 
 
 def choice_weights(model: str, recompute: str, tensor_parallel: bool,
                    sequence_parallel: bool) -> dict[str, int]:
     """One-hot weights of the activation model, recomputation and parallelism choices
-    (:func:`symcalc.algebra.activations.weighted_sums`)."""
-    out = {f"ac_{m}": int(m == model) for m in ACTIVATION_MODELS}
-    out.update(ac_keep=int(recompute != "full"), ac_keep_core=int(recompute == "none"),
-               ac_full=int(recompute == "full"),
-               ac_p0=int(not tensor_parallel and not sequence_parallel),
-               ac_ptp=int(tensor_parallel and not sequence_parallel),
-               ac_psp=int(bool(sequence_parallel)))
-    return out
-
-
-def choices(opts: Options) -> dict[str, int]:
-    """:func:`choice_weights` of one set of options."""
-    return choice_weights(opts.activations, opts.recompute, opts.tp > 1, opts.sequence_parallel)
+    (options.toml's ``ac_*``; :func:`symcalc.algebra.activations.weighted_sums`)."""
+    return _switches({"activations": model, "recompute": recompute,
+                      "tp": 2 if tensor_parallel else 1,
+                      "sequence_parallel": bool(sequence_parallel)}, "ac_")
 
 
 # -- the activation model in words (the report's convention note; derivations say the same) --

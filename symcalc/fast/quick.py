@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 from . import terms
 from ..algebra.breakdown import Breakdown, Leaf
 from ..errors import SymcalcError
-from ..algebra.options import Options, convention_switches, dtype_fraction, seq_len_of, workload_values
-from ..algebra.options import activations_text, choices as activation_choices
+from ..algebra.options import Options, dtype_fraction, seq_len_of, workload_values
+from ..algebra.options import activations_text, switches as option_switches
 from ..algebra.implementation import facts as activation_facts
 from ..algebra import quantized
 from ..algebra.spec import Spec, size_values, switch_values
@@ -140,15 +140,7 @@ def option_values(spec: Spec, opts: Options) -> dict[str, int]:
         "w_num": w_num, "w_den": w_den, "kv_num": kv_num, "kv_den": kv_den,
         "st_num": st_num, "st_den": st_den,
         "opt_w": opt_w, "opt_g": opt_g, "opt_o": opt_o,
-        "sw_zero1": int(opts.zero_stage == 1), "sw_zero2": int(opts.zero_stage == 2),
-        "sw_zero3": int(opts.zero_stage == 3),
-        "sw_sp": int(opts.sequence_parallel), "sw_il": int(opts.vpp > 1),
-        "sw_meg": int(opts.tp_plan == "megatron"), "sw_ulysses": int(opts.cp_algorithm == "ulysses"),
-        "sw_tied": int(spec.head == "tied"),
-        "sw_macs": int(opts.macs), "sw_nonmatmul": int(opts.nonmatmul),
-        "sw_rc_sel": int(opts.recompute == "selective"), "sw_rc_full": int(opts.recompute == "full"),
-        "sw_decoder": int(spec.family != "encoder"),
-        **activation_choices(opts),
+        **option_switches(spec, opts),
         **activation_facts(spec, opts.dtype, opts.batch),
     }
 
@@ -160,7 +152,6 @@ def values(spec: Spec, opts: Options = Options(), check_heads: bool = True) -> d
     out.update(size_values(spec))
     out.update(workload_values(spec, opts, check_heads))
     out.update(switch_values(spec))
-    out.update(convention_switches(spec, opts))
     out.update(option_values(spec, opts))
     out.update(layout_values(spec, opts))
     return out

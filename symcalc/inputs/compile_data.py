@@ -26,7 +26,7 @@ def _source(path: str) -> tuple[int, bytes]:
 
 
 def algebra_entries() -> dict[str, tuple[int, Any]]:
-    from ..algebra import implementation, layout, spec
+    from ..algebra import implementation, layout, option_rules, spec
     from ..algebra.rules import compile_rules
 
     c, raw = _source(spec.RULES_PATH)
@@ -37,6 +37,8 @@ def algebra_entries() -> dict[str, tuple[int, Any]]:
         compiled.read_toml_bytes(raw, implementation.LABEL)))
     c, raw = _source(layout.LAYOUT_RULES_PATH)
     out["layout"] = (c, layout.compile_layout_rules(raw))
+    c, raw = _source(option_rules.PATH)
+    out["options"] = (c, option_rules.compile_option_rules(raw))
     return out
 
 

@@ -99,8 +99,9 @@ def implementation_payload() -> dict[str, Any]:
 def meta() -> dict[str, Any]:
     """Everything the page's scripts read besides the term table."""
     from ..algebra import options as op
+    from ..algebra.option_rules import option_rules
     from ..algebra import spec as sp
-    from ..algebra.layout import CP_ALGORITHMS, DEGREES, TP_PLANS, layout_rules
+    from ..algebra.layout import CP_ALGORITHMS, DEGREES, TP_PLANS, Layout, layout_rules
     from ..inputs import presets
     from ..inputs.family_data import load_families
     from ..inputs.gpus import load as load_gpus
@@ -133,6 +134,7 @@ def meta() -> dict[str, Any]:
                     "cp_algorithm": CP_ALGORITHMS},
         "optimizers": terms.optimizers(),
         "layout_fields": op.LAYOUT_FIELDS,
+        "layout_defaults": records.asdict(Layout()),
         "degrees": DEGREES,
     }
     activations = {"models": op.ACTIVATION_MODELS, "text": op.ACTIVATION_TEXT}
@@ -159,6 +161,7 @@ def meta() -> dict[str, Any]:
             "plan_facts": plan_facts_payload(),
             "implementation": implementation_payload(),
             "layout_rules": layout_rules(),
+            "option_rules": option_rules(),
             "families": families, "presets": preset_data, "gpus": gpus, "speed": speed,
             "parts_note": PARTS_NOTE}
 

@@ -312,7 +312,6 @@ function checkedOptions(o) {  // Options.checked
   for (const [name, allowed] of Object.entries(META.options.choices))
     if (!allowed.includes(o[name])) throw new SymcalcError(name.replace(/_/g, "-"), `must be one of ${allowed.join(", ")} (got ${repr(o[name])})`);
   for (const name of ["dtype", "kv_dtype", "state_dtype"]) checkDtype(name.replace(/_/g, "-"), o[name]);
-  if (![0, 1, 2, 3].includes(o.zero)) throw new SymcalcError("zero", `stage must be 0, 1, 2 or 3 (got ${o.zero})`);
   checkedLayout(o);
   return o;
 }
@@ -323,8 +322,15 @@ function checkedLayout(o) {  // Layout.checked (the options' layout)
     if (typeof value === "boolean" || !isInt(value) || value <= 0) throw new SymcalcError(name, `must be a positive integer (got ${r60(value)})`);
     if (value > 1000000) throw new SymcalcError(name, `must be at most 1000000 (got ${value})`);
   }
-  if (o.vpp > 1 && o.pp === 1) throw new SymcalcError("vpp", `the interleaved schedule needs more than one pipeline stage (pp=1, vpp=${o.vpp})`);
-  if (o.distributed_optimizer && o.zero) throw new SymcalcError("zero", "Megatron's distributed optimizer already shards the optimizer state: use one or the other");
+  const v = {...META.options.layout_defaults};
+  for (const f of Object.keys(v)) if (own(o, f)) v[f] = o[f];
+  runRules(META.option_rules.steps, v, {}, OPTIONS_LABEL);  // options.toml's refusals
+}
+const OPTIONS_LABEL = "symcalc/algebra/options.toml";
+function optionSwitches(spec, o) {  // options.switches: options.toml's [switches]
+  const out = evaluateAll(META.option_rules.switches, {...o, family: spec.family, head: spec.head, mla: spec.mla}, OPTIONS_LABEL);
+  for (const k of Object.keys(out)) out[k] = out[k] ? 1 : 0;
+  return out;
 }
 const isParallel = o => META.options.layout_fields.some(f => o[f] !== META.options.defaults[f]);  // Options.parallel
 const zeroStage = o => (o.distributed_optimizer ? 1 : o.zero);  // Options.zero_stage
@@ -365,11 +371,6 @@ function switchValues(spec) {  // symcalc.algebra.spec.switch_values
   const out = evaluateAll(S().rules.switches, specData(spec), RULES_LABEL);
   for (const k of Object.keys(out)) out[k] = out[k] ? 1 : 0;
   return out;
-}
-function conventionSwitches(spec, o) {
-  const causal = o.causal !== "full" && spec.family !== "encoder" ? 1 : 0;
-  return {sw_causal: causal, sw_causal_exact: causal && o.causal === "exact" ? 1 : 0,
-          sw_mla_expanded: spec.mla && o.mla_cache === "expanded" ? 1 : 0};
 }
 // ---- implementation facts (symcalc.algebra.implementation.facts) -----------------------------
 const IMPL = () => META.implementation;
@@ -437,30 +438,16 @@ function buildImplementation(fam, data, role = null) {  // family_data.build_imp
   if (plan && !("tp_plan" in values)) values.tp_plan = plan;  // its own base_model_tp_plan (and its class's entries)
   return [implementationFromConfig(values), keys];
 }
-function activationChoices(o) {
-  const out = {};
-  for (const m of META.activations.models) out[`ac_${m}`] = m === o.activations ? 1 : 0;
-  const tp = o.tp > 1, sp = !!o.sequence_parallel;
-  Object.assign(out, {ac_keep: o.recompute !== "full" ? 1 : 0, ac_keep_core: o.recompute === "none" ? 1 : 0,
-                      ac_full: o.recompute === "full" ? 1 : 0, ac_p0: !tp && !sp ? 1 : 0,
-                      ac_ptp: tp && !sp ? 1 : 0, ac_psp: sp ? 1 : 0});
-  return out;
-}
 function optionValues(spec, o) {
   const [w_num, w_den] = dtypeFraction(o.dtype), [kv_num, kv_den] = dtypeFraction(o.kv_dtype);
   const [st_num, st_den] = dtypeFraction(o.state_dtype);
   const opt = META.options.optimizers[o.optimizer];
   return {w_num, w_den, kv_num, kv_den, st_num, st_den, opt_w: opt[0], opt_g: opt[1], opt_o: opt[2],
-          sw_zero1: +(zeroStage(o) === 1), sw_zero2: +(zeroStage(o) === 2), sw_zero3: +(zeroStage(o) === 3),
-          sw_il: +(o.vpp > 1), sw_meg: +(o.tp_plan === "megatron"), sw_ulysses: +(o.cp_algorithm === "ulysses"),
-          sw_tied: +(spec.head === "tied"),
-          sw_macs: +!!o.macs, sw_nonmatmul: +!!o.nonmatmul, sw_rc_sel: +(o.recompute === "selective"),
-          sw_rc_full: +(o.recompute === "full"), sw_tp: +(o.tp > 1), sw_sp: +!!o.sequence_parallel,
-          sw_decoder: +(spec.family !== "encoder"), ...activationChoices(o), ...activationFacts(spec, o.dtype, o.batch)};
+          ...optionSwitches(spec, o), ...activationFacts(spec, o.dtype, o.batch)};
 }
 function values(spec, o) {  // quick.values, as plain numbers
   return {W: 1, ...sizeValues(spec), ...workloadValues(spec, o), ...switchValues(spec),
-          ...conventionSwitches(spec, o), ...optionValues(spec, o), ...layoutValues(spec, o)};
+          ...optionValues(spec, o), ...layoutValues(spec, o)};
 }
 function planFacts(spec, convention) {  // fast.plans.facts, from the facts the page carries (computed by Python)
   const f = META.plan_facts, name = convention === "megatron" ? "" : ((spec.implementation || {}).tp_plan || "");
