@@ -190,3 +190,35 @@ def test_option_switches_are_one_hot_where_the_choices_are(activations, recomput
     assert w["sw_causal"] == int(causal != "full" and family == "decoder")
     assert w["sw_causal_exact"] == int(causal == "exact" and family == "decoder")
     assert w["sw_decoder"] == int(family == "decoder")
+
+
+def test_convention_texts_join_their_parts_as_the_file_says(monkeypatch):
+    """conventions.toml's forms: a plain part, a part with `when`, a list joined (or its
+    `empty` text), a text with its own `when`, and lets; a malformed part is refused."""
+    from symcalc.algebra import conventions as words
+    from symcalc.errors import SymcalcError
+
+    raw = b"""
+[[rules]]
+let = "twice"
+value = "2 * n"
+
+[texts."a.one"]
+parts = ["n={n}", { text = " big", when = "n > 3" }, " [", { join = "; ", empty = "none", items = [
+    { text = "x", when = "x" }, { text = "y{twice}", when = "y" }] }, "]"]
+
+[texts."a.two"]
+when = "y"
+parts = ["only with y"]
+
+[texts."b.three"]
+parts = ["other block"]
+"""
+    compiled = words.compile_conventions(raw)
+    monkeypatch.setattr(words, "load", lambda: compiled)
+    assert words.texts({"n": 5, "x": True, "y": True}, "a") == {
+        "one": "n=5 big [x; y10]", "two": "only with y"}
+    assert words.texts({"n": 1, "x": False, "y": False}, "a") == {"one": "n=1 [none]"}
+    assert words.texts({"n": 1, "x": False, "y": True}, "a", ("one",)) == {"one": "n=1 [y2]"}
+    with pytest.raises(SymcalcError, match="a part has text and when"):
+        words.compile_conventions(b'[texts."a.b"]\nparts = [{ text = "t", if = "x" }]\n')

@@ -218,13 +218,3 @@ ACTIVATION_TEXT = {
              "upcasts, masks at the activation dtype)",
     "sdpa": "sdpa: a fused attention kernel (no s^2 scores; float32 log-sum-exp)",
 }
-
-
-def activations_text(opts: Options) -> str:
-    """The activation model used (default paper), its width and the choices applied."""
-    width = 4 if opts.dtype.strip().lower() in ("fp32", "float32") else 2
-    return (f"--activations {ACTIVATION_TEXT[opts.activations]}; every layer, {width}-byte "
-            "activations, "
-            + (f"tensor parallel t={opts.tp}, " if opts.tp > 1 else "no parallelism, ")
-            + ("sequence parallel, " if opts.sequence_parallel else "")
-            + f"recompute {opts.recompute}")

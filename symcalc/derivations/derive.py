@@ -727,7 +727,7 @@ SINGLE_SOURCES = {"flops.decode_per_token": "pope2022", "memory.kv_cache_bytes":
 def activation_conventions(spec: Spec, opts: Options) -> str:
     """The activation model in words, as the report states it (without the report's option
     name: "the paper activation model: Korthikanti et al. ...")."""
-    from ..algebra.options import activations_text
+    from ..algebra.conventions import activations_text
 
     text = activations_text(opts)
     flag = "--activations "

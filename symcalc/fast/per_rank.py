@@ -101,36 +101,10 @@ def layout_block(spec, opts: Options) -> dict[str, Any]:
 
 
 def conventions_text(spec, opts: Options) -> dict[str, str]:
-    lay = opts.layout()
-    name = spec.implementation.get("tp_plan", "")
-    if lay.tp_plan == "megatron":
-        plan = ("Megatron-LM's layer: fused q/k/v and the MLP's first matrix column-parallel, "
-                "the output projections row-parallel, norms and routers whole, embedding and "
-                "head vocabulary-parallel over a vocabulary padded to a multiple of 128 t")
-    elif name:
-        plan = (f"transformers' plan for {name} (tp_plan=auto: the base model's plan and "
-                "the class's own entries) as PyTorch's parallelize_module applies it; uneven "
-                "widths as torch.chunk splits them (rank 0 holds ceil(n/t))")
-    else:
-        plan = ("no plan in transformers for this model type: Megatron-LM's layer, split as "
-                "torch.chunk splits it; embeddings and head whole")
-    return {
-        "rank": "tensor- and expert-parallel rank 0 of the pipeline stage with the largest "
-                "training peak (states_bytes + activations_bytes)",
-        "tp_plan": plan,
-        "pipeline": f"{lay.schedule}: {lay.pp} stages, {lay.microbatches} microbatches of "
-                    f"--batch sequences per step, {lay.vpp} model chunks per rank",
-        "states": (f"{opts.optimizer}, Megatron-LM's distributed optimizer (ZeRO stage 1)"
-                   if lay.distributed_optimizer else
-                   f"{opts.optimizer}, ZeRO stage {opts.zero_stage}")
-                  + f" over each parameter's data-parallel group (N_d c = {lay.dp * lay.cp} "
-                    "for the dense ones)",
-        "communication": "payload bytes (each collective's whole tensor) per microbatch's "
-                         "forward, per step (m microbatches' forward and backward, and the "
-                         "data-parallel traffic) and per decoded token; step_wire_bytes: "
-                         "what the rank sends under the ring algorithms (all-reduce "
-                         "2(n-1)/n, all-gather, reduce-scatter, all-to-all (n-1)/n)",
-    }
+    """What the per-rank figures assume, in words (conventions.toml's ``per_rank`` texts)."""
+    from ..algebra import conventions as words
+
+    return words.texts(words.values(spec, opts), "per_rank")
 
 
 def parallel_report(spec, opts: Options, src, v: dict[str, Any], memory: dict) -> dict[str, Any]:

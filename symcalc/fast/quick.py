@@ -16,7 +16,7 @@ from . import terms
 from ..algebra.breakdown import Breakdown, Leaf
 from ..errors import SymcalcError
 from ..algebra.options import Options, dtype_fraction, seq_len_of, workload_values
-from ..algebra.options import activations_text, switches as option_switches
+from ..algebra.options import switches as option_switches
 from ..algebra.implementation import facts as activation_facts
 from ..algebra import quantized
 from ..algebra.spec import Spec, size_values, switch_values
@@ -25,102 +25,12 @@ QUANTITIES = tuple(terms.quantities())
 
 
 def conventions(spec: Spec, opts: Options) -> dict[str, dict[str, str]]:
-    """The named conventions behind each figure, as shown in the report."""
-    causal = {"full": "full s^2 score matrix", "half": "causal, s^2/2",
-              "exact": "causal, s(s+1)/2"}[opts.causal]
-    if spec.family == "encoder":
-        causal = "full s^2 score matrix (bidirectional encoder)"
-    return {
-        "flops": {
-            "forward_matmul": "2 FLOPs per multiply-accumulate, every matmul, full s^2 scores, "
-                              "top-k experts per token, head over every position "
-                              "(torch FlopCounterMode)",
-            "forward": ("MACs" if opts.macs else "FLOPs") + f"; attention {causal}; "
-                       + ("non-matmul work included" if opts.nonmatmul else "matmuls only"),
-            "training": "forward + backward (2x forward)" + {
-                "none": "",
-                "full": " + recompute forward (full recomputation)",
-                "selective": " + attention core forward (selective recomputation)",
-            }[opts.recompute],
-        },
-        "memory": {
-            "weights_bytes": _weights_text(spec, opts),
-            "kv_cache_bytes": "none: an encoder-only model keeps no KV cache"
-                              if spec.family == "encoder" else
-                              (_mla_cache_text(opts) if spec.mla else
-                               "2 L_attn n_kv d_h (attention layers only)"
-                               if spec.L_attn is not None else
-                               "2 (L - L_kv_shared) n_kv d_h (layers that reuse an earlier "
-                               "layer's cache keep none)" if spec.L_kv_shared else "2 L n_kv d_h")
-                              + f" x tokens x {opts.kv_dtype}"
-                              + (_window_text(spec) if spec.W else "")
-                              + (" (decoder self- and cross-attention)"
-                                 if spec.family == "encoder-decoder" else ""),
-            **({"recurrent_state_bytes":
-                "per sequence, whatever its length: "
-                + ", ".join(_state_parts(spec))
-                + f"; state at {opts.state_dtype}, conv windows at {opts.kv_dtype}"}
-               if spec.hybrid else {}),
-            "activations_bytes": activations_text(opts),
-            "training_bytes": f"{opts.optimizer}, ZeRO stage {opts.zero} over N_d={opts.dp} ranks, per rank",
-            "training_peak_bytes": _peak_text(opts),
-        },
-    }
+    """The named conventions behind each figure, as shown in the report
+    (symcalc/algebra/conventions.toml)."""
+    from ..algebra import conventions as words
 
-
-def _weights_text(spec: Spec, opts: Options) -> str:
-    fmt = quantized.parse(opts.dtype)
-    if fmt is None:
-        return f"parameters x {opts.dtype}"
-    which = ("the routed experts' weight matrices (GPT-OSS's MXFP4 recipe)"
-             if fmt.experts_only and spec.moe else "the weight matrices of the layers")
-    return (f"--dtype {fmt.name}: {fmt.meaning} ({fmt.bits_per_weight()} bits per quantized "
-            f"weight) on {which}; embeddings, head, norms, routers, biases in their own "
-            "leaf and the other small tensors at 16 bits")
-
-
-def _peak_text(opts: Options) -> str:
-    """What the training peak adds up, naming the activation model it used."""
-    return (f"per rank: weights + gradients + optimizer state ({opts.optimizer}, ZeRO stage "
-            f"{opts.zero}) + activations of --activations {opts.activations} (recompute "
-            f"{opts.recompute}); each part rounded up to whole bytes before the sum")
-
-
-def _state_parts(spec: Spec) -> list[str]:
-    out = []
-    if spec.L_lin and spec.linear_attn == "mlstm":
-        out.append(f"{spec.L_lin} mLSTM layers x n_lv (d_lk d_lv + d_lk + 1) state values "
-                   "at the model's dtype")
-    elif spec.L_lin:
-        out.append(f"{spec.L_lin} linear-attention layers x (n_lv d_lk d_lv state + "
-                   "K_conv (2 n_lk d_lk + n_lv d_lv) conv inputs)")
-    if spec.L_ssm:
-        conv = "d_in" if spec.ssm == "mamba" else "(d_in + 2 G_s N_s)"
-        out.append(f"{spec.L_ssm} {spec.ssm} layers x (d_in N_s state + K_conv {conv} conv inputs)")
-    if spec.L_conv:
-        out.append(f"{spec.L_conv} short-convolution layers x K_conv d conv inputs")
-    if spec.short_convs:
-        out.append(f"{spec.attention_layers} attention layers x K_conv (2 n_kv d_h + 2 d) "
-                   "float32 inputs of their short convolutions")
-    if spec.K_g is not None:
-        out.append(f"{spec.attention_layers} attention layers x ((K_conv + K_g - 2) (n_h + n_kv) "
-                   "d_h query and key inputs + n_kv d_h / 2 delayed values)")
-    return out or ["no linear-attention, SSM or convolution layers"]
-
-
-def _mla_cache_text(opts: Options) -> str:
-    if opts.mla_cache == "expanded":
-        return ("MLA keys and values up-projected, L n_h (d_nope + d_rope + d_v) "
-                "(--mla-cache expanded)")
-    return ("MLA latent L (r_kv + d_rope), what transformers 5.24 and serving engines keep "
-            "(--mla-cache latent)")
-
-
-def _window_text(spec: Spec) -> str:
-    if spec.L_local is None:
-        return f", window W={spec.W} caps every layer's tokens"
-    return (f", window W={spec.W} caps the tokens of {spec.L_local} of "
-            f"{spec.attention_layers} attention layers")
+    v = words.values(spec, opts)
+    return {"flops": words.texts(dict(v), "flops"), "memory": words.texts(v, "memory")}
 
 
 def option_values(spec: Spec, opts: Options) -> dict[str, int]:

@@ -26,7 +26,7 @@ def _source(path: str) -> tuple[int, bytes]:
 
 
 def algebra_entries() -> dict[str, tuple[int, Any]]:
-    from ..algebra import implementation, layout, option_rules, spec
+    from ..algebra import conventions, implementation, layout, option_rules, spec
     from ..algebra.rules import compile_rules
 
     c, raw = _source(spec.RULES_PATH)
@@ -39,6 +39,8 @@ def algebra_entries() -> dict[str, tuple[int, Any]]:
     out["layout"] = (c, layout.compile_layout_rules(raw))
     c, raw = _source(option_rules.PATH)
     out["options"] = (c, option_rules.compile_option_rules(raw))
+    c, raw = _source(conventions.PATH)
+    out["conventions"] = (c, conventions.compile_conventions(raw))
     return out
 
 

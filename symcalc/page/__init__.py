@@ -99,6 +99,7 @@ def implementation_payload() -> dict[str, Any]:
 def meta() -> dict[str, Any]:
     """Everything the page's scripts read besides the term table."""
     from ..algebra import options as op
+    from ..algebra import conventions
     from ..algebra.option_rules import option_rules
     from ..algebra import spec as sp
     from ..algebra.layout import CP_ALGORITHMS, DEGREES, TP_PLANS, Layout, layout_rules
@@ -162,6 +163,7 @@ def meta() -> dict[str, Any]:
             "implementation": implementation_payload(),
             "layout_rules": layout_rules(),
             "option_rules": option_rules(),
+            "conventions": conventions.load(),
             "families": families, "presets": preset_data, "gpus": gpus, "speed": speed,
             "parts_note": PARTS_NOTE}
 

@@ -280,8 +280,6 @@ function withOverrides(spec, overrides) {  // with_overrides
 
 // derived views of a spec (Spec properties)
 const shape = s => s.family === "encoder-decoder" ? "encoder-decoder" : "single";
-const attentionLayers = s => s.L_attn === null ? s.L : s.L_attn;
-const ffnLayers = s => s.L_ffn === null ? s.L : s.L_ffn;
 const hybrid = s => S().hybrid_counts.some(f => s[f] !== null) || s.short_convs === true || s.K_g !== null;  // spec.Spec.hybrid
 
 // ---- options (symcalc.algebra.options) --------------------------------------------------------
@@ -379,8 +377,9 @@ function implementationValues(spec) {  // Implementation.values(): every field, 
   for (const [name, f] of Object.entries(IMPL().fields)) out[name] = f.default;
   return Object.assign(out, spec.implementation || {});
 }
+const activationWidth = dtype => (["fp32", "float32"].includes(String(dtype).trim().toLowerCase()) ? 4 : 2);  // implementation.activation_width
 function activationFacts(spec, dtype, batch) {  // implementation.toml's [let] and [facts]
-  const width = ["fp32", "float32"].includes(String(dtype).trim().toLowerCase()) ? 4 : 2;
+  const width = activationWidth(dtype);
   const data = {...spec};
   delete data.implementation;
   Object.assign(data, implementationValues(spec), {width, batch});
@@ -510,53 +509,35 @@ function paramsReport(spec, sh, v) {
   return {total, embedding, non_embedding: total - embedding, active: number(sh, "params.active", v),
           head_dim: spec.d_h, per_layer: perLayer, breakdown: asDict(bd)};
 }
-function windowText(spec) {
-  if (spec.L_local === null) return `, window W=${spec.W} caps every layer's tokens`;
-  return `, window W=${spec.W} caps the tokens of ${spec.L_local} of ${attentionLayers(spec)} attention layers`;
+// ---- the conventions in words (symcalc.algebra.conventions: conventions.toml) ---------------
+const CONVENTIONS_LABEL = "symcalc/algebra/conventions.toml";
+function conventionValues(spec, o) {  // conventions.values (the page reads no quantized --dtype)
+  return {...specData(spec), ...o, hybrid: hybrid(spec), plan_name: (spec.implementation || {}).tp_plan || "",
+          width: activationWidth(o.dtype), activation_text: own(META.activations.text, o.activations) ? META.activations.text[o.activations] : null,
+          quant_name: null, quant_meaning: null, quant_bits: null, quant_experts_only: false};
 }
-function stateParts(spec) {
-  const out = [];
-  if (spec.L_lin && spec.linear_attn === "mlstm") out.push(`${spec.L_lin} mLSTM layers x n_lv (d_lk d_lv + d_lk + 1) state values at the model's dtype`);
-  else if (spec.L_lin) out.push(`${spec.L_lin} linear-attention layers x (n_lv d_lk d_lv state + K_conv (2 n_lk d_lk + n_lv d_lv) conv inputs)`);
-  if (spec.L_ssm) out.push(`${spec.L_ssm} ${spec.ssm} layers x (d_in N_s state + K_conv ${spec.ssm === "mamba" ? "d_in" : "(d_in + 2 G_s N_s)"} conv inputs)`);
-  if (spec.L_conv) out.push(`${spec.L_conv} short-convolution layers x K_conv d conv inputs`);
-  if (spec.short_convs) out.push(`${spec.L_attn === null ? spec.L : spec.L_attn} attention layers x K_conv (2 n_kv d_h + 2 d) float32 inputs of their short convolutions`);
-  if (spec.K_g !== null) out.push(`${spec.L_attn === null ? spec.L : spec.L_attn} attention layers x ((K_conv + K_g - 2) (n_h + n_kv) d_h query and key inputs + n_kv d_h / 2 delayed values)`);
-  return out.length ? out : ["no linear-attention, SSM or convolution layers"];
+function fillPart(part, scope, out) {  // conventions._fill
+  if (part.when !== null && !ruleHolds(part.when, scope, CONVENTIONS_LABEL)) return;
+  if (!("items" in part)) { out.push(fillTemplate(part.text, scope, CONVENTIONS_LABEL)); return; }
+  const items = [];
+  for (const item of part.items) fillPart(item, scope, items);
+  out.push(items.length ? items.join(part.join) : fillTemplate(part.empty, scope, CONVENTIONS_LABEL));
+}
+function conventionTexts(values, block) {  // conventions.texts
+  const data = META.conventions, scope = makeScope(values), out = {}, prefix = block + ".";
+  for (const step of data.steps) values[step.let] = evalTree(step.value.tree, scope, CONVENTIONS_LABEL, step.value.text)[0];
+  for (const [key, body] of data.texts) {
+    if (!key.startsWith(prefix)) continue;
+    if (body.when !== null && !ruleHolds(body.when, scope, CONVENTIONS_LABEL)) continue;
+    const parts = [];
+    for (const part of body.parts) fillPart(part, scope, parts);
+    out[key.slice(prefix.length)] = parts.join("");
+  }
+  return out;
 }
 function conventions(spec, o) {  // quick.conventions
-  let causal = {full: "full s^2 score matrix", half: "causal, s^2/2", exact: "causal, s(s+1)/2"}[o.causal];
-  if (spec.family === "encoder") causal = "full s^2 score matrix (bidirectional encoder)";
-  const mla = o.mla_cache === "expanded"
-    ? "MLA keys and values up-projected, L n_h (d_nope + d_rope + d_v) (--mla-cache expanded)"
-    : "MLA latent L (r_kv + d_rope), what transformers 5.24 and serving engines keep (--mla-cache latent)";
-  const width = ["fp32", "float32"].includes(o.dtype.trim().toLowerCase()) ? 4 : 2;
-  const memory = {
-    weights_bytes: `parameters x ${o.dtype}`,
-    kv_cache_bytes: spec.family === "encoder" ? "none: an encoder-only model keeps no KV cache"
-      : (spec.mla ? mla : spec.L_attn !== null ? "2 L_attn n_kv d_h (attention layers only)"
-        : spec.L_kv_shared ? "2 (L - L_kv_shared) n_kv d_h (layers that reuse an earlier layer's cache keep none)"
-        : "2 L n_kv d_h")
-        + ` x tokens x ${o.kv_dtype}` + (spec.W ? windowText(spec) : "")
-        + (spec.family === "encoder-decoder" ? " (decoder self- and cross-attention)" : ""),
-  };
-  if (hybrid(spec)) memory.recurrent_state_bytes = "per sequence, whatever its length: " + stateParts(spec).join(", ")
-    + `; state at ${o.state_dtype}, conv windows at ${o.kv_dtype}`;
-  memory.activations_bytes = `--activations ${META.activations.text[o.activations]}; every layer, ${width}-byte activations, `
-    + (o.tp > 1 ? `tensor parallel t=${o.tp}, ` : "no parallelism, ") + (o.sequence_parallel ? "sequence parallel, " : "")
-    + `recompute ${o.recompute}`;
-  memory.training_bytes = `${o.optimizer}, ZeRO stage ${o.zero} over N_d=${o.dp} ranks, per rank`;
-  memory.training_peak_bytes = `per rank: weights + gradients + optimizer state (${o.optimizer}, ZeRO stage ${o.zero}) `
-    + `+ activations of --activations ${o.activations} (recompute ${o.recompute}); each part rounded up to whole bytes before the sum`;
-  return {
-    flops: {
-      forward_matmul: "2 FLOPs per multiply-accumulate, every matmul, full s^2 scores, top-k experts per token, head over every position (torch FlopCounterMode)",
-      forward: (o.macs ? "MACs" : "FLOPs") + `; attention ${causal}; ` + (o.nonmatmul ? "non-matmul work included" : "matmuls only"),
-      training: "forward + backward (2x forward)" + {none: "", full: " + recompute forward (full recomputation)",
-        selective: " + attention core forward (selective recomputation)"}[o.recompute],
-    },
-    memory,
-  };
+  const v = conventionValues(spec, o);
+  return {flops: conventionTexts({...v}, "flops"), memory: conventionTexts(v, "memory")};
 }
 function report(spec, options) {  // quick.quick_report
   const o = checkedOptions({...defaultOptions(), ...options});
@@ -625,19 +606,7 @@ function layoutBlock(spec, o) {
           plan: o.tp_plan === "hf" ? ((spec.implementation || {}).tp_plan || "") : "megatron", ranks: o.tp * o.pp * o.cp * o.dp};
 }
 function rankConventions(spec, o) {  // per_rank.conventions_text
-  const name = (spec.implementation || {}).tp_plan || "";
-  const plan = o.tp_plan === "megatron"
-    ? "Megatron-LM's layer: fused q/k/v and the MLP's first matrix column-parallel, the output projections row-parallel, norms and routers whole, embedding and head vocabulary-parallel over a vocabulary padded to a multiple of 128 t"
-    : name ? `transformers' plan for ${name} (tp_plan=auto: the base model's plan and the class's own entries) as PyTorch's parallelize_module applies it; uneven widths as torch.chunk splits them (rank 0 holds ceil(n/t))`
-    : "no plan in transformers for this model type: Megatron-LM's layer, split as torch.chunk splits it; embeddings and head whole";
-  return {
-    rank: "tensor- and expert-parallel rank 0 of the pipeline stage with the largest training peak (states_bytes + activations_bytes)",
-    tp_plan: plan,
-    pipeline: `${o.vpp > 1 ? "interleaved" : "1f1b"}: ${o.pp} stages, ${o.microbatches} microbatches of --batch sequences per step, ${o.vpp} model chunks per rank`,
-    states: (o.distributed_optimizer ? `${o.optimizer}, Megatron-LM's distributed optimizer (ZeRO stage 1)` : `${o.optimizer}, ZeRO stage ${zeroStage(o)}`)
-      + ` over each parameter's data-parallel group (N_d c = ${o.dp * o.cp} for the dense ones)`,
-    communication: "payload bytes (each collective's whole tensor) per microbatch's forward, per step (m microbatches' forward and backward, and the data-parallel traffic) and per decoded token; step_wire_bytes: what the rank sends under the ring algorithms (all-reduce 2(n-1)/n, all-gather, reduce-scatter, all-to-all (n-1)/n)",
-  };
+  return conventionTexts(conventionValues(spec, o), "per_rank");
 }
 function mostLoaded(sh, v, pp, memo) {  // per_rank.most_loaded
   let best = 0, peak = null;
