@@ -44,11 +44,15 @@ def norm_terms(f, A, tokens, tag: str, width=d, count=None, weight=None) -> list
     ln32 = f["ac_ln32"]
     # OLMo-2's RMSNorm multiplies its weight in float32: the normalized values stay float32
     normalized = A + f["ac_norm_w32"] * (4 - A)
+    # OLMo's LayerNorm runs on a float32 copy: its input and statistics are float32
+    ln_width = A + f["ac_ln_up"] * (4 - A)
     return [
-        Saved(f"{tag}/input", f["ac_ln"] * elements, A, "ba2016", "LayerNorm keeps its input",
+        Saved(f"{tag}/input", f["ac_ln"] * elements, ln_width, "ba2016",
+              "LayerNorm keeps its input (float32 where it runs on a float32 copy)",
               split=False),
-        Saved(f"{tag}/stats", f["ac_ln"] * 2 * rows, A, "torch_autograd",
-              "LayerNorm mean and reciprocal std (CPU: activation dtype)", split=False),
+        Saved(f"{tag}/stats", f["ac_ln"] * 2 * rows, ln_width, "torch_autograd",
+              "LayerNorm mean and reciprocal std (CPU: activation dtype; float32 where it "
+              "runs on a float32 copy)", split=False),
         Saved(f"{tag}/input_fp32", f["ac_rms32"] * elements, 4,
               "torch_autograd", "RMSNorm squares a float32 copy of its input", split=False),
         Saved(f"{tag}/input_16bit", f["ac_t5_16"] * elements, A,
