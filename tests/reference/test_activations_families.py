@@ -62,12 +62,6 @@ SDPA_EXACT |= {"lfm2", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"}
 # issue 21, i21-kin's branch
 SDPA_EXACT |= {"moshi", "mllama_text_model", "musicgen_decoder", "musicgen_melody_decoder"}
 
-# Families added by issue 21 whose implementation facts (what their eager code keeps: router
-# dtype, shared-MLP gate, dropouts, ...) wait for the [implementation] table of issue 20; their
-# parameters, FLOPs and caches are checked (tests/reference/test_family_reference.py), their activations
-# not yet.
-AWAITING_IMPLEMENTATION = frozenset({
-    "olmo_hybrid", "granite_swa", "granitemoe_swa"})
 # Families of issue 21 built from existing components whose parameters, FLOPs and caches are
 # checked but whose saved tensors the eager model does not match yet (a drawn config differs
 # from measurement by tens to hundreds of bytes per layer; what their eager code keeps has not
@@ -147,8 +141,7 @@ AWAITING_SAVED_TENSORS = frozenset({
 # bert's tests/families configs (its BertLMHeadModel role) came with issue 21; the encoder's
 # activations are measured by tests/test_activations.py.
 MEASURED_ELSEWHERE = frozenset({"bert"})
-FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS) - AWAITING_IMPLEMENTATION
-                  - AWAITING_SAVED_TENSORS - MEASURED_ELSEWHERE)
+FAMILIES = sorted({cfg["model_type"] for _, cfg in TINY} - set(WRAPPERS) - AWAITING_SAVED_TENSORS - MEASURED_ELSEWHERE)
 EXAMPLES = int(os.environ.get("SYMCALC_ACTIVATION_EXAMPLES", "2"))
 # the same draws on every run (CI must not depend on luck); SYMCALC_RANDOM_DRAWS=1 explores anew
 DERANDOMIZE = os.environ.get("SYMCALC_RANDOM_DRAWS", "") != "1"
@@ -270,7 +263,7 @@ def test_sdpa_equals_measured(model_type):
 def test_wrappers_are_measured_through_their_language_model():
     assert {cfg["model_type"] for _, cfg in TINY} >= set(WRAPPERS)
     # measured with its language model's family, or waiting with it (Gemma 4)
-    assert set(WRAPPERS.values()) <= set(FAMILIES) | AWAITING_SAVED_TENSORS | AWAITING_IMPLEMENTATION
+    assert set(WRAPPERS.values()) <= set(FAMILIES) | AWAITING_SAVED_TENSORS
 
 
 def test_conventions_table_is_current():
