@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ..errors import SymcalcError
+from .lang import Scope, value_of
+from .rules import fill_template, test
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conventions.toml")
 LABEL = "symcalc/algebra/conventions.toml"
@@ -67,8 +69,6 @@ def load() -> dict[str, Any]:
 
 
 def _fill(part: dict[str, Any], scope, out: list[str]) -> None:
-    from .rules import fill_template, test
-
     if part["when"] is not None and not test(part["when"], scope, LABEL):
         return
     if "items" not in part:
@@ -84,9 +84,6 @@ def texts(values: dict[str, Any], block: str, only: tuple = ()) -> dict[str, str
     """``{figure: text}`` of every text of ``block`` (``flops``, ``memory``, ``per_rank``;
     ``only`` these figures when given) whose condition holds over ``values`` (a fresh dict:
     the lets are added to it)."""
-    from .lang import Scope, value_of
-    from .rules import test
-
     data = load()
     scope = Scope(values)
     for step in data["steps"]:
