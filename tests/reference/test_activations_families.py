@@ -73,8 +73,8 @@ SDPA_EXACT |= {"moshi", "mllama_text_model", "musicgen_decoder", "musicgen_melod
 # multiplies each layer's output by the padding mask and fills the scores by a boolean mask:
 # batch x seq x 5 bytes per layer (fp32 mask, bool mask) more than symcalc models.
 AWAITING_SAVED_TENSORS = frozenset({
-    "afmoe", "aria_text", "axk2", "bart", "beam", "bigbird_pegasus", "biogpt", "blenderbot", "blenderbot-small",
-    "ctrl", "distilbert", "emu3", "ibert", "kolibri1", "laguna", "lara_mini", "lfm3", "marian", "mbart",
+    "afmoe", "axk2", "bart", "beam", "bigbird_pegasus", "biogpt", "blenderbot", "blenderbot-small",
+    "ctrl", "distilbert", "emu3", "ibert", "laguna", "lara_mini", "lfm3", "marian", "mbart",
     "minimax_m3_vl_text", "modernbert-decoder", "mvp", "nanochat", "nemotron", "nomic_bert",
     "openai-gpt", "pegasus", "persimmon", "plbart", "trocr", "xglm", "xlm", "xlm-roberta-xl",
     # issue 21, fam-recurrent's branch: new components, saved tensors not worked out yet
