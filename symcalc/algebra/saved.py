@@ -53,6 +53,9 @@ def norm_terms(f, A, tokens, tag: str, width=d, count=None, weight=None) -> list
         Saved(f"{tag}/stats", f["ac_ln"] * 2 * rows, ln_width, "torch_autograd",
               "LayerNorm mean and reciprocal std (CPU: activation dtype; float32 where it "
               "runs on a float32 copy)", split=False),
+        Saved(f"{tag}/weight_plus_one", f["ac_ln_w1"] * weight, A, "torch_autograd",
+              "LayerNorm weight 1 + w made at each call (Nemotron), kept by the norm",
+              split=False),
         Saved(f"{tag}/input_fp32", f["ac_rms32"] * elements, 4,
               "torch_autograd", "RMSNorm squares a float32 copy of its input", split=False),
         Saved(f"{tag}/input_16bit", f["ac_t5_16"] * elements, A,

@@ -75,7 +75,7 @@ SDPA_EXACT |= {"moshi", "mllama_text_model", "musicgen_decoder", "musicgen_melod
 AWAITING_SAVED_TENSORS = frozenset({
     "afmoe", "axk2", "bart", "beam", "bigbird_pegasus", "biogpt", "blenderbot", "blenderbot-small",
     "ctrl", "distilbert", "emu3", "ibert", "laguna", "lara_mini", "lfm3", "marian", "mbart",
-    "minimax_m3_vl_text", "modernbert-decoder", "mvp", "nanochat", "nemotron", "nomic_bert",
+    "minimax_m3_vl_text", "modernbert-decoder", "mvp", "nanochat", "nomic_bert",
     "openai-gpt", "pegasus", "persimmon", "plbart", "trocr", "xglm", "xlm", "xlm-roberta-xl",
     # issue 21, fam-recurrent's branch: new components, saved tensors not worked out yet
     "gemma4_text", "mimo_v2_flash", "minimax", "apertus", "apertus1p5_text", "bitnet", "diffllama",
