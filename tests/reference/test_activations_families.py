@@ -73,9 +73,9 @@ SDPA_EXACT |= {"moshi", "mllama_text_model", "musicgen_decoder", "musicgen_melod
 # multiplies each layer's output by the padding mask and fills the scores by a boolean mask:
 # batch x seq x 5 bytes per layer (fp32 mask, bool mask) more than symcalc models.
 AWAITING_SAVED_TENSORS = frozenset({
-    "afmoe", "axk2", "bart", "beam", "bigbird_pegasus", "biogpt", "blenderbot", "blenderbot-small",
-    "ctrl", "distilbert", "emu3", "ibert", "laguna", "lara_mini", "lfm3", "marian", "mbart",
-    "minimax_m3_vl_text", "modernbert-decoder", "mvp", "nanochat", "nomic_bert",
+    "afmoe", "axk2", "bart", "beam", "bigbird_pegasus", "blenderbot", "blenderbot-small",
+    "distilbert", "emu3", "ibert", "laguna", "lara_mini", "lfm3", "marian", "mbart",
+    "minimax_m3_vl_text", "modernbert-decoder", "mvp", "nanochat",
     "openai-gpt", "pegasus", "persimmon", "plbart", "trocr", "xglm", "xlm", "xlm-roberta-xl",
     # issue 21, fam-recurrent's branch: new components, saved tensors not worked out yet
     "gemma4_text", "mimo_v2_flash", "minimax", "apertus", "apertus1p5_text", "bitnet", "diffllama",
