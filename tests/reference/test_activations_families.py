@@ -76,7 +76,7 @@ AWAITING_SAVED_TENSORS = frozenset({
     "afmoe", "axk2", "bart", "beam", "bigbird_pegasus", "blenderbot", "blenderbot-small",
     "distilbert", "emu3", "ibert", "laguna", "lara_mini", "lfm3", "marian", "mbart",
     "minimax_m3_vl_text", "modernbert-decoder", "mvp", "nanochat",
-    "openai-gpt", "pegasus", "persimmon", "plbart", "trocr", "xglm", "xlm", "xlm-roberta-xl",
+    "pegasus", "persimmon", "plbart", "trocr", "xlm", "xlm-roberta-xl",
     # issue 21, fam-recurrent's branch: new components, saved tensors not worked out yet
     "gemma4_text", "mimo_v2_flash", "minimax", "apertus", "apertus1p5_text", "bitnet", "diffllama",
     "longcat_flash", "gemma4_unified_text",
