@@ -193,6 +193,10 @@ def qk_norm_terms(f, A, q_tokens, kv_tokens, tag: str) -> list[Saved]:
         out += norm_terms(f, A, tokens * rows, f"{tag}/{name}",
                           count=(head + whole) * tokens * heads * d_h,
                           weight=(head + whole * heads) * d_h)
+    # Persimmon: q and k are views of the fused per-head q/k/v output, which the norms keep whole
+    out.append(Saved(f"{tag}/qkv_view", f["ac_qk_fused_view"] * kv_tokens * n_kv * d_h, A,
+                     "torch_autograd", "the v third of the fused q/k/v output the q/k norms "
+                     "keep as views (Persimmon)"))
     # the norms sit inside the tensor-parallel region (per head), unlike the layer norms
     return [replace(x, split=True) for x in out]
 

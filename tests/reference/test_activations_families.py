@@ -68,15 +68,14 @@ SDPA_EXACT |= {"moshi", "mllama_text_model", "musicgen_decoder", "musicgen_melod
 # been worked out into their [implementation] tables), or which this harness cannot run: transformers sizes the cache
 # of a BART-shaped decoder run alone by encoder_layers (num_hidden_layers), so a training
 # forward with its default use_cache fails once decoder_layers is larger; Emu3's wrapper config
-# has no pad_token_id for the saved-tensor build. Persimmon matches without qk_layernorm; with it,
-# in bf16, a drawn config measured one q-sized tensor per layer more than symcalc models. XLM
+# has no pad_token_id for the saved-tensor build. XLM
 # multiplies each layer's output by the padding mask and fills the scores by a boolean mask:
 # batch x seq x 5 bytes per layer (fp32 mask, bool mask) more than symcalc models.
 AWAITING_SAVED_TENSORS = frozenset({
     "afmoe", "axk2", "bart", "beam", "bigbird_pegasus", "blenderbot", "blenderbot-small",
     "distilbert", "emu3", "ibert", "laguna", "lara_mini", "lfm3", "marian", "mbart",
     "minimax_m3_vl_text", "modernbert-decoder", "mvp", "nanochat",
-    "pegasus", "persimmon", "plbart", "trocr", "xlm", "xlm-roberta-xl",
+    "pegasus", "plbart", "trocr", "xlm", "xlm-roberta-xl",
     # issue 21, fam-recurrent's branch: new components, saved tensors not worked out yet
     "gemma4_text", "mimo_v2_flash", "minimax", "apertus", "apertus1p5_text", "bitnet", "diffllama",
     "longcat_flash", "gemma4_unified_text",
