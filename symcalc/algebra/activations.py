@@ -76,10 +76,10 @@ def layer_terms(model: str, facts: dict, A, q_len=s, kv_len=None, cross: bool = 
                                 "cross_attention", cross=True)
     gated = sw("gated")
     out += [x.times(dense) for x in ffn_terms(model, f, A, tokens, d_ff, "ffn", gated,
-                                              f["ac_drop_hidden"], mask_bytes)]
+                                              f["ac_drop_ffn_out"], mask_bytes)]
     if moe != 0:
         out += [x.times(moe) for x in moe_terms(model, f, A, tokens, "moe")]
-        out.append(Saved("moe/dropout_mask_out", moe * f["ac_drop_hidden"] * tokens * d,
+        out.append(Saved("moe/dropout_mask_out", moe * f["ac_drop_ffn_out"] * tokens * d,
                          mask_bytes, "torch_autograd", "dropout mask after the FFN", split=False))
     return [x for x in out if x.elements != 0]
 
