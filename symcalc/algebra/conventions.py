@@ -103,19 +103,27 @@ def texts(values: dict[str, Any], block: str, only: tuple = ()) -> dict[str, str
     return out
 
 
+def _option_values(opts) -> dict[str, Any]:
+    """The names the texts read from the options alone: every option, the activation width
+    and the activation model in words."""
+    from .implementation import activation_width
+    from .options import ACTIVATION_TEXT
+
+    out = {f: getattr(opts, f) for f in opts.__match_args__}
+    out.update(width=activation_width(opts.dtype),
+               activation_text=ACTIVATION_TEXT.get(opts.activations))
+    return out
+
+
 def values(spec, opts) -> dict[str, Any]:
     """The names the texts read for one spec and set of options (see conventions.toml)."""
     from . import quantized
-    from .implementation import activation_width
-    from .options import ACTIVATION_TEXT
     from .spec import FIELD_NAMES
 
     out = {f: getattr(spec, f) for f in FIELD_NAMES if f != "implementation"}
-    out.update({f: getattr(opts, f) for f in opts.__match_args__})
+    out.update(_option_values(opts))
     fmt = quantized.parse(opts.dtype)
     out.update(hybrid=spec.hybrid, plan_name=spec.implementation.get("tp_plan", ""),
-               width=activation_width(opts.dtype),
-               activation_text=ACTIVATION_TEXT.get(opts.activations),
                quant_name=fmt.name if fmt else None, quant_meaning=fmt.meaning if fmt else None,
                quant_bits=fmt.bits_per_weight() if fmt else None,
                quant_experts_only=fmt.experts_only if fmt else False)
@@ -125,9 +133,4 @@ def values(spec, opts) -> dict[str, Any]:
 def activations_text(opts) -> str:
     """The activation model used (default paper), its width and the choices applied, as the
     report words them (``memory.activations_bytes``; derivations say the same)."""
-    from .implementation import activation_width
-    from .options import ACTIVATION_TEXT
-
-    v = {f: getattr(opts, f) for f in opts.__match_args__}
-    v.update(width=activation_width(opts.dtype), activation_text=ACTIVATION_TEXT.get(opts.activations))
-    return texts(v, "memory", ("activations_bytes",))["activations_bytes"]
+    return texts(_option_values(opts), "memory", ("activations_bytes",))["activations_bytes"]
